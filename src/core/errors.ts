@@ -1,0 +1,36 @@
+/** Stable error codes of the tool contract; messages always start with `[code]`. */
+export type ErrorCode =
+  | "invalid_params"
+  | "unknown_definition"
+  | "unknown_agent"
+  | "unknown_prompt"
+  | "agent_closed"
+  | "prompt_pending"
+  | "not_owned"
+  | "project_agent_refused"
+  | "runtime_unavailable"
+  | "start_failed"
+  | "aborted"
+  | "pane_gone"
+  | "pi_exited"
+  | "provider_error"
+  | "runtime_error";
+
+export class ShepherdError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(`[${code}] ${message}`, options);
+    this.code = code;
+    this.name = "ShepherdError";
+  }
+}
+
+export function isShepherdError(e: unknown, code?: ErrorCode): e is ShepherdError {
+  return e instanceof ShepherdError && (code === undefined || e.code === code);
+}
+
+/** The text of any thrown value, keeping a `[code]` prefix when there is one. */
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,36 @@
+import { ShepherdError } from "./errors.js";
+import { idKind } from "./ids.js";
+import type { AgentRecord, PromptRecord } from "./types.js";
+
+/** The live records of one shepherd, keyed by opaque id. */
+export class Registry {
+  readonly agents = new Map<string, AgentRecord>();
+  readonly prompts = new Map<string, PromptRecord>();
+
+  agent(agentId: unknown): AgentRecord {
+    if (typeof agentId !== "string" || agentId.trim() === "") {
+      throw new ShepherdError("invalid_params", "agentId must be a non-empty string (an id returned by start).");
+    }
+    const rec = this.agents.get(agentId);
+    if (rec) return rec;
+    if (idKind(agentId) === "prompt") {
+      throw new ShepherdError("unknown_agent", `"${agentId}" is a promptId, not an agentId; pass the agentId that start returned.`);
+    }
+    throw new ShepherdError("unknown_agent", `no sheep with agentId "${agentId}"; use action "herd" to list live sheep.`);
+  }
+
+  /** Undefined with the reason when the id is not a known prompt. */
+  prompt(promptId: string): PromptRecord | { missing: string } {
+    const rec = this.prompts.get(promptId);
+    if (rec) return rec;
+    if (idKind(promptId) === "agent") {
+      return { missing: `[unknown_prompt] "${promptId}" is an agentId, not a promptId; pass the promptId that prompt returned.` };
+    }
+    return { missing: `[unknown_prompt] no prompt with id "${promptId}".` };
+  }
+
+  labelTaken(label: string): boolean {
+    for (const a of this.agents.values()) if (a.label === label && a.state !== "closed") return true;
+    return false;
+  }
+}

@@ -1,0 +1,110 @@
+import type { Direction, Placement, RuntimeName } from "../ports/runtime.js";
+
+export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
+export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
+
+/** What a definition contributes to a sheep; resolved (and trusted) before the core sees it. */
+export interface AgentDefinition {
+  name: string;
+  description: string;
+  source: "user" | "project" | "bundled";
+  path: string;
+  tools?: string[];
+  model?: string;
+  thinking?: string;
+  /** Appended to the sheep's system prompt. */
+  systemPrompt?: string;
+}
+
+export interface Usage {
+  input?: number;
+  output?: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+  totalTokens?: number;
+  cost?: number;
+}
+
+export interface AgentRecord {
+  agentId: string;
+  agent: string;
+  label: string;
+  runtime: RuntimeName;
+  paneId: string;
+  cwd: string;
+  model?: string;
+  sessionPath: string;
+  createdAt: string;
+  /** The shepherd that created the pane; only it may close it. */
+  owner: string;
+  state: AgentState;
+  activePromptId?: string;
+  attachHint?: string;
+}
+
+export interface PromptRecord {
+  promptId: string;
+  agentId: string;
+  submittedAt: string;
+  /** Set once, never replaced: a prompt settles exactly once. */
+  settled?: WaitItem;
+}
+
+export interface WaitItem {
+  promptId: string;
+  agentId: string;
+  status: WaitStatus;
+  text?: string;
+  error?: string;
+  stopReason?: string;
+  usage?: Usage;
+  model?: string;
+  sessionPath?: string;
+  durationMs?: number;
+}
+
+export interface StartRequest {
+  definition: AgentDefinition;
+  label?: string;
+  placement?: Placement;
+  direction?: Direction;
+  cwd: string;
+  model?: string;
+}
+
+export interface StartedAgent {
+  agentId: string;
+  agent: string;
+  label: string;
+  runtime: RuntimeName;
+  paneId: string;
+  cwd: string;
+  model?: string;
+  sessionPath: string;
+  createdAt: string;
+  attachHint?: string;
+}
+
+export interface SubmittedPrompt {
+  promptId: string;
+  agentId: string;
+  submittedAt: string;
+}
+
+export interface AgentStatus {
+  agentId: string;
+  agent: string;
+  label: string;
+  runtime: RuntimeName;
+  state: AgentState;
+  activePromptId?: string;
+  paneAlive: boolean;
+  runtimeStatus?: string;
+  createdAt: string;
+}
+
+export interface CloseOutcome {
+  agentId: string;
+  cancelledPromptIds: string[];
+  alreadyClosed: boolean;
+}

@@ -1,0 +1,107 @@
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, Runtime } from "../../src/ports/runtime.js";
+import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
+
+interface MemSheep {
+  paneId?: string;
+  snapshot: SheepSnapshot;
+  inbox: Map<string, string>;
+  outbox: Map<string, SheepResult>;
+  listeners: Set<() => void>;
+  cleaned: boolean;
+}
+
+/**
+ * An in-memory multiplexer and sheep host for unit tests of the core. Sheep become ready when
+ * their launcher "runs" unless told otherwise; answers come from the test.
+ */
+export class MemoryWorld {
+  readonly sheep = new Map<string, MemSheep>();
+  readonly panes = new Map<string, { agentId: string; alive: boolean; text: string; owner: "shepherd" | "user" }>();
+  readonly calls: string[] = [];
+  onLaunch: "ready" | "never" | "exit" = "ready";
+  private nextPane = 1;
+
+  readonly runtime: Runtime = {
+    name: "tmux",
+    createPane: async (req: CreatePaneRequest): Promise<CreatedPane> => {
+      const paneId = `%${this.nextPane++}`;
+      this.calls.push(`create ${paneId} ${req.placement}`);
+      this.panes.set(paneId, { agentId: req.agentId, alive: true, text: `pane of ${req.label}\n`, owner: "shepherd" });
+      this.mem(req.agentId).paneId = paneId;
+      return { paneId };
+    },
+    runLauncher: async (paneId: string) => {
+      this.calls.push(`run ${paneId}`);
+      const pane = this.panes.get(paneId)!;
+      const s = this.mem(pane.agentId);
+      if (this.onLaunch === "ready") s.snapshot.ready = { pid: 4242, readyAt: new Date().toISOString() };
+      if (this.onLaunch === "exit") {
+        pane.text += "Error: no model\n";
+        s.snapshot.exited = { code: 1, signal: null, at: new Date().toISOString() };
+      }
+      this.ring(pane.agentId);
+    },
+    liveness: async (paneIds: readonly string[]) => {
+      this.calls.push(`liveness ${paneIds.length}`);
+      const m = new Map<string, PaneLiveness>();
+      for (const id of paneIds) m.set(id, this.panes.get(id)?.alive ? "alive" : "gone");
+      return m;
+    },
+    read: async (paneId: string) => this.panes.get(paneId)?.text ?? "",
+    close: async (paneId: string, agentId: string) => {
+      this.calls.push(`close ${paneId}`);
+      const pane = this.panes.get(paneId);
+      if (pane && pane.agentId !== agentId) throw new Error("closing a pane that is not ours");
+      if (pane) pane.alive = false;
+    },
+  };
+
+  readonly host: SheepHost = {
+    prepare: async (req: PrepareRequest): Promise<PreparedSheep> => {
+      this.mem(req.agentId);
+      return { sessionPath: `/sessions/${req.agentId}.jsonl`, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
+    },
+    snapshot: async (agentId) => ({ ...this.mem(agentId).snapshot }),
+    result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
+    submit: async (agentId, promptId, text) => {
+      this.mem(agentId).inbox.set(promptId, text);
+    },
+    subscribe: (agentId, fn) => {
+      const s = this.mem(agentId);
+      s.listeners.add(fn);
+      return () => s.listeners.delete(fn);
+    },
+    cleanup: async (agentId) => {
+      this.mem(agentId).cleaned = true;
+    },
+  };
+
+  mem(agentId: string): MemSheep {
+    let s = this.sheep.get(agentId);
+    if (!s) {
+      s = { snapshot: {}, inbox: new Map(), outbox: new Map(), listeners: new Set(), cleaned: false };
+      this.sheep.set(agentId, s);
+    }
+    return s;
+  }
+
+  ring(agentId: string) {
+    for (const fn of this.mem(agentId).listeners) fn();
+  }
+
+  answer(agentId: string, promptId: string, text: string, status: SheepResult["status"] = "completed", errorMessage?: string) {
+    this.mem(agentId).outbox.set(promptId, {
+      promptId,
+      status,
+      text,
+      stopReason: status === "completed" ? "stop" : status === "failed" ? "error" : "aborted",
+      ...(errorMessage ? { errorMessage } : {}),
+    });
+    this.ring(agentId);
+  }
+
+  killPane(agentId: string) {
+    const s = this.mem(agentId);
+    this.panes.get(s.paneId!)!.alive = false;
+  }
+}

@@ -1,0 +1,261 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Shepherd } from "../../src/core/shepherd.js";
+import type { AgentDefinition } from "../../src/core/types.js";
+import { FakeClock, settle } from "../support/fake-clock.js";
+import { MemoryWorld } from "../support/memory-world.js";
+
+const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
+
+function setup(owner = "shepherd-1") {
+  const world = new MemoryWorld();
+  const clock = new FakeClock();
+  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner, clock, livenessIntervalMs: 1000, startTimeoutMs: 10_000 });
+  return { world, clock, shepherd };
+}
+
+async function started(s: ReturnType<typeof setup>, label?: string) {
+  return s.shepherd.start({ definition: def, cwd: "/work", ...(label ? { label } : {}) });
+}
+
+describe("core: handles", () => {
+  it("gives opaque prefixed ids and refuses ids of the wrong kind", async () => {
+    const s = setup();
+    const a = await started(s);
+    assert.match(a.agentId, /^a_[0-9a-z]{10}$/);
+    const p = await s.shepherd.prompt(a.agentId, "hi");
+    assert.match(p.promptId, /^p_[0-9a-z]{10}$/);
+    await assert.rejects(s.shepherd.status(p.promptId), /^ShepherdError: \[unknown_agent\] .*is a promptId/);
+    await assert.rejects(s.shepherd.status("a_nothere000"), /^ShepherdError: \[unknown_agent\] no sheep/);
+    await assert.rejects(s.shepherd.status(""), /^ShepherdError: \[invalid_params\]/);
+    const [wrongKind, unknown] = await s.shepherd.wait([a.agentId, "p_zzzzzzzzzz"], { timeoutSec: 0 });
+    assert.equal(wrongKind!.status, "failed");
+    assert.match(wrongKind!.error!, /^\[unknown_prompt\] .*is an agentId/);
+    assert.match(unknown!.error!, /^\[unknown_prompt\] no prompt/);
+  });
+
+  it("records the pane before the launch line is sent and labels sheep uniquely", async () => {
+    const s = setup();
+    const a = await started(s);
+    const b = await started(s);
+    assert.deepEqual(s.world.calls.filter((c) => c.startsWith("create") || c.startsWith("run")), ["create %1 tab", "run %1", "create %2 tab", "run %2"]);
+    assert.equal(a.label, "worker");
+    assert.equal(b.label, "worker-2");
+    await assert.rejects(started(s, "worker"), /^ShepherdError: \[invalid_params\] label "worker" is already used/);
+  });
+});
+
+describe("core: prompts", () => {
+  it("allows one unresolved prompt per sheep and a new one after it settles", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p1 = await s.shepherd.prompt(a.agentId, "one");
+    await assert.rejects(s.shepherd.prompt(a.agentId, "two"), /^ShepherdError: \[prompt_pending\]/);
+    s.world.answer(a.agentId, p1.promptId, "first answer");
+    const p2 = await s.shepherd.prompt(a.agentId, "two");
+    assert.equal(s.world.mem(a.agentId).inbox.get(p2.promptId), "two");
+  });
+
+  it("settles exactly once: a later result cannot replace a cancellation", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    await s.shepherd.close(a.agentId);
+    s.world.answer(a.agentId, p.promptId, "too late");
+    const [r1] = await s.shepherd.wait([p.promptId], { timeoutSec: 0 });
+    const [r2] = await s.shepherd.wait([p.promptId], { timeoutSec: 0 });
+    assert.equal(r1!.status, "cancelled");
+    assert.deepEqual(r2, r1);
+  });
+
+  it("refuses empty and oversized messages", async () => {
+    const s = setup();
+    const a = await started(s);
+    await assert.rejects(s.shepherd.prompt(a.agentId, ""), /^ShepherdError: \[invalid_params\]/);
+    await assert.rejects(s.shepherd.prompt(a.agentId, "x".repeat(4 * 1024 * 1024 + 1)), /^ShepherdError: \[invalid_params\] message is \d+ bytes; the limit/);
+  });
+});
+
+describe("core: wait", () => {
+  it("waits for many concurrently, returns input order, and one failure hides nothing", async () => {
+    const s = setup();
+    const a = await started(s);
+    const b = await started(s);
+    const c = await started(s);
+    const pa = await s.shepherd.prompt(a.agentId, "a");
+    const pb = await s.shepherd.prompt(b.agentId, "b");
+    const pc = await s.shepherd.prompt(c.agentId, "c");
+    const waiting = s.shepherd.wait([pa.promptId, pb.promptId, "p_missing000", pc.promptId], { timeoutSec: 60 });
+    await settle();
+    s.world.answer(c.agentId, pc.promptId, "C");
+    s.world.answer(b.agentId, pb.promptId, "", "failed", "500 boom");
+    await s.clock.advance(200);
+    s.world.answer(a.agentId, pa.promptId, "A\n  exact  ");
+    const results = await waiting;
+    assert.deepEqual(results.map((r) => r.promptId), [pa.promptId, pb.promptId, "p_missing000", pc.promptId]);
+    assert.deepEqual(results.map((r) => r.status), ["completed", "failed", "failed", "completed"]);
+    assert.equal(results[0]!.text, "A\n  exact  ");
+    assert.equal(results[1]!.error, "[provider_error] 500 boom");
+    assert.equal(results[3]!.text, "C");
+  });
+
+  it("times out without settling, and a later wait gets the answer", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "slow");
+    const first = s.shepherd.wait([p.promptId], { timeoutSec: 2 });
+    await s.clock.advance(2500);
+    const [t] = await first;
+    assert.equal(t!.status, "timeout");
+    assert.equal((await s.shepherd.status(a.agentId)).state, "working");
+    const second = s.shepherd.wait([p.promptId], { timeoutSec: 60 });
+    await settle();
+    s.world.answer(a.agentId, p.promptId, "done at last");
+    const [r] = await second;
+    assert.equal(r!.status, "completed");
+    assert.equal(r!.text, "done at last");
+    assert.equal((await s.shepherd.status(a.agentId)).state, "idle");
+  });
+
+  it("fails fast when the pane dies instead of waiting out the deadline", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 1200 });
+    await settle();
+    s.world.killPane(a.agentId);
+    await s.clock.advance(2100);
+    const [r] = await waiting;
+    assert.equal(r!.status, "failed");
+    assert.match(r!.error!, /^\[pane_gone\]/);
+    assert.equal((await s.shepherd.status(a.agentId)).state, "exited");
+    await assert.rejects(s.shepherd.prompt(a.agentId, "again"), /^ShepherdError: \[agent_closed\] .*has exited/);
+  });
+
+  it("fails fast when pi exits while the pane lives on", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 1200 });
+    await settle();
+    s.world.mem(a.agentId).snapshot.exited = { code: 137, signal: null, at: "now" };
+    s.world.ring(a.agentId);
+    const [r] = await waiting;
+    assert.match(r!.error!, /^\[pi_exited\] .*code 137/);
+  });
+
+  it("reports blocked with its label and keeps the prompt pending", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    s.world.mem(a.agentId).snapshot.blocked = "Allow rm -rf?";
+    const [r] = await s.shepherd.wait([p.promptId], { timeoutSec: 5 });
+    assert.equal(r!.status, "blocked");
+    assert.equal(r!.error, "Allow rm -rf?");
+    delete s.world.mem(a.agentId).snapshot.blocked;
+    s.world.answer(a.agentId, p.promptId, "ok");
+    const [r2] = await s.shepherd.wait([p.promptId], { timeoutSec: 5 });
+    assert.equal(r2!.text, "ok");
+  });
+
+  it("ends promptly on abort and leaves the prompt pending", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    const ac = new AbortController();
+    const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 1200, signal: ac.signal });
+    await settle();
+    ac.abort();
+    await assert.rejects(waiting, /^ShepherdError: \[aborted\]/);
+    s.world.answer(a.agentId, p.promptId, "still delivered");
+    const [r] = await s.shepherd.wait([p.promptId], { timeoutSec: 1 });
+    assert.equal(r!.text, "still delivered");
+  });
+
+  it("asks the multiplexer about liveness about once a second, not per waiter", async () => {
+    const s = setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const a = await started(s);
+      ids.push((await s.shepherd.prompt(a.agentId, "x")).promptId);
+    }
+    const before = s.world.calls.filter((c) => c.startsWith("liveness")).length;
+    const waiting = s.shepherd.wait(ids, { timeoutSec: 10 });
+    await s.clock.advance(10_500);
+    const results = await waiting;
+    assert.ok(results.every((r) => r.status === "timeout"));
+    const calls = s.world.calls.filter((c) => c.startsWith("liveness")).length - before;
+    assert.ok(calls <= 14, `expected about 11 liveness calls for 4 waiters over 10 s, got ${calls}`);
+  });
+
+  it("never closes a sheep after a wait", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    s.world.answer(a.agentId, p.promptId, "y");
+    await s.shepherd.wait([p.promptId]);
+    assert.equal(s.world.calls.filter((c) => c.startsWith("close")).length, 0);
+    assert.equal((await s.shepherd.status(a.agentId)).state, "idle");
+  });
+});
+
+describe("core: close and start failures", () => {
+  it("close cancels the pending prompt, is idempotent, and cleans up after the pane is gone", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 100 });
+    await settle();
+    const closed = await s.shepherd.close(a.agentId);
+    assert.deepEqual(closed, { agentId: a.agentId, cancelledPromptIds: [p.promptId], alreadyClosed: false });
+    const [r] = await waiting;
+    assert.equal(r!.status, "cancelled");
+    assert.equal(s.world.mem(a.agentId).cleaned, true);
+    assert.deepEqual(await s.shepherd.close(a.agentId), { agentId: a.agentId, cancelledPromptIds: [], alreadyClosed: true });
+    assert.equal((await s.shepherd.status(a.agentId)).state, "closed");
+    await assert.rejects(s.shepherd.prompt(a.agentId, "more"), /^ShepherdError: \[agent_closed\]/);
+  });
+
+  it("a result already written is kept rather than cancelled on close", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    s.world.answer(a.agentId, p.promptId, "answered before close");
+    const closed = await s.shepherd.close(a.agentId);
+    assert.deepEqual(closed.cancelledPromptIds, []);
+    const [r] = await s.shepherd.wait([p.promptId]);
+    assert.equal(r!.text, "answered before close");
+  });
+
+  it("refuses to close a sheep another shepherd owns", async () => {
+    const s = setup();
+    const a = await started(s);
+    s.shepherd.registry.agents.get(a.agentId)!.owner = "someone-else";
+    await assert.rejects(s.shepherd.close(a.agentId), /^ShepherdError: \[not_owned\]/);
+    assert.equal(s.world.calls.filter((c) => c.startsWith("close")).length, 0);
+  });
+
+  it("a sheep whose pi exits at start fails with the pane's last lines and closes only its pane", async () => {
+    const s = setup();
+    s.world.panes.set("%99", { agentId: "user", alive: true, text: "", owner: "user" });
+    s.world.onLaunch = "exit";
+    await assert.rejects(started(s), (e: Error) => {
+      assert.match(e.message, /^\[start_failed\] sheep "worker" \(worker\) did not start: pi exited/);
+      assert.match(e.message, /Error: no model/);
+      return true;
+    });
+    assert.deepEqual(s.world.calls.filter((c) => c.startsWith("close")), ["close %1"]);
+    assert.equal(s.world.panes.get("%99")!.alive, true);
+    assert.equal(s.shepherd.registry.agents.size, 0);
+  });
+
+  it("a sheep that never becomes ready times out and is cleaned up", async () => {
+    const s = setup();
+    s.world.onLaunch = "never";
+    const starting = assert.rejects(started(s), /^ShepherdError: \[start_failed\] .*not ready after 10 s/);
+    await s.clock.advance(11_000);
+    await starting;
+    assert.equal(s.world.panes.get("%1")!.alive, false);
+    assert.equal([...s.world.sheep.values()][0]!.cleaned, true);
+  });
+});
