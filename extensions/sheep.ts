@@ -1,0 +1,166 @@
+/**
+ * Loaded with -e into every sheep (never into a shepherd). It reports readiness, takes prompts
+ * from the inbox and submits them as real user messages, and writes each turn's result to the
+ * outbox. Prompt text never passes through the terminal.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { watch, type FSWatcher } from "node:fs";
+import { readdir, rename } from "node:fs/promises";
+import { readJson, writeJsonAtomic } from "../src/protocol/files.js";
+import { sheepLayout } from "../src/protocol/layout.js";
+import type { InboxPrompt, ResultFile, StatusReport } from "../src/protocol/messages.js";
+import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.js";
+
+interface Active {
+  promptId: string;
+  startedAt: string;
+  /** The last assistant message of the run this prompt started. */
+  last?: unknown;
+}
+
+export default function sheep(pi: ExtensionAPI) {
+  const dir = process.env.PI_SHEPHERD_SHEEP_DIR;
+  if (!dir) return; // loaded somewhere that is not a sheep: stay inert
+  const layout = sheepLayout(dir);
+  let ctx: ExtensionContext | undefined;
+  let active: Active | undefined;
+  let finalizeTimer: NodeJS.Timeout | undefined;
+  let watcher: FSWatcher | undefined;
+  let poll: NodeJS.Timeout | undefined;
+  let scanning = false;
+  let rescan = false;
+  let blockedCount = 0;
+  let blockedLabel: string | undefined;
+  const readyAt = new Date().toISOString();
+
+  const report = async () => {
+    const status: StatusReport = {
+      pid: process.pid,
+      readyAt,
+      ...(ctx?.sessionManager.getSessionFile() ? { sessionPath: ctx.sessionManager.getSessionFile()! } : {}),
+      state: active ? "working" : "idle",
+      ...(active ? { activePromptId: active.promptId } : {}),
+      ...(blockedCount > 0 ? { blocked: blockedLabel ?? "blocked" } : {}),
+      updatedAt: new Date().toISOString(),
+    };
+    await writeJsonAtomic(layout.status, status);
+  };
+
+  const finish = async (result: Omit<ResultFile, "promptId" | "startedAt" | "finishedAt" | "sessionPath">) => {
+    if (!active) return;
+    const done = active;
+    active = undefined;
+    const file: ResultFile = {
+      promptId: done.promptId,
+      ...result,
+      ...(ctx?.sessionManager.getSessionFile() ? { sessionPath: ctx.sessionManager.getSessionFile()! } : {}),
+      startedAt: done.startedAt,
+      finishedAt: new Date().toISOString(),
+    };
+    await writeJsonAtomic(layout.outboxFile(done.promptId), file);
+    await report();
+    void scan();
+  };
+
+  const finalizeFromLast = () => {
+    if (!active) return;
+    const msg = finalAssistant(active.last);
+    void finish({
+      status: resultStatus(msg?.stopReason),
+      text: msg?.text ?? "",
+      ...(msg?.stopReason ? { stopReason: msg.stopReason } : {}),
+      ...(msg?.errorMessage ? { errorMessage: msg.errorMessage } : {}),
+      ...(msg?.usage ? { usage: usageOf(msg.usage) } : {}),
+      ...(msg?.model ? { model: msg.model } : {}),
+    });
+  };
+
+  /** Claims the oldest prompt in the inbox, one at a time, and submits it. */
+  const scan = async () => {
+    if (scanning) {
+      rescan = true;
+      return;
+    }
+    scanning = true;
+    try {
+      do {
+        rescan = false;
+        if (active || !ctx) return;
+        const names = (await readdir(layout.inbox).catch(() => [] as string[])).filter((n) => /^p_[0-9a-z]+\.json$/.test(n)).sort();
+        const name = names[0];
+        if (!name) return;
+        const claimed = `${layout.inbox}/${name}.claimed`;
+        try {
+          await rename(`${layout.inbox}/${name}`, claimed);
+        } catch {
+          continue;
+        }
+        const prompt = await readJson<InboxPrompt>(claimed);
+        if (!prompt) continue;
+        active = { promptId: prompt.promptId, startedAt: new Date().toISOString() };
+        await report();
+        try {
+          // A person may be typing into this sheep; then the prompt queues behind their turn.
+          if (ctx.isIdle()) await pi.sendUserMessage(prompt.text);
+          else await pi.sendUserMessage(prompt.text, { deliverAs: "followUp" });
+        } catch (e) {
+          await finish({ status: "failed", text: "", errorMessage: `could not submit the prompt: ${(e as Error).message}` });
+        }
+      } while (rescan);
+    } finally {
+      scanning = false;
+    }
+  };
+
+  pi.on("session_start", async (_event, c) => {
+    ctx = c;
+    await report();
+    watcher?.close();
+    try {
+      watcher = watch(layout.inbox, { persistent: false }, () => void scan());
+      watcher.on("error", () => undefined);
+    } catch {
+      watcher = undefined;
+    }
+    clearInterval(poll);
+    poll = setInterval(() => void scan(), 1000);
+    poll.unref();
+    void scan();
+  });
+
+  pi.on("message_end", (event) => {
+    if (active && (event.message as { role?: string }).role === "assistant") active.last = event.message;
+  });
+
+  pi.on("agent_start", () => {
+    clearTimeout(finalizeTimer);
+  });
+
+  // agent_end can be followed by a retry or a queued follow-up; agent_settled (pi >= 1.x) says
+  // the run is truly over. Older pi has no agent_settled, so agent_end falls back after a pause.
+  pi.on("agent_end", () => {
+    clearTimeout(finalizeTimer);
+    finalizeTimer = setTimeout(finalizeFromLast, 1500);
+  });
+  pi.on("agent_settled" as "agent_end", () => {
+    clearTimeout(finalizeTimer);
+    finalizeFromLast();
+  });
+
+  pi.events.on("herdr:blocked", (data: unknown) => {
+    const d = (data ?? {}) as { active?: boolean; label?: string };
+    if (d.active === false) blockedCount = Math.max(0, blockedCount - 1);
+    else {
+      blockedCount++;
+      if (typeof d.label === "string") blockedLabel = d.label;
+    }
+    if (blockedCount === 0) blockedLabel = undefined;
+    void report();
+  });
+
+  pi.on("session_shutdown", () => {
+    watcher?.close();
+    clearInterval(poll);
+    clearTimeout(finalizeTimer);
+  });
+}

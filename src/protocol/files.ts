@@ -1,0 +1,36 @@
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+/** Private directories are 0700 even where the umask would allow more. */
+export async function ensurePrivateDir(path: string): Promise<void> {
+  await mkdir(path, { recursive: true, mode: 0o700 });
+  await chmod(path, 0o700);
+}
+
+/** Readers never see half a file: write a private temp file, then rename it into place. */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
+  await writeFile(tmp, data, { mode: 0o600, flag: "wx" });
+  await rename(tmp, path);
+}
+
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Undefined when the file is missing or not (yet) valid JSON. */
+export async function readJson<T>(path: string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw e;
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}

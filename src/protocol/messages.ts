@@ -1,0 +1,47 @@
+/** The file formats that travel between the shepherd and a sheep. */
+import type { Usage } from "../core/types.js";
+
+export interface InboxPrompt {
+  promptId: string;
+  text: string;
+  submittedAt: string;
+}
+
+export interface StatusReport {
+  pid: number;
+  readyAt: string;
+  sessionPath?: string;
+  piVersion?: string;
+  state: "idle" | "working";
+  activePromptId?: string;
+  /** Present while the sheep waits on a question or approval. */
+  blocked?: string;
+  updatedAt: string;
+}
+
+export interface ExitReport {
+  code: number | null;
+  signal: string | null;
+  at: string;
+}
+
+export interface ResultFile {
+  promptId: string;
+  status: "completed" | "failed" | "cancelled";
+  text: string;
+  stopReason?: string;
+  errorMessage?: string;
+  usage?: Usage;
+  model?: string;
+  sessionPath?: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+
+export interface LaunchSpec {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** The launcher writes exit.json here when pi ends, so a crash is seen at once. */
+  exitFile: string;
+}

@@ -1,0 +1,182 @@
+import { ShepherdError } from "../../core/errors.js";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, Runtime } from "../../ports/runtime.js";
+import { shellLine, shellQuote } from "../shell-quote.js";
+import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.js";
+
+export interface TmuxRuntimeOptions extends TmuxCliOptions {
+  /** Detached session that holds the sheep when the shepherd is not inside tmux. */
+  sessionName?: string;
+}
+
+const MARK = "@pi_shepherd_agent";
+
+/**
+ * Names shown in tmux's status line; tmux may expand "#" sequences in them, so only a plain
+ * subset of the user's label is used there. The full label lives in our records.
+ */
+function windowName(label: string): string {
+  const safe = label.replace(/[^A-Za-z0-9._ -]/g, "_").slice(0, 40).trim();
+  return safe || "sheep";
+}
+
+export class TmuxRuntime implements Runtime {
+  readonly name = "tmux" as const;
+  private readonly cli: TmuxCli;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly sessionName: string;
+  /** Creating the shared detached session must not race with itself. */
+  private creating: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly o: TmuxRuntimeOptions = {}) {
+    this.cli = new TmuxCli(o);
+    this.env = o.env ?? process.env;
+    this.sessionName = o.sessionName ?? "pi-shepherd";
+  }
+
+  /** The shepherd's own pane, when it runs inside the tmux server we talk to. */
+  get callerPane(): string | undefined {
+    const pane = this.env.TMUX_PANE;
+    const tmux = this.env.TMUX;
+    if (!pane || !tmux) return undefined;
+    if (this.o.socket && tmux.split(",")[0] !== this.o.socket) return undefined;
+    return pane;
+  }
+
+  async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
+    const created = this.creating.then(() => this.create(req));
+    this.creating = created.catch(() => undefined);
+    const pane = await created;
+    await this.cli.run(["set-option", "-p", "-t", pane.paneId, MARK, req.agentId]).catch(async (e) => {
+      await this.cli.run(["kill-pane", "-t", pane.paneId]).catch(() => undefined);
+      throw this.wrap(e, "could not mark the new pane");
+    });
+    return pane;
+  }
+
+  private async create(req: CreatePaneRequest): Promise<CreatedPane> {
+    const fmt = ["-P", "-F", "#{pane_id}"];
+    const name = windowName(req.label);
+    const caller = this.callerPane;
+    try {
+      if (req.placement === "pane") {
+        if (!caller) {
+          throw new ShepherdError(
+            "invalid_params",
+            'placement "pane" splits the shepherd\'s own pane, which needs the shepherd to run inside tmux; use placement "tab" or "workspace".',
+          );
+        }
+        const dir = req.direction === "down" ? "-v" : "-h";
+        return { paneId: (await this.cli.run(["split-window", "-d", dir, "-t", caller, "-c", req.cwd, ...fmt])).trim() };
+      }
+      if (req.placement === "workspace") {
+        const session = await this.freeSessionName(`${this.sessionName}-${name.replace(/[ .:]/g, "_")}`);
+        const paneId = (await this.cli.run(["new-session", "-d", "-s", session, "-n", name, "-c", req.cwd, "-x", "200", "-y", "50", ...fmt])).trim();
+        return { paneId, attachHint: this.attachHint(session) };
+      }
+      if (caller) {
+        const session = (await this.cli.run(["display-message", "-p", "-t", caller, "#{session_id}"])).trim();
+        return { paneId: (await this.cli.run(["new-window", "-d", "-t", `${session}:`, "-n", name, "-c", req.cwd, ...fmt])).trim() };
+      }
+      if (await this.hasSession(this.sessionName)) {
+        const paneId = (await this.cli.run(["new-window", "-d", "-t", `=${this.sessionName}:`, "-n", name, "-c", req.cwd, ...fmt])).trim();
+        return { paneId, attachHint: this.attachHint(this.sessionName) };
+      }
+      const paneId = (await this.cli.run(["new-session", "-d", "-s", this.sessionName, "-n", name, "-c", req.cwd, "-x", "200", "-y", "50", ...fmt])).trim();
+      return { paneId, attachHint: this.attachHint(this.sessionName) };
+    } catch (e) {
+      throw this.wrap(e, "could not create a pane");
+    }
+  }
+
+  async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
+    try {
+      await this.cli.run(["send-keys", "-t", paneId, "-l", "--", shellLine(argv)]);
+      await this.cli.run(["send-keys", "-t", paneId, "Enter"]);
+    } catch (e) {
+      throw this.wrap(e, "could not type the launcher command");
+    }
+  }
+
+  async liveness(paneIds: readonly string[]): Promise<Map<string, PaneLiveness>> {
+    const result = new Map<string, PaneLiveness>();
+    let live: Set<string>;
+    try {
+      live = new Set((await this.cli.run(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n").map((s) => s.trim()));
+    } catch (e) {
+      if (e instanceof TmuxError && e.noServer) live = new Set();
+      else throw this.wrap(e, "could not list panes");
+    }
+    for (const id of paneIds) result.set(id, live.has(id) ? "alive" : "gone");
+    return result;
+  }
+
+  async read(paneId: string, lines: number): Promise<string> {
+    const n = Math.max(1, Math.min(10_000, Math.floor(lines)));
+    try {
+      const text = await this.cli.run(["capture-pane", "-p", "-J", "-t", paneId, "-S", `-${n}`]);
+      const all = text.replace(/\s+$/, "").split("\n");
+      return all.slice(-n).join("\n");
+    } catch (e) {
+      throw this.wrap(e, "could not read the pane");
+    }
+  }
+
+  async close(paneId: string, agentId: string): Promise<void> {
+    let mark: string | undefined;
+    try {
+      // list-panes reads pane options reliably; the mark is checked before anything is killed
+      const rows = (await this.cli.run(["list-panes", "-a", "-F", `#{pane_id} #{${MARK}}`])).split("\n");
+      const row = rows.find((r) => r.split(" ")[0] === paneId);
+      if (row === undefined) return;
+      mark = row.slice(paneId.length + 1).trim();
+    } catch (e) {
+      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return;
+      throw this.wrap(e, "could not inspect the pane before closing it");
+    }
+    if (mark !== agentId) {
+      // Pane ids are reused after a tmux server restart: never close a pane that is not marked as ours.
+      throw new ShepherdError("not_owned", `pane ${paneId} is not the pane this shepherd created for ${agentId}; it was left alone.`);
+    }
+    try {
+      await this.cli.run(["kill-pane", "-t", paneId]);
+    } catch (e) {
+      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return;
+      throw this.wrap(e, "could not close the pane");
+    }
+  }
+
+  private async hasSession(name: string): Promise<boolean> {
+    try {
+      await this.cli.run(["has-session", "-t", `=${name}`]);
+      return true;
+    } catch (e) {
+      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget || /can't find session/.test(e.stderr))) return false;
+      throw e;
+    }
+  }
+
+  private async freeSessionName(base: string): Promise<string> {
+    for (let n = 1; ; n++) {
+      const name = n === 1 ? base : `${base}-${n}`;
+      if (!(await this.hasSession(name))) return name;
+    }
+  }
+
+  private attachHint(session: string): string {
+    const sock = this.o.socket ? ` -S ${shellQuote(this.o.socket)}` : "";
+    return `tmux${sock} attach -t ${shellQuote(session)}`;
+  }
+
+  private wrap(e: unknown, what: string): Error {
+    if (e instanceof ShepherdError) return e;
+    if (e instanceof TmuxError) {
+      if (e.noServer) return new ShepherdError("runtime_unavailable", `${what}: the tmux server is not running (${e.stderr.trim()}).`);
+      return new ShepherdError("runtime_error", `${what}: ${e.message}`);
+    }
+    const err = e as NodeJS.ErrnoException;
+    if (err?.code === "ENOENT") {
+      return new ShepherdError("runtime_unavailable", `${what}: tmux is not installed; install it (e.g. apt-get install tmux, brew install tmux) or run inside herdr.`);
+    }
+    return new ShepherdError("runtime_error", `${what}: ${String(err?.message ?? e)}`);
+  }
+}

@@ -1,0 +1,53 @@
+import { execa } from "execa";
+
+export interface TmuxCliOptions {
+  /** Private server socket (tmux -S); unset means the default server or the one in $TMUX. */
+  socket?: string;
+  bin?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class TmuxError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly stderr: string,
+    readonly exitCode: number | undefined,
+  ) {
+    super(`tmux ${args[0] ?? ""} failed: ${stderr.trim() || `exit ${exitCode}`}`);
+  }
+
+  /** The server is not there at all: every pane on it is gone. */
+  get noServer(): boolean {
+    return /no server running|error connecting to|server exited/i.test(this.stderr);
+  }
+
+  get noSuchTarget(): boolean {
+    return /can't find (pane|window|session)|no such (pane|window|session)/i.test(this.stderr);
+  }
+}
+
+/** Runs tmux with an argv array; never through a shell. */
+export class TmuxCli {
+  constructor(private readonly o: TmuxCliOptions = {}) {}
+
+  get socket(): string | undefined {
+    return this.o.socket;
+  }
+
+  async run(args: readonly string[]): Promise<string> {
+    const full = [...(this.o.socket ? ["-S", this.o.socket] : []), ...args];
+    const r = await execa(this.o.bin ?? "tmux", full, {
+      reject: false,
+      stdin: "ignore",
+      env: this.o.env ?? process.env,
+      extendEnv: false,
+      timeout: 15_000,
+    });
+    if (r.exitCode === undefined) {
+      // tmux itself could not run (not installed, not executable): not a tmux answer
+      throw Object.assign(new Error(r.message), { code: (r as { code?: string }).code });
+    }
+    if (r.exitCode !== 0 || r.failed) throw new TmuxError(args, String(r.stderr || r.message || ""), r.exitCode);
+    return String(r.stdout);
+  }
+}

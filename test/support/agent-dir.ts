@@ -1,0 +1,33 @@
+import { mkdtemp, mkdir, writeFile, chmod } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * An isolated pi agent directory whose only model is the scripted one, with retries off so a
+ * scripted failure comes back at once.
+ */
+export async function writeAgentDir(baseUrl: string, dir?: string): Promise<string> {
+  const agentDir = dir ?? (await mkdtemp(join(tmpdir(), "pi-shepherd-agent-")));
+  await mkdir(agentDir, { recursive: true, mode: 0o700 });
+  await chmod(agentDir, 0o700);
+  const models = {
+    providers: {
+      scripted: {
+        baseUrl,
+        api: "openai-completions",
+        apiKey: "scripted-key",
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+        models: [{ id: "scripted-model", name: "Scripted Model", contextWindow: 128000, maxTokens: 4096 }],
+      },
+    },
+  };
+  await writeFile(join(agentDir, "models.json"), JSON.stringify(models, null, 2), { mode: 0o600 });
+  const settings = {
+    defaultProvider: "scripted",
+    defaultModel: "scripted-model",
+    retry: { enabled: false },
+    quietStartup: true,
+  };
+  await writeFile(join(agentDir, "settings.json"), JSON.stringify(settings, null, 2), { mode: 0o600 });
+  return agentDir;
+}

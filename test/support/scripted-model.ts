@@ -1,0 +1,211 @@
+/**
+ * The offline scripted model: an OpenAI-compatible chat-completions server on a loopback port.
+ * What it answers is chosen by the last user message, so a test (or the demo) scripts a sheep by
+ * what it prompts it with. Every request is logged with timestamps for assertions.
+ *
+ * Directives (the last user message):
+ *   #script {"reply":"text","delayMs":500,"chunks":3,"chunkDelayMs":50}
+ *   #script {"fail":500,"message":"boom"}
+ *   #script {"tool":{"name":"shepherd","arguments":{...}},"afterTool":"text"}
+ *   anything else: the reply is "ECHO: <message>"
+ * After a tool result, the reply is the directive's afterTool, or "TOOL_RESULT: <result text>".
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Directive {
+  reply?: string;
+  delayMs?: number;
+  chunks?: number;
+  chunkDelayMs?: number;
+  fail?: number;
+  message?: string;
+  tool?: { name: string; arguments: unknown };
+  afterTool?: string;
+}
+
+export interface LoggedRequest {
+  seq: number;
+  receivedAt: number;
+  firstByteAt?: number;
+  lastByteAt?: number;
+  status: number;
+  model: string;
+  lastRole: string;
+  lastUserText: string;
+  system: string;
+  toolNames: string[];
+  messageCount: number;
+  /** What the server decided to do. */
+  kind: "reply" | "fail" | "tool" | "tool-followup";
+  replyText?: string;
+}
+
+export interface ScriptedModel {
+  baseUrl: string;
+  port: number;
+  log: LoggedRequest[];
+  close(): Promise<void>;
+}
+
+type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown };
+
+export function directive(d: Directive): string {
+  return `#script ${JSON.stringify(d)}`;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((p) => (p && typeof p === "object" && "text" in p ? String((p as { text: unknown }).text) : "")).join("");
+  }
+  return "";
+}
+
+function parseDirective(text: string): Directive | undefined {
+  const m = /^\s*#script\s+([\s\S]*)$/.exec(text);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(m[1]!) as Directive;
+  } catch {
+    return undefined;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startScriptedModel(): Promise<ScriptedModel> {
+  const log: LoggedRequest[] = [];
+  let seq = 0;
+  const sockets = new Set<import("node:net").Socket>();
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === "GET" && req.url?.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "scripted-model", object: "model" }] }));
+      return;
+    }
+    if (req.method === "GET" && req.url === "/log") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(log));
+      return;
+    }
+    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
+      res.writeHead(404).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+      model?: string;
+      messages?: ChatMessage[];
+      tools?: { function?: { name?: string } }[];
+      stream?: boolean;
+    };
+    const messages = body.messages ?? [];
+    const last = messages[messages.length - 1];
+    const lastUser = [...messages].reverse().find((m) => m.role === "user");
+    const lastUserText = textOf(lastUser?.content);
+    const entry: LoggedRequest = {
+      seq: ++seq,
+      receivedAt: Date.now(),
+      status: 200,
+      model: body.model ?? "",
+      lastRole: last?.role ?? "",
+      lastUserText,
+      system: messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => textOf(m.content)).join("\n"),
+      toolNames: (body.tools ?? []).map((t) => t.function?.name ?? "").filter(Boolean),
+      messageCount: messages.length,
+      kind: "reply",
+    };
+    log.push(entry);
+    const d = parseDirective(lastUserText) ?? {};
+
+    if (last?.role === "tool") {
+      entry.kind = "tool-followup";
+      const reply = d.afterTool ?? `TOOL_RESULT: ${textOf(last.content).slice(0, 4000)}`;
+      entry.replyText = reply;
+      await streamText(res, entry, reply, 1, 0);
+      return;
+    }
+    if (d.delayMs) await sleep(d.delayMs);
+    if (d.fail) {
+      entry.kind = "fail";
+      entry.status = d.fail;
+      entry.firstByteAt = entry.lastByteAt = Date.now();
+      res.writeHead(d.fail, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: d.message ?? `scripted failure ${d.fail}`, type: "server_error" } }));
+      return;
+    }
+    if (d.tool) {
+      entry.kind = "tool";
+      await streamToolCall(res, entry, d.tool.name, d.tool.arguments);
+      return;
+    }
+    const reply = d.reply ?? (parseDirective(lastUserText) ? "" : `ECHO: ${lastUserText}`);
+    entry.replyText = reply;
+    await streamText(res, entry, reply, d.chunks ?? 1, d.chunkDelayMs ?? 0);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: String(e) } }));
+    });
+  });
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    port,
+    log,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function chunk(id: string, delta: object, finish: string | null) {
+  return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+}
+
+function usageChunk(id: string, completion: number) {
+  return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [], usage: { prompt_tokens: 10, completion_tokens: completion, total_tokens: 10 + completion } })}\n\n`;
+}
+
+async function streamText(res: ServerResponse, entry: LoggedRequest, text: string, parts: number, gapMs: number) {
+  const id = `chatcmpl-${entry.seq}`;
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  entry.firstByteAt = Date.now();
+  res.write(chunk(id, { role: "assistant", content: "" }, null));
+  const n = Math.max(1, Math.min(parts, text.length || 1));
+  const size = Math.ceil(text.length / n) || 1;
+  for (let i = 0; i < text.length; i += size) {
+    res.write(chunk(id, { content: text.slice(i, i + size) }, null));
+    if (gapMs) await sleep(gapMs);
+  }
+  res.write(chunk(id, {}, "stop"));
+  res.write(usageChunk(id, Math.ceil(text.length / 4)));
+  res.write("data: [DONE]\n\n");
+  entry.lastByteAt = Date.now();
+  res.end();
+}
+
+async function streamToolCall(res: ServerResponse, entry: LoggedRequest, name: string, args: unknown) {
+  const id = `chatcmpl-${entry.seq}`;
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  entry.firstByteAt = Date.now();
+  const argText = typeof args === "string" ? args : JSON.stringify(args);
+  res.write(chunk(id, { role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${entry.seq}`, type: "function", function: { name, arguments: argText } }] }, null));
+  res.write(chunk(id, {}, "tool_calls"));
+  res.write(usageChunk(id, 5));
+  res.write("data: [DONE]\n\n");
+  entry.lastByteAt = Date.now();
+  res.end();
+}

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { TmuxRuntime } from "../../src/runtimes/tmux/runtime.js";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+
+const until = async (check: () => Promise<boolean>, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("condition not met in time");
+};
+
+describe("tmux runtime on a real private server", () => {
+  let t: PrivateTmux;
+  before(async () => {
+    t = await startPrivateTmux();
+  });
+  after(async () => {
+    await t.cleanup();
+  });
+
+  const focusState = async () => t.tmux(["list-panes", "-a", "-F", "#{session_name}:#{window_index}.#{pane_index} #{pane_id} win_active=#{window_active} pane_active=#{pane_active}"]);
+  const activeOf = async (session: string) => (await t.tmux(["display-message", "-p", "-t", session, "#{window_id} #{pane_id}"])).trim();
+
+  it("outside tmux puts a tab in a detached session, says how to attach, and marks the pane", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: { ...process.env, TMUX: undefined, TMUX_PANE: undefined } });
+    const userActive = await activeOf("user");
+    const pane = await rt.createPane({ agentId: "a_0000000001", placement: "tab", direction: "right", cwd: t.dir, label: "scout" });
+    assert.match(pane.paneId, /^%\d+$/);
+    assert.equal(pane.attachHint, `tmux -S '${t.socket}' attach -t 'pi-shepherd'`);
+    assert.equal((await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{session_name} #{@pi_shepherd_agent} #{pane_current_path}"])).trim(), `pi-shepherd a_0000000001 ${t.dir}`);
+    const second = await rt.createPane({ agentId: "a_0000000002", placement: "tab", direction: "right", cwd: t.dir, label: "two" });
+    assert.equal((await t.tmux(["display-message", "-p", "-t", second.paneId, "#{session_name} #{window_active}"])).trim(), "pi-shepherd 0");
+    assert.equal(await activeOf("user"), userActive);
+    await assert.rejects(
+      rt.createPane({ agentId: "a_0000000003", placement: "pane", direction: "right", cwd: t.dir, label: "x" }),
+      /^ShepherdError: \[invalid_params\] placement "pane" splits the shepherd's own pane/,
+    );
+  });
+
+  it("inside tmux adds an unselected window to the shepherd's session and splits without taking focus", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    const before = await activeOf("user");
+    const tab = await rt.createPane({ agentId: "a_0000000004", placement: "tab", direction: "right", cwd: t.dir, label: "tabbed" });
+    assert.equal((await t.tmux(["display-message", "-p", "-t", tab.paneId, "#{session_name} #{window_active} #{window_name}"])).trim(), "user 0 tabbed");
+    assert.equal(tab.attachHint, undefined);
+    const split = await rt.createPane({ agentId: "a_0000000005", placement: "pane", direction: "down", cwd: t.dir, label: "split" });
+    const [winOfSplit, winOfUser] = await Promise.all([
+      t.tmux(["display-message", "-p", "-t", split.paneId, "#{window_id} #{pane_active}"]),
+      t.tmux(["display-message", "-p", "-t", t.userPane, "#{window_id} #{pane_active}"]),
+    ]);
+    assert.equal(winOfSplit.split(" ")[0], winOfUser.split(" ")[0], "the split is in the shepherd's window");
+    assert.equal(winOfSplit.trim().split(" ")[1], "0", "the new pane is not active");
+    assert.equal(winOfUser.trim().split(" ")[1], "1", "the shepherd's pane stays active");
+    assert.equal(await activeOf("user"), before, await focusState());
+  });
+
+  it("a workspace is a new detached session", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    const ws = await rt.createPane({ agentId: "a_0000000006", placement: "workspace", direction: "right", cwd: t.dir, label: "big job" });
+    const session = (await t.tmux(["display-message", "-p", "-t", ws.paneId, "#{session_name} #{session_attached}"])).trim();
+    assert.equal(session, "pi-shepherd-big_job 0");
+    assert.match(ws.attachHint!, /attach -t 'pi-shepherd-big_job'$/);
+  });
+
+  it("labels never reach a tmux format or a shell", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    const marker = join(t.dir, "label-marker");
+    const label = `#(touch ${marker}) $(touch ${marker}) '; touch ${marker}`;
+    const pane = await rt.createPane({ agentId: "a_0000000007", placement: "tab", direction: "right", cwd: t.dir, label });
+    await t.tmux(["refresh-client", "-S"]).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(existsSync(marker), false);
+    const name = (await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{window_name}"])).trim();
+    assert.doesNotMatch(name, /[#$'();]/);
+  });
+
+  it("types the launcher line with every word quoted, so odd text arrives literally", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    const pane = await rt.createPane({ agentId: "a_0000000008", placement: "tab", direction: "right", cwd: t.dir, label: "quote" });
+    const out = join(t.dir, "argv-out");
+    const marker = join(t.dir, "quote-marker");
+    const payload = `it's "q" $(touch ${marker}) \`touch ${marker}\` ; touch ${marker} \\ ünï`;
+    await rt.runLauncher(pane.paneId, ["/bin/sh", "-c", 'printf "%s" "$1" > "$2"', "sh", payload, out]);
+    await until(async () => existsSync(out) && (await readFile(out, "utf8")).length > 0);
+    assert.equal(await readFile(out, "utf8"), payload);
+    assert.equal(existsSync(marker), false);
+  });
+
+  it("tells alive from gone in one call, reads text, and closes only marked panes", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    const pane = await rt.createPane({ agentId: "a_0000000009", placement: "tab", direction: "right", cwd: t.dir, label: "live" });
+    await rt.runLauncher(pane.paneId, ["/bin/echo", "hello from the pane"]);
+    await until(async () => (await rt.read(pane.paneId, 20)).includes("hello from the pane\n") || (await rt.read(pane.paneId, 20)).endsWith("hello from the pane"));
+    const live = await rt.liveness([pane.paneId, t.userPane, "%9999"]);
+    assert.deepEqual([...live], [[pane.paneId, "alive"], [t.userPane, "alive"], ["%9999", "gone"]]);
+    await assert.rejects(rt.close(t.userPane, "a_0000000009"), /^ShepherdError: \[not_owned\]/);
+    assert.equal((await rt.liveness([t.userPane])).get(t.userPane), "alive");
+    await rt.close(pane.paneId, "a_0000000009");
+    assert.equal((await rt.liveness([pane.paneId])).get(pane.paneId), "gone");
+    await rt.close(pane.paneId, "a_0000000009"); // already gone: fine
+  });
+
+  it("a server that is not running means every pane is gone", async () => {
+    const rt = new TmuxRuntime({ socket: join(t.dir, "no-such-socket"), env: process.env });
+    assert.equal((await rt.liveness(["%1"])).get("%1"), "gone");
+    await assert.rejects(rt.read("%1", 5), /^ShepherdError: \[runtime_unavailable\]/);
+  });
+
+  it("the user's own pane survived everything", async () => {
+    assert.equal((await t.tmux(["display-message", "-p", "-t", t.userPane, "#{pane_id}"])).trim(), t.userPane);
+  });
+});
