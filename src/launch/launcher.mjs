@@ -4,7 +4,7 @@
 // private spec file, so no user text is ever parsed by a shell. Plain JS with node built-ins
 // only, so any node can run it without a loader.
 import { spawn } from "node:child_process";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 const specPath = process.argv[2];
@@ -14,7 +14,12 @@ if (!specPath) {
 }
 const spec = JSON.parse(readFileSync(specPath, "utf8"));
 
+// Set when the pane itself goes away: the shepherd closed it and may already have removed the
+// sheep's files, so nothing is written back.
+let paneGone = false;
+
 function writeExit(code, signal) {
+  if (paneGone || !existsSync(specPath)) return;
   const tmp = join(dirname(spec.exitFile), `.exit-${process.pid}.tmp`);
   writeFileSync(tmp, JSON.stringify({ code, signal, at: new Date().toISOString() }), { mode: 0o600 });
   renameSync(tmp, spec.exitFile);
@@ -35,4 +40,9 @@ child.on("exit", (code, signal) => {
   process.stderr.write(`\n[pi-shepherd] pi exited (${signal ?? code}).\n`);
   process.exit(code ?? 1);
 });
-for (const sig of ["SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));
+for (const sig of ["SIGTERM", "SIGHUP"]) {
+  process.on(sig, () => {
+    paneGone = true;
+    child.kill(sig);
+  });
+}

@@ -22,6 +22,8 @@ export interface Directive {
   message?: string;
   tool?: { name: string; arguments: unknown };
   afterTool?: string;
+  /** Copied into the log entry, so a test can find the requests of one sheep or step. */
+  tag?: string;
 }
 
 export interface LoggedRequest {
@@ -38,6 +40,7 @@ export interface LoggedRequest {
   messageCount: number;
   /** What the server decided to do. */
   kind: "reply" | "fail" | "tool" | "tool-followup";
+  tag?: string;
   replyText?: string;
 }
 
@@ -120,6 +123,7 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     };
     log.push(entry);
     const d = parseDirective(lastUserText) ?? {};
+    if (d.tag !== undefined) entry.tag = d.tag;
 
     if (last?.role === "tool") {
       entry.kind = "tool-followup";

@@ -1,0 +1,89 @@
+/**
+ * pi-shepherd's entry point in a shepherd pi: registers the `shepherd` tool. Sheep load this
+ * too when the user installed the package globally; there it stays silent unless the user's
+ * depth setting lets sheep have sheep.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { agentDirOf, composeShepherd, type ShepherdApp } from "../src/compose.js";
+import { errorText } from "../src/core/errors.js";
+import { loadSettings } from "../src/settings.js";
+import { dispatch } from "../src/tool/dispatch.js";
+import { shepherdParameters } from "../src/tool/schema.js";
+
+const DESCRIPTION = [
+  "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",
+  "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId),",
+  "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
+  "herd (list live sheep), read (recent screen text of a sheep), prune (forget sheep whose panes are gone).",
+  "Errors start with a [code].",
+].join(" ");
+
+export default async function shepherdExtension(pi: ExtensionAPI) {
+  const depth = Number(process.env.PI_SHEPHERD_DEPTH ?? "0") || 0;
+  if (depth > 0) {
+    const { settings } = await loadSettings(agentDirOf(process.env), process.cwd());
+    if (depth > settings.maxDepth) return; // a sheep may not start sheep unless the user allows it
+  }
+
+  let app: Promise<ShepherdApp> | undefined;
+  const appFor = (ctx: ExtensionContext) => {
+    app ??= composeShepherd({ cwd: ctx.cwd }).catch((e) => {
+      app = undefined; // let a later call try again, e.g. after tmux was installed
+      throw e;
+    });
+    return app;
+  };
+
+  pi.registerTool({
+    name: "shepherd",
+    label: "Shepherd",
+    description: DESCRIPTION,
+    promptSnippet: "Start persistent pi sheep in panes, prompt them without waiting, then wait for one or many answers",
+    promptGuidelines: [
+      "shepherd: talking to a sheep takes two calls: `prompt` returns a promptId at once, then `wait` returns the answer. Never expect an answer from `prompt`.",
+      "shepherd: to run work in parallel, `start` several sheep, `prompt` each one, then make ONE `wait` call with all their `promptIds`; they work at the same time.",
+      "shepherd: a `wait` that returns `timeout` stopped nothing; call `wait` again with the same promptId. A sheep holds one unanswered prompt at a time.",
+      "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
+    ],
+    parameters: shepherdParameters,
+    async execute(_toolCallId, params, signal, onUpdate, ctx) {
+      const { shepherd, loaded, agentDir, bundledDir } = await appFor(ctx);
+      const isProjectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted;
+      let lastUpdate = 0;
+      const res = await dispatch(params, {
+        shepherd,
+        settings: loaded.settings,
+        cwd: ctx.cwd,
+        agentDir,
+        bundledDir,
+        trust: {
+          hasUI: ctx.hasUI,
+          confirm: (title, message) => ctx.ui.confirm(title, message),
+          ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
+        },
+        ...(signal ? { signal } : {}),
+        onProgress: (text, details) => {
+          // A few updates a second at most: the TUI redraws on each.
+          const now = Date.now();
+          if (now - lastUpdate < 250) return;
+          lastUpdate = now;
+          onUpdate?.({ content: [{ type: "text", text }], details });
+        },
+      });
+      return res;
+    },
+  });
+
+  pi.on("session_shutdown", async (event) => {
+    if (!app || event.reason !== "quit") return;
+    let current: ShepherdApp;
+    try {
+      current = await app;
+    } catch {
+      return;
+    }
+    if (!current.loaded.settings.closeOnExit) return;
+    const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
+    await Promise.all(mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))));
+  });
+}

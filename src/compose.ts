@@ -1,0 +1,86 @@
+/**
+ * The composition root: settings -> runtime -> sheep host -> core. The only place that knows
+ * every piece; extensions/shepherd.ts calls it and stays thin.
+ */
+import { execa } from "execa";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ShepherdError } from "./core/errors.js";
+import { newId } from "./core/ids.js";
+import { Shepherd } from "./core/shepherd.js";
+import { defaultPiCommand } from "./launch/pi-command.js";
+import type { Runtime, RuntimeName } from "./ports/runtime.js";
+import { FileSheepHost } from "./protocol/file-host.js";
+import { chooseRuntime } from "./runtimes/choose.js";
+import { HerdrRuntime, herdrServerAnswers } from "./runtimes/herdr/index.js";
+import { TmuxRuntime } from "./runtimes/tmux/runtime.js";
+import { loadSettings, type LoadedSettings } from "./settings.js";
+
+export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+export function agentDirOf(env: NodeJS.ProcessEnv): string {
+  const dir = env.PI_CODING_AGENT_DIR;
+  if (dir) return resolve(dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir);
+  return join(homedir(), ".pi", "agent");
+}
+
+export interface ShepherdApp {
+  shepherd: Shepherd;
+  loaded: LoadedSettings;
+  agentDir: string;
+  bundledDir: string;
+  runtime: RuntimeName;
+}
+
+export interface ComposeOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd: string;
+  /** The pi running this shepherd, as argv; found from process.argv when not given. */
+  piCommand?: string[];
+  extraPiArgs?: string[];
+}
+
+async function tmuxInstalled(env: NodeJS.ProcessEnv): Promise<boolean> {
+  const r = await execa("tmux", ["-V"], { reject: false, env, stdin: "ignore" });
+  return r.exitCode === 0;
+}
+
+export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
+  const env = o.env ?? process.env;
+  const agentDir = agentDirOf(env);
+  const loaded = await loadSettings(agentDir, o.cwd);
+  const { settings } = loaded;
+  const runtimeName = await chooseRuntime({
+    setting: settings.runtime,
+    env,
+    probes: { herdrServerAnswers: () => herdrServerAnswers({ env }), tmuxInstalled: () => tmuxInstalled(env) },
+  });
+  const runtime: Runtime =
+    runtimeName === "herdr"
+      ? new HerdrRuntime({ env })
+      : new TmuxRuntime({ env, ...(env.PI_SHEPHERD_TMUX_SOCKET ? { socket: env.PI_SHEPHERD_TMUX_SOCKET } : {}) });
+  const piCommand = settings.piCommand ?? o.piCommand ?? defaultPiCommand();
+  if (!piCommand) {
+    throw new ShepherdError("runtime_unavailable", 'cannot tell which pi runs this shepherd; set "piCommand" (e.g. ["pi"]) in the shepherd settings.');
+  }
+  const depth = Number(env.PI_SHEPHERD_DEPTH ?? "0") || 0;
+  const host = new FileSheepHost({
+    agentDir,
+    piCommand,
+    nodePath: process.execPath,
+    launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
+    sheepExtension: join(packageRoot, "extensions", "sheep.ts"),
+    env,
+    depth: depth + 1,
+    ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}),
+  });
+  const shepherd = new Shepherd({
+    runtime,
+    host,
+    owner: newId("agent").replace(/^a_/, "s_"),
+    startTimeoutMs: settings.startTimeout * 1000,
+    defaultWaitTimeoutSec: settings.waitTimeout,
+  });
+  return { shepherd, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
+}

@@ -1,0 +1,30 @@
+import { Type, type TSchema } from "@sinclair/typebox";
+
+/** Actions the tool offers today; the enum lists only what works. */
+export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune"] as const;
+export type Action = (typeof ACTIONS)[number];
+
+/** A plain string enum: unions at any level make some providers send `{}`. */
+function stringEnum<T extends readonly string[]>(values: T, description: string): TSchema {
+  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], description });
+}
+
+/** One flat object; fields are checked per action at run time (see params.ts). */
+export const shepherdParameters = Type.Object({
+  action: stringEnum(ACTIONS, "What to do."),
+  agent: Type.Optional(Type.String({ description: "start: the agent definition name (see action sheep)." })),
+  label: Type.Optional(Type.String({ description: "start: a short unique name for the sheep." })),
+  placement: Type.Optional(stringEnum(["tab", "pane", "workspace"] as const, 'start: where the pane goes (default "tab").')),
+  direction: Type.Optional(stringEnum(["right", "down"] as const, 'start with placement "pane": split direction (default "right").')),
+  cwd: Type.Optional(Type.String({ description: "start: working directory of the sheep." })),
+  model: Type.Optional(Type.String({ description: "start: model for the sheep (provider/id or pattern)." })),
+  agentScope: Type.Optional(stringEnum(["user", "project", "both"] as const, 'start/sheep: which agent definitions to use (default "user").')),
+  confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
+  agentId: Type.Optional(Type.String({ description: "prompt/status/close: the id start returned." })),
+  message: Type.Optional(Type.String({ description: "prompt: the text to send." })),
+  promptId: Type.Optional(Type.String({ description: "wait: one promptId." })),
+  promptIds: Type.Optional(Type.Array(Type.String(), { description: "wait: several promptIds, waited for together." })),
+  timeout: Type.Optional(Type.Number({ description: "wait: seconds before returning timeout (the prompt keeps running)." })),
+  target: Type.Optional(Type.String({ description: "read: an agentId or a sheep's label." })),
+  lines: Type.Optional(Type.Number({ description: "read: how many recent lines (default 40)." })),
+});

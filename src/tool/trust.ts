@@ -1,0 +1,38 @@
+import { ShepherdError } from "../core/errors.js";
+import type { AgentDefinition } from "../core/types.js";
+
+export interface TrustContext {
+  hasUI: boolean;
+  confirm?: (title: string, message: string) => Promise<boolean>;
+  /** pi >= 1.6 tells whether the user trusts this project. */
+  isProjectTrusted?: () => boolean;
+  /** From the user's own settings, never from a project file. */
+  allowWithoutUI: boolean;
+  userConfirms: boolean;
+}
+
+/**
+ * Project agents are repo-controlled: their body becomes a system prompt and their tool list
+ * arms a model. They run only after the user agrees, naming the file.
+ */
+export async function approveDefinition(def: AgentDefinition, callConfirms: boolean, t: TrustContext): Promise<void> {
+  if (def.source !== "project") return;
+  if (t.isProjectTrusted && t.isProjectTrusted() === false) {
+    throw new ShepherdError("project_agent_refused", `project agent "${def.name}" (${def.path}) is refused: this project is not trusted. Trust it in pi (/trust) first.`);
+  }
+  // A model may ask to skip the question, but only the user's own settings can grant that.
+  const mustConfirm = callConfirms || t.userConfirms;
+  if (!mustConfirm) return;
+  if (!t.hasUI || !t.confirm) {
+    if (t.allowWithoutUI) return;
+    throw new ShepherdError(
+      "project_agent_refused",
+      `project agent "${def.name}" (${def.path}) needs a confirmation and there is no UI to ask; set "allowProjectAgentsWithoutUI": true in your user settings to allow it.`,
+    );
+  }
+  const ok = await t.confirm(
+    "Run a project agent?",
+    `Agent "${def.name}" comes from ${def.path}.\nProject agents are controlled by the repository: only continue if you trust it.`,
+  );
+  if (!ok) throw new ShepherdError("project_agent_refused", `project agent "${def.name}" (${def.path}) was not approved.`);
+}

@@ -1,0 +1,206 @@
+/**
+ * The lifecycle of real pi sheep driven by a real pi shepherd over RPC, on the scripted model.
+ * One suite, run once per runtime.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { writeAgentDir } from "../support/agent-dir.js";
+import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.js";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
+
+export interface RuntimeFixture {
+  name: "tmux" | "herdr";
+  /** Env additions that point the shepherd at this runtime. */
+  env: NodeJS.ProcessEnv;
+  /** Every pane id that currently exists, as the test sees it through the runtime. */
+  panes(): Promise<string[]>;
+  /** Kills a pane behind the shepherd's back, the way a person closing it would. */
+  killPane(paneId: string): Promise<void>;
+  /** A pane the shepherd did not create, and a way to tell it is untouched. */
+  foreignPane: string;
+  focusSnapshot(): Promise<string>;
+  cleanup(): Promise<void>;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixture>) {
+  describe("persistent sheep lifecycle with real pi", { timeout: 600_000 }, () => {
+    let dir: string;
+    let rt: RuntimeFixture;
+    let model: ScriptedModel;
+    let agentDir: string;
+    let shepherd: RpcShepherd;
+    let focusBefore: string;
+    const sheepPids: number[] = [];
+
+    const ok = async (args: unknown): Promise<ToolOutcome> => {
+      const r = await shepherd.call(args);
+      assert.equal(r.isError, false, `tool call failed: ${r.text}`);
+      return r;
+    };
+    const start = async (label: string) => {
+      const r = await ok({ action: "start", agent: "echo", label });
+      const agent = r.details.agent as { agentId: string; paneId: string; sessionPath: string; runtime: string };
+      const status = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", agent.agentId, "status.json"), "utf8")) as { pid: number };
+      sheepPids.push(status.pid);
+      return { ...agent, text: r.text };
+    };
+    const prompt = async (agentId: string, message: string) => (await ok({ action: "prompt", agentId, message })).details.prompt as { promptId: string };
+    type Item = { promptId: string; status: string; text?: string; error?: string };
+    const wait = async (args: Record<string, unknown>) => (await ok({ action: "wait", ...args })).details.results as Item[];
+
+    let A: Awaited<ReturnType<typeof start>>;
+    let B: Awaited<ReturnType<typeof start>>;
+
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), "pi-shepherd-e2e-"));
+      rt = await makeRuntime(dir);
+      model = await startScriptedModel();
+      agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
+      await mkdir(join(agentDir, "agents"), { recursive: true });
+      await writeFile(join(agentDir, "agents", "echo.md"), "---\nname: echo\ndescription: answers as scripted\n---\nYou answer exactly as scripted.\n");
+      const work = join(dir, "work");
+      await mkdir(work);
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PATH: `${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+        PI_CODING_AGENT_DIR: agentDir,
+        PI_OFFLINE: "1",
+        PI_SKIP_VERSION_CHECK: "1",
+        ...rt.env,
+      };
+      delete env.TMUX;
+      delete env.TMUX_PANE;
+      delete env.HERDR_ENV;
+      delete env.HERDR_PANE_ID;
+      focusBefore = await rt.focusSnapshot();
+      shepherd = RpcShepherd.start({ cwd: work, env });
+    });
+
+    after(async () => {
+      await shepherd?.stop().catch(() => undefined);
+      await rt?.cleanup();
+      await model?.close();
+      for (const pid of sheepPids) if (alive(pid)) process.kill(pid, "SIGKILL");
+      if (dir) await rm(dir, { recursive: true, force: true });
+    });
+
+    it("start returns a ready sheep and sends it no task", async () => {
+      A = await start("alpha");
+      assert.match(A.agentId, /^a_/);
+      assert.equal(A.runtime, rt.name);
+      assert.ok((await rt.panes()).includes(A.paneId), "the sheep's pane exists");
+      assert.equal(model.log.filter((l) => !l.tag?.startsWith("call-")).length, 0, "the sheep made no model request");
+      const session = existsSync(A.sessionPath) ? await readFile(A.sessionPath, "utf8") : "";
+      assert.ok(!session.split("\n").some((l) => l.includes('"role":"user"')), "the sheep's session holds no user message");
+      B = await start("beta");
+    });
+
+    it("prompt returns before a delayed answer, and wait returns the exact text", async () => {
+      const exact = "Line one\n\n  indented `code` ünïcödé \u{1F411}  \ttab \"quotes\" $(not a command)";
+      const p = await prompt(A.agentId, directive({ reply: exact, delayMs: 2500, tag: "A1" }));
+      assert.match(p.promptId, /^p_/);
+      const req = model.log.find((l) => l.tag === "A1");
+      assert.equal(req?.lastByteAt, undefined, "prompt returned before the sheep's answer was sent");
+      const [r] = await wait({ promptId: p.promptId });
+      assert.equal(r!.status, "completed");
+      assert.equal(r!.text, exact);
+    });
+
+    it("two sheep prompted and then waited together work at the same time and come back in input order", async () => {
+      const pa = await prompt(A.agentId, directive({ reply: "from alpha", delayMs: 2000, tag: "OA" }));
+      const pb = await prompt(B.agentId, directive({ reply: "from beta", delayMs: 2000, tag: "OB" }));
+      const results = await wait({ promptIds: [pb.promptId, pa.promptId] });
+      assert.deepEqual(results.map((r) => [r.promptId, r.status, r.text]), [
+        [pb.promptId, "completed", "from beta"],
+        [pa.promptId, "completed", "from alpha"],
+      ]);
+      const a = model.log.find((l) => l.tag === "OA")!;
+      const b = model.log.find((l) => l.tag === "OB")!;
+      assert.ok(Math.max(a.receivedAt, b.receivedAt) < Math.min(a.lastByteAt!, b.lastByteAt!), "the two sheep's model calls overlapped");
+    });
+
+    it("a second unresolved prompt is refused, and a sheep answers prompt after prompt", async () => {
+      const p1 = await prompt(A.agentId, directive({ reply: "first", delayMs: 1500 }));
+      const refused = await shepherd.call({ action: "prompt", agentId: A.agentId, message: "too soon" });
+      assert.equal(refused.isError, true);
+      assert.match(refused.text, /^\[prompt_pending\]/);
+      assert.equal((await wait({ promptId: p1.promptId }))[0]!.text, "first");
+      for (const n of [2, 3, 4]) {
+        const p = await prompt(A.agentId, directive({ reply: `answer ${n}` }));
+        assert.equal((await wait({ promptId: p.promptId }))[0]!.text, `answer ${n}`);
+      }
+    });
+
+    it("a provider error comes back as failed with its reason", async () => {
+      const p = await prompt(B.agentId, directive({ fail: 500, message: "scripted outage" }));
+      const [r] = await wait({ promptId: p.promptId });
+      assert.equal(r!.status, "failed");
+      assert.match(r!.error!, /^\[provider_error\] .*scripted outage/);
+    });
+
+    it("a wait past its deadline returns timeout, and a second wait the answer", async () => {
+      const p = await prompt(B.agentId, directive({ reply: "worth the wait", delayMs: 4000 }));
+      const [t] = await wait({ promptId: p.promptId, timeout: 1 });
+      assert.equal(t!.status, "timeout");
+      const status = (await ok({ action: "status", agentId: B.agentId })).details.status as { state: string; activePromptId?: string };
+      assert.equal(status.state, "working");
+      assert.equal(status.activePromptId, p.promptId);
+      const [r] = await wait({ promptId: p.promptId, timeout: 60 });
+      assert.equal(r!.status, "completed");
+      assert.equal(r!.text, "worth the wait");
+    });
+
+    it("a killed pane fails the wait instead of hanging", async () => {
+      const C = await start("gamma");
+      const p = await prompt(C.agentId, directive({ reply: "never seen", delayMs: 30_000 }));
+      await rt.killPane(C.paneId);
+      const [r] = await wait({ promptId: p.promptId, timeout: 25 });
+      assert.equal(r!.status, "failed");
+      assert.match(r!.error!, /^\[(pane_gone|pi_exited)\]/);
+      const s = (await ok({ action: "status", agentId: C.agentId })).details.status as { state: string; paneAlive: boolean };
+      assert.deepEqual([s.state, s.paneAlive], ["exited", false]);
+    });
+
+    it("close cancels the pending prompt; then status says closed and prompt is refused", async () => {
+      const p = await prompt(B.agentId, directive({ reply: "cut short", delayMs: 30_000 }));
+      const closed = (await ok({ action: "close", agentId: B.agentId })).details.closed as { cancelledPromptIds: string[]; alreadyClosed: boolean };
+      assert.deepEqual(closed, { agentId: B.agentId, cancelledPromptIds: [p.promptId], alreadyClosed: false });
+      assert.equal((await wait({ promptId: p.promptId }))[0]!.status, "cancelled");
+      assert.equal(((await ok({ action: "status", agentId: B.agentId })).details.status as { state: string }).state, "closed");
+      const refused = await shepherd.call({ action: "prompt", agentId: B.agentId, message: "hello?" });
+      assert.match(refused.text, /^\[agent_closed\]/);
+      const again = (await ok({ action: "close", agentId: B.agentId })).details.closed as { alreadyClosed: boolean };
+      assert.equal(again.alreadyClosed, true, "closing twice is fine");
+      assert.ok(!(await rt.panes()).includes(B.paneId), "the pane is gone");
+      const left = await readdir(join(agentDir, "pi-shepherd", "sheep", B.agentId));
+      assert.deepEqual(left, ["session.jsonl"], "only the session file is kept");
+    });
+
+    it("a pane the shepherd did not create survives everything, and nothing took focus", async () => {
+      assert.ok((await rt.panes()).includes(rt.foreignPane));
+      assert.equal(await rt.focusSnapshot(), focusBefore);
+    });
+
+    it("when the shepherd quits, its sheep are closed and no pi is left running", async () => {
+      await shepherd.stop();
+      const panes = await rt.panes();
+      assert.ok(!panes.includes(A.paneId), "the open sheep's pane was closed on exit");
+      assert.ok(panes.includes(rt.foreignPane));
+      for (let i = 0; i < 50 && sheepPids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(sheepPids.filter(alive), [], "no sheep pi process is left");
+    });
+  });
+}
