@@ -73,18 +73,16 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       await writeFile(join(agentDir, "agents", "echo.md"), "---\nname: echo\ndescription: answers as scripted\n---\nYou answer exactly as scripted.\n");
       const work = join(dir, "work");
       await mkdir(work);
+      // The shepherd sees only the multiplexer the fixture gives it, never the developer's own.
+      const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+)$/.test(k)));
       const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PATH: `${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+        ...outer,
         PI_CODING_AGENT_DIR: agentDir,
         PI_OFFLINE: "1",
         PI_SKIP_VERSION_CHECK: "1",
         ...rt.env,
       };
-      delete env.TMUX;
-      delete env.TMUX_PANE;
-      delete env.HERDR_ENV;
-      delete env.HERDR_PANE_ID;
+      env.PATH = `${join(repoRoot, "node_modules", ".bin")}:${env.PATH ?? ""}`;
       focusBefore = await rt.focusSnapshot();
       shepherd = RpcShepherd.start({ cwd: work, env });
     });

@@ -1,6 +1,6 @@
 import { ShepherdError } from "../../core/errors.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, Runtime } from "../../ports/runtime.js";
-import { shellLine, shellQuote } from "../shell-quote.js";
+import { shellLine, shellQuote } from "../shell-line.js";
 import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.js";
 
 export interface TmuxRuntimeOptions extends TmuxCliOptions {

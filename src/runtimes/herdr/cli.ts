@@ -1,0 +1,126 @@
+/**
+ * Runs the herdr CLI and reads its three output kinds: one JSON envelope line on stdout
+ * (control commands), nothing (silent input commands), or raw text (reads). Failures
+ * become ShepherdErrors; see errors.ts for the mapping.
+ */
+import { execa, ExecaError } from "execa";
+import { ShepherdError } from "../../core/errors.js";
+import { herdrEnvelopeError, herdrMissingError, herdrRawError, herdrUsageError, HerdrCommandError } from "./errors.js";
+
+export interface HerdrCliOptions {
+  bin: string;
+  /** The complete environment of each call: herdr finds its socket through it. */
+  env: NodeJS.ProcessEnv;
+  /** A hung server must not hang the shepherd; generous because waits are not run here. */
+  timeoutMs?: number;
+}
+
+export type HerdrResult = Record<string, unknown> & { type: string };
+
+const DEFAULT_TIMEOUT_MS = 20_000;
+
+/** The executable to run: an explicit option, then PI_SHEPHERD_HERDR_BIN, then `herdr` on PATH. */
+export function resolveHerdrBin(env: NodeJS.ProcessEnv, bin?: string): string {
+  return bin || env.PI_SHEPHERD_HERDR_BIN || "herdr";
+}
+
+export class HerdrCli {
+  readonly bin: string;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #timeoutMs: number;
+
+  constructor(opts: HerdrCliOptions) {
+    this.bin = opts.bin;
+    this.#env = opts.env;
+    this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** A control command: returns `result` after checking that its `type` is the expected one. */
+  async request(args: readonly string[], expectType: string): Promise<HerdrResult> {
+    const stdout = await this.#run(args);
+    const line = stdout.trim().split("\n").pop() ?? "";
+    const result = parseEnvelope(line)?.result;
+    if (!isRecord(result) || result.type !== expectType) {
+      throw new HerdrCommandError(
+        "runtime_error",
+        "unexpected_output",
+        `herdr ${label(args)} answered something other than "${expectType}": ${line.slice(0, 200) || "(nothing)"}. Check that herdr is 0.7.5 or newer (\`${this.bin} --version\`).`,
+      );
+    }
+    return result as HerdrResult;
+  }
+
+  /** A command that prints nothing on success (`pane run`, `pane send-text`, …). */
+  async silent(args: readonly string[]): Promise<void> {
+    await this.#run(args);
+  }
+
+  /** A read: herdr prints the raw text with no envelope and no added newline. */
+  async text(args: readonly string[]): Promise<string> {
+    return this.#run(args);
+  }
+
+  async #run(args: readonly string[]): Promise<string> {
+    try {
+      const r = await execa(this.bin, args, {
+        env: this.#env,
+        extendEnv: false,
+        stdin: "ignore",
+        stripFinalNewline: false,
+        timeout: this.#timeoutMs,
+      });
+      return r.stdout;
+    } catch (e) {
+      throw this.#failure(label(args), e);
+    }
+  }
+
+  #failure(command: string, e: unknown): ShepherdError {
+    if (!(e instanceof ExecaError)) {
+      return new ShepherdError("runtime_error", `herdr ${command} failed: ${String(e)}`, { cause: e });
+    }
+    if (e.code === "ENOENT" || e.code === "EACCES") return herdrMissingError(this.bin, e);
+    if (e.timedOut) {
+      return new HerdrCommandError(
+        "runtime_error",
+        "timeout",
+        `herdr ${command} did not answer within ${Math.round(this.#timeoutMs / 1000)} s. Check that the herdr server is responsive, then retry.`,
+        { cause: e },
+      );
+    }
+    const stderr = typeof e.stderr === "string" ? e.stderr : "";
+    if (e.exitCode === 2) return herdrUsageError(command, stderr, this.bin);
+    const envelope = lastEnvelope(stderr);
+    if (envelope) return herdrEnvelopeError(command, envelope.code, envelope.message, this.bin);
+    return herdrRawError(command, e.exitCode, stderr, this.bin);
+  }
+}
+
+/** Only the command words go into messages: later arguments may be user text. */
+function label(args: readonly string[]): string {
+  return args[0]?.startsWith("-") ? args[0] : args.slice(0, 2).join(" ");
+}
+
+function parseEnvelope(line: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(line);
+    return isRecord(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function lastEnvelope(stderr: string): { code: string; message: string } | undefined {
+  const lines = stderr.trim().split("\n").reverse();
+  for (const line of lines) {
+    const error = parseEnvelope(line.trim())?.error;
+    if (isRecord(error) && typeof error.code === "string") {
+      return { code: error.code, message: typeof error.message === "string" ? error.message : "" };
+    }
+  }
+  return undefined;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,227 @@
+/**
+ * The herdr adapter of the runtime port. It uses only commands that herdr 0.7.5 to 0.8.x
+ * share (herdr-contract.md §6.1), never takes focus, and never splits a pane it was not
+ * told about: a split always names the calling pane from HERDR_PANE_ID.
+ */
+import path from "node:path";
+import { ShepherdError } from "../../core/errors.js";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, Runtime } from "../../ports/runtime.js";
+import { HerdrCli, resolveHerdrBin } from "./cli.js";
+import { isHerdrCode } from "./errors.js";
+import { carriesMark, cliSafeLabel, markedPaneLabel } from "./labels.js";
+import { agentStatusOf, paneList, paneRecord, type PaneRecord, workspaceId } from "./records.js";
+import { shellLine } from "../shell-line.js";
+import { checkHerdrVersion } from "./version.js";
+
+export interface HerdrRuntimeOptions {
+  /** Environment of the shepherd; HERDR_* ids and herdr's socket come from it. Default: process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** The herdr executable. Default: env PI_SHEPHERD_HERDR_BIN, else `herdr` on PATH. */
+  bin?: string;
+  /** Upper bound for one herdr CLI call, in milliseconds. */
+  timeoutMs?: number;
+  /** Label of the workspace that holds "tab" placements when pi runs outside herdr. */
+  homeWorkspaceLabel?: string;
+}
+
+export class HerdrRuntime implements Runtime {
+  readonly name = "herdr" as const;
+  readonly #cli: HerdrCli;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #homeLabel: string;
+  #versionChecked: Promise<void> | undefined;
+  /** Outside herdr, tabs go into one workspace of our own, created on first use. */
+  #home: Promise<string> | undefined;
+
+  constructor(opts: HerdrRuntimeOptions = {}) {
+    this.#env = opts.env ?? process.env;
+    this.#cli = new HerdrCli({ bin: resolveHerdrBin(this.#env, opts.bin), env: this.#env, timeoutMs: opts.timeoutMs });
+    this.#homeLabel = opts.homeWorkspaceLabel ?? "pi-shepherd";
+  }
+
+  async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
+    await this.#ensureVersion();
+    const cwd = path.resolve(req.cwd); // herdr passes --cwd to the server unexpanded
+    const label = cliSafeLabel(req.label, req.agentId);
+    let pane: PaneRecord;
+    switch (req.placement) {
+      case "tab":
+        pane = await this.#tab(label, cwd);
+        break;
+      case "pane":
+        pane = await this.#split(req.direction, cwd);
+        break;
+      case "workspace":
+        pane = await this.#workspace(label, cwd);
+        break;
+      default:
+        throw new ShepherdError("invalid_params", `unknown placement ${JSON.stringify(req.placement)}; use tab, pane or workspace`);
+    }
+    try {
+      await this.#cli.request(["pane", "rename", pane.pane_id, markedPaneLabel(req.label, req.agentId)], "pane_info");
+    } catch (e) {
+      // An unmarked pane could never be closed by us later, so do not leave it behind.
+      await this.#cli.request(["pane", "close", pane.pane_id], "ok").catch(() => undefined);
+      throw e;
+    }
+    const created: CreatedPane = { paneId: pane.pane_id };
+    if (this.#env.HERDR_ENV !== "1") {
+      created.attachHint = `run \`herdr\` and open workspace ${pane.workspace_id} (pane ${pane.pane_id})`;
+    }
+    return created;
+  }
+
+  async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
+    const line = shellLine(argv);
+    await this.#ensureVersion();
+    await this.#cli.silent(["pane", "run", paneArg(paneId), line]);
+  }
+
+  async liveness(paneIds: readonly string[]): Promise<Map<string, PaneLiveness>> {
+    const result = new Map<string, PaneLiveness>();
+    if (paneIds.length === 0) return result;
+    await this.#ensureVersion();
+    const listed = new Set(paneList(await this.#cli.request(["pane", "list"], "pane_list"), "pane list").map((p) => p.pane_id));
+    for (const id of new Set(paneIds)) {
+      // A pane moved to another workspace is listed under a new id but its old id still
+      // resolves, so only `pane get` may declare a pane gone.
+      result.set(id, listed.has(id) ? "alive" : await this.#aliveByGet(id));
+    }
+    return result;
+  }
+
+  async read(paneId: string, lines: number): Promise<string> {
+    if (!Number.isFinite(lines) || lines < 1) {
+      throw new ShepherdError("invalid_params", `lines must be a positive number, got ${String(lines)}`);
+    }
+    await this.#ensureVersion();
+    // 0.8.0 wants the pane id first and `--opt value` forms.
+    return this.#cli.text(["pane", "read", paneArg(paneId), "--source", "recent-unwrapped", "--lines", String(Math.floor(lines))]);
+  }
+
+  async close(paneId: string, agentId: string): Promise<void> {
+    await this.#ensureVersion();
+    let pane: PaneRecord;
+    try {
+      pane = paneRecord((await this.#cli.request(["pane", "get", paneArg(paneId)], "pane_info")).pane, "pane get");
+    } catch (e) {
+      if (isHerdrCode(e, "pane_not_found")) return;
+      throw e;
+    }
+    if (!carriesMark(pane.label, agentId)) {
+      throw new ShepherdError(
+        "not_owned",
+        `herdr pane ${paneId} does not carry the mark of agent ${agentId} (its label is ${JSON.stringify(pane.label ?? "")}); pi-shepherd closes only panes it created. Close it in herdr yourself if it is no longer needed.`,
+      );
+    }
+    try {
+      await this.#cli.request(["pane", "close", paneId], "ok");
+    } catch (e) {
+      if (!isHerdrCode(e, "pane_not_found")) throw e;
+    }
+  }
+
+  async agentStatus(paneId: string): Promise<string | undefined> {
+    await this.#ensureVersion();
+    try {
+      return agentStatusOf(await this.#cli.request(["agent", "get", paneArg(paneId)], "agent_info"), "agent get");
+    } catch (e) {
+      // No agent identity (yet) is normal for a freshly started sheep: nothing to display.
+      if (isHerdrCode(e, "agent_not_found", "agent_pane_not_found", "pane_not_found")) return undefined;
+      throw e;
+    }
+  }
+
+  #ensureVersion(): Promise<void> {
+    if (!this.#versionChecked) {
+      const check = this.#cli.text(["--version"]).then((out) => {
+        checkHerdrVersion(out, this.#cli.bin);
+      });
+      // A failed check is retried on the next call, so installing or upgrading herdr
+      // does not require restarting pi.
+      check.catch(() => {
+        if (this.#versionChecked === check) this.#versionChecked = undefined;
+      });
+      this.#versionChecked = check;
+    }
+    return this.#versionChecked;
+  }
+
+  async #aliveByGet(id: string): Promise<PaneLiveness> {
+    try {
+      await this.#cli.request(["pane", "get", paneArg(id)], "pane_info");
+      return "alive";
+    } catch (e) {
+      if (isHerdrCode(e, "pane_not_found")) return "gone";
+      throw e;
+    }
+  }
+
+  async #tab(label: string, cwd: string): Promise<PaneRecord> {
+    const ws = this.#env.HERDR_WORKSPACE_ID;
+    if (ws) return this.#tabIn(ws, label, cwd);
+    return this.#tabInHome(label, cwd);
+  }
+
+  async #tabIn(ws: string, label: string, cwd: string): Promise<PaneRecord> {
+    const r = await this.#cli.request(["tab", "create", "--workspace", ws, "--cwd", cwd, "--label", label, "--no-focus"], "tab_created");
+    return paneRecord(r.root_pane, "tab create");
+  }
+
+  /**
+   * Without a workspace id, `tab create` would use whatever workspace the UI shows (or fail
+   * on a bare server), so we create our own workspace once; its root pane hosts the first
+   * sheep and later sheep get tabs beside it.
+   */
+  async #tabInHome(label: string, cwd: string): Promise<PaneRecord> {
+    const home = this.#home;
+    if (home) {
+      const ws = await home.catch(() => undefined);
+      if (ws !== undefined) {
+        try {
+          return await this.#tabIn(ws, label, cwd);
+        } catch (e) {
+          // Closing its last pane closed it; make a new one.
+          if (!isHerdrCode(e, "workspace_not_found")) throw e;
+        }
+      }
+      if (this.#home === home) this.#home = undefined;
+      else if (this.#home) return this.#tabInHome(label, cwd); // a concurrent call replaced it
+    }
+    const created = this.#cli.request(
+      ["workspace", "create", "--cwd", cwd, "--label", this.#homeLabel, "--no-focus"],
+      "workspace_created",
+    );
+    const id = created.then((r) => workspaceId(r, "workspace create"));
+    id.catch(() => undefined); // the caller below sees the failure; later calls start over
+    this.#home = id;
+    return paneRecord((await created).root_pane, "workspace create");
+  }
+
+  async #split(direction: string, cwd: string): Promise<PaneRecord> {
+    if (direction !== "right" && direction !== "down") {
+      throw new ShepherdError("invalid_params", `unknown direction ${JSON.stringify(direction)}; use right or down`);
+    }
+    const own = this.#env.HERDR_PANE_ID;
+    if (!own) {
+      // Without a target herdr splits the pane its UI has focused, which may be the user's.
+      throw new ShepherdError(
+        "invalid_params",
+        'placement "pane" splits the herdr pane pi runs in, but HERDR_PANE_ID is not set (pi is not running inside a herdr pane). Use placement "tab" or "workspace".',
+      );
+    }
+    const r = await this.#cli.request(["pane", "split", "--pane", own, "--direction", direction, "--cwd", cwd, "--no-focus"], "pane_info");
+    return paneRecord(r.pane, "pane split");
+  }
+
+  async #workspace(label: string, cwd: string): Promise<PaneRecord> {
+    const r = await this.#cli.request(["workspace", "create", "--cwd", cwd, "--label", label, "--no-focus"], "workspace_created");
+    return paneRecord(r.root_pane, "workspace create");
+  }
+}
+
+/** Pane ids come from herdr, but one that looked like an option would change the command. */
+function paneArg(id: string): string {
+  if (!/^[^\s-]\S*$/.test(id)) throw new ShepherdError("invalid_params", `not a herdr pane id: ${JSON.stringify(id)}`);
+  return id;
+}

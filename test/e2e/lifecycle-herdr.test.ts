@@ -1,0 +1,40 @@
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createFakeHerdr } from "../support/fake-herdr.js";
+import { lifecycleSuite } from "./lifecycle.suite.js";
+
+/** The same lifecycle, with the shepherd inside herdr (the fake, whose panes are real tmux panes). */
+lifecycleSuite(async (dir) => {
+  const fake = await createFakeHerdr();
+  const created = await fake.herdr(["workspace", "create", "--cwd", dir, "--label", "user", "--focus"]);
+  assert.equal(created.exitCode, 0, created.stderr);
+  const root = (JSON.parse(created.stdout) as { result: { root_pane: { pane_id: string; tab_id: string; workspace_id: string } } }).result.root_pane;
+  const state = async () => JSON.parse(await readFile(join(fake.stateDir, "state.json"), "utf8")) as { panes: Record<string, unknown>; focusedPane: string | null };
+  return {
+    name: "herdr",
+    env: {
+      ...fake.env,
+      PI_SHEPHERD_RUNTIME: "herdr",
+      PI_SHEPHERD_HERDR_BIN: fake.bin,
+      HERDR_ENV: "1",
+      HERDR_SOCKET_PATH: join(fake.stateDir, "herdr.sock"),
+      HERDR_WORKSPACE_ID: root.workspace_id,
+      HERDR_TAB_ID: root.tab_id,
+      HERDR_PANE_ID: root.pane_id,
+    },
+    panes: async () => {
+      // Panes whose tmux pane died are gone, whatever the fake's bookkeeping says.
+      const r = await fake.herdr(["pane", "list"]);
+      if (r.exitCode !== 0) return [];
+      const list = (JSON.parse(r.stdout) as { result: { panes: { pane_id: string }[] } }).result.panes;
+      return list.map((p) => p.pane_id);
+    },
+    killPane: async (paneId) => {
+      await fake.tmux(["kill-pane", "-t", await fake.tmuxPaneOf(paneId)]);
+    },
+    foreignPane: root.pane_id,
+    focusSnapshot: async () => `focused=${(await state()).focusedPane}`,
+    cleanup: () => fake.cleanup(),
+  };
+});
