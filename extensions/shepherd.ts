@@ -9,6 +9,10 @@ import { errorText } from "../src/core/errors.js";
 import { loadSettings } from "../src/settings.js";
 import { dispatch } from "../src/tool/dispatch.js";
 import { shepherdParameters } from "../src/tool/schema.js";
+import { throttle } from "../src/tool/throttle.js";
+import { HerdWidget } from "./herd-widget.js";
+import { renderCall, renderResult } from "./render.js";
+import { registerShepherdCommand } from "./shepherd-command.js";
 
 const DESCRIPTION = [
   "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",
@@ -26,8 +30,10 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
   }
 
   let app: Promise<ShepherdApp> | undefined;
+  let ready: ShepherdApp | undefined;
+  const widget = new HerdWidget(() => ready?.shepherd);
   const appFor = (ctx: ExtensionContext) => {
-    app ??= composeShepherd({ cwd: ctx.cwd }).catch((e) => {
+    app ??= composeShepherd({ cwd: ctx.cwd }).then((a) => (ready = a)).catch((e) => {
       app = undefined; // let a later call try again, e.g. after tmux was installed
       throw e;
     });
@@ -46,35 +52,40 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
       "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
     ],
     parameters: shepherdParameters,
+    renderCall: (args, theme) => renderCall(args, theme),
+    renderResult: (result, options, theme, context) => renderResult(result, options, theme, context),
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
       const { shepherd, loaded, agentDir, bundledDir } = await appFor(ctx);
       const isProjectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted;
-      let lastUpdate = 0;
-      const res = await dispatch(params, {
-        shepherd,
-        settings: loaded.settings,
-        cwd: ctx.cwd,
-        agentDir,
-        bundledDir,
-        trust: {
-          hasUI: ctx.hasUI,
-          confirm: (title, message) => ctx.ui.confirm(title, message),
-          ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
-        },
-        ...(signal ? { signal } : {}),
-        onProgress: (text, details) => {
-          // A few updates a second at most: the TUI redraws on each.
-          const now = Date.now();
-          if (now - lastUpdate < 250) return;
-          lastUpdate = now;
-          onUpdate?.({ content: [{ type: "text", text }], details });
-        },
-      });
-      return res;
+      // A few updates a second at most: the TUI redraws on each.
+      const progress = throttle(250, (u: { content: { type: "text"; text: string }[]; details: Record<string, unknown> }) => onUpdate?.(u));
+      widget.touch(ctx);
+      try {
+        return await dispatch(params, {
+          shepherd,
+          settings: loaded.settings,
+          cwd: ctx.cwd,
+          agentDir,
+          bundledDir,
+          trust: {
+            hasUI: ctx.hasUI,
+            confirm: (title, message) => ctx.ui.confirm(title, message),
+            ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
+          },
+          ...(signal ? { signal } : {}),
+          onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
+        });
+      } finally {
+        progress.cancel();
+        widget.touch(ctx);
+      }
     },
   });
 
+  registerShepherdCommand(pi, { appFor, current: () => app, onChange: (ctx) => widget.touch(ctx) });
+
   pi.on("session_shutdown", async (event) => {
+    widget.stop();
     if (!app || event.reason !== "quit") return;
     let current: ShepherdApp;
     try {

@@ -14,7 +14,8 @@ export type ErrorCode =
   | "pane_gone"
   | "pi_exited"
   | "provider_error"
-  | "runtime_error";
+  | "runtime_error"
+  | "delegate_failed";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

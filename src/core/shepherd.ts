@@ -5,7 +5,7 @@ import { errorText, ShepherdError } from "./errors.js";
 import { newId } from "./ids.js";
 import { LivenessMonitor } from "./liveness.js";
 import { Registry } from "./registry.js";
-import { Bells } from "./signals.js";
+import { Bells, every } from "./signals.js";
 import type {
   AgentRecord,
   AgentStatus,
@@ -187,14 +187,20 @@ export class Shepherd {
       opts.onProgress({ done: items.filter((i) => i.state !== "waiting").length, total: items.length, items });
     };
     report();
-    return Promise.all(
-      promptIds.map(async (id) => {
-        const item = await this.waitOne(id, deadline, opts.signal);
-        states.set(id, item.status);
-        report();
-        return item;
-      }),
-    );
+    // Elapsed time moves even when no state does: a person watching wants to see it tick.
+    const stopTicking = opts.onProgress ? every(this.clock, 1000, report) : () => undefined;
+    try {
+      return await Promise.all(
+        promptIds.map(async (id) => {
+          const item = await this.waitOne(id, deadline, opts.signal);
+          states.set(id, item.status);
+          report();
+          return item;
+        }),
+      );
+    } finally {
+      stopTicking();
+    }
   }
 
   async status(agentId: unknown): Promise<AgentStatus> {
@@ -279,6 +285,25 @@ export class Shepherd {
       }
     }
     return removed;
+  }
+
+  /**
+   * The herd as the records and the sheep's files say, without asking the multiplexer: cheap
+   * enough to refresh a widget every second.
+   */
+  async peek(): Promise<(AgentStatus & { promptSubmittedAt?: string })[]> {
+    const live = [...this.registry.agents.values()].filter((a) => a.state !== "closed");
+    return Promise.all(
+      live.map(async (rec) => {
+        const active = rec.activePromptId ? this.registry.prompts.get(rec.activePromptId) : undefined;
+        if (active && !active.settled) await this.settleFromDisk(rec, active).catch(() => undefined);
+        const pending = active && !active.settled ? active : undefined;
+        return {
+          ...this.describe(rec, rec.state !== "exited"),
+          ...(pending ? { promptSubmittedAt: pending.submittedAt } : {}),
+        };
+      }),
+    );
   }
 
   // ---------------------------------------------------------------------------------------

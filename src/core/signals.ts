@@ -41,3 +41,19 @@ export class Bells {
     if (signal?.aborted) throw signal.reason;
   }
 }
+
+/** Calls fn every ms on the given clock until the returned stop function is called. */
+export function every(clock: Clock, ms: number, fn: () => void): () => void {
+  const stop = new AbortController();
+  void (async () => {
+    for (;;) {
+      try {
+        await clock.sleep(ms, stop.signal);
+      } catch {
+        return;
+      }
+      fn();
+    }
+  })();
+  return () => stop.abort();
+}

@@ -1,9 +1,9 @@
-import { statSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
 import { discoverAgents, type AgentScope } from "../agents/discover.js";
 import { ShepherdError } from "../core/errors.js";
 import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
+import { resolveCwd } from "./cwd.js";
+import { delegateAction } from "./delegate-action.js";
 import { closeText, herdText, promptText, sheepText, startText, statusText, waitText } from "./format.js";
 import {
   actionOf,
@@ -40,19 +40,6 @@ function result(action: string, text: string, details: Record<string, unknown>):
   // The full text always stays in details; only what the model reads inline is capped.
   const shown = text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\n[... ${text.length - MAX_TEXT} more characters; the full text is in the result details and the sheep's session file]` : text;
   return { content: [{ type: "text", text: shown }], details: { action, ...details } };
-}
-
-function resolveCwd(base: string, wanted: string | undefined): string {
-  if (wanted === undefined) return base;
-  const dir = isAbsolute(wanted) ? wanted : resolve(base, wanted);
-  let ok = false;
-  try {
-    ok = statSync(dir).isDirectory();
-  } catch {
-    ok = false;
-  }
-  if (!ok) throw new ShepherdError("invalid_params", `cwd "${wanted}" is not an existing directory.`);
-  return dir;
 }
 
 function targetAgentId(ctx: DispatchContext, target: string): string {
@@ -145,6 +132,10 @@ export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<Tool
       const agentId = targetAgentId(ctx, target);
       const text = await shepherd.read(agentId, lines);
       return result(action, text || "(the pane shows no text)", { agentId, text });
+    }
+    case "delegate": {
+      const { text, details } = await delegateAction(p, ctx);
+      return result(action, text, details);
     }
     case "prune": {
       const removed = await shepherd.prune();

@@ -28,6 +28,9 @@ export function coerce(raw: unknown): Params {
     const v = parseJson(out.promptIds);
     out.promptIds = Array.isArray(v) ? v : typeof v === "string" ? v.split(",").map((s) => s.trim()).filter(Boolean) : v;
   }
+  for (const k of ["tasks", "chain"]) {
+    if (typeof out[k] === "string") out[k] = parseJson(out[k]);
+  }
   for (const k of ["timeout", "lines"]) {
     if (typeof out[k] === "string" && (out[k] as string).trim() !== "" && Number.isFinite(Number(out[k]))) out[k] = Number(out[k]);
   }

@@ -1,13 +1,19 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 
 /** Actions the tool offers today; the enum lists only what works. */
-export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune"] as const;
+export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune", "delegate"] as const;
 export type Action = (typeof ACTIONS)[number];
 
 /** A plain string enum: unions at any level make some providers send `{}`. */
 function stringEnum<T extends readonly string[]>(values: T, description: string): TSchema {
   return Type.Unsafe<T[number]>({ type: "string", enum: [...values], description });
 }
+
+const delegateTask = Type.Object({
+  agent: Type.String({ description: "Agent definition name." }),
+  task: Type.String({ description: "The task text, sent exactly." }),
+  cwd: Type.Optional(Type.String({ description: "Working directory for this task." })),
+});
 
 /** One flat object; fields are checked per action at run time (see params.ts). */
 export const shepherdParameters = Type.Object({
@@ -27,4 +33,10 @@ export const shepherdParameters = Type.Object({
   timeout: Type.Optional(Type.Number({ description: "wait: seconds before returning timeout (the prompt keeps running)." })),
   target: Type.Optional(Type.String({ description: "read: an agentId or a sheep's label." })),
   lines: Type.Optional(Type.Number({ description: "read: how many recent lines (default 40)." })),
+  task: Type.Optional(Type.String({ description: "delegate (single): the task for `agent`." })),
+  tasks: Type.Optional(Type.Array(delegateTask, { description: "delegate (parallel): tasks run by separate sheep, a few at a time." })),
+  chain: Type.Optional(
+    Type.Array(delegateTask, { description: "delegate (chain): steps run in order; {previous} in a task becomes the previous step's final text." }),
+  ),
+  keepOpen: Type.Optional(Type.Boolean({ description: "delegate: keep each sheep open after its result (default false)." })),
 });

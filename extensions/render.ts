@@ -1,0 +1,26 @@
+/** pi-tui wrappers around the text renderers in src/tool/render-text.ts. */
+// The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
+import { Text } from "@mariozechner/pi-tui";
+import { renderCallText, renderResultText, type Paint } from "../src/tool/render-text.js";
+
+type Theme = { fg(color: string, text: string): string; bold(text: string): string };
+
+const paint = (theme: Theme): Paint => ({ fg: (c, s) => theme.fg(c, s), bold: (s) => theme.bold(s) });
+
+export function renderCall(args: unknown, theme: Theme) {
+  return new Text(renderCallText((args ?? {}) as Record<string, unknown>, paint(theme)), 0, 0);
+}
+
+export function renderResult(
+  result: { content?: { type: string; text?: string }[]; details?: unknown },
+  options: { expanded: boolean; isPartial: boolean },
+  theme: Theme,
+  context?: { isError?: boolean },
+) {
+  const text = renderResultText(
+    { ...(result.content ? { content: result.content } : {}), details: (result.details ?? {}) as Record<string, unknown> },
+    { expanded: options.expanded, isPartial: options.isPartial, isError: context?.isError === true },
+    paint(theme),
+  );
+  return new Text(text, 0, 0);
+}

@@ -1,0 +1,189 @@
+import pLimit from "p-limit";
+import { systemClock, type Clock } from "./clock.js";
+import { every } from "./signals.js";
+import { errorText, isShepherdError, ShepherdError } from "./errors.js";
+import type { Shepherd } from "./shepherd.js";
+import type { AgentDefinition, Usage, WaitStatus } from "./types.js";
+
+/**
+ * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
+ * so a delegated sheep is the same visible, persistent agent as any other while it works.
+ */
+
+export type DelegateMode = "single" | "parallel" | "chain";
+
+export interface DelegateTask {
+  definition: AgentDefinition;
+  task: string;
+  cwd: string;
+}
+
+export interface DelegateItem {
+  agent: string;
+  task: string;
+  status: WaitStatus;
+  text?: string;
+  error?: string;
+  agentId?: string;
+  usage?: Usage;
+  step?: number;
+}
+
+export type ItemPhase = "queued" | "starting" | "working" | WaitStatus;
+
+export interface DelegateProgress {
+  mode: DelegateMode;
+  done: number;
+  total: number;
+  items: { agent: string; label?: string; agentId?: string; state: ItemPhase; elapsedSec: number }[];
+}
+
+export interface DelegateOptions {
+  keepOpen: boolean;
+  maxParallel: number;
+  waitTimeoutSec: number;
+  signal?: AbortSignal;
+  onProgress?: (p: DelegateProgress) => void;
+  now?: () => number;
+  clock?: Clock;
+}
+
+interface Tracked {
+  agent: string;
+  label?: string;
+  agentId?: string;
+  state: ItemPhase;
+  startedAt?: number;
+  finishedAt?: number;
+}
+
+const FINAL: ReadonlySet<ItemPhase> = new Set(["completed", "failed", "timeout", "cancelled", "blocked"]);
+
+export class Delegation {
+  private readonly tracked: Tracked[];
+  private readonly now: () => number;
+
+  constructor(
+    private readonly shepherd: Shepherd,
+    private readonly mode: DelegateMode,
+    private readonly tasks: DelegateTask[],
+    private readonly o: DelegateOptions,
+  ) {
+    this.now = o.now ?? Date.now;
+    this.tracked = tasks.map((t) => ({ agent: t.definition.name, state: "queued" }));
+  }
+
+  async run(): Promise<DelegateItem[]> {
+    const stopTicking = this.o.onProgress ? every(this.o.clock ?? systemClock, 1000, () => this.report()) : () => undefined;
+    try {
+      if (this.mode === "chain") return await this.chain();
+      const limit = pLimit(Math.max(1, this.o.maxParallel));
+      this.report();
+      return await Promise.all(this.tasks.map((t, i) => limit(() => this.one(i, t.task))));
+    } finally {
+      stopTicking();
+    }
+  }
+
+  private async chain(): Promise<DelegateItem[]> {
+    const out: DelegateItem[] = [];
+    let previous = "";
+    this.report();
+    for (const [i, t] of this.tasks.entries()) {
+      // Every {previous} gets the exact final text of the step before; the first step gets "".
+      const task = t.task.split("{previous}").join(previous);
+      const item = { ...(await this.one(i, task)), step: i + 1 };
+      out.push(item);
+      if (item.status !== "completed") break;
+      previous = item.text ?? "";
+    }
+    return out;
+  }
+
+  private async one(i: number, task: string): Promise<DelegateItem> {
+    const t = this.tasks[i]!;
+    const track = this.tracked[i]!;
+    const base = { agent: t.definition.name, task };
+    const finish = (item: DelegateItem): DelegateItem => {
+      track.state = item.status;
+      track.finishedAt = this.now();
+      this.report();
+      return item;
+    };
+    if (this.o.signal?.aborted) return finish({ ...base, status: "cancelled", error: "[cancelled] the delegation was aborted before this task started." });
+    track.state = "starting";
+    track.startedAt = this.now();
+    this.report();
+    let agentId: string | undefined;
+    try {
+      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd }, this.o.signal);
+      agentId = started.agentId;
+      track.agentId = agentId;
+      track.label = started.label;
+      track.state = "working";
+      this.report();
+      const { promptId } = await this.shepherd.prompt(agentId, task);
+      const [r] = await this.shepherd.wait([promptId], {
+        timeoutSec: this.o.waitTimeoutSec,
+        ...(this.o.signal ? { signal: this.o.signal } : {}),
+      });
+      const item: DelegateItem = {
+        ...base,
+        status: r!.status,
+        agentId,
+        ...(r!.text !== undefined ? { text: r!.text } : {}),
+        ...(r!.error !== undefined ? { error: r!.error } : {}),
+        ...(r!.usage !== undefined ? { usage: r!.usage } : {}),
+      };
+      if (!this.o.keepOpen) await this.closeQuietly(agentId);
+      return finish(item);
+    } catch (e) {
+      const aborted = this.o.signal?.aborted || isShepherdError(e, "aborted");
+      // An aborted delegation closes what it started, whatever keepOpen says: nobody will wait for it.
+      if (agentId && (aborted || !this.o.keepOpen)) await this.closeQuietly(agentId);
+      return finish({
+        ...base,
+        status: aborted ? "cancelled" : "failed",
+        ...(agentId ? { agentId } : {}),
+        error: aborted ? "[cancelled] the delegation was aborted." : errorText(e),
+      });
+    }
+  }
+
+  private async closeQuietly(agentId: string) {
+    await this.shepherd.close(agentId).catch(() => undefined);
+  }
+
+  private report() {
+    if (!this.o.onProgress) return;
+    const now = this.now();
+    const items = this.tracked.map((t) => ({
+      agent: t.agent,
+      ...(t.label ? { label: t.label } : {}),
+      ...(t.agentId ? { agentId: t.agentId } : {}),
+      state: t.state,
+      elapsedSec: t.startedAt ? Math.round(((t.finishedAt ?? now) - t.startedAt) / 1000) : 0,
+    }));
+    this.o.onProgress({ mode: this.mode, done: this.tracked.filter((t) => FINAL.has(t.state)).length, total: this.tracked.length, items });
+  }
+}
+
+/** The tool's verdict: every item failed throws; anything else returns. */
+export function delegateOutcome(mode: DelegateMode, items: DelegateItem[], total: number): { ok: number; summary: string } {
+  const ok = items.filter((i) => i.status === "completed").length;
+  if (ok === 0) {
+    const reasons = items.map((i, n) => `${n + 1}. ${i.agent}: ${i.status}${i.error ? ` ${i.error}` : ""}`).join("\n");
+    const code = items.every((i) => i.status === "cancelled") ? "aborted" : "delegate_failed";
+    throw new ShepherdError(code, `${mode} delegation: no task succeeded.\n${reasons}`);
+  }
+  if (mode === "chain") {
+    const stopped = items.find((i) => i.status !== "completed");
+    return {
+      ok,
+      summary: stopped
+        ? `Chain stopped at step ${stopped.step} (${stopped.agent}): ${stopped.error ?? stopped.status}. ${ok}/${total} steps succeeded.`
+        : `Chain: ${ok}/${total} steps succeeded.`,
+    };
+  }
+  return { ok, summary: mode === "single" ? "" : `Parallel: ${ok}/${total} succeeded.` };
+}

@@ -1,0 +1,134 @@
+/**
+ * What a person sees of a shepherd call in pi's transcript. Pure text with colours from an
+ * injected theme, so it is tested without a terminal; extensions/render.ts wraps it.
+ */
+
+export interface Paint {
+  fg(color: "accent" | "success" | "error" | "warning" | "muted" | "dim" | "toolTitle", text: string): string;
+  bold(text: string): string;
+}
+
+type Args = Record<string, unknown>;
+
+const oneLine = (s: string, max: number) => {
+  const flat = s.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+export function renderCallText(args: Args, t: Paint): string {
+  const action = typeof args.action === "string" ? args.action : "?";
+  const head = t.fg("toolTitle", t.bold(`shepherd ${action}`));
+  const s = (k: string) => (typeof args[k] === "string" ? (args[k] as string) : undefined);
+  const parts: string[] = [];
+  switch (action) {
+    case "start":
+      parts.push(t.fg("accent", s("agent") ?? "?"));
+      if (s("label")) parts.push(t.fg("muted", `as ${s("label")}`));
+      if (s("placement")) parts.push(t.fg("dim", `[${s("placement")}]`));
+      break;
+    case "prompt":
+      parts.push(t.fg("accent", s("agentId") ?? "?"), t.fg("dim", oneLine(s("message") ?? "", 60)));
+      break;
+    case "wait": {
+      const ids = Array.isArray(args.promptIds) ? (args.promptIds as unknown[]).map(String) : s("promptId") ? [s("promptId")!] : [];
+      parts.push(t.fg("accent", ids.length > 3 ? `${ids.slice(0, 3).join(", ")} +${ids.length - 3}` : ids.join(", ")));
+      if (args.timeout !== undefined) parts.push(t.fg("dim", `(timeout ${String(args.timeout)}s)`));
+      break;
+    }
+    case "status":
+    case "close":
+      parts.push(t.fg("accent", s("agentId") ?? "?"));
+      break;
+    case "read":
+      parts.push(t.fg("accent", s("target") ?? "?"));
+      break;
+    case "delegate": {
+      const list = (Array.isArray(args.tasks) ? args.tasks : Array.isArray(args.chain) ? args.chain : []) as { agent?: string; task?: string }[];
+      if (list.length === 0) {
+        parts.push(t.fg("accent", s("agent") ?? "?"), t.fg("dim", oneLine(s("task") ?? "", 60)));
+      } else {
+        const mode = Array.isArray(args.chain) ? "chain" : "parallel";
+        parts.push(t.fg("muted", `${mode} (${list.length} ${mode === "chain" ? "steps" : "tasks"})`));
+        const shown = list.slice(0, 3).map((x, i) => `\n  ${i + 1}. ${t.fg("accent", String(x.agent ?? "?"))} ${t.fg("dim", oneLine(String(x.task ?? "").replace(/\{previous\}/g, ""), 40))}`);
+        parts.push(shown.join("") + (list.length > 3 ? t.fg("dim", `\n  … ${list.length - 3} more`) : ""));
+      }
+      break;
+    }
+  }
+  return [head, ...parts].join(" ");
+}
+
+interface ResultItem {
+  status?: string;
+  text?: string;
+  error?: string;
+  agent?: string;
+  agentId?: string;
+  promptId?: string;
+  usage?: { input?: number; output?: number; cost?: number };
+}
+
+const ICONS: Record<string, [string, Parameters<Paint["fg"]>[0]]> = {
+  completed: ["✓", "success"],
+  failed: ["✗", "error"],
+  timeout: ["⏱", "warning"],
+  cancelled: ["⊘", "warning"],
+  blocked: ["⏸", "warning"],
+  queued: ["·", "dim"],
+  starting: ["…", "muted"],
+  working: ["⏳", "muted"],
+  waiting: ["⏳", "muted"],
+};
+
+function icon(status: string | undefined, t: Paint): string {
+  const [ch, color] = ICONS[status ?? ""] ?? ["?", "muted"];
+  return t.fg(color, ch);
+}
+
+function usageLine(u: ResultItem["usage"], t: Paint): string {
+  if (!u || (u.input === undefined && u.output === undefined)) return "";
+  const cost = u.cost ? ` $${u.cost.toFixed(4)}` : "";
+  return t.fg("dim", ` ↑${u.input ?? 0} ↓${u.output ?? 0}${cost}`);
+}
+
+export interface RenderOptions {
+  expanded: boolean;
+  isPartial: boolean;
+  isError: boolean;
+}
+
+export function renderResultText(
+  result: { content?: { type: string; text?: string }[]; details?: Record<string, unknown> },
+  o: RenderOptions,
+  t: Paint,
+): string {
+  const text = (result.content ?? []).map((c) => c.text ?? "").join("");
+  if (o.isError) return t.fg("error", `✗ ${text}`);
+  const d = result.details ?? {};
+  const progress = d.progress as { done?: number; total?: number; items?: { agent?: string; label?: string; state?: string; elapsedSec?: number; elapsedMs?: number; promptId?: string }[] } | undefined;
+  if (o.isPartial && progress) {
+    const lines = [t.fg("muted", `${progress.done ?? 0}/${progress.total ?? 0} done`)];
+    for (const i of progress.items ?? []) {
+      const secs = i.elapsedSec ?? Math.round((i.elapsedMs ?? 0) / 1000);
+      lines.push(`${icon(i.state, t)} ${i.label ?? i.agent ?? i.promptId ?? ""} ${t.fg("dim", `${i.state} ${secs}s`)}`);
+    }
+    return lines.join("\n");
+  }
+  const items = (Array.isArray(d.results) ? d.results : []) as ResultItem[];
+  if (items.length === 0) {
+    const lines = text.split("\n");
+    return o.expanded || lines.length <= 3 ? text : `${lines.slice(0, 3).join("\n")}\n${t.fg("dim", `… ${lines.length - 3} more lines`)}`;
+  }
+  const ok = items.filter((i) => i.status === "completed").length;
+  const head = t.fg(ok === items.length ? "success" : ok === 0 ? "error" : "warning", `${ok}/${items.length} completed`);
+  const blocks = items.map((i) => {
+    const name = i.agent ?? i.promptId ?? i.agentId ?? "";
+    const body = i.status === "completed" ? (i.text ?? "") : (i.error ?? i.status ?? "");
+    const bodyLines = body.split("\n");
+    const shown = o.expanded ? bodyLines : bodyLines.slice(0, 3);
+    const more = !o.expanded && bodyLines.length > 3 ? `\n    ${t.fg("dim", `… ${bodyLines.length - 3} more lines`)}` : "";
+    const color = i.status === "completed" ? "muted" : i.status === "failed" ? "error" : "warning";
+    return `${icon(i.status, t)} ${t.bold(name)}${usageLine(i.usage, t)}\n${shown.map((l) => `    ${t.fg(color, l)}`).join("\n")}${more}`;
+  });
+  return [head, ...blocks].join("\n");
+}

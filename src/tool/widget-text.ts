@@ -1,0 +1,13 @@
+import type { AgentStatus } from "../core/types.js";
+
+/** The herd widget: one line per live sheep, plain text (RPC clients get it verbatim). */
+export function herdWidgetLines(herd: (AgentStatus & { promptSubmittedAt?: string })[], now: number): string[] | undefined {
+  const live = herd.filter((s) => s.state !== "closed");
+  if (live.length === 0) return undefined;
+  const lines = [`🐑 herd (${live.length})`];
+  for (const s of live) {
+    const since = s.promptSubmittedAt ? ` ${Math.max(0, Math.round((now - Date.parse(s.promptSubmittedAt)) / 1000))}s` : "";
+    lines.push(`  ${s.label} · ${s.agent} · ${s.state}${s.state === "working" ? since : ""}`);
+  }
+  return lines;
+}

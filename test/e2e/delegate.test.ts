@@ -1,0 +1,166 @@
+/**
+ * Delegation (single, parallel, chain) on real pi sheep, driven by a real pi shepherd over RPC.
+ */
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { writeAgentDir } from "../support/agent-dir.js";
+import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.js";
+import { directive, startScriptedModel, type LoggedRequest, type ScriptedModel } from "../support/scripted-model.js";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+
+/** The most requests that were being answered at the same moment. */
+function maxConcurrent(reqs: LoggedRequest[]): number {
+  const edges = reqs.flatMap((r) => [
+    { at: r.receivedAt, d: 1 },
+    { at: r.lastByteAt ?? Infinity, d: -1 },
+  ]);
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let now = 0;
+  let max = 0;
+  for (const e of edges) max = Math.max(max, (now += e.d));
+  return max;
+}
+
+describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
+  let dir: string;
+  let t: PrivateTmux;
+  let model: ScriptedModel;
+  let shepherd: RpcShepherd;
+
+  const panes = async () => (await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
+  const ok = async (args: unknown): Promise<ToolOutcome> => {
+    const r = await shepherd.call(args);
+    assert.equal(r.isError, false, `tool call failed: ${r.text}`);
+    return r;
+  };
+  type Item = { agent: string; task: string; status: string; text?: string; error?: string; agentId?: string; step?: number };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-delegate-"));
+    t = await startPrivateTmux();
+    model = await startScriptedModel();
+    const agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
+    await mkdir(join(agentDir, "agents"), { recursive: true });
+    await mkdir(join(agentDir, "pi-shepherd"), { recursive: true });
+    await writeFile(join(agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ maxParallel: 2 }));
+    await writeFile(join(agentDir, "agents", "echo.md"), "---\nname: echo\ndescription: answers as scripted\n---\nAnswer as scripted.\n");
+    const work = join(dir, "work");
+    await mkdir(work);
+    const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+)$/.test(k)));
+    shepherd = RpcShepherd.start({
+      cwd: work,
+      env: {
+        ...outer,
+        PATH: `${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+        PI_CODING_AGENT_DIR: agentDir,
+        PI_OFFLINE: "1",
+        PI_SKIP_VERSION_CHECK: "1",
+        PI_SHEPHERD_RUNTIME: "tmux",
+        PI_SHEPHERD_TMUX_SOCKET: t.socket,
+      },
+    });
+  });
+
+  after(async () => {
+    await shepherd?.stop().catch(() => undefined);
+    await t?.cleanup();
+    await model?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("parallel: 5 tasks with maxParallel 2 never answer more than 2 at once, come back in order, and show progress", async () => {
+    const tasks = [1, 2, 3, 4, 5].map((i) => ({ agent: "echo", task: directive({ reply: `result ${i}`, delayMs: 1200 + (5 - i) * 200, tag: `P${i}` }) }));
+    const r = await ok({ action: "delegate", tasks });
+    const items = r.details.results as Item[];
+    assert.deepEqual(items.map((i) => [i.status, i.text]), [1, 2, 3, 4, 5].map((i) => ["completed", `result ${i}`]));
+    assert.equal(r.details.mode, "parallel");
+    assert.match(r.text, /^Parallel: 5\/5 succeeded\./);
+    const reqs = model.log.filter((l) => l.tag?.startsWith("P"));
+    assert.equal(reqs.length, 5);
+    assert.equal(maxConcurrent(reqs), 2, "two sheep worked at once, never more");
+    assert.ok(r.updates.length >= 2, "progress updates arrived while it ran");
+    const last = r.updates[r.updates.length - 1]!.details as { progress: { total: number; items: unknown[] } };
+    assert.equal(last.progress.total, 5);
+    assert.ok(r.updates.some((u) => /^\d\/5 done$/.test(u.text)));
+    // Updates stop when the call ends: none after tool_execution_end.
+    const endAt = shepherd.events.findLastIndex((e) => e.type === "tool_execution_end");
+    assert.ok(!shepherd.events.slice(endAt).some((e) => e.type === "tool_execution_update"));
+    assert.deepEqual(await panes(), [t.userPane], "every delegated sheep was closed");
+  });
+
+  it("chain: each step gets the previous step's exact text", async () => {
+    const r = await ok({
+      action: "delegate",
+      chain: [
+        { agent: "echo", task: directive({ reply: "alpha 'one' ü", tag: "C1" }) },
+        { agent: "echo", task: '#script {"reply":"got [{previous}]","tag":"C2"}' },
+        { agent: "echo", task: '#script {"reply":"final <{previous}>","tag":"C3"}' },
+      ],
+    });
+    const items = r.details.results as Item[];
+    assert.deepEqual(items.map((i) => [i.step, i.status, i.text]), [
+      [1, "completed", "alpha 'one' ü"],
+      [2, "completed", "got [alpha 'one' ü]"],
+      [3, "completed", "final <got [alpha 'one' ü]>"],
+    ]);
+    assert.equal(model.log.find((l) => l.tag === "C3")!.lastUserText, '#script {"reply":"final <got [alpha \'one\' ü]>","tag":"C3"}');
+    assert.match(r.text, /final <got \[alpha 'one' ü\]>$/);
+  });
+
+  it("chain: a failing step stops the chain and says where", async () => {
+    const r = await ok({
+      action: "delegate",
+      chain: [
+        { agent: "echo", task: directive({ reply: "fine", tag: "F1" }) },
+        { agent: "echo", task: directive({ fail: 500, message: "step two broke", tag: "F2" }) },
+        { agent: "echo", task: directive({ reply: "never", tag: "F3" }) },
+      ],
+    });
+    const items = r.details.results as Item[];
+    assert.deepEqual(items.map((i) => i.status), ["completed", "failed"]);
+    assert.match(r.text, /^Chain stopped at step 2 \(echo\): \[provider_error\] .*step two broke/);
+    assert.equal(model.log.some((l) => l.tag === "F3"), false, "step 3 never ran");
+  });
+
+  it("a delegate whose every task failed throws", async () => {
+    const r = await shepherd.call({ action: "delegate", agent: "echo", task: directive({ fail: 500, message: "all down" }) });
+    assert.equal(r.isError, true);
+    assert.match(r.text, /^\[delegate_failed\] single delegation: no task succeeded\.\n1\. echo: failed .*all down/);
+    const refused = await shepherd.call({ action: "delegate", tasks: Array.from({ length: 9 }, () => ({ agent: "echo", task: "x" })) });
+    assert.match(refused.text, /^\[invalid_params\] 9 tasks given; at most 8/);
+  });
+
+  it("single with keepOpen leaves a live sheep", async () => {
+    const r = await ok({ action: "delegate", agent: "echo", task: directive({ reply: "kept" }), keepOpen: true });
+    assert.equal(r.text, "kept");
+    const [item] = r.details.results as Item[];
+    const status = (await ok({ action: "status", agentId: item!.agentId })).details.status as { state: string; paneAlive: boolean };
+    assert.deepEqual([status.state, status.paneAlive], ["idle", true]);
+    await ok({ action: "close", agentId: item!.agentId });
+  });
+
+  it("the herd widget lists sheep while there are any and is removed when the herd is empty", async () => {
+    const widgets = shepherd.events.filter((e) => e.type === "extension_ui_request" && e.method === "setWidget") as { widgetLines?: string[] }[];
+    assert.ok(widgets.some((w) => w.widgetLines?.[0]?.startsWith("🐑 herd") && w.widgetLines.some((l) => /echo · (working|idle)/.test(l))));
+    assert.equal(widgets[widgets.length - 1]!.widgetLines, undefined, "the widget was cleared");
+  });
+
+  it("abort during a parallel run closes its sheep", async () => {
+    const tasks = [1, 2, 3].map((i) => ({ agent: "echo", task: directive({ reply: "too slow", delayMs: 60_000, tag: `A${i}` }) }));
+    const end = shepherd.next((e) => e.type === "tool_execution_end" && e.toolName === "shepherd");
+    const settled = shepherd.next((e) => e.type === "agent_end");
+    const accepted = await shepherd.command({ type: "prompt", message: directive({ tool: { name: "shepherd", arguments: { action: "delegate", tasks } }, afterTool: "done" }) });
+    assert.equal(accepted.success, true);
+    for (let i = 0; i < 600 && model.log.filter((l) => l.tag?.startsWith("A")).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(model.log.filter((l) => l.tag?.startsWith("A")).length, 2, "two sheep were working when the abort came");
+    await shepherd.command({ type: "abort" });
+    const e = await end;
+    await settled;
+    assert.equal(e.isError, true);
+    assert.deepEqual(await panes(), [t.userPane], "the aborted delegation closed every sheep it started");
+    assert.equal(model.log.filter((l) => l.tag === "A3").length, 0, "the queued task never started");
+  });
+});

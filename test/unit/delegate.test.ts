@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Delegation, delegateOutcome, type DelegateProgress } from "../../src/core/delegate.js";
+import { Shepherd } from "../../src/core/shepherd.js";
+import type { AgentDefinition } from "../../src/core/types.js";
+import { settle } from "../support/fake-clock.js";
+import { MemoryWorld } from "../support/memory-world.js";
+
+const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
+
+/** A world whose sheep answer every prompt with a function of its text. */
+function world(answer: (text: string) => { text: string; status?: "completed" | "failed" } | undefined) {
+  const w = new MemoryWorld();
+  const submit = w.host.submit;
+  w.host.submit = async (agentId, promptId, text) => {
+    await submit(agentId, promptId, text);
+    const a = answer(text);
+    if (a) setImmediate(() => w.answer(agentId, promptId, a.text, a.status ?? "completed", a.status === "failed" ? "boom" : undefined));
+  };
+  const shepherd = new Shepherd({ runtime: w.runtime, host: w.host, owner: "s", livenessIntervalMs: 50 });
+  return { w, shepherd };
+}
+
+describe("delegation on the primitives", () => {
+  it("parallel keeps input order, respects maxParallel, and closes each sheep", async () => {
+    let working = 0;
+    let most = 0;
+    const { w, shepherd } = world(() => undefined);
+    const submit = w.host.submit;
+    w.host.submit = async (agentId, promptId, text) => {
+      await submit(agentId, promptId, text);
+      most = Math.max(most, ++working);
+      setTimeout(() => {
+        working--;
+        w.answer(agentId, promptId, `done ${text}`);
+      }, 20 + Number(text) * 5);
+    };
+    const tasks = ["5", "1", "4", "2", "3"].map((task) => ({ definition: def, task, cwd: "/" }));
+    const items = await new Delegation(shepherd, "parallel", tasks, { keepOpen: false, maxParallel: 2, waitTimeoutSec: 10 }).run();
+    assert.deepEqual(items.map((i) => i.text), ["done 5", "done 1", "done 4", "done 2", "done 3"]);
+    assert.equal(most, 2);
+    assert.equal(w.calls.filter((c) => c.startsWith("close")).length, 5);
+  });
+
+  it("chain replaces every {previous} and stops at the first failure", async () => {
+    const { shepherd } = world((text) => (text.includes("FAIL") ? { text: "", status: "failed" } : { text: `<${text}>` }));
+    const progress: DelegateProgress[] = [];
+    const items = await new Delegation(
+      shepherd,
+      "chain",
+      [
+        { definition: def, task: "a{previous}", cwd: "/" },
+        { definition: def, task: "{previous}|{previous}", cwd: "/" },
+        { definition: def, task: "FAIL {previous}", cwd: "/" },
+        { definition: def, task: "never", cwd: "/" },
+      ],
+      { keepOpen: false, maxParallel: 4, waitTimeoutSec: 10, onProgress: (p) => progress.push(p) },
+    ).run();
+    assert.deepEqual(items.map((i) => [i.step, i.task, i.status]), [
+      [1, "a", "completed"],
+      [2, "<a>|<a>", "completed"],
+      [3, "FAIL <<a>|<a>>", "failed"],
+    ]);
+    assert.equal(progress[progress.length - 1]!.items[3]!.state, "queued");
+    assert.match(delegateOutcome("chain", items, 4).summary, /^Chain stopped at step 3 \(echo\): \[provider_error\] boom\. 2\/4 steps succeeded\.$/);
+  });
+
+  it("abort closes the sheep it started and cancels what had not started", async () => {
+    const { w, shepherd } = world(() => undefined);
+    const ac = new AbortController();
+    const running = new Delegation(shepherd, "parallel", [1, 2, 3].map((n) => ({ definition: def, task: String(n), cwd: "/" })), {
+      keepOpen: true,
+      maxParallel: 2,
+      waitTimeoutSec: 100,
+      signal: ac.signal,
+    }).run();
+    for (let i = 0; i < 50 && [...w.sheep.values()].filter((s) => s.inbox.size > 0).length < 2; i++) await settle();
+    ac.abort();
+    const items = await running;
+    assert.deepEqual(items.map((i) => i.status), ["cancelled", "cancelled", "cancelled"]);
+    assert.equal(w.calls.filter((c) => c.startsWith("close")).length, 2, "both started sheep were closed despite keepOpen");
+    assert.equal(w.calls.filter((c) => c.startsWith("create")).length, 2, "the third never started");
+    assert.throws(() => delegateOutcome("parallel", items, 3), /^ShepherdError: \[aborted\] parallel delegation: no task succeeded/);
+  });
+});
