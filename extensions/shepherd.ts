@@ -84,16 +84,37 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
 
   registerShepherdCommand(pi, { appFor, current: () => app, onChange: (ctx) => widget.touch(ctx) });
 
+  // After /reload (or in a new shepherd on the same agent dir) the sheep still run: take them back
+  // at once, so their ids keep working and prompts sent before can still be waited for.
+  pi.on("session_start", async (_event, ctx) => {
+    let current: ShepherdApp;
+    try {
+      current = await appFor(ctx);
+    } catch {
+      return; // no runtime yet: the first tool call reports why
+    }
+    const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], warnings: [errorText(e)] }));
+    const live = report.adopted.length - report.pruned.length;
+    if (ctx.hasUI) {
+      for (const w of report.warnings) ctx.ui.notify(w, "warning");
+      if (report.adopted.length > 0) {
+        ctx.ui.notify(`pi-shepherd: re-attached ${live} sheep${report.pruned.length ? `; ${report.pruned.length} whose panes were gone were pruned` : ""}.`, "info");
+      }
+      if (live > 0) widget.touch(ctx);
+    }
+  });
+
   pi.on("session_shutdown", async (event) => {
     widget.stop();
-    if (!app || event.reason !== "quit") return;
+    if (!app) return;
     let current: ShepherdApp;
     try {
       current = await app;
     } catch {
       return;
     }
-    if (!current.loaded.settings.closeOnExit) return;
+    current.shepherd.dispose();
+    if (event.reason !== "quit" || !current.loaded.settings.closeOnExit) return;
     const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
     await Promise.all(mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))));
   });

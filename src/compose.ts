@@ -12,6 +12,8 @@ import { Shepherd } from "./core/shepherd.js";
 import { defaultPiCommand } from "./launch/pi-command.js";
 import type { Runtime, RuntimeName } from "./ports/runtime.js";
 import { FileSheepHost } from "./protocol/file-host.js";
+import { stateDir } from "./protocol/layout.js";
+import { FileStateStore } from "./protocol/state-store.js";
 import { chooseRuntime } from "./runtimes/choose.js";
 import { HerdrRuntime, herdrServerAnswers } from "./runtimes/herdr/index.js";
 import { TmuxRuntime } from "./runtimes/tmux/runtime.js";
@@ -39,6 +41,34 @@ export interface ComposeOptions {
   /** The pi running this shepherd, as argv; found from process.argv when not given. */
   piCommand?: string[];
   extraPiArgs?: string[];
+}
+
+/**
+ * Who owns the panes this process creates. The token lives on globalThis so that /reload, which
+ * re-imports this module in the same process, keeps the same owner and re-attaches its sheep.
+ */
+const TOKEN_KEY = Symbol.for("pi-shepherd.owner-token");
+function ownerToken(): string {
+  const g = globalThis as unknown as Record<symbol, string | undefined>;
+  return (g[TOKEN_KEY] ??= newId("agent").slice(2));
+}
+
+export function processOwner(): string {
+  return `${process.pid}:${ownerToken()}`;
+}
+
+/** An owner is alive while its process runs; in this process, only our own token is. */
+export function ownerAlive(owner: string): boolean {
+  const [pidText, token] = owner.split(":");
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return token === ownerToken();
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 async function tmuxInstalled(env: NodeJS.ProcessEnv): Promise<boolean> {
@@ -78,7 +108,9 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   const shepherd = new Shepherd({
     runtime,
     host,
-    owner: newId("agent").replace(/^a_/, "s_"),
+    owner: processOwner(),
+    store: new FileStateStore(stateDir(agentDir)),
+    ownerAlive,
     startTimeoutMs: settings.startTimeout * 1000,
     defaultWaitTimeoutSec: settings.waitTimeout,
   });

@@ -1,5 +1,6 @@
 import type { Runtime } from "../ports/runtime.js";
 import type { SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
+import type { StateStore } from "../ports/store.js";
 import { systemClock, type Clock } from "./clock.js";
 import { errorText, ShepherdError } from "./errors.js";
 import { newId } from "./ids.js";
@@ -28,6 +29,18 @@ export interface ShepherdOptions {
   startTimeoutMs?: number;
   defaultWaitTimeoutSec?: number;
   maxPromptBytes?: number;
+  /** Where records are written through, so a reloaded or restarted shepherd can re-attach. */
+  store?: StateStore;
+  /** Whether the shepherd named by an owner string still runs; its sheep are not ours to take. */
+  ownerAlive?: (owner: string) => boolean;
+}
+
+export interface AttachReport {
+  /** Sheep of an earlier shepherd (or of this one before a reload) that are ours again. */
+  adopted: string[];
+  /** Adopted records whose panes were gone: marked and dropped. */
+  pruned: string[];
+  warnings: string[];
 }
 
 export interface WaitProgress {
@@ -62,6 +75,86 @@ export class Shepherd {
     return this.opts.runtime.name;
   }
 
+  get owner() {
+    return this.opts.owner;
+  }
+
+  /**
+   * Takes back the records this shepherd may own: its own from before a reload, and those of a
+   * shepherd that no longer runs. Results are files, so a prompt sent before can still be waited for.
+   */
+  async attach(): Promise<AttachReport> {
+    const report: AttachReport = { adopted: [], pruned: [], warnings: [] };
+    const store = this.opts.store;
+    if (!store) return report;
+    const { state, warnings } = await store.load();
+    report.warnings.push(...warnings);
+    const alive = this.opts.ownerAlive ?? (() => true);
+    const ours = state.agents.filter((a) => a.owner === this.opts.owner || !alive(a.owner));
+    for (const rec of ours) {
+      if (this.registry.agents.has(rec.agentId)) continue;
+      rec.owner = this.opts.owner;
+      this.registry.agents.set(rec.agentId, rec);
+      if (rec.state !== "closed") this.unsubscribe.set(rec.agentId, this.opts.host.subscribe(rec.agentId, () => this.bells.ring(rec.agentId)));
+      report.adopted.push(rec.agentId);
+    }
+    const adopted = new Set(report.adopted);
+    for (const p of state.prompts) if (adopted.has(p.agentId) && !this.registry.prompts.has(p.promptId)) this.registry.prompts.set(p.promptId, p);
+    for (const id of report.adopted) {
+      const rec = this.registry.agents.get(id)!;
+      if (rec.state === "closed" || rec.state === "starting") continue;
+      if ((await this.liveness.get(rec.paneId, 0)) === "gone") {
+        // Gone while nobody watched: settle what it owed from its files, then drop it.
+        report.pruned.push(...(await this.dropGone(rec)));
+      } else if (rec.activePromptId) {
+        const p = this.registry.prompts.get(rec.activePromptId);
+        if (p && !p.settled) await this.settleFromDisk(rec, p);
+      }
+    }
+    // A record caught half-way through start belonged to a start that can no longer finish.
+    for (const id of report.adopted) {
+      const rec = this.registry.agents.get(id);
+      if (rec?.state === "starting") {
+        await this.opts.runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+        report.pruned.push(...(await this.dropGone(rec)));
+      }
+    }
+    await this.changed();
+    return report;
+  }
+
+  /** Our record of a sheep; a sheep of another live shepherd is named as such, not as unknown. */
+  private async find(agentId: unknown): Promise<AgentRecord> {
+    try {
+      return this.registry.agent(agentId);
+    } catch (e) {
+      if (!this.opts.store || typeof agentId !== "string") throw e;
+      const { state } = await this.opts.store.load().catch(() => ({ state: { agents: [] as AgentRecord[] } }));
+      const foreign = state.agents.find((a) => a.agentId === agentId && a.owner !== this.opts.owner);
+      if (foreign) {
+        throw new ShepherdError("not_owned", `sheep ${agentId} (${foreign.label}) belongs to another running shepherd; only it may use or close it.`);
+      }
+      throw e;
+    }
+  }
+
+  /** Stops watching the sheep's files; the sheep themselves keep running. */
+  dispose(): void {
+    for (const off of this.unsubscribe.values()) off();
+    this.unsubscribe.clear();
+  }
+
+  /** Writes the records through; a burst of changes becomes one write. */
+  private changed(): Promise<void> {
+    const store = this.opts.store;
+    if (!store) return Promise.resolve();
+    const agents = [...this.registry.agents.values()];
+    const ids = new Set(agents.map((a) => a.agentId));
+    const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
+    // A failed write must not fail the call that changed the records; the next change retries.
+    return store.save(this.opts.owner, { agents: agents.map((a) => ({ ...a })), prompts: prompts.map((p) => ({ ...p })) }).catch(() => undefined);
+  }
+
   async start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
     const { runtime, host } = this.opts;
     const label = this.pickLabel(req.label, req.definition.name);
@@ -78,6 +171,9 @@ export class Shepherd {
       direction: req.direction ?? "right",
       cwd: req.cwd,
       label,
+    }).catch(async (e: unknown) => {
+      await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
+      throw e;
     });
     const model = req.model ?? req.definition.model;
     const rec: AgentRecord = {
@@ -96,6 +192,7 @@ export class Shepherd {
     };
     // Recorded before the launch line is typed: whatever happens next, we know the pane is ours.
     this.registry.agents.set(agentId, rec);
+    await this.changed();
     this.unsubscribe.set(agentId, host.subscribe(agentId, () => this.bells.ring(agentId)));
     try {
       await runtime.runLauncher(pane.paneId, prepared.launcherArgv);
@@ -104,6 +201,7 @@ export class Shepherd {
       await this.abandon(rec, e);
     }
     rec.state = "idle";
+    await this.changed();
     return {
       agentId,
       agent: rec.agent,
@@ -119,7 +217,7 @@ export class Shepherd {
   }
 
   async prompt(agentId: unknown, message: unknown): Promise<SubmittedPrompt> {
-    const rec = this.registry.agent(agentId);
+    const rec = await this.find(agentId);
     if (typeof message !== "string" || message.length === 0) {
       throw new ShepherdError("invalid_params", "message must be a non-empty string.");
     }
@@ -160,6 +258,7 @@ export class Shepherd {
       rec.state = "idle";
       throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
     }
+    await this.changed();
     return { promptId, agentId: rec.agentId, submittedAt };
   }
 
@@ -204,7 +303,7 @@ export class Shepherd {
   }
 
   async status(agentId: unknown): Promise<AgentStatus> {
-    const rec = this.registry.agent(agentId);
+    const rec = await this.find(agentId);
     let paneAlive = false;
     let runtimeStatus: string | undefined;
     if (rec.state !== "closed") {
@@ -230,13 +329,13 @@ export class Shepherd {
   }
 
   async read(agentId: unknown, lines: number): Promise<string> {
-    const rec = this.registry.agent(agentId);
+    const rec = await this.find(agentId);
     if (rec.state === "closed") throw new ShepherdError("agent_closed", `sheep ${rec.agentId} is closed; its pane is gone.`);
     return this.opts.runtime.read(rec.paneId, lines);
   }
 
   async close(agentId: unknown): Promise<CloseOutcome> {
-    const rec = this.registry.agent(agentId);
+    const rec = await this.find(agentId);
     if (rec.owner !== this.opts.owner) {
       throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may close it.`);
     }
@@ -259,6 +358,7 @@ export class Shepherd {
     // Only now that the pane is confirmed gone can nothing still be reading these files.
     await this.opts.host.cleanup(rec.agentId);
     this.bells.ring(rec.agentId);
+    await this.changed();
     return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false };
   }
 
@@ -271,20 +371,24 @@ export class Shepherd {
         continue;
       }
       this.liveness.invalidate(rec.paneId);
-      if ((await this.liveness.get(rec.paneId)) === "gone") {
-        if (rec.activePromptId) {
-          const p = this.registry.prompts.get(rec.activePromptId);
-          if (p && !p.settled) await this.settleFromDisk(rec, p);
-          if (p && !p.settled) this.settle(p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
-        }
-        this.unsubscribe.get(rec.agentId)?.();
-        this.unsubscribe.delete(rec.agentId);
-        await this.opts.host.cleanup(rec.agentId).catch(() => undefined);
-        this.forget(rec);
-        removed.push(rec.agentId);
-      }
+      if ((await this.liveness.get(rec.paneId)) === "gone") removed.push(...(await this.dropGone(rec)));
     }
+    await this.changed();
     return removed;
+  }
+
+  /** A sheep whose pane is gone: settle what it owed from its files, then forget it. */
+  private async dropGone(rec: AgentRecord): Promise<string[]> {
+    if (rec.activePromptId) {
+      const p = this.registry.prompts.get(rec.activePromptId);
+      if (p && !p.settled) await this.settleFromDisk(rec, p);
+      if (p && !p.settled) this.settle(p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
+    }
+    this.unsubscribe.get(rec.agentId)?.();
+    this.unsubscribe.delete(rec.agentId);
+    await this.opts.host.cleanup(rec.agentId).catch(() => undefined);
+    this.forget(rec);
+    return [rec.agentId];
   }
 
   /**
@@ -310,6 +414,7 @@ export class Shepherd {
 
   private forget(rec: AgentRecord) {
     this.registry.agents.delete(rec.agentId);
+    for (const [id, p] of this.registry.prompts) if (p.agentId === rec.agentId) this.registry.prompts.delete(id);
   }
 
   private pickLabel(wanted: string | undefined, name: string): string {
@@ -363,6 +468,7 @@ export class Shepherd {
     this.unsubscribe.delete(rec.agentId);
     await this.opts.host.cleanup(rec.agentId).catch(() => undefined);
     this.registry.agents.delete(rec.agentId);
+    await this.changed();
     const reason = cause instanceof ShepherdError && cause.code === "start_failed"
       ? cause.message.replace(/^\[start_failed\] /, "")
       : (signalReasonText(cause) ?? errorText(cause));
@@ -434,6 +540,7 @@ export class Shepherd {
     const rec = this.registry.agents.get(prompt.agentId);
     if (rec && rec.activePromptId === prompt.promptId && rec.state === "working") rec.state = "idle";
     this.bells.ring(prompt.agentId);
+    void this.changed();
     return prompt.settled;
   }
 

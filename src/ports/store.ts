@@ -1,0 +1,14 @@
+import type { AgentRecord, PromptRecord } from "../core/types.js";
+
+/** What survives a reload or a restart of the shepherd: the records, not the processes. */
+export interface StoredState {
+  agents: AgentRecord[];
+  prompts: PromptRecord[];
+}
+
+export interface StateStore {
+  /** Every shepherd's records, and warnings (e.g. a corrupt file moved aside). */
+  load(): Promise<{ state: StoredState; warnings: string[] }>;
+  /** Replaces the records of `owner` (and of the agents listed) with these, keeping everyone else's. */
+  save(owner: string, mine: StoredState): Promise<void>;
+}

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Shepherd } from "../../src/core/shepherd.js";
+import type { AgentDefinition } from "../../src/core/types.js";
+import type { StateStore, StoredState } from "../../src/ports/store.js";
+import { MemoryWorld } from "../support/memory-world.js";
+
+const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a.md" };
+
+class MemoryStore implements StateStore {
+  state: StoredState = { agents: [], prompts: [] };
+  async load() {
+    return { state: structuredClone(this.state), warnings: [] };
+  }
+  async save(owner: string, mine: StoredState) {
+    const ids = new Set(mine.agents.map((a) => a.agentId));
+    const agents = [...this.state.agents.filter((a) => a.owner !== owner && !ids.has(a.agentId)), ...mine.agents];
+    const keep = new Set(agents.map((a) => a.agentId));
+    this.state = { agents, prompts: [...this.state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId)), ...mine.prompts] };
+  }
+}
+
+describe("re-attaching from the store", () => {
+  it("a new shepherd instance takes back its sheep, waits for a prompt sent before, and prunes the dead", async () => {
+    const world = new MemoryWorld();
+    const store = new MemoryStore();
+    const alive = new Set(["old"]);
+    const first = new Shepherd({ runtime: world.runtime, host: world.host, owner: "old", store, ownerAlive: (o) => alive.has(o) });
+    const a = await first.start({ definition: def, cwd: "/" });
+    const b = await first.start({ definition: def, cwd: "/" });
+    const p = await first.prompt(a.agentId, "before the reload");
+    const pb = await first.prompt(b.agentId, "doomed");
+    first.dispose();
+    alive.delete("old"); // the old shepherd is gone
+    world.killPane(b.agentId);
+    world.answer(a.agentId, p.promptId, "answered while nobody watched");
+
+    const second = new Shepherd({ runtime: world.runtime, host: world.host, owner: "new", store, ownerAlive: (o) => o === "new" });
+    const report = await second.attach();
+    assert.deepEqual(report.adopted.sort(), [a.agentId, b.agentId].sort());
+    assert.deepEqual(report.pruned, [b.agentId]);
+    const [r] = await second.wait([p.promptId], { timeoutSec: 1 });
+    assert.deepEqual([r!.status, r!.text], ["completed", "answered while nobody watched"]);
+    assert.equal((await second.status(a.agentId)).label, "echo");
+    assert.deepEqual(store.state.agents.map((x) => [x.agentId, x.owner]), [[a.agentId, "new"]]);
+    await assert.rejects(second.status(b.agentId), /\[unknown_agent\]/);
+    assert.equal(store.state.prompts.some((x) => x.promptId === pb.promptId), false);
+  });
+
+  it("sheep of a live shepherd stay its own: another refuses them with not_owned", async () => {
+    const world = new MemoryWorld();
+    const store = new MemoryStore();
+    const owner = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", store, ownerAlive: () => true });
+    const a = await owner.start({ definition: def, cwd: "/" });
+    const other = new Shepherd({ runtime: world.runtime, host: world.host, owner: "two", store, ownerAlive: () => true });
+    assert.deepEqual((await other.attach()).adopted, []);
+    await assert.rejects(other.close(a.agentId), /^ShepherdError: \[not_owned\] sheep a_\w+ \(echo\) belongs to another running shepherd/);
+    assert.equal(world.calls.filter((c) => c.startsWith("close")).length, 0);
+  });
+});
