@@ -328,6 +328,13 @@ export class Shepherd {
     return Promise.all(live.map((a) => this.status(a.agentId)));
   }
 
+  /** Sheep recorded by other shepherds on the same agent dir, as they recorded them; never touched. */
+  async others(): Promise<AgentRecord[]> {
+    if (!this.opts.store) return [];
+    const { state } = await this.opts.store.load();
+    return state.agents.filter((a) => a.owner !== this.opts.owner && a.state !== "closed" && !this.registry.agents.has(a.agentId));
+  }
+
   async read(agentId: unknown, lines: number): Promise<string> {
     const rec = await this.find(agentId);
     if (rec.state === "closed") throw new ShepherdError("agent_closed", `sheep ${rec.agentId} is closed; its pane is gone.`);

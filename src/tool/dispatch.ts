@@ -124,7 +124,10 @@ export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<Tool
     }
     case "herd": {
       const agents = await shepherd.herd();
-      return result(action, herdText(agents), { agents });
+      if (optionalBoolean(p, "all") !== true) return result(action, herdText(agents), { agents });
+      const others = (await shepherd.others()).map((a) => ({ agentId: a.agentId, agent: a.agent, label: a.label, runtime: a.runtime, state: a.state, owner: a.owner, createdAt: a.createdAt }));
+      const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
+      return result(action, [herdText(agents), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), { agents, others });
     }
     case "read": {
       const target = requireString(p, "target", action);

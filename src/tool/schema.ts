@@ -38,5 +38,6 @@ export const shepherdParameters = Type.Object({
   chain: Type.Optional(
     Type.Array(delegateTask, { description: "delegate (chain): steps run in order; {previous} in a task becomes the previous step's final text." }),
   ),
+  all: Type.Optional(Type.Boolean({ description: "herd: also list the sheep of other shepherds on this machine (read-only)." })),
   keepOpen: Type.Optional(Type.Boolean({ description: "delegate: keep each sheep open after its result (default false)." })),
 });

@@ -104,6 +104,8 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
     await other.command({ type: "get_state" });
     const herd = (await ok(other, { action: "herd" })).agents as unknown[];
     assert.deepEqual(herd, [], "the other shepherd's herd is its own");
+    const all = await ok(other, { action: "herd", all: true });
+    assert.deepEqual((all.others as { agentId: string }[]).map((o) => o.agentId), [agent.agentId], "asked for all, it lists the other shepherd's sheep");
     const refused = await other.call({ action: "close", agentId: agent.agentId });
     assert.equal(refused.isError, true);
     assert.match(refused.text, /^\[not_owned\] sheep .* belongs to another running shepherd/);
