@@ -12,6 +12,8 @@ export class HerdWidget {
   private timer: NodeJS.Timeout | undefined;
   private ctx: ExtensionContext | undefined;
   private shown = "";
+  /** Tool calls under way: a call may start sheep at any moment, so keep looking while it runs. */
+  private busy = 0;
 
   constructor(private readonly shepherd: () => Shepherd | undefined) {}
 
@@ -23,6 +25,18 @@ export class HerdWidget {
     if (!this.timer) {
       this.timer = setInterval(() => void this.refresh(), 1000);
       this.timer.unref();
+    }
+  }
+
+  /** Wraps a tool call: the widget refreshes during it even while the herd is still empty. */
+  async during<T>(ctx: ExtensionContext, fn: () => Promise<T>): Promise<T> {
+    this.busy++;
+    this.touch(ctx);
+    try {
+      return await fn();
+    } finally {
+      this.busy--;
+      this.touch(ctx);
     }
   }
 
@@ -45,6 +59,6 @@ export class HerdWidget {
       this.shown = key;
       this.ctx.ui.setWidget(KEY, lines);
     }
-    if (!lines) this.stop();
+    if (!lines && this.busy === 0) this.stop();
   }
 }
