@@ -59,25 +59,25 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
       const isProjectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted;
       // A few updates a second at most: the TUI redraws on each.
       const progress = throttle(250, (u: { content: { type: "text"; text: string }[]; details: Record<string, unknown> }) => onUpdate?.(u));
-      widget.touch(ctx);
       try {
-        return await dispatch(params, {
-          shepherd,
-          settings: loaded.settings,
-          cwd: ctx.cwd,
-          agentDir,
-          bundledDir,
-          trust: {
-            hasUI: ctx.hasUI,
-            confirm: (title, message) => ctx.ui.confirm(title, message),
-            ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
-          },
-          ...(signal ? { signal } : {}),
-          onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
-        });
+        return await widget.during(ctx, () =>
+          dispatch(params, {
+            shepherd,
+            settings: loaded.settings,
+            cwd: ctx.cwd,
+            agentDir,
+            bundledDir,
+            trust: {
+              hasUI: ctx.hasUI,
+              confirm: (title, message) => ctx.ui.confirm(title, message),
+              ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
+            },
+            ...(signal ? { signal } : {}),
+            onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
+          }),
+        );
       } finally {
         progress.cancel();
-        widget.touch(ctx);
       }
     },
   });

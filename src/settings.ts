@@ -39,7 +39,8 @@ export const DEFAULT_SETTINGS: Settings = {
   closeOnExit: true,
 };
 
-const USER_ONLY = new Set(["allowProjectAgentsWithoutUI", "maxDepth", "piCommand", "confirmProjectAgents"]);
+/** Keys a repository must not control: they decide what runs unasked and what a sheep may spawn. */
+export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>(["allowProjectAgentsWithoutUI", "maxDepth", "piCommand", "confirmProjectAgents"]);
 
 type Check = (v: unknown) => boolean;
 const oneOf = (...xs: string[]): Check => (v) => typeof v === "string" && xs.includes(v);
@@ -62,11 +63,28 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   closeOnExit: [bool, "true or false"],
 };
 
+/** Every known key, in the order they are documented. */
+export const SETTING_KEYS = Object.keys(CHECKS) as (keyof Settings)[];
+
+export type SettingsOrigin = "default" | "user" | "project";
+
 export interface LoadedSettings {
   settings: Settings;
   /** Unknown keys and bad values, each with its file: reported, never silently ignored. */
   problems: string[];
+  /** The files that were found and read. */
   files: string[];
+  /** Where each setting in effect came from. */
+  origins: Record<keyof Settings, SettingsOrigin>;
+  paths: { user: string; project: string };
+}
+
+export function userSettingsPath(agentDir: string): string {
+  return join(stateDir(agentDir), "settings.json");
+}
+
+export function projectSettingsPath(cwd: string): string {
+  return join(cwd, ".pi", "shepherd.json");
 }
 
 async function readSettingsFile(path: string): Promise<{ data?: Record<string, unknown>; problem?: string }> {
@@ -89,33 +107,38 @@ async function readSettingsFile(path: string): Promise<{ data?: Record<string, u
 /** User settings (`<agentDir>/pi-shepherd/settings.json`), then project (`<cwd>/.pi/shepherd.json`). */
 export async function loadSettings(agentDir: string, cwd: string): Promise<LoadedSettings> {
   const settings: Settings = { ...DEFAULT_SETTINGS };
+  const origins = Object.fromEntries(SETTING_KEYS.map((k) => [k, "default"])) as Record<keyof Settings, SettingsOrigin>;
   const problems: string[] = [];
   const files: string[] = [];
-  const layers: [string, boolean][] = [
-    [join(stateDir(agentDir), "settings.json"), true],
-    [join(cwd, ".pi", "shepherd.json"), false],
+  const paths = { user: userSettingsPath(agentDir), project: projectSettingsPath(cwd) };
+  const layers: [string, "user" | "project"][] = [
+    [paths.user, "user"],
+    [paths.project, "project"],
   ];
-  for (const [path, isUser] of layers) {
+  for (const [path, origin] of layers) {
     const { data, problem } = await readSettingsFile(path);
     if (problem) problems.push(problem);
     if (!data) continue;
     files.push(path);
     for (const [key, value] of Object.entries(data)) {
-      const check = CHECKS[key as keyof Settings];
-      if (!check) {
-        problems.push(`${path}: unknown key "${key}"`);
+      if (!Object.hasOwn(CHECKS, key)) {
+        problems.push(`${path}: unknown key "${key}" (known: ${SETTING_KEYS.join(", ")})`);
         continue;
       }
-      if (!isUser && USER_ONLY.has(key)) {
-        problems.push(`${path}: "${key}" can only be set in the user's settings (${layers[0]![0]}); ignored here`);
+      const k = key as keyof Settings;
+      if (origin === "project" && USER_ONLY.has(k)) {
+        problems.push(`${path}: "${key}" can only be set in the user's settings (${paths.user}); ignored here`);
         continue;
       }
-      if (!check[0](value)) {
-        problems.push(`${path}: "${key}" must be ${check[1]}; kept ${JSON.stringify(settings[key as keyof Settings])}`);
+      const [check, expected] = CHECKS[k];
+      if (!check(value)) {
+        const kept = settings[k] === undefined ? "the default" : JSON.stringify(settings[k]);
+        problems.push(`${path}: "${key}" must be ${expected}; kept ${kept}`);
         continue;
       }
-      (settings as unknown as Record<string, unknown>)[key] = value;
+      (settings as unknown as Record<string, unknown>)[k] = value;
+      origins[k] = origin;
     }
   }
-  return { settings, problems, files };
+  return { settings, problems, files, origins, paths };
 }

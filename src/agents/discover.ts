@@ -15,7 +15,7 @@ export interface SkippedFile {
 export interface Discovery {
   agents: AgentDefinition[];
   skipped: SkippedFile[];
-  /** The project agent directories that were looked at, nearest first. */
+  /** The project agent directories that were read, in precedence order. */
   projectDirs: string[];
 }
 
@@ -27,14 +27,30 @@ export interface DiscoverOptions {
   home?: string;
 }
 
-/** The nearest ancestor of cwd (itself included) that has the given sub-directory. */
-function nearest(cwd: string, sub: string): string | undefined {
+const PROJECT_SUBDIRS = [join(".pi", "agents"), join(".agents", "agents")];
+
+function isDir(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The agent directories of the nearest ancestor of cwd (itself included) that has any: its
+ * `.pi/agents`, then its `.agents/agents`. A directory further up never mixes in, so a
+ * sub-project's agents are not overridden by its parent's.
+ */
+export function projectAgentDirs(cwd: string, userDirs: readonly string[]): string[] {
+  const mine = new Set(userDirs.map((d) => resolve(d)));
   let dir = resolve(cwd);
   for (;;) {
-    const candidate = join(dir, sub);
-    if (existsSync(candidate) && statSync(candidate).isDirectory()) return candidate;
+    // ~/.agents/agents is the user's own scope, not a project's
+    const found = PROJECT_SUBDIRS.map((sub) => join(dir, sub)).filter((d) => isDir(d) && !mine.has(resolve(d)));
+    if (found.length) return found;
     const parent = dirname(dir);
-    if (parent === dir) return undefined;
+    if (parent === dir) return [];
     dir = parent;
   }
 }
@@ -43,7 +59,9 @@ async function readScope(dir: string, source: AgentDefinition["source"], out: Di
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith(".md")).sort();
-  } catch {
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") out.skipped.push({ path: dir, reason: `directory cannot be read: ${code ?? String(e)}` });
     return [];
   }
   const found: AgentDefinition[] = [];
@@ -57,29 +75,31 @@ async function readScope(dir: string, source: AgentDefinition["source"], out: Di
       continue;
     }
     const parsed = parseAgentFile(text, path, source);
-    if (parsed.ok) found.push(parsed.definition);
-    else out.skipped.push({ path, reason: parsed.reason });
+    if (!parsed.ok) {
+      out.skipped.push({ path, reason: parsed.reason });
+      continue;
+    }
+    // Two files of one directory claiming a name is a mistake, not an override: say which lost.
+    const twin = found.find((a) => a.name === parsed.definition.name);
+    if (twin) out.skipped.push({ path, reason: `name "${twin.name}" is already defined in ${twin.path}` });
+    else found.push(parsed.definition);
   }
   return found;
 }
 
 /**
  * Reads agent definitions fresh from disk. Precedence: the first definition of a name wins, in
- * the order user, project, bundled.
+ * the order user (`<agentDir>/agents`, `~/.agents/agents`), project, bundled.
  */
 export async function discoverAgents(o: DiscoverOptions): Promise<Discovery> {
   const out: Discovery = { agents: [], skipped: [], projectDirs: [] };
+  const userDirs = [...new Set([join(o.agentDir, "agents"), join(o.home ?? homedir(), ".agents", "agents")].map((d) => resolve(d)))];
   const groups: AgentDefinition[][] = [];
   if (o.scope === "user" || o.scope === "both") {
-    groups.push(await readScope(join(o.agentDir, "agents"), "user", out));
-    groups.push(await readScope(join(o.home ?? homedir(), ".agents", "agents"), "user", out));
+    for (const dir of userDirs) groups.push(await readScope(dir, "user", out));
   }
   if (o.scope === "project" || o.scope === "both") {
-    for (const sub of [join(".pi", "agents"), join(".agents", "agents")]) {
-      const dir = nearest(o.cwd, sub);
-      if (!dir || out.projectDirs.includes(dir)) continue;
-      // ~/.agents/agents is the user's own scope, not a project's
-      if (resolve(dir) === resolve(join(o.home ?? homedir(), ".agents", "agents"))) continue;
+    for (const dir of projectAgentDirs(o.cwd, userDirs)) {
       out.projectDirs.push(dir);
       groups.push(await readScope(dir, "project", out));
     }

@@ -5,31 +5,42 @@ export type ParseOutcome = { ok: true; definition: AgentDefinition } | { ok: fal
 
 /** Names become labels and file names: keep them plain. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const TOOL = /^[\w.:-]+$/;
+/** The levels pi's --thinking accepts; anything else would only fail once the sheep starts. */
+const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+function requiredString(fm: Record<string, unknown>, key: string): string | { reason: string } {
+  const v = fm[key];
+  if (v === undefined || v === null) return { reason: `missing required field "${key}"` };
+  if (typeof v !== "string" || v.trim() === "") return { reason: `"${key}" must be a non-empty string` };
+  return v.trim();
+}
 
 export function parseAgentFile(text: string, path: string, source: AgentDefinition["source"]): ParseOutcome {
   let fm: Record<string, unknown>;
   let body: string;
   try {
-    const parsed = matter(text);
-    fm = parsed.data as Record<string, unknown>;
+    // Options given on purpose: without them gray-matter caches by content, and a file whose YAML
+    // failed once would come back from the cache as an empty frontmatter with a different reason.
+    const parsed = matter(text, {});
+    fm = (parsed.data ?? {}) as Record<string, unknown>;
     body = parsed.content;
   } catch (e) {
     return { ok: false, reason: `frontmatter is not valid YAML: ${(e as Error).message.split("\n")[0]}` };
   }
-  if (typeof fm.name !== "string" || fm.name.trim() === "") return { ok: false, reason: "missing required field \"name\"" };
-  const name = fm.name.trim();
+  const name = requiredString(fm, "name");
+  if (typeof name !== "string") return { ok: false, reason: name.reason };
   if (!NAME.test(name) || name.includes("..")) {
-    return { ok: false, reason: `name "${name}" is not valid (letters, digits, ".", "_", "-"; no path separators)` };
+    return { ok: false, reason: `name "${name}" is not valid (letters, digits, ".", "_", "-"; no path separators, no "..")` };
   }
-  if (typeof fm.description !== "string" || fm.description.trim() === "") {
-    return { ok: false, reason: "missing required field \"description\"" };
-  }
+  const description = requiredString(fm, "description");
+  if (typeof description !== "string") return { ok: false, reason: description.reason };
   let tools: string[] | undefined;
   if (typeof fm.tools === "string") tools = fm.tools.split(",").map((t) => t.trim()).filter(Boolean);
   else if (Array.isArray(fm.tools) && fm.tools.every((t) => typeof t === "string")) tools = (fm.tools as string[]).map((t) => t.trim()).filter(Boolean);
   else if (fm.tools !== undefined && fm.tools !== null) return { ok: false, reason: "\"tools\" must be a comma-separated string or a list of names" };
   for (const t of tools ?? []) {
-    if (!/^[\w.:-]+$/.test(t) || t.startsWith("-")) return { ok: false, reason: `tool name "${t}" is not valid` };
+    if (!TOOL.test(t) || t.startsWith("-")) return { ok: false, reason: `tool name "${t}" is not valid` };
   }
   for (const key of ["model", "thinking"] as const) {
     const v = fm[key];
@@ -37,12 +48,15 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
       return { ok: false, reason: `"${key}" must be a non-empty string not starting with "-"` };
     }
   }
+  if (typeof fm.thinking === "string" && !THINKING.includes(fm.thinking.trim())) {
+    return { ok: false, reason: `"thinking" must be one of ${THINKING.join(", ")}` };
+  }
   const systemPrompt = body.trim();
   return {
     ok: true,
     definition: {
       name,
-      description: fm.description.trim(),
+      description,
       source,
       path,
       ...(tools && tools.length ? { tools } : {}),

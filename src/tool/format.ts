@@ -44,9 +44,20 @@ export function statusText(s: AgentStatus): string {
   return `${s.label} (${s.agentId}, agent ${s.agent}): ${s.state}${active}; pane ${s.paneAlive ? "alive" : "gone"} on ${s.runtime}${rt}.`;
 }
 
-export function herdText(list: AgentStatus[]): string {
+/** A compact age such as "45s", "12m", "3h 5m" or "2d 4h". */
+export function ageText(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h ${m % 60}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+export function herdText(list: AgentStatus[], now = Date.now()): string {
   if (list.length === 0) return 'No live sheep. Start one with {"action":"start","agent":"<name>"}.';
-  return list.map(statusText).join("\n");
+  return list.map((s) => `${statusText(s)} Started ${ageText(now - Date.parse(s.createdAt))} ago.`).join("\n");
 }
 
 export function closeText(c: CloseOutcome): string {

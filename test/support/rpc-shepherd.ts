@@ -125,6 +125,93 @@ export class RpcShepherd {
     };
   }
 
+  /** The first event (already seen or still to come) that matches. */
+  until(match: (e: Event) => boolean, timeoutMs = 60_000): Promise<Event> {
+    const seen = this.events.find(match);
+    return seen ? Promise.resolve(seen) : this.next(match, timeoutMs);
+  }
+
+  /**
+   * One model turn that calls the tool once per entry of argsList; pi runs the calls of one turn
+   * in parallel. `whileRunning` gets the calls' ids (in argsList order) once all have started, e.g.
+   * to send an abort. Outcomes come back in argsList order, each with the index of its end event
+   * in `events`, so tests can assert what finished first.
+   */
+  async callParallel(
+    argsList: unknown[],
+    o: { timeoutMs?: number; whileRunning?: (toolCallIds: string[]) => Promise<void> } = {},
+  ): Promise<(ToolOutcome & { toolCallId: string; endIndex: number })[]> {
+    const timeoutMs = o.timeoutMs ?? 120_000;
+    const tag = `call-${++this.seq}`;
+    const from = this.events.length;
+    const settled = this.next((e) => e.type === "agent_end", timeoutMs);
+    const message = directive({ tools: argsList.map((a) => ({ name: "shepherd", arguments: a })), afterTool: "done", tag });
+    const accepted = await this.command({ type: "prompt", message });
+    if (accepted.success !== true) throw new Error(`prompt refused: ${JSON.stringify(accepted)}`);
+    // The scripted model names the calls of one turn call_<seq>_<index>.
+    const indexOf = (e: Event) => Number(/_(\d+)$/.exec(String(e.toolCallId))?.[1]);
+    const starts = await Promise.all(
+      argsList.map((_, i) => this.until((e) => this.events.indexOf(e) >= from && e.type === "tool_execution_start" && indexOf(e) === i, timeoutMs)),
+    );
+    const ids = starts.map((e) => String(e.toolCallId));
+    if (o.whileRunning) await o.whileRunning(ids);
+    await settled;
+    return ids.map((toolCallId) => {
+      const endIndex = this.events.findIndex((e, i) => i >= from && e.type === "tool_execution_end" && e.toolCallId === toolCallId);
+      if (endIndex < 0) throw new Error(`tool call ${toolCallId} never ended`);
+      const end = this.events[endIndex]!;
+      const result = end.result as { content?: { type: string; text?: string }[]; details?: Record<string, unknown> };
+      const updates = this.events
+        .filter((e, i) => i >= from && e.type === "tool_execution_update" && e.toolCallId === toolCallId)
+        .map((e) => {
+          const pr = e.partialResult as { content?: { text?: string }[]; details?: unknown };
+          return { text: pr?.content?.[0]?.text ?? "", details: pr?.details };
+        });
+      return {
+        toolCallId,
+        endIndex,
+        isError: end.isError === true,
+        text: (result?.content ?? []).map((c) => c.text ?? "").join(""),
+        details: result?.details ?? {},
+        updates,
+      };
+    });
+  }
+
+  /**
+   * Runs a slash command the way a client types it (an RPC prompt); resolves once pi has run it,
+   * with the notifications it showed, in order.
+   */
+  async slash(text: string, timeoutMs = 120_000): Promise<{ level: string; text: string }[]> {
+    const from = this.events.length;
+    const id = `c${++this.seq}`;
+    const reply = this.next((e) => e.type === "response" && e.id === id, timeoutMs);
+    this.send({ type: "prompt", message: text, id });
+    const r = await reply;
+    if (r.success !== true) throw new Error(`${text} refused: ${JSON.stringify(r)}`);
+    const end = this.events.indexOf(r);
+    return this.events
+      .slice(from, end)
+      .filter((e) => e.type === "extension_ui_request" && e.method === "notify")
+      .map((e) => ({ level: String(e.notifyType ?? "info"), text: String(e.message) }));
+  }
+
+  /**
+   * Answers dialogs (confirm, select, input, editor) as a person would; `answer` returns the
+   * response fields, e.g. `{confirmed: true}`. Returns a function that stops answering.
+   */
+  answerDialogs(answer: (request: Event) => Record<string, unknown>): () => void {
+    const dialogs = new Set(["confirm", "select", "input", "editor"]);
+    const match = (e: Event) => {
+      if (e.type === "extension_ui_request" && dialogs.has(String(e.method))) this.send({ type: "extension_ui_response", id: e.id, ...answer(e) });
+      return false;
+    };
+    this.waiters.push({ match, resolve: () => undefined });
+    return () => {
+      this.waiters = this.waiters.filter((w) => w.match !== match);
+    };
+  }
+
   /** Closes stdin (pi shuts down cleanly); kills this process only if it does not exit. */
   async stop(timeoutMs = 20_000): Promise<void> {
     this.proc.stdin!.end();

@@ -1,0 +1,117 @@
+/**
+ * The /shepherd slash command: pi glue only. Parsing, completions and what each subcommand
+ * does live in src/command; every subcommand runs the tool's own dispatch on the same app.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { join } from "node:path";
+import { discoverAgents } from "../src/agents/discover.js";
+import { completeShepherdArgs } from "../src/command/complete.js";
+import { runShepherdCommand, type Notice } from "../src/command/run.js";
+import { liveSheep } from "../src/command/target.js";
+import { agentDirOf, packageRoot, type ShepherdApp } from "../src/compose.js";
+import { errorText } from "../src/core/errors.js";
+import { loadSettings, type LoadedSettings } from "../src/settings.js";
+import { dispatch } from "../src/tool/dispatch.js";
+
+export interface CommandAppAccess {
+  /** The app the tool uses, composed on first need. */
+  appFor(ctx: ExtensionContext): Promise<ShepherdApp>;
+  /** The app if it was composed already: completions must not start a runtime. */
+  current(): Promise<ShepherdApp> | undefined;
+  /** Called after each subcommand, e.g. to refresh a widget. */
+  onChange?(ctx: ExtensionContext): void;
+}
+
+function trustOf(ctx: ExtensionContext) {
+  const isProjectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted;
+  return {
+    hasUI: ctx.hasUI,
+    confirm: (title: string, message: string) => ctx.ui.confirm(title, message),
+    ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
+  };
+}
+
+function show(ctx: ExtensionContext, notices: Notice[]) {
+  for (const n of notices) {
+    if (ctx.hasUI) ctx.ui.notify(n.text, n.level);
+    else (n.level === "info" ? console.log : console.error)(n.text);
+  }
+}
+
+export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAccess): void {
+  let cwd = process.cwd();
+  let reported = false;
+  const peek = async () => {
+    try {
+      return await access.current();
+    } catch {
+      return undefined;
+    }
+  };
+  const settingsNow = async (): Promise<LoadedSettings> => (await peek())?.loaded ?? loadSettings(agentDirOf(process.env), cwd);
+
+  // Settings problems are said once, when the session starts, not left for the user to discover.
+  pi.on("session_start", async (_event, ctx) => {
+    cwd = ctx.cwd;
+    if (reported) return;
+    reported = true;
+    const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd);
+    if (problems.length === 0) return;
+    show(ctx, [{ level: "warning", text: `pi-shepherd settings problems (see /shepherd settings):\n${problems.map((p) => `- ${p}`).join("\n")}` }]);
+  });
+
+  pi.registerCommand("shepherd", {
+    description: "Manage the sheep: herd, sheep, start, status, read, close, prune, settings (no argument: herd and help)",
+    getArgumentCompletions: async (prefix) => {
+      const app = await peek();
+      const settings = await settingsNow();
+      return completeShepherdArgs(prefix, {
+        agents: async () =>
+          (
+            await discoverAgents({
+              cwd,
+              scope: settings.settings.agentScope,
+              agentDir: app?.agentDir ?? agentDirOf(process.env),
+              bundledDir: app?.bundledDir ?? join(packageRoot, "agents"),
+            })
+          ).agents,
+        sheep: () => (app ? liveSheep(app.shepherd.registry) : []),
+      });
+    },
+    handler: async (args, ctx) => {
+      cwd = ctx.cwd;
+      const notices = await runShepherdCommand(args, {
+        dispatch: async (params) => {
+          const { shepherd, loaded, agentDir, bundledDir } = await access.appFor(ctx);
+          return dispatch(params, {
+            shepherd,
+            settings: loaded.settings,
+            cwd: ctx.cwd,
+            agentDir,
+            bundledDir,
+            // No abort signal: ctx.signal belongs to the agent's turn, and Escape on that turn
+            // should not cancel a sheep the person started by hand.
+            trust: trustOf(ctx),
+          });
+        },
+        registry: async () => (await access.appFor(ctx)).shepherd.registry,
+        settings: async () => {
+          try {
+            const app = await access.appFor(ctx);
+            return { loaded: app.loaded, runtime: app.runtime };
+          } catch (e) {
+            // No runtime is exactly when a person needs to see the settings.
+            return { loaded: await settingsNow(), runtimeError: errorText(e) };
+          }
+        },
+        now: () => Date.now(),
+      });
+      show(ctx, notices);
+      try {
+        access.onChange?.(ctx);
+      } catch (e) {
+        console.error(`pi-shepherd: ${errorText(e)}`);
+      }
+    },
+  });
+}

@@ -1,0 +1,109 @@
+import { ShepherdError } from "../core/errors.js";
+import type { Params } from "../tool/params.js";
+import { tokenize } from "./tokens.js";
+
+export interface SubcommandInfo {
+  name: string;
+  aliases?: string[];
+  usage: string;
+  summary: string;
+  /** Flag name -> the tool parameter it becomes. */
+  flags?: Record<string, string>;
+}
+
+/** The /shepherd subcommands; the order is the order of the help text and of completions. */
+export const SUBCOMMANDS: readonly SubcommandInfo[] = [
+  { name: "herd", usage: "herd", summary: "this shepherd's live sheep: state, runtime, label, age, active prompt" },
+  { name: "sheep", aliases: ["agents"], usage: "sheep [user|project|both]", summary: "agent definitions, and files skipped with the reason" },
+  {
+    name: "start",
+    usage: "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--cwd DIR] [--scope user|project|both] [--model M]",
+    summary: "start a sheep from an agent definition (no task is sent)",
+    flags: { label: "label", placement: "placement", direction: "direction", cwd: "cwd", scope: "agentScope", model: "model" },
+  },
+  { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
+  { name: "read", usage: "read <id|label> [--lines N]", summary: "recent screen text of a sheep", flags: { lines: "lines" } },
+  { name: "close", usage: "close <id|label>", summary: "close a sheep and its pane (its session file is kept)" },
+  { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
+  { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
+  { name: "help", usage: "help", summary: "this help" },
+];
+
+export type ParsedCommand =
+  | { sub: "overview" | "help" | "settings" }
+  /** Runs as the tool's action with exactly these parameters. */
+  | { sub: "sheep" | "herd" | "start" | "read" | "prune"; params: Params }
+  /** The tool takes an agentId here; the command also takes a label, resolved first. */
+  | { sub: "status" | "close"; target: string };
+
+export function findSubcommand(word: string): SubcommandInfo | undefined {
+  return SUBCOMMANDS.find((s) => s.name === word || s.aliases?.includes(word));
+}
+
+function usageError(info: SubcommandInfo, problem: string): ShepherdError {
+  return new ShepherdError("invalid_params", `${problem}. Usage: /shepherd ${info.usage}`);
+}
+
+/** Positional words and --flags of one subcommand; values are checked later by the tool's own rules. */
+function split(info: SubcommandInfo, words: string[]): { positional: string[]; flags: Params } {
+  const positional: string[] = [];
+  const flags: Params = {};
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (!w.startsWith("--")) {
+      positional.push(w);
+      continue;
+    }
+    const eq = w.indexOf("=");
+    const name = w.slice(2, eq < 0 ? undefined : eq);
+    const param = info.flags?.[name];
+    if (!param) throw usageError(info, `unknown option "--${name}" for "${info.name}"`);
+    let value: string | undefined;
+    if (eq >= 0) value = w.slice(eq + 1);
+    else if (i + 1 < words.length) value = words[++i];
+    if (value === undefined || value === "") throw usageError(info, `"--${name}" needs a value`);
+    if (param in flags) throw usageError(info, `"--${name}" is given twice`);
+    flags[param] = value;
+  }
+  return { positional, flags };
+}
+
+/** Parses the text after `/shepherd`. Errors are `[invalid_params]` with the subcommand's usage. */
+export function parseShepherdCommand(args: string): ParsedCommand {
+  const words = tokenize(args).map((t) => t.text);
+  if (words.length === 0) return { sub: "overview" };
+  const info = findSubcommand(words[0]!);
+  if (!info) {
+    throw new ShepherdError("invalid_params", `unknown subcommand "${words[0]}"; one of ${SUBCOMMANDS.map((s) => s.name).join(", ")} (or agents).`);
+  }
+  const { positional, flags } = split(info, words.slice(1));
+  const arity = (min: number, max: number, what: string) => {
+    if (positional.length < min) throw usageError(info, `"${info.name}" needs ${what}`);
+    if (positional.length > max) throw usageError(info, `unexpected "${positional[max]}"`);
+  };
+  switch (info.name) {
+    case "sheep":
+      arity(0, 1, "");
+      return { sub: "sheep", params: { action: "sheep", ...(positional[0] !== undefined ? { agentScope: positional[0] } : {}) } };
+    case "start":
+      arity(1, 1, "an agent name");
+      return { sub: "start", params: { action: "start", agent: positional[0], ...flags } };
+    case "read":
+      arity(1, 1, "a sheep's id or label");
+      return { sub: "read", params: { action: "read", target: positional[0], ...flags } };
+    case "status":
+    case "close":
+      arity(1, 1, "a sheep's id or label");
+      return { sub: info.name, target: positional[0]! };
+    case "herd":
+    case "prune":
+      arity(0, 0, "");
+      return { sub: info.name, params: { action: info.name } };
+    case "settings":
+    case "help":
+      arity(0, 0, "");
+      return { sub: info.name };
+    default:
+      throw new ShepherdError("invalid_params", `subcommand "${info.name}" is not handled.`);
+  }
+}

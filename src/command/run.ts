@@ -1,0 +1,92 @@
+import { errorText } from "../core/errors.js";
+import type { Registry } from "../core/registry.js";
+import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
+import type { LoadedSettings } from "../settings.js";
+import type { Params } from "../tool/params.js";
+import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
+import { resolveTarget } from "./target.js";
+import { closeNotice, helpText, herdNotice, readNotice, settingsNotice, startNotice, statusNotice } from "./text.js";
+
+export interface Notice {
+  level: "info" | "warning" | "error";
+  text: string;
+}
+
+/** A tool result as dispatch() returns it. */
+export interface ActionResult {
+  content: { type: "text"; text: string }[];
+  details: Record<string, unknown>;
+}
+
+export interface CommandDeps {
+  /** The tool's own dispatch, bound to this shepherd and this UI: every subcommand runs the same core. */
+  dispatch(params: Params): Promise<ActionResult>;
+  /** The live registry, to find a sheep by label. */
+  registry(): Promise<Registry>;
+  /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
+  settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string }>;
+  now(): number;
+}
+
+const textOf = (r: ActionResult) => r.content.map((c) => c.text).join("");
+
+async function labelOf(deps: CommandDeps, agentId: string): Promise<string | undefined> {
+  return (await deps.registry()).agents.get(agentId)?.label;
+}
+
+async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
+  const info = (text: string): Notice[] => [{ level: "info", text }];
+  switch (cmd.sub) {
+    case "help":
+      return info(helpText());
+    case "settings": {
+      const { loaded, runtime, runtimeError } = await deps.settings();
+      const level = loaded.problems.length || runtimeError ? "warning" : "info";
+      return [{ level, text: settingsNotice(loaded, runtime ?? (runtimeError ? `none: ${runtimeError}` : undefined)) }];
+    }
+    case "overview": {
+      // The herd first; when it cannot be shown (no runtime yet), say why and still help.
+      const herd = await run({ sub: "herd", params: { action: "herd" } }, deps).catch((e): Notice[] => [{ level: "error", text: errorText(e) }]);
+      return [...herd, { level: "info", text: helpText() }];
+    }
+    case "herd":
+      return info(herdNotice((await deps.dispatch(cmd.params)).details.agents as AgentStatus[], deps.now()));
+    case "start":
+      return info(startNotice((await deps.dispatch(cmd.params)).details.agent as StartedAgent));
+    case "status": {
+      const agentId = resolveTarget(await deps.registry(), cmd.target);
+      const r = await deps.dispatch({ action: "status", agentId });
+      return info(statusNotice(r.details.status as AgentStatus, deps.now()));
+    }
+    case "close": {
+      const agentId = resolveTarget(await deps.registry(), cmd.target);
+      const label = await labelOf(deps, agentId);
+      const r = await deps.dispatch({ action: "close", agentId });
+      return info(closeNotice(r.details.closed as CloseOutcome, label));
+    }
+    case "read": {
+      const r = await deps.dispatch(cmd.params);
+      const agentId = r.details.agentId as string;
+      return info(readNotice(await labelOf(deps, agentId), agentId, String(r.details.text ?? "")));
+    }
+    case "sheep": {
+      const r = await deps.dispatch(cmd.params);
+      const skipped = (r.details.skipped as unknown[] | undefined)?.length ?? 0;
+      return [{ level: skipped ? "warning" : "info", text: `Agent definitions (scope ${String(r.details.scope)}):\n${textOf(r)}` }];
+    }
+    case "prune":
+      return info(textOf(await deps.dispatch(cmd.params)));
+  }
+}
+
+/**
+ * Runs `/shepherd <args>` and returns what to show. Never throws: a failure becomes an error
+ * notice whose text starts with its [code], as the tool's would.
+ */
+export async function runShepherdCommand(args: string, deps: CommandDeps): Promise<Notice[]> {
+  try {
+    return await run(parseShepherdCommand(args), deps);
+  } catch (e) {
+    return [{ level: "error", text: errorText(e) }];
+  }
+}

@@ -1,0 +1,143 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.js";
+import { parseShepherdCommand } from "../../src/command/parse.js";
+import { quoteWord, tokenize } from "../../src/command/tokens.js";
+
+describe("/shepherd arguments: words", () => {
+  it("splits on whitespace and keeps quoted words whole", () => {
+    assert.deepEqual(tokenize(`  start  scout --label "my sheep" --cwd 'a b/c' x\\ y "q\\"uote" `).map((t) => t.text), [
+      "start",
+      "scout",
+      "--label",
+      "my sheep",
+      "--cwd",
+      "a b/c",
+      "x y",
+      'q"uote',
+    ]);
+    assert.deepEqual(tokenize(""), []);
+    assert.throws(() => tokenize('read "open'), /^ShepherdError: \[invalid_params\] unterminated " quote/);
+    assert.deepEqual(tokenize('read "open', true).map((t) => t.text), ["read", "open"]);
+  });
+
+  it("quotes a word so that it reads back the same", () => {
+    for (const w of ["plain", "with space", 'dq"', "back\\slash", "it's", ""]) {
+      assert.deepEqual(tokenize(quoteWord(w)).map((t) => t.text), [w], w);
+    }
+    assert.equal(quoteWord("scout"), "scout");
+  });
+});
+
+describe("/shepherd arguments: subcommands", () => {
+  it("no argument is the overview; help and settings take nothing", () => {
+    assert.deepEqual(parseShepherdCommand(""), { sub: "overview" });
+    assert.deepEqual(parseShepherdCommand("   "), { sub: "overview" });
+    assert.deepEqual(parseShepherdCommand("help"), { sub: "help" });
+    assert.deepEqual(parseShepherdCommand("settings"), { sub: "settings" });
+    assert.throws(() => parseShepherdCommand("settings now"), /^ShepherdError: \[invalid_params\] unexpected "now"\. Usage: \/shepherd settings/);
+  });
+
+  it("maps each subcommand to the tool's parameters", () => {
+    assert.deepEqual(parseShepherdCommand("sheep"), { sub: "sheep", params: { action: "sheep" } });
+    assert.deepEqual(parseShepherdCommand("sheep both"), { sub: "sheep", params: { action: "sheep", agentScope: "both" } });
+    assert.deepEqual(parseShepherdCommand("agents project"), { sub: "sheep", params: { action: "sheep", agentScope: "project" } }, "agents is an alias");
+    assert.deepEqual(parseShepherdCommand("herd"), { sub: "herd", params: { action: "herd" } });
+    assert.deepEqual(parseShepherdCommand("prune"), { sub: "prune", params: { action: "prune" } });
+    assert.deepEqual(parseShepherdCommand('start scout --label "recon one" --placement=pane --direction down --cwd ../x --scope both --model m/x'), {
+      sub: "start",
+      params: { action: "start", agent: "scout", label: "recon one", placement: "pane", direction: "down", cwd: "../x", agentScope: "both", model: "m/x" },
+    });
+    assert.deepEqual(parseShepherdCommand("start --label r scout"), { sub: "start", params: { action: "start", agent: "scout", label: "r" } }, "flags go anywhere");
+    assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", params: { action: "read", target: "recon", lines: "5" } });
+    assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", target: "recon one" });
+    assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", target: "a_0123456789" });
+  });
+
+  it("refuses mistakes with [invalid_params] and the usage", () => {
+    const cases: [string, RegExp][] = [
+      ["frobnicate", /unknown subcommand "frobnicate"; one of herd, sheep, start/],
+      ["start", /"start" needs an agent name\. Usage: \/shepherd start <agent>/],
+      ["start a b", /unexpected "b"/],
+      ["start scout --label", /"--label" needs a value/],
+      ["start scout --label=", /"--label" needs a value/],
+      ["start scout --colour red", /unknown option "--colour" for "start"/],
+      ["start scout --label a --label b", /"--label" is given twice/],
+      ["status", /"status" needs a sheep's id or label\. Usage: \/shepherd status <id\|label>/],
+      ["close", /"close" needs a sheep's id or label/],
+      ["read", /"read" needs a sheep's id or label/],
+      ["read x --lines", /"--lines" needs a value/],
+      ["status x --lines 3", /unknown option "--lines" for "status"/],
+      ["herd now", /unexpected "now"/],
+      ["sheep user extra", /unexpected "extra"/],
+    ];
+    for (const [args, re] of cases) {
+      assert.throws(() => parseShepherdCommand(args), (e: Error) => e.message.startsWith("[invalid_params] ") && re.test(e.message), args);
+    }
+  });
+});
+
+describe("/shepherd completions", () => {
+  const src: CompletionSources = {
+    agents: async () => [
+      { name: "scout", source: "bundled", description: "fast" },
+      { name: "script-runner", source: "user", description: "runs" },
+      { name: "worker", source: "bundled", description: "works" },
+    ],
+    sheep: () => [
+      { agentId: "a_aaaaaaaaaa", label: "recon", agent: "scout", state: "idle" },
+      { agentId: "a_bbbbbbbbbb", label: "big job", agent: "worker", state: "working" },
+    ],
+  };
+  const values = async (prefix: string) => (await completeShepherdArgs(prefix, src))?.map((i) => i.value) ?? null;
+
+  it("completes subcommands and the alias", async () => {
+    assert.deepEqual(await values(""), ["herd ", "sheep ", "agents ", "start ", "status ", "read ", "close ", "prune ", "settings ", "help "]);
+    assert.deepEqual(await values("st"), ["start ", "status "]);
+    assert.deepEqual(await values("ag"), ["agents "]);
+    assert.equal(await values("zz"), null);
+  });
+
+  it("completes agent names for start, and live sheep for status, read and close", async () => {
+    assert.deepEqual(await values("start "), ["start scout ", "start script-runner ", "start worker "]);
+    assert.deepEqual(await values("start sc"), ["start scout ", "start script-runner "]);
+    assert.deepEqual(await values("status "), ["status recon ", 'status "big job" ']);
+    assert.deepEqual(await values("close b"), ['close "big job" ']);
+    assert.deepEqual(await values("read a_b"), ["read a_bbbbbbbbbb "], "ids when an id is being typed");
+    assert.deepEqual(await values('read "big'), ['read "big job" '], "inside an open quote");
+    assert.deepEqual(await values("sheep "), ["sheep user ", "sheep project ", "sheep both "]);
+    assert.equal(await values("herd "), null);
+    assert.equal(await values("bogus "), null);
+  });
+
+  it("completes flags and their values, never one already given", async () => {
+    assert.deepEqual(await values("start scout "), [
+      "start scout --label ",
+      "start scout --placement ",
+      "start scout --direction ",
+      "start scout --cwd ",
+      "start scout --scope ",
+      "start scout --model ",
+    ]);
+    assert.deepEqual(await values("start scout --pl"), ["start scout --placement "]);
+    assert.deepEqual(await values("start scout --placement "), ["start scout --placement tab ", "start scout --placement pane ", "start scout --placement workspace "]);
+    assert.deepEqual(await values("start scout --placement p"), ["start scout --placement pane "]);
+    assert.deepEqual(await values("start --scope both "), ["start --scope both scout ", "start --scope both script-runner ", "start --scope both worker "]);
+    assert.equal(await values("start scout --label "), null, "a label is free text");
+    assert.deepEqual(await values("start scout --label x --"), [
+      "start scout --label x --placement ",
+      "start scout --label x --direction ",
+      "start scout --label x --cwd ",
+      "start scout --label x --scope ",
+      "start scout --label x --model ",
+    ]);
+    assert.deepEqual(await values("read recon "), ["read recon --lines "]);
+  });
+
+  it("every completion parses back to what it offers", async () => {
+    for (const v of [...((await values("status ")) ?? []), ...((await values("start scout --placement ")) ?? [])]) {
+      assert.doesNotThrow(() => parseShepherdCommand(v), v);
+    }
+    assert.deepEqual(parseShepherdCommand('status "big job" '), { sub: "status", target: "big job" });
+  });
+});

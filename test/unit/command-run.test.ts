@@ -1,0 +1,154 @@
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { runShepherdCommand, type CommandDeps } from "../../src/command/run.js";
+import { ShepherdError } from "../../src/core/errors.js";
+import { Shepherd } from "../../src/core/shepherd.js";
+import { loadSettings, type LoadedSettings } from "../../src/settings.js";
+import { dispatch } from "../../src/tool/dispatch.js";
+import { FakeClock } from "../support/fake-clock.js";
+import { MemoryWorld } from "../support/memory-world.js";
+
+/** /shepherd over the real dispatch and core, on an in-memory multiplexer. */
+describe("/shepherd subcommands run the tool's core", () => {
+  let root: string;
+  let world: MemoryWorld;
+  let shepherd: Shepherd;
+  let clock: FakeClock;
+  let loaded: LoadedSettings;
+  const dispatched: Record<string, unknown>[] = [];
+  let deps: CommandDeps;
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), "pi-shepherd-command-"));
+    await mkdir(join(root, "bundled"));
+    await mkdir(join(root, "work", "sub"), { recursive: true });
+    await writeFile(join(root, "bundled", "scout.md"), "---\nname: scout\ndescription: looks around\ntools: read, grep\n---\nLook.\n");
+    await writeFile(join(root, "bundled", "broken.md"), "---\nname: broken\n---\n");
+    await mkdir(join(root, "agent", "pi-shepherd"), { recursive: true });
+    await writeFile(join(root, "agent", "pi-shepherd", "settings.json"), JSON.stringify({ placement: "pane", colour: "blue" }));
+    loaded = await loadSettings(join(root, "agent"), join(root, "work"));
+    world = new MemoryWorld();
+    clock = new FakeClock();
+    shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock });
+    deps = {
+      dispatch: (params) => {
+        dispatched.push(params);
+        return dispatch(params, { shepherd, settings: loaded.settings, cwd: join(root, "work"), agentDir: join(root, "agent"), bundledDir: join(root, "bundled"), trust: { hasUI: false } });
+      },
+      registry: async () => shepherd.registry,
+      settings: async () => ({ loaded, runtime: "tmux" }),
+      now: () => clock.now(),
+    };
+  });
+
+  after(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  const one = async (args: string) => {
+    const notices = await runShepherdCommand(args, deps);
+    assert.equal(notices.length, 1, JSON.stringify(notices));
+    return notices[0]!;
+  };
+
+  it("no argument shows the herd and a short help", async () => {
+    const notices = await runShepherdCommand("", deps);
+    assert.equal(notices.length, 2);
+    assert.match(notices[0]!.text, /^No live sheep\. Start one with \/shepherd start <agent>/);
+    assert.match(notices[1]!.text, /^\/shepherd <subcommand> \(no argument: the herd and this help\)\n/);
+    for (const sub of ["herd", "sheep", "start", "status", "read", "close", "prune", "settings"]) assert.match(notices[1]!.text, new RegExp(`\\n  ${sub} `));
+    assert.deepEqual(dispatched.pop(), { action: "herd" });
+  });
+
+  it("sheep lists definitions and the skipped file, as a warning", async () => {
+    const n = await one("agents");
+    assert.equal(n.level, "warning");
+    assert.match(n.text, /^Agent definitions \(scope user\):\n- scout \(bundled\): looks around \[tools: read, grep\]/);
+    assert.match(n.text, /broken\.md: missing required field "description"/);
+    assert.deepEqual(dispatched.pop(), { action: "sheep" });
+  });
+
+  it("start, status, read and close work by label through the tool's actions", async () => {
+    const started = await one("start scout --label recon --cwd sub");
+    assert.equal(started.level, "info");
+    assert.match(started.text, /^Started "recon" \(scout\) as a_\w{10} in tmux pane %1, cwd .*\/work\/sub; it is idle\./);
+    assert.deepEqual(dispatched.at(-1), { action: "start", agent: "scout", label: "recon", cwd: "sub" });
+    assert.deepEqual(world.calls.filter((c) => c.startsWith("create")), ["create %1 pane"], "the placement setting applies as for the tool");
+    const agentId = [...shepherd.registry.agents.keys()][0]!;
+
+    const status = await one("status recon");
+    assert.match(status.text, new RegExp(`^recon \\(${agentId}, scout\\): idle · tmux · 0s old`));
+    assert.deepEqual(dispatched.at(-1), { action: "status", agentId });
+
+    await clock.advance(125_000, 125_000);
+    const herd = await one("herd");
+    assert.match(herd.text, new RegExp(`^Herd \\(1\\):\\n  recon \\(${agentId}, scout\\): idle · tmux · 2m old$`));
+
+    const read = await one("read recon --lines 3");
+    assert.equal(read.text, `Screen of recon (${agentId}):\npane of recon`);
+    assert.deepEqual(dispatched.at(-1), { action: "read", target: "recon", lines: "3" });
+
+    const closed = await one(`close ${agentId}`);
+    assert.equal(closed.text, `Closed recon (${agentId}); its session file is kept.`);
+    assert.deepEqual(dispatched.at(-1), { action: "close", agentId });
+    assert.match((await one("status recon")).text, /^\[unknown_agent\] no live sheep with id or label "recon"/);
+    assert.match((await one(`status ${agentId}`)).text, /: closed\.$/, "a closed sheep still answers by id");
+  });
+
+  it("prune forgets a sheep whose pane was killed", async () => {
+    await one("start scout --label gone");
+    await one("start scout --label stays");
+    const gone = [...shepherd.registry.agents.values()].find((a) => a.label === "gone")!;
+    world.killPane(gone.agentId);
+    assert.equal((await one("prune")).text, `Pruned 1: ${gone.agentId}.`);
+    assert.match((await one("herd")).text, /^Herd \(1\):\n  stays /);
+    assert.equal((await one("prune")).text, "Nothing to prune: every recorded pane is alive.");
+  });
+
+  it("failures are error notices that start with their [code]", async () => {
+    const cases: [string, RegExp][] = [
+      ["start nosuch", /^\[unknown_definition\] no agent definition named "nosuch"/],
+      ["start scout --placement sideways", /^\[invalid_params\] "placement" must be one of "tab", "pane", "workspace"/],
+      ["start scout --cwd nowhere", /^\[invalid_params\] cwd "nowhere" is not an existing directory/],
+      ["read stays --lines many", /^\[invalid_params\] "lines" must be a number/],
+      ["read nobody", /^\[unknown_agent\]/],
+      ["close p_0000000000", /^\[unknown_agent\] "p_0000000000" is a promptId/],
+      ["sheep everything", /^\[invalid_params\] "agentScope" must be one of/],
+      ["frobnicate", /^\[invalid_params\] unknown subcommand/],
+    ];
+    for (const [args, re] of cases) {
+      const n = await one(args);
+      assert.equal(n.level, "error", args);
+      assert.match(n.text, re, args);
+    }
+  });
+
+  it("settings shows every value with its origin, the files and the problems", async () => {
+    const n = await one("settings");
+    assert.equal(n.level, "warning", "there are problems");
+    assert.match(n.text, /\n  placement: "pane" \(user\)\n/);
+    assert.match(n.text, /\n  waitTimeout: 1200 \(default\)\n/);
+    assert.match(n.text, /\n  maxDepth: 0 \(default\) \[user-only\]\n/);
+    assert.match(n.text, /\nRuntime in use: tmux\n/);
+    assert.match(n.text, /\n  user: .*\/agent\/pi-shepherd\/settings\.json \(read, 1 problem\)\n  project: .*\/work\/\.pi\/shepherd\.json \(not present\)\n/);
+    assert.match(n.text, /\nProblems:\n  - .*settings\.json: unknown key "colour"/);
+  });
+
+  it("the overview and settings still help when there is no runtime", async () => {
+    const broken: CommandDeps = {
+      ...deps,
+      dispatch: async () => {
+        throw new ShepherdError("runtime_unavailable", "neither herdr nor tmux is available.");
+      },
+      settings: async () => ({ loaded, runtimeError: "[runtime_unavailable] neither herdr nor tmux is available." }),
+    };
+    const overview = await runShepherdCommand("", broken);
+    assert.deepEqual(overview.map((n) => n.level), ["error", "info"]);
+    assert.match(overview[0]!.text, /^\[runtime_unavailable\]/);
+    const settings = await runShepherdCommand("settings", broken);
+    assert.match(settings[0]!.text, /\nRuntime in use: none: \[runtime_unavailable\]/);
+  });
+});

@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, beforeEach, describe, it } from "node:test";
+import { DEFAULT_SETTINGS, loadSettings, SETTING_KEYS } from "../../src/settings.js";
+
+describe("settings", () => {
+  let root: string | undefined;
+  let agentDir: string;
+  let cwd: string;
+  let userFile: string;
+  let projectFile: string;
+
+  beforeEach(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+    root = await mkdtemp(join(tmpdir(), "pi-shepherd-settings-"));
+    agentDir = join(root, "agent");
+    cwd = join(root, "repo");
+    userFile = join(agentDir, "pi-shepherd", "settings.json");
+    projectFile = join(cwd, ".pi", "shepherd.json");
+    await mkdir(join(agentDir, "pi-shepherd"), { recursive: true });
+    await mkdir(join(cwd, ".pi"), { recursive: true });
+  });
+
+  after(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("without files: the defaults, no problems, and where the files would be", async () => {
+    const l = await loadSettings(agentDir, cwd);
+    assert.deepEqual(l.settings, DEFAULT_SETTINGS);
+    assert.deepEqual(l.problems, []);
+    assert.deepEqual(l.files, []);
+    assert.deepEqual(l.paths, { user: userFile, project: projectFile });
+    assert.ok(SETTING_KEYS.every((k) => l.origins[k] === "default"));
+    assert.equal(DEFAULT_SETTINGS.waitTimeout, 1200);
+    assert.equal(DEFAULT_SETTINGS.agentScope, "user");
+    assert.equal(DEFAULT_SETTINGS.maxDepth, 0, "sheep cannot start sheep by default");
+  });
+
+  it("the project file overrides the user file for ordinary keys, and each value knows its origin", async () => {
+    await writeFile(userFile, JSON.stringify({ placement: "pane", direction: "down", waitTimeout: 30, piCommand: ["/usr/bin/pi"], maxDepth: 1 }));
+    await writeFile(projectFile, JSON.stringify({ placement: "workspace", maxParallel: 2, runtime: "tmux" }));
+    const l = await loadSettings(agentDir, cwd);
+    assert.deepEqual(l.problems, []);
+    assert.deepEqual(l.files, [userFile, projectFile]);
+    assert.equal(l.settings.placement, "workspace");
+    assert.equal(l.origins.placement, "project");
+    assert.equal(l.settings.direction, "down");
+    assert.equal(l.origins.direction, "user");
+    assert.equal(l.settings.waitTimeout, 30);
+    assert.deepEqual(l.settings.piCommand, ["/usr/bin/pi"]);
+    assert.equal(l.settings.maxDepth, 1);
+    assert.equal(l.settings.maxParallel, 2);
+    assert.equal(l.settings.runtime, "tmux");
+    assert.equal(l.origins.maxTasks, "default");
+  });
+
+  it("reports unknown keys and bad values with their file, and keeps the value before them", async () => {
+    await writeFile(userFile, JSON.stringify({ placement: "pane", waitTimout: 5, startTimeout: -1, closeOnExit: "yes" }));
+    await writeFile(projectFile, JSON.stringify({ placement: "sideways", runtime: "screen", maxTasks: 2.5, piCommand: [] }));
+    const l = await loadSettings(agentDir, cwd);
+    assert.equal(l.settings.placement, "pane", "the project's bad value keeps the user's");
+    assert.equal(l.settings.startTimeout, DEFAULT_SETTINGS.startTimeout);
+    assert.equal(l.settings.closeOnExit, true);
+    assert.equal(l.settings.runtime, "auto");
+    assert.equal(l.settings.maxTasks, 8);
+    const expect = [
+      `${userFile}: unknown key "waitTimout"`,
+      `${userFile}: "startTimeout" must be a whole number of seconds above 0; kept 60`,
+      `${userFile}: "closeOnExit" must be true or false; kept true`,
+      `${projectFile}: "placement" must be "tab", "pane" or "workspace"; kept "pane"`,
+      `${projectFile}: "runtime" must be "auto", "herdr" or "tmux"; kept "auto"`,
+      `${projectFile}: "maxTasks" must be a whole number above 0; kept 8`,
+      `${projectFile}: "piCommand" can only be set in the user's settings`,
+    ];
+    assert.equal(l.problems.length, expect.length, l.problems.join("\n"));
+    for (const e of expect) assert.ok(l.problems.some((p) => p.startsWith(e)), `reported: ${e}\n${l.problems.join("\n")}`);
+  });
+
+  it("a file that is not a JSON object is reported and the other file still applies", async () => {
+    await writeFile(userFile, "{ placement: pane");
+    await writeFile(projectFile, JSON.stringify({ direction: "down" }));
+    const l = await loadSettings(agentDir, cwd);
+    assert.equal(l.problems.length, 1);
+    assert.match(l.problems[0]!, new RegExp(`^${userFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: is not valid JSON`));
+    assert.deepEqual(l.files, [projectFile]);
+    assert.equal(l.settings.direction, "down");
+    await writeFile(userFile, "[1, 2]");
+    const arr = await loadSettings(agentDir, cwd);
+    assert.deepEqual(arr.problems, [`${userFile}: must hold a JSON object`]);
+  });
+
+  it("keys a repository must not control are user-only", async () => {
+    await writeFile(projectFile, JSON.stringify({ allowProjectAgentsWithoutUI: true, confirmProjectAgents: false, maxDepth: 3, piCommand: ["evil"] }));
+    const l = await loadSettings(agentDir, cwd);
+    assert.equal(l.settings.allowProjectAgentsWithoutUI, false);
+    assert.equal(l.settings.confirmProjectAgents, true);
+    assert.equal(l.settings.maxDepth, 0);
+    assert.equal(l.settings.piCommand, undefined);
+    assert.equal(l.problems.length, 4);
+    assert.ok(l.problems.every((p) => p.startsWith(`${projectFile}: `) && p.includes("can only be set in the user's settings")));
+    await writeFile(userFile, JSON.stringify({ allowProjectAgentsWithoutUI: true, confirmProjectAgents: false }));
+    const u = await loadSettings(agentDir, cwd);
+    assert.equal(u.settings.allowProjectAgentsWithoutUI, true, "the user may set them");
+    assert.equal(u.settings.confirmProjectAgents, false);
+  });
+});
