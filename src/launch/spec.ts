@@ -55,7 +55,7 @@ export function buildLaunchSpec(input: SpecInput): LaunchSpec {
   env.PI_SHEPHERD_SHEEP_DIR = layout.dir;
   env.PI_SHEPHERD_AGENT_ID = input.agentId;
   env.PI_SHEPHERD_DEPTH = String(input.depth);
-  for (const k of ["PI_SHEPHERD_RUNTIME", "PI_SHEPHERD_TMUX_SOCKET", "PI_SHEPHERD_HERDR_BIN", "PI_SHEPHERD_MAX_DEPTH"]) {
+  for (const k of ["PI_SHEPHERD_RUNTIME", "PI_SHEPHERD_TMUX_SOCKET", "PI_SHEPHERD_HERDR_BIN"]) {
     const v = input.env[k];
     if (v !== undefined) env[k] = v;
   }
