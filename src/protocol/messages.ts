@@ -1,5 +1,5 @@
 /** The file formats that travel between the shepherd and a sheep. */
-import type { Usage } from "../core/types.js";
+import type { SheepResult } from "../ports/sheep-host.js";
 
 export interface InboxPrompt {
   promptId: string;
@@ -25,18 +25,8 @@ export interface ExitReport {
   at: string;
 }
 
-export interface ResultFile {
-  promptId: string;
-  status: "completed" | "failed" | "cancelled";
-  text: string;
-  stopReason?: string;
-  errorMessage?: string;
-  usage?: Usage;
-  model?: string;
-  sessionPath?: string;
-  startedAt?: string;
-  finishedAt?: string;
-}
+/** What a sheep writes to its outbox: exactly what the core reads as a result. */
+export type ResultFile = SheepResult;
 
 export interface LaunchSpec {
   argv: string[];
