@@ -4,12 +4,27 @@
  * outbox. Prompt text never passes through the terminal.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { watch, type FSWatcher } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, renameSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { readdir, rename } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { readJson, writeJsonAtomic } from "../src/protocol/files.js";
 import { sheepLayout } from "../src/protocol/layout.js";
 import type { InboxPrompt, ResultFile, StatusReport } from "../src/protocol/messages.js";
 import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.js";
+
+const PROMPT_FILE = /^p_[0-9a-z]+\.json$/;
+
+/**
+ * The result is written synchronously, temp file then rename like writeJsonAtomic: right after a
+ * turn pi's event loop is at its busiest, and each async step of the write would queue behind
+ * that work (tens of milliseconds when many sheep finish at once on few cores).
+ */
+function writeResultNow(path: string, value: ResultFile): void {
+  const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600, flag: "wx" });
+  renameSync(tmp, path);
+}
 
 interface Active {
   promptId: string;
@@ -50,6 +65,15 @@ export default function sheep(pi: ExtensionAPI) {
     if (!active) return;
     const done = active;
     active = undefined;
+    // pi creates its session file under the default umask; like every sheep file it stays private.
+    const session = ctx?.sessionManager.getSessionFile();
+    if (session) {
+      try {
+        chmodSync(session, 0o600);
+      } catch {
+        // gone or not ours to change: the result matters more
+      }
+    }
     const file: ResultFile = {
       promptId: done.promptId,
       ...result,
@@ -57,14 +81,34 @@ export default function sheep(pi: ExtensionAPI) {
       startedAt: done.startedAt,
       finishedAt: new Date().toISOString(),
     };
-    await writeJsonAtomic(layout.outboxFile(done.promptId), file);
+    writeResultNow(layout.outboxFile(done.promptId), file);
     await report();
     void scan();
+  };
+
+  // A closed pane sends pi SIGHUP (a stop, SIGTERM), and pi aborts the running turn on its way
+  // out. That abort is nobody's answer: without a result file the shepherd reports what really
+  // happened, [pane_gone] or [pi_exited], instead of "cancelled".
+  let goingAway = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    goingAway = true;
+    if (process.listenerCount(sig) === 1) {
+      // nothing else handles it here: keep the default, which ends the process
+      process.off(sig, onSignal);
+      process.kill(process.pid, sig);
+    }
+  };
+  const watchSignals = (on: boolean) => {
+    for (const sig of ["SIGHUP", "SIGTERM"] as const) {
+      process.off(sig, onSignal);
+      if (on) process.on(sig, onSignal);
+    }
   };
 
   const finalizeFromLast = () => {
     if (!active) return;
     const msg = finalAssistant(active.last);
+    if (goingAway && resultStatus(msg?.stopReason) === "cancelled") return;
     void finish({
       status: resultStatus(msg?.stopReason),
       text: msg?.text ?? "",
@@ -86,9 +130,10 @@ export default function sheep(pi: ExtensionAPI) {
       do {
         rescan = false;
         if (active || !ctx) return;
-        const names = (await readdir(layout.inbox).catch(() => [] as string[])).filter((n) => /^p_[0-9a-z]+\.json$/.test(n)).sort();
+        const names = (await readdir(layout.inbox).catch(() => [] as string[])).filter((n) => PROMPT_FILE.test(n)).sort();
         const name = names[0];
-        if (!name) return;
+        // A prompt that landed during readdir rang while we were scanning: look again.
+        if (!name) continue;
         const claimed = `${layout.inbox}/${name}.claimed`;
         try {
           await rename(`${layout.inbox}/${name}`, claimed);
@@ -114,10 +159,14 @@ export default function sheep(pi: ExtensionAPI) {
 
   pi.on("session_start", async (_event, c) => {
     ctx = c;
+    watchSignals(true);
     await report();
     watcher?.close();
     try {
-      watcher = watch(layout.inbox, { persistent: false }, () => void scan());
+      // Only a finished prompt file is worth a scan, not the temp file written before it.
+      watcher = watch(layout.inbox, { persistent: false }, (_event, name) => {
+        if (name === null || PROMPT_FILE.test(name)) void scan();
+      });
       watcher.on("error", () => undefined);
     } catch {
       watcher = undefined;
@@ -159,6 +208,7 @@ export default function sheep(pi: ExtensionAPI) {
   });
 
   pi.on("session_shutdown", () => {
+    watchSignals(false);
     watcher?.close();
     clearInterval(poll);
     clearTimeout(finalizeTimer);

@@ -1,6 +1,9 @@
 import type { PaneLiveness, Runtime } from "../ports/runtime.js";
 import type { Clock } from "./clock.js";
 
+/** How long a caller with a recent "alive" waits for a fresher answer before using it. */
+const PATIENCE_MS = 10;
+
 /**
  * Pane liveness for every waiter through one multiplexer call per interval: many waits on many
  * sheep share a single batched question instead of each polling the CLI.
@@ -16,11 +19,21 @@ export class LivenessMonitor {
     readonly intervalMs: number,
   ) {}
 
-  /** Liveness no older than the interval; undefined when the multiplexer could not say. */
+  /**
+   * Liveness no older than the interval; undefined when the multiplexer could not say. A caller
+   * that was told "alive" within the last two intervals waits at most PATIENCE_MS for the new
+   * answer and otherwise keeps the old one: a waiter stuck in a slow multiplexer call cannot
+   * see a result land, and the call goes on to serve its next look.
+   */
   async get(paneId: string, maxAgeMs = this.intervalMs): Promise<PaneLiveness | undefined> {
     const cached = this.cache.get(paneId);
     if (cached && (cached.value === "gone" || this.clock.now() - cached.at < maxAgeMs)) return cached.value;
-    await this.refresh([paneId]);
+    const refreshed = this.refresh([paneId]);
+    if (cached && maxAgeMs > 0 && this.clock.now() - cached.at < 2 * maxAgeMs) {
+      await this.within(refreshed, PATIENCE_MS);
+      return this.cache.get(paneId)?.value ?? cached.value;
+    }
+    await refreshed;
     return this.cache.get(paneId)?.value;
   }
 
@@ -38,9 +51,11 @@ export class LivenessMonitor {
     this.inflightIds = new Set([...this.watched(), ...paneIds]);
     const ids = [...this.inflightIds];
     this.inflight = (async () => {
+      // An answer is as old as its question: dating it by the reply would let a slow
+      // multiplexer stretch the interval between questions by its own latency.
+      const at = this.clock.now();
       try {
         const result = await this.runtime.liveness(ids);
-        const at = this.clock.now();
         for (const [id, value] of result) this.cache.set(id, { value, at });
       } catch {
         // a transient failure is not "gone": leave the cache alone and ask again next time
@@ -50,6 +65,15 @@ export class LivenessMonitor {
       await this.inflight;
     } finally {
       this.inflight = undefined;
+    }
+  }
+
+  private async within(work: Promise<void>, ms: number): Promise<void> {
+    const stop = new AbortController();
+    try {
+      await Promise.race([work, this.clock.sleep(ms, stop.signal).catch(() => undefined)]);
+    } finally {
+      stop.abort();
     }
   }
 

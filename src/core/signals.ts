@@ -1,22 +1,45 @@
 import type { Clock } from "./clock.js";
 
+const MAX_UNHEARD = 1024;
+
 /**
  * Wake-ups per agent: the sheep host and the core's own transitions (close, settle) ring the
  * bell, and every loop waiting on that agent re-reads the truth instead of trusting the event.
  */
 export class Bells {
   private readonly listeners = new Map<string, Set<() => void>>();
+  /**
+   * Agents that rang while no loop listened. A loop re-reads state and then calls next(); a ring
+   * in that gap (a result landing while the loop awaited a file read or the multiplexer) would
+   * otherwise be lost and the loop would sleep a whole interval with the answer on disk.
+   */
+  private readonly unheard = new Set<string>();
 
   ring(agentId: string): void {
-    for (const fn of this.listeners.get(agentId) ?? []) fn();
+    const set = this.listeners.get(agentId);
+    if (!set || set.size === 0) {
+      this.unheard.delete(agentId);
+      this.unheard.add(agentId);
+      // Bounded: forgetting a very old unheard ring costs at most one interval, never correctness.
+      for (const old of this.unheard) {
+        if (this.unheard.size <= MAX_UNHEARD) break;
+        this.unheard.delete(old);
+      }
+      return;
+    }
+    for (const fn of set) fn();
   }
 
   /**
    * Resolves on the next ring of any of the agents or after ms; rejects when the signal aborts.
-   * A ring that arrives before this is called is not remembered, so callers re-read state first.
+   * A ring that nobody heard since the last call resolves it at once: callers re-read state
+   * after every return, so waking early costs one read, while a lost ring cost a whole wait.
    */
   async next(agentIds: readonly string[], ms: number, clock: Clock, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw signal.reason;
+    let missed = false;
+    for (const id of agentIds) if (this.unheard.delete(id)) missed = true;
+    if (missed) return;
     const stop = new AbortController();
     const onRing = () => stop.abort();
     const onAbort = () => stop.abort();

@@ -1,8 +1,8 @@
-import { watch, type FSWatcher } from "node:fs";
-import { readdir, rm, writeFile } from "node:fs/promises";
+import { readFileSync, watch, type FSWatcher } from "node:fs";
+import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { buildLaunchSpec } from "../launch/spec.js";
 import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
-import { ensurePrivateDir, readJson, writeJsonAtomic } from "./files.js";
+import { ensurePrivateDir, writeJsonAtomic } from "./files.js";
 import { sheepDir, sheepLayout } from "./layout.js";
 import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
 
@@ -17,10 +17,39 @@ export interface FileHostOptions {
   extraPiArgs?: readonly string[];
   /** Fallback poll for file systems where fs.watch misses events. */
   pollMs?: number;
+  /** How long a sheep's pid must be dead, with no exit.json, before it counts as exited. */
+  deadPidGraceMs?: number;
 }
+
+/**
+ * The sheep's report and result files are a few hundred bytes, read on every wake-up of every
+ * waiter. Read synchronously they cost microseconds; an async read is four trips through the
+ * thread pool, and when many sheep finish at once each trip waits for a busy core. Same
+ * answers as readJson: undefined when missing or not (yet) valid JSON.
+ */
+function readSmallJson<T>(path: string): T | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw e;
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+const reportName = (name: string) => name === "status.json" || name === "exit.json";
+const resultName = (name: string) => !name.startsWith(".");
 
 /** The sheep protocol on disk: prompts and results travel as files, never as keystrokes. */
 export class FileSheepHost implements SheepHost {
+  /** Per sheep: whether its pid was ever seen alive, and since when it has been seen dead. */
+  private readonly pids = new Map<string, { seenAlive: boolean; deadSince?: number }>();
+
   constructor(private readonly o: FileHostOptions) {}
 
   private layout(agentId: string) {
@@ -29,11 +58,8 @@ export class FileSheepHost implements SheepHost {
 
   async prepare(req: PrepareRequest): Promise<PreparedSheep> {
     const layout = this.layout(req.agentId);
-    await ensurePrivateDir(layout.dir);
-    await ensurePrivateDir(layout.inbox);
-    await ensurePrivateDir(layout.outbox);
     const systemPrompt = req.definition.systemPrompt?.trim();
-    if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
+    // Built before anything is written: a refused model or tool name leaves no directory behind.
     const spec = buildLaunchSpec({
       layout,
       agentId: req.agentId,
@@ -48,27 +74,50 @@ export class FileSheepHost implements SheepHost {
       ...(this.o.extraPiArgs ? { extraArgs: this.o.extraPiArgs } : {}),
       hasSystemPrompt: Boolean(systemPrompt),
     });
+    await ensurePrivateDir(layout.dir);
+    await ensurePrivateDir(layout.inbox);
+    await ensurePrivateDir(layout.outbox);
+    if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
     await writeJsonAtomic(layout.spec, spec);
     return { sessionPath: layout.session, launcherArgv: [this.o.nodePath, this.o.launcherPath, layout.spec] };
   }
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
     const layout = this.layout(agentId);
-    const [status, exit] = await Promise.all([
-      readJson<StatusReport>(layout.status),
-      readJson<ExitReport>(layout.exit),
-    ]);
+    const status = readSmallJson<StatusReport>(layout.status);
+    const exit = readSmallJson<ExitReport>(layout.exit);
     const snap: SheepSnapshot = {};
     if (status) {
       snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
       if (status.blocked !== undefined) snap.blocked = status.blocked;
     }
     if (exit) snap.exited = exit;
+    else if (status && this.pidGone(agentId, status.pid)) snap.exited = { code: null, signal: "unknown", at: new Date().toISOString() };
     return snap;
   }
 
+  /**
+   * The launcher writes exit.json when pi ends, but not when the pane itself went: then the
+   * multiplexer says [pane_gone]. When the multiplexer cannot answer either (its server is
+   * gone), the pid in status.json is the last witness, so a pid dead for longer than the
+   * multiplexer needs to speak counts as exited. A pid never seen alive (another pid namespace)
+   * is never taken for dead.
+   */
+  private pidGone(agentId: string, pid: number): boolean {
+    let w = this.pids.get(agentId);
+    if (!w) this.pids.set(agentId, (w = { seenAlive: false }));
+    if (pidAlive(pid)) {
+      w.seenAlive = true;
+      delete w.deadSince;
+      return false;
+    }
+    if (!w.seenAlive) return false;
+    w.deadSince ??= Date.now();
+    return Date.now() - w.deadSince >= (this.o.deadPidGraceMs ?? 3000);
+  }
+
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
-    return readJson<ResultFile>(this.layout(agentId).outboxFile(promptId));
+    return readSmallJson<ResultFile>(this.layout(agentId).outboxFile(promptId));
   }
 
   async submit(agentId: string, promptId: string, text: string): Promise<void> {
@@ -80,17 +129,28 @@ export class FileSheepHost implements SheepHost {
   subscribe(agentId: string, onChange: () => void): () => void {
     const layout = this.layout(agentId);
     const watchers: FSWatcher[] = [];
-    for (const dir of [layout.dir, layout.outbox]) {
+    // The poll stands in for fs.watch only until fs.watch shows that it works here: after that
+    // it would just wake every waiter to re-read unchanged files.
+    let poll: NodeJS.Timeout | undefined = setInterval(onChange, this.o.pollMs ?? 2000);
+    poll.unref();
+    const watchWorks = () => {
+      clearInterval(poll);
+      poll = undefined;
+    };
+    for (const [dir, matters] of [[layout.dir, reportName], [layout.outbox, resultName]] as const) {
       try {
-        const w = watch(dir, { persistent: false }, () => onChange());
+        // pi appends to session.jsonl in this directory all through a turn, and every atomic
+        // write first creates a temp file: waking the waiters for those only costs reads.
+        const w = watch(dir, { persistent: false }, (_event, name) => {
+          if (poll) watchWorks();
+          if (name === null || matters(name)) onChange();
+        });
         w.on("error", () => undefined);
         watchers.push(w);
       } catch {
-        // the directory may be gone already; the poll below still covers it
+        // the directory may be gone already; the poll still covers it
       }
     }
-    const poll = setInterval(onChange, this.o.pollMs ?? 2000);
-    poll.unref();
     return () => {
       clearInterval(poll);
       for (const w of watchers) w.close();
@@ -98,6 +158,7 @@ export class FileSheepHost implements SheepHost {
   }
 
   async cleanup(agentId: string): Promise<void> {
+    this.pids.delete(agentId);
     const layout = this.layout(agentId);
     // The session file stays: it is the sheep's conversation, and the user may want it.
     let names: string[];
@@ -111,5 +172,16 @@ export class FileSheepHost implements SheepHost {
         .filter((n) => n !== "session.jsonl")
         .map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })),
     );
+    // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
+    await rmdir(layout.dir).catch(() => undefined);
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }

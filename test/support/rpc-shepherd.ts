@@ -29,8 +29,11 @@ export class RpcShepherd {
   private seq = 0;
 
   private constructor(readonly proc: ResultPromise) {
-    proc.stdout!.on("data", (d: Buffer) => this.onData(d.toString("utf8")));
-    proc.stderr!.on("data", (d: Buffer) => this.stderr.push(d.toString("utf8")));
+    // Decoded as a stream: a character split between two chunks must not become U+FFFD.
+    proc.stdout!.setEncoding("utf8");
+    proc.stderr!.setEncoding("utf8");
+    proc.stdout!.on("data", (d: string) => this.onData(d));
+    proc.stderr!.on("data", (d: string) => this.stderr.push(d));
   }
 
   static start(o: { cwd: string; env: NodeJS.ProcessEnv; extraArgs?: string[] }): RpcShepherd {

@@ -7,6 +7,7 @@
  *   #script {"reply":"text","delayMs":500,"chunks":3,"chunkDelayMs":50}
  *   #script {"fail":500,"message":"boom"}
  *   #script {"tool":{"name":"shepherd","arguments":{...}},"afterTool":"text"}
+ *   #script {"tools":[{"name":"shepherd","arguments":{...}},…],"afterTool":"text"}   (one turn, several calls)
  *   anything else: the reply is "ECHO: <message>"
  * After a tool result, the reply is the directive's afterTool, or "TOOL_RESULT: <result text>".
  */
@@ -21,6 +22,8 @@ export interface Directive {
   fail?: number;
   message?: string;
   tool?: { name: string; arguments: unknown };
+  /** Several tool calls in one assistant message; pi runs them in parallel. Ids are `call_<seq>_<index>`. */
+  tools?: { name: string; arguments: unknown }[];
   afterTool?: string;
   /** Copied into the log entry, so a test can find the requests of one sheep or step. */
   tag?: string;
@@ -75,7 +78,8 @@ function parseDirective(text: string): Directive | undefined {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Unref'd: a scripted delay whose client is long gone must not keep a test process alive.
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
 export async function startScriptedModel(): Promise<ScriptedModel> {
   const log: LoggedRequest[] = [];
@@ -141,9 +145,9 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
       res.end(JSON.stringify({ error: { message: d.message ?? `scripted failure ${d.fail}`, type: "server_error" } }));
       return;
     }
-    if (d.tool) {
+    if (d.tool || d.tools) {
       entry.kind = "tool";
-      await streamToolCall(res, entry, d.tool.name, d.tool.arguments);
+      await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined);
       return;
     }
     const reply = d.reply ?? (parseDirective(lastUserText) ? "" : `ECHO: ${lastUserText}`);
@@ -201,12 +205,17 @@ async function streamText(res: ServerResponse, entry: LoggedRequest, text: strin
   res.end();
 }
 
-async function streamToolCall(res: ServerResponse, entry: LoggedRequest, name: string, args: unknown) {
+async function streamToolCall(res: ServerResponse, entry: LoggedRequest, calls: { name: string; arguments: unknown }[], indexedIds: boolean) {
   const id = `chatcmpl-${entry.seq}`;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   entry.firstByteAt = Date.now();
-  const argText = typeof args === "string" ? args : JSON.stringify(args);
-  res.write(chunk(id, { role: "assistant", content: null, tool_calls: [{ index: 0, id: `call_${entry.seq}`, type: "function", function: { name, arguments: argText } }] }, null));
+  const toolCalls = calls.map((c, index) => ({
+    index,
+    id: indexedIds ? `call_${entry.seq}_${index}` : `call_${entry.seq}`,
+    type: "function",
+    function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
+  }));
+  res.write(chunk(id, { role: "assistant", content: null, tool_calls: toolCalls }, null));
   res.write(chunk(id, {}, "tool_calls"));
   res.write(usageChunk(id, 5));
   res.write("data: [DONE]\n\n");

@@ -19,6 +19,16 @@ function windowName(label: string): string {
   return safe || "sheep";
 }
 
+/**
+ * User text as one tmux argument that tmux reads literally: tmux expands "#" formats in -c (so
+ * "#(cmd)" in a directory name would run a command) and ends a command at an argument that
+ * ends in ";" unless that is written "\;".
+ */
+export function tmuxLiteral(arg: string): string {
+  const escaped = arg.replaceAll("#", "##");
+  return escaped.endsWith(";") ? `${escaped.slice(0, -1)}\\;` : escaped;
+}
+
 export class TmuxRuntime implements Runtime {
   readonly name = "tmux" as const;
   private readonly cli: TmuxCli;
@@ -45,7 +55,8 @@ export class TmuxRuntime implements Runtime {
   async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
     const created = this.creating.then(() => this.create(req));
     this.creating = created.catch(() => undefined);
-    const pane = await created;
+    const { marked, ...pane } = await created;
+    if (marked) return pane;
     await this.cli.run(["set-option", "-p", "-t", pane.paneId, MARK, req.agentId]).catch(async (e) => {
       await this.cli.run(["kill-pane", "-t", pane.paneId]).catch(() => undefined);
       throw this.wrap(e, "could not mark the new pane");
@@ -53,10 +64,20 @@ export class TmuxRuntime implements Runtime {
     return pane;
   }
 
-  private async create(req: CreatePaneRequest): Promise<CreatedPane> {
+  /**
+   * Windows and sessions are created and marked by one tmux process: a new window goes after
+   * the last one (-a after {end}), so "{end}" names it to the next command of the same list,
+   * which the server runs before any other client's. Splits are marked by a second process.
+   */
+  private async create(req: CreatePaneRequest): Promise<CreatedPane & { marked: boolean }> {
     const fmt = ["-P", "-F", "#{pane_id}"];
     const name = windowName(req.label);
     const caller = this.callerPane;
+    const markThen = (target: string) => [";", "set-option", "-p", "-t", target, MARK, req.agentId];
+    const newWindow = (session: string) =>
+      this.runMarked(["new-window", "-d", "-a", "-t", `${session}:{end}`, "-n", name, "-c", tmuxLiteral(req.cwd), ...fmt, ...markThen(`${session}:{end}`)]);
+    const newSession = (session: string) =>
+      this.runMarked(["new-session", "-d", "-s", session, "-n", name, "-c", tmuxLiteral(req.cwd), "-x", "200", "-y", "50", ...fmt, ...markThen(`=${session}:`)]);
     try {
       if (req.placement === "pane") {
         if (!caller) {
@@ -66,32 +87,46 @@ export class TmuxRuntime implements Runtime {
           );
         }
         const dir = req.direction === "down" ? "-v" : "-h";
-        return { paneId: (await this.cli.run(["split-window", "-d", dir, "-t", caller, "-c", req.cwd, ...fmt])).trim() };
+        return { paneId: (await this.cli.run(["split-window", "-d", dir, "-t", caller, "-c", tmuxLiteral(req.cwd), ...fmt])).trim(), marked: false };
       }
       if (req.placement === "workspace") {
         const session = await this.freeSessionName(`${this.sessionName}-${name.replace(/[ .:]/g, "_")}`);
-        const paneId = (await this.cli.run(["new-session", "-d", "-s", session, "-n", name, "-c", req.cwd, "-x", "200", "-y", "50", ...fmt])).trim();
-        return { paneId, attachHint: this.attachHint(session) };
+        return { paneId: await newSession(session), attachHint: this.attachHint(session), marked: true };
       }
       if (caller) {
         const session = (await this.cli.run(["display-message", "-p", "-t", caller, "#{session_id}"])).trim();
-        return { paneId: (await this.cli.run(["new-window", "-d", "-t", `${session}:`, "-n", name, "-c", req.cwd, ...fmt])).trim() };
+        return { paneId: await newWindow(session), marked: true };
       }
-      if (await this.hasSession(this.sessionName)) {
-        const paneId = (await this.cli.run(["new-window", "-d", "-t", `=${this.sessionName}:`, "-n", name, "-c", req.cwd, ...fmt])).trim();
-        return { paneId, attachHint: this.attachHint(this.sessionName) };
-      }
-      const paneId = (await this.cli.run(["new-session", "-d", "-s", this.sessionName, "-n", name, "-c", req.cwd, "-x", "200", "-y", "50", ...fmt])).trim();
-      return { paneId, attachHint: this.attachHint(this.sessionName) };
+      // The home session exists for every sheep but the first: try it straight away instead of
+      // asking first, which cost a tmux process on every start.
+      const added = await newWindow(`=${this.sessionName}`).catch((e: unknown) => {
+        if (e instanceof TmuxError && (e.noServer || e.noSuchTarget || /can't find session/.test(e.stderr))) return undefined;
+        throw e;
+      });
+      if (added !== undefined) return { paneId: added, attachHint: this.attachHint(this.sessionName), marked: true };
+      return { paneId: await newSession(this.sessionName), attachHint: this.attachHint(this.sessionName), marked: true };
     } catch (e) {
       throw this.wrap(e, "could not create a pane");
     }
   }
 
+  /** A create-and-mark list: when the mark failed after the pane was made, the pane goes. */
+  private async runMarked(args: readonly string[]): Promise<string> {
+    try {
+      return (await this.cli.run(args)).trim();
+    } catch (e) {
+      const made = e instanceof TmuxError ? /%\d+/.exec(e.stdout)?.[0] : undefined;
+      if (!made) throw e;
+      await this.cli.run(["kill-pane", "-t", made]).catch(() => undefined);
+      throw this.wrap(e, "could not mark the new pane");
+    }
+  }
+
   async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
     try {
-      await this.cli.run(["send-keys", "-t", paneId, "-l", "--", shellLine(argv)]);
-      await this.cli.run(["send-keys", "-t", paneId, "Enter"]);
+      // One tmux process for both: a lone ";" argument separates tmux commands, and the line
+      // cannot end in ";" (shellLine quotes every word, so it ends in a quote).
+      await this.cli.run(["send-keys", "-t", paneId, "-l", "--", shellLine(argv), ";", "send-keys", "-t", paneId, "Enter"]);
     } catch (e) {
       throw this.wrap(e, "could not type the launcher command");
     }

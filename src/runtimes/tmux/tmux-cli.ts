@@ -12,6 +12,8 @@ export class TmuxError extends Error {
     readonly args: readonly string[],
     readonly stderr: string,
     readonly exitCode: number | undefined,
+    /** What tmux printed before failing: in a command list, the output of the commands that ran. */
+    readonly stdout = "",
   ) {
     super(`tmux ${args[0] ?? ""} failed: ${stderr.trim() || `exit ${exitCode}`}`);
   }
@@ -47,7 +49,7 @@ export class TmuxCli {
       // tmux itself could not run (not installed, not executable): not a tmux answer
       throw Object.assign(new Error(r.message), { code: (r as { code?: string }).code });
     }
-    if (r.exitCode !== 0 || r.failed) throw new TmuxError(args, String(r.stderr || r.message || ""), r.exitCode);
+    if (r.exitCode !== 0 || r.failed) throw new TmuxError(args, String(r.stderr || r.message || ""), r.exitCode, String(r.stdout ?? ""));
     return String(r.stdout);
   }
 }

@@ -1,0 +1,325 @@
+/**
+ * Faults, each ending in a clear result or error, never a hang, never an orphan: a real pi
+ * shepherd over RPC, real pi sheep in panes of a private tmux server (or the fake herdr), on the
+ * scripted model. After each part, no pane the test created remains and no sheep pi is alive.
+ *
+ * "The model server is unreachable when a sheep starts": start never talks to the model (pi
+ * starts fine without a model server, and the sheep sends no message), so such a sheep starts
+ * and its first prompt fails with [provider_error]. What makes start fail is a pi that cannot
+ * start: a model that does not exist (pi exits at once), a piCommand that exits, or one that
+ * never becomes ready within startTimeout.
+ */
+import assert from "node:assert/strict";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
+import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.js";
+import { livingSheep } from "../support/leftovers.js";
+import { node22, RpcShepherd } from "../support/rpc-shepherd.js";
+import { Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.js";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+
+describe("faults with real pi sheep in tmux", { timeout: 600_000 }, () => {
+  let dir: string;
+  let tmux: PrivateTmux;
+  let model: ScriptedModel;
+  /** The sheep's second model server, which the tests take away. */
+  let outage: ScriptedModel;
+  let scene: Scene;
+  let panes: () => Promise<string[]>;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
+    tmux = await startPrivateTmux();
+    model = await startScriptedModel();
+    outage = await startScriptedModel();
+    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { providers: { outage: outage.baseUrl } });
+    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket });
+    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    panes = tmuxPanes(tmux.socket);
+  });
+
+  after(async () => {
+    await scene?.cleanup();
+    await tmux?.cleanup();
+    await model?.close();
+    await outage?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a sheep whose pi exits at start (a model that does not exist) fails start with the reason; its pane and files are gone", async () => {
+    const text = await scene.fails({ action: "start", agent: "echo", label: "nomodel", model: "nowhere/no-such-model" }, /^\[start_failed\] /);
+    assert.match(text, /exit code 1/);
+    assert.match(text, /no-such-model/, "the pane's last lines say what pi said");
+    await scene.assertNothingLeft(panes, [tmux.userPane]);
+  });
+
+  it("the model server going away during a prompt fails the wait with the reason, and so does a prompt while it is down", async () => {
+    const S = await scene.start("outage", { model: "outage/scripted-model" });
+    const p1 = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "OUTAGE" }));
+    await untilLogged(outage, "OUTAGE");
+    await outage.close();
+    const r1 = await scene.wait(p1, 60);
+    assert.equal(r1.status, "failed", JSON.stringify(r1));
+    assert.match(r1.error!, /^\[provider_error\] \S/);
+    const p2 = await scene.prompt(S.agentId, directive({ reply: "still nothing" }));
+    const r2 = await scene.wait(p2, 60);
+    assert.equal(r2.status, "failed", JSON.stringify(r2));
+    assert.match(r2.error!, /^\[provider_error\] \S/);
+    const s = await scene.state(S.agentId);
+    assert.deepEqual([s.state, s.paneAlive], ["idle", true], "the sheep itself lives on");
+    await scene.ok({ action: "close", agentId: S.agentId });
+  });
+
+  it("pi killed mid-prompt fails the wait with [pi_exited] long before its timeout", async () => {
+    const S = await scene.start("crash");
+    const p = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "CRASH" }));
+    await untilLogged(model, "CRASH");
+    process.kill(S.pid, "SIGKILL");
+    const r = await scene.wait(p, 60);
+    assert.equal(r.status, "failed", JSON.stringify(r));
+    assert.match(r.error!, /^\[pi_exited\] .*SIGKILL/);
+    assert.equal((await scene.state(S.agentId)).state, "exited");
+    await scene.fails({ action: "prompt", agentId: S.agentId, message: "hello?" }, /^\[agent_closed\] /);
+    assert.equal(((await scene.ok({ action: "close", agentId: S.agentId })).details.closed as { alreadyClosed: boolean }).alreadyClosed, false);
+    assert.ok(!(await panes()).includes(S.paneId), "the pane pi died in was closed");
+  });
+
+  it("a pane killed during a prompt fails the wait with [pane_gone]", async () => {
+    const S = await scene.start("killed");
+    const p = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "KILLED" }));
+    await untilLogged(model, "KILLED");
+    await tmux.tmux(["kill-pane", "-t", S.paneId]);
+    const r = await scene.wait(p, 60);
+    assert.equal(r.status, "failed", JSON.stringify(r));
+    assert.match(r.error!, /^\[pane_gone\] /);
+    assert.deepEqual(await livingSheep(scene.agentDir, [S.pid]), [], "pi went with its pane");
+    await scene.ok({ action: "close", agentId: S.agentId });
+  });
+
+  it("close during a wait: the concurrent wait returns cancelled", async () => {
+    const S = await scene.start("closing");
+    const p = await scene.prompt(S.agentId, directive({ reply: "cut short", delayMs: 120_000, tag: "CLOSING" }));
+    await untilLogged(model, "CLOSING");
+    const [w, c] = await scene.shepherd.callParallel([
+      { action: "wait", promptId: p, timeout: 90 },
+      { action: "close", agentId: S.agentId },
+    ]);
+    assert.equal(w!.isError, false, w!.text);
+    assert.equal(c!.isError, false, c!.text);
+    const item = (w!.details.results as Item[])[0]!;
+    assert.equal(item.status, "cancelled", JSON.stringify(item));
+    assert.match(item.error!, /^\[cancelled\] /);
+    assert.deepEqual((c!.details.closed as { cancelledPromptIds: string[] }).cancelledPromptIds, [p]);
+    const waitStarted = scene.shepherd.events.findIndex((e) => e.type === "tool_execution_update" && e.toolCallId === w!.toolCallId);
+    assert.ok(waitStarted >= 0 && waitStarted < c!.endIndex, "the wait was already waiting when close finished");
+    assert.ok(!(await panes()).includes(S.paneId));
+  });
+
+  it("an aborted tool call ends its wait with [aborted]; the sheep keeps its prompt and a later wait gets the answer", async () => {
+    const S = await scene.start("aborted");
+    const p = await scene.prompt(S.agentId, directive({ reply: "answered after all", delayMs: 8000, tag: "ABORTED" }));
+    const [w] = await scene.shepherd.callParallel([{ action: "wait", promptId: p, timeout: 90 }], {
+      whileRunning: async ([id]) => {
+        await scene.shepherd.until((e) => e.type === "tool_execution_update" && e.toolCallId === id);
+        const reply = await scene.shepherd.command({ type: "abort" });
+        assert.equal(reply.success, true);
+      },
+    });
+    assert.equal(w!.isError, true, w!.text);
+    assert.match(w!.text, /^\[aborted\] /);
+    assert.equal(model.log.find((l) => l.tag === "ABORTED")?.lastByteAt, undefined, "the wait ended before the sheep answered");
+    const s = await scene.state(S.agentId);
+    assert.deepEqual([s.state, s.activePromptId], ["working", p]);
+    const r = await scene.wait(p, 60);
+    assert.deepEqual([r.status, r.text], ["completed", "answered after all"]);
+    await scene.ok({ action: "close", agentId: S.agentId });
+  });
+
+  it("afterwards no pane, sheep pi or sheep file is left", async () => {
+    await scene.shepherd.stop();
+    await scene.assertNothingLeft(panes, [tmux.userPane]);
+  });
+});
+
+describe("a sheep whose pi cannot start", { timeout: 300_000 }, () => {
+  let dir: string;
+  let tmux: PrivateTmux;
+  let model: ScriptedModel;
+  let scene: Scene;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
+    tmux = await startPrivateTmux();
+    model = await startScriptedModel();
+    // Stands in for pi: what it does is chosen by the --model it gets, so one shepherd shows both.
+    const fakePi = join(dir, "fake-pi.mjs");
+    await writeFile(
+      fakePi,
+      [
+        'const model = process.argv[process.argv.indexOf("--model") + 1];',
+        'if (model === "exits") { console.error("fake pi: cannot start"); process.exit(3); }',
+        'console.log("fake pi: starting forever");',
+        "setInterval(() => {}, 1000);",
+      ].join("\n"),
+    );
+    await chmod(fakePi, 0o600);
+    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { shepherdSettings: { startTimeout: 3, piCommand: [node22, fakePi] } });
+    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket });
+    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+  });
+
+  after(async () => {
+    await scene?.cleanup();
+    await tmux?.cleanup();
+    await model?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a pi that exits at once fails start with its exit code and last words; nothing is left", async () => {
+    const text = await scene.fails({ action: "start", agent: "echo", model: "exits" }, /^\[start_failed\] /);
+    assert.match(text, /exit code 3/);
+    assert.match(text, /fake pi: cannot start/);
+    await scene.assertNothingLeft(tmuxPanes(tmux.socket), [tmux.userPane]);
+  });
+
+  it("a pi that never becomes ready fails start after startTimeout; its pane and process are gone", async () => {
+    const text = await scene.fails({ action: "start", agent: "echo", model: "hangs" }, /^\[start_failed\] /);
+    assert.match(text, /not ready after 3 s/);
+    assert.match(text, /fake pi: starting forever/);
+    await scene.assertNothingLeft(tmuxPanes(tmux.socket), [tmux.userPane]);
+  });
+});
+
+describe("the tmux server gone", { timeout: 300_000 }, () => {
+  let dir: string;
+  let tmux: PrivateTmux;
+  let model: ScriptedModel;
+  let scene: Scene;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
+    tmux = await startPrivateTmux();
+    model = await startScriptedModel();
+    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    // Inside the user's tmux: when that server is gone there is nowhere to put a sheep.
+    const inside = tmux.insideEnv();
+    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket, TMUX: inside.TMUX, TMUX_PANE: inside.TMUX_PANE });
+    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+  });
+
+  after(async () => {
+    await scene?.cleanup();
+    await tmux?.cleanup();
+    await model?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a wait fails with [pane_gone], start says [runtime_unavailable], close still works, nothing is left", async () => {
+    const S = await scene.start("doomed");
+    const p = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "DOOMED" }));
+    await untilLogged(model, "DOOMED");
+    await tmux.tmux(["kill-server"]);
+    const r = await scene.wait(p, 60);
+    assert.equal(r.status, "failed", JSON.stringify(r));
+    assert.match(r.error!, /^\[pane_gone\] /);
+    const text = await scene.fails({ action: "start", agent: "echo", label: "nowhere" }, /^\[runtime_unavailable\] /);
+    assert.match(text, /tmux server is not running/);
+    assert.equal(((await scene.ok({ action: "close", agentId: S.agentId })).details.closed as { alreadyClosed: boolean }).alreadyClosed, false);
+    assert.equal((await scene.state(S.agentId)).state, "closed");
+    await scene.assertNothingLeft(tmuxPanes(tmux.socket), []);
+  });
+});
+
+describe("faults on herdr (the fake, backed by real tmux panes)", { timeout: 300_000 }, () => {
+  let dir: string;
+  let fake: FakeHerdr;
+  let model: ScriptedModel;
+  let scene: Scene;
+  let panes: () => Promise<string[]>;
+  let baseline: string[];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
+    fake = await createFakeHerdr();
+    const created = await fake.herdr(["workspace", "create", "--cwd", dir, "--label", "user", "--no-focus"]);
+    assert.equal(created.exitCode, 0, created.stderr);
+    const root = (JSON.parse(created.stdout) as { result: { root_pane: { pane_id: string; tab_id: string; workspace_id: string } } }).result.root_pane;
+    model = await startScriptedModel();
+    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    const env = shepherdEnv(
+      agentDir,
+      {
+        PI_SHEPHERD_RUNTIME: "herdr",
+        PI_SHEPHERD_HERDR_BIN: fake.bin,
+        HERDR_ENV: "1",
+        HERDR_SOCKET_PATH: join(fake.stateDir, "herdr.sock"),
+        HERDR_WORKSPACE_ID: root.workspace_id,
+        HERDR_TAB_ID: root.tab_id,
+        HERDR_PANE_ID: root.pane_id,
+      },
+      fake.env,
+    );
+    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    // The panes behind the fake are tmux panes: they are what must not be left.
+    panes = async () => (await fake.tmux(["list-panes", "-a", "-F", "#{pane_id}"]).catch(() => "")).split("\n").filter(Boolean);
+    baseline = await panes();
+  });
+
+  after(async () => {
+    await fake?.setDown(false);
+    await scene?.cleanup();
+    await fake?.cleanup();
+    await model?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("with the herdr server down, start says [runtime_unavailable] and leaves nothing", async () => {
+    await fake.setDown(true);
+    try {
+      const text = await scene.fails({ action: "start", agent: "echo", label: "nowhere" }, /^\[runtime_unavailable\] /);
+      assert.match(text, /server_not_running/);
+      await scene.assertNothingLeft(panes, baseline);
+    } finally {
+      await fake.setDown(false);
+    }
+  });
+
+  it("a sheep answers a wait while the herdr server is down: results travel as files", async () => {
+    const S = await scene.start("steady");
+    const p = await scene.prompt(S.agentId, directive({ reply: "answered without herdr", delayMs: 3000, tag: "STEADY" }));
+    await untilLogged(model, "STEADY");
+    await fake.setDown(true);
+    try {
+      const r = await scene.wait(p, 60);
+      assert.deepEqual([r.status, r.text], ["completed", "answered without herdr"]);
+    } finally {
+      await fake.setDown(false);
+    }
+    await scene.ok({ action: "close", agentId: S.agentId });
+  });
+
+  it("with the herdr server down, a sheep whose pane dies fails the wait instead of running into its timeout", async () => {
+    const S = await scene.start("orphaned");
+    const p = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "ORPHANED" }));
+    await untilLogged(model, "ORPHANED");
+    await fake.setDown(true);
+    try {
+      await fake.tmux(["kill-pane", "-t", await fake.tmuxPaneOf(S.paneId)]);
+      const r = await scene.wait(p, 60);
+      assert.equal(r.status, "failed", JSON.stringify(r));
+      assert.match(r.error!, /^\[pi_exited\] /);
+    } finally {
+      await fake.setDown(false);
+    }
+    await scene.ok({ action: "close", agentId: S.agentId });
+  });
+
+  it("afterwards no pane, sheep pi or sheep file is left", async () => {
+    await scene.shepherd.stop();
+    await scene.assertNothingLeft(panes, baseline);
+  });
+});
