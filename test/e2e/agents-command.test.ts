@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { writeAgentDir } from "../support/agent-dir.js";
+import { shepherdEnv } from "../support/e2e-env.js";
 import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.js";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
 import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
@@ -100,17 +101,7 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
     await writeFile(join(work, ".pi", "agents", "proj.md"), `---\nname: proj\ndescription: the repository's agent\ntools:\n  - read\n---\n${PROJ_BODY}\n`);
     await writeFile(join(work, ".pi", "shepherd.json"), JSON.stringify({ allowProjectAgentsWithoutUI: true }));
-    const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+)$/.test(k)));
-    const env: NodeJS.ProcessEnv = {
-      ...outer,
-      PI_CODING_AGENT_DIR: agentDir,
-      PI_OFFLINE: "1",
-      PI_SKIP_VERSION_CHECK: "1",
-      PI_SHEPHERD_RUNTIME: "tmux",
-      PI_SHEPHERD_TMUX_SOCKET: tmux.socket,
-    };
-    env.PATH = `${join(repoRoot, "node_modules", ".bin")}:${env.PATH ?? ""}`;
-    shepherd = RpcShepherd.start({ cwd: work, env });
+    shepherd = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket }) });
   });
 
   after(async () => {

@@ -2,12 +2,12 @@
  * Delegation (single, parallel, chain) on real pi sheep, driven by a real pi shepherd over RPC.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { writeAgentDir } from "../support/agent-dir.js";
-import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
+import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.js";
 import { directive, startScriptedModel, type LoggedRequest, type ScriptedModel } from "../support/scripted-model.js";
 import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
 
@@ -42,26 +42,10 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
     dir = await mkdtemp(join(tmpdir(), "pi-shepherd-delegate-"));
     t = await startPrivateTmux();
     model = await startScriptedModel();
-    const agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
-    await mkdir(join(agentDir, "agents"), { recursive: true });
-    await mkdir(join(agentDir, "pi-shepherd"), { recursive: true });
-    await writeFile(join(agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ maxParallel: 2 }));
-    await writeFile(join(agentDir, "agents", "echo.md"), "---\nname: echo\ndescription: answers as scripted\n---\nAnswer as scripted.\n");
+    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { shepherdSettings: { maxParallel: 2 } });
     const work = join(dir, "work");
     await mkdir(work);
-    const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+)$/.test(k)));
-    shepherd = RpcShepherd.start({
-      cwd: work,
-      env: {
-        ...outer,
-        PATH: `${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
-        PI_CODING_AGENT_DIR: agentDir,
-        PI_OFFLINE: "1",
-        PI_SKIP_VERSION_CHECK: "1",
-        PI_SHEPHERD_RUNTIME: "tmux",
-        PI_SHEPHERD_TMUX_SOCKET: t.socket,
-      },
-    });
+    shepherd = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: t.socket }) });
   });
 
   after(async () => {

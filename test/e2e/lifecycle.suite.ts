@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { writeAgentDir } from "../support/agent-dir.js";
-import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
+import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.js";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
 
 export interface RuntimeFixture {
@@ -68,21 +68,10 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       dir = await mkdtemp(join(tmpdir(), "pi-shepherd-e2e-"));
       rt = await makeRuntime(dir);
       model = await startScriptedModel();
-      agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
-      await mkdir(join(agentDir, "agents"), { recursive: true });
-      await writeFile(join(agentDir, "agents", "echo.md"), "---\nname: echo\ndescription: answers as scripted\n---\nYou answer exactly as scripted.\n");
+      agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
       const work = join(dir, "work");
       await mkdir(work);
-      // The shepherd sees only the multiplexer the fixture gives it, never the developer's own.
-      const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+)$/.test(k)));
-      const env: NodeJS.ProcessEnv = {
-        ...outer,
-        PI_CODING_AGENT_DIR: agentDir,
-        PI_OFFLINE: "1",
-        PI_SKIP_VERSION_CHECK: "1",
-        ...rt.env,
-      };
-      env.PATH = `${join(repoRoot, "node_modules", ".bin")}:${env.PATH ?? ""}`;
+      const env = shepherdEnv(agentDir, rt.env);
       focusBefore = await rt.focusSnapshot();
       shepherd = RpcShepherd.start({ cwd: work, env });
     });

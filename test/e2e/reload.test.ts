@@ -3,11 +3,11 @@
  * and the sheep's results are files, so a new shepherd instance re-attaches and still gets answers.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { writeAgentDir } from "../support/agent-dir.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
 import { RpcShepherd, repoRoot } from "../support/rpc-shepherd.js";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
 import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
@@ -38,21 +38,10 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
     dir = await mkdtemp(join(tmpdir(), "pi-shepherd-reload-"));
     t = await startPrivateTmux();
     model = await startScriptedModel();
-    agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
-    await mkdir(join(agentDir, "agents"), { recursive: true });
-    await writeFile(join(agentDir, "agents", "echo.md"), "---\nname: echo\ndescription: answers as scripted\n---\nAnswer as scripted.\n");
+    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
     work = join(dir, "work");
     await mkdir(work);
-    const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+)$/.test(k)));
-    env = {
-      ...outer,
-      PATH: `${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
-      PI_CODING_AGENT_DIR: agentDir,
-      PI_OFFLINE: "1",
-      PI_SKIP_VERSION_CHECK: "1",
-      PI_SHEPHERD_RUNTIME: "tmux",
-      PI_SHEPHERD_TMUX_SOCKET: t.socket,
-    };
+    env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: t.socket });
   });
 
   after(async () => {
