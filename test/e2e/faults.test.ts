@@ -245,24 +245,10 @@ describe("faults on herdr (the fake, backed by real tmux panes)", { timeout: 300
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
     fake = await createFakeHerdr();
-    const created = await fake.herdr(["workspace", "create", "--cwd", dir, "--label", "user", "--no-focus"]);
-    assert.equal(created.exitCode, 0, created.stderr);
-    const root = (JSON.parse(created.stdout) as { result: { root_pane: { pane_id: string; tab_id: string; workspace_id: string } } }).result.root_pane;
+    const { shepherdEnv: inside } = await fake.userWorkspace(dir);
     model = await startScriptedModel();
     const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    const env = shepherdEnv(
-      agentDir,
-      {
-        PI_SHEPHERD_RUNTIME: "herdr",
-        PI_SHEPHERD_HERDR_BIN: fake.bin,
-        HERDR_ENV: "1",
-        HERDR_SOCKET_PATH: join(fake.stateDir, "herdr.sock"),
-        HERDR_WORKSPACE_ID: root.workspace_id,
-        HERDR_TAB_ID: root.tab_id,
-        HERDR_PANE_ID: root.pane_id,
-      },
-      fake.env,
-    );
+    const env = shepherdEnv(agentDir, inside);
     scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
     // The panes behind the fake are tmux panes: they are what must not be left.
     panes = async () => (await fake.tmux(["list-panes", "-a", "-F", "#{pane_id}"]).catch(() => "")).split("\n").filter(Boolean);

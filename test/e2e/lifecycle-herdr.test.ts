@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createFakeHerdr } from "../support/fake-herdr.js";
@@ -7,22 +6,11 @@ import { lifecycleSuite } from "./lifecycle.suite.js";
 /** The same lifecycle, with the shepherd inside herdr (the fake, whose panes are real tmux panes). */
 lifecycleSuite(async (dir) => {
   const fake = await createFakeHerdr();
-  const created = await fake.herdr(["workspace", "create", "--cwd", dir, "--label", "user", "--focus"]);
-  assert.equal(created.exitCode, 0, created.stderr);
-  const root = (JSON.parse(created.stdout) as { result: { root_pane: { pane_id: string; tab_id: string; workspace_id: string } } }).result.root_pane;
+  const { root, shepherdEnv } = await fake.userWorkspace(dir);
   const state = async () => JSON.parse(await readFile(join(fake.stateDir, "state.json"), "utf8")) as { panes: Record<string, unknown>; focusedPane: string | null };
   return {
     name: "herdr",
-    env: {
-      ...fake.env,
-      PI_SHEPHERD_RUNTIME: "herdr",
-      PI_SHEPHERD_HERDR_BIN: fake.bin,
-      HERDR_ENV: "1",
-      HERDR_SOCKET_PATH: join(fake.stateDir, "herdr.sock"),
-      HERDR_WORKSPACE_ID: root.workspace_id,
-      HERDR_TAB_ID: root.tab_id,
-      HERDR_PANE_ID: root.pane_id,
-    },
+    env: shepherdEnv,
     panes: async () => {
       // Panes whose tmux pane died are gone, whatever the fake's bookkeeping says.
       const r = await fake.herdr(["pane", "list"]);

@@ -53,6 +53,11 @@ export interface FakeHerdr {
   tmux(args: readonly string[]): Promise<string>;
   /** The tmux pane (e.g. "%3") behind a herdr pane id. */
   tmuxPaneOf(herdrPaneId: string): Promise<string>;
+  /**
+   * A focused workspace standing for the user's own, and the environment of a shepherd pi running
+   * in its root pane with the herdr runtime chosen.
+   */
+  userWorkspace(cwd: string): Promise<{ root: { pane_id: string; tab_id: string; workspace_id: string }; shepherdEnv: NodeJS.ProcessEnv }>;
   cleanup(): Promise<void>;
 }
 
@@ -105,6 +110,22 @@ export async function createFakeHerdr(opts: FakeHerdrOptions = {}): Promise<Fake
       const file = path.join(stateDir, "inject.json");
       if (failure) await writeFile(file, JSON.stringify(failure));
       else await rm(file, { force: true });
+    },
+    async userWorkspace(cwd) {
+      const created = await fake.herdr(["workspace", "create", "--cwd", cwd, "--label", "user", "--focus"]);
+      if (created.exitCode !== 0) throw new Error(`fake herdr could not create the user's workspace: ${created.stderr}`);
+      const root = (JSON.parse(created.stdout) as { result: { root_pane: { pane_id: string; tab_id: string; workspace_id: string } } }).result.root_pane;
+      const shepherdEnv: NodeJS.ProcessEnv = {
+        ...env,
+        PI_SHEPHERD_RUNTIME: "herdr",
+        PI_SHEPHERD_HERDR_BIN: bin,
+        HERDR_ENV: "1",
+        HERDR_SOCKET_PATH: path.join(stateDir, "herdr.sock"),
+        HERDR_WORKSPACE_ID: root.workspace_id,
+        HERDR_TAB_ID: root.tab_id,
+        HERDR_PANE_ID: root.pane_id,
+      };
+      return { root, shepherdEnv };
     },
     async herdr(args, extraEnv = {}) {
       const r = await execa(bin, [...args], { env: { ...env, ...extraEnv }, extendEnv: false, reject: false, stdin: "ignore", stripFinalNewline: false });
