@@ -1,0 +1,52 @@
+import { readFile, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { packageRoot } from "../../src/compose.js";
+import { newId } from "../../src/core/ids.js";
+import type { AgentDefinition } from "../../src/core/types.js";
+import { FileSheepHost } from "../../src/protocol/file-host.js";
+import type { LaunchSpec } from "../../src/protocol/messages.js";
+import { sheepLayout } from "../../src/protocol/layout.js";
+import { epochNow } from "./clock.js";
+import { untilGone, whenFileExists } from "./files.js";
+import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
+
+/** A sheep host configured as composeShepherd configures its own, to build identical launch specs. */
+export function specHost(agentDir: string, piCommand: readonly string[], env: NodeJS.ProcessEnv): FileSheepHost {
+  return new FileSheepHost({
+    agentDir,
+    piCommand,
+    nodePath: process.execPath,
+    launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
+    sheepExtension: join(packageRoot, "extensions", "sheep.ts"),
+    env,
+    depth: 1,
+  });
+}
+
+/**
+ * Bare pi boot: the very pi a sheep runs (argv, env and cwd from the same launch spec, sheep
+ * extension included, so it reports ready the same way) started in a new pane of the same
+ * server with no shepherd, no launcher and no ownership mark. Measured from asking the
+ * multiplexer for the pane to the moment the sheep extension wrote status.json on
+ * session_start (its updatedAt, in milliseconds).
+ */
+export async function bareBoot(mode: BareMode, host: FileSheepHost, fixture: RuntimeFixture, definition: AgentDefinition, cwd: string): Promise<number> {
+  const agentId = newId("agent");
+  const prepared = await host.prepare({ agentId, definition, cwd });
+  const specPath = prepared.launcherArgv[prepared.launcherArgv.length - 1]!;
+  const spec = JSON.parse(await readFile(specPath, "utf8")) as LaunchSpec;
+  const layout = sheepLayout(dirname(specPath));
+  const t0 = epochNow();
+  const pane = await fixture.bareLaunch(mode, spec.argv, spec.env, spec.cwd);
+  let pid: number | undefined;
+  try {
+    await whenFileExists(layout.status, 60_000);
+    const status = JSON.parse(await readFile(layout.status, "utf8")) as { pid: number; updatedAt: string };
+    pid = status.pid;
+    return Date.parse(status.updatedAt) - t0;
+  } finally {
+    await pane.kill();
+    if (pid !== undefined) await untilGone(pid);
+    await rm(layout.dir, { recursive: true, force: true });
+  }
+}

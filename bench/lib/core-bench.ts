@@ -1,0 +1,110 @@
+/**
+ * Figures of the shepherd core, driven in this process through composeShepherd (no RPC, no
+ * shepherd model round trip), with real pi sheep in real panes on the scripted model.
+ */
+import { composeShepherd } from "../../src/compose.js";
+import { node22, piCli } from "../../test/support/rpc-shepherd.js";
+import { promptAndWait, resultWrittenAt } from "./answers.js";
+import { bareBoot, specHost } from "./bare-boot.js";
+import { herdRound, type HerdRound } from "./herd.js";
+import type { ModelProcess } from "./model.js";
+import { overhead, type Overhead } from "./overhead.js";
+import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
+import { SheepPool } from "./sheep-pool.js";
+import type { World } from "./world.js";
+
+export interface CoreConfig {
+  sheep: number;
+  prompts: number;
+  answerDelayMs: number;
+  herdSizes: number[];
+  herdRounds: number;
+  herdDelayMs: number;
+  overheadSheep: number;
+  overheadWindowMs: number;
+}
+
+export interface CoreFigures {
+  /** One read-only multiplexer process (tmux list-panes / herdr pane list), run by the bench. */
+  multiplexerCallMs: number[];
+  startMs: number[];
+  /** Per bare mode; "typed" is the baseline the target is measured against. */
+  bareBootMs: Partial<Record<BareMode, number[]>>;
+  promptMs: number[];
+  answerToWaitMs: number[];
+  /** answer-to-wait split where the sheep wrote its result file (its finishedAt). */
+  lastByteToResultFileMs: number[];
+  resultFileToWaitMs: number[];
+  herd: HerdRound[];
+  overhead: Overhead;
+}
+
+export async function runCore(fixture: RuntimeFixture, world: World, model: ModelProcess, cfg: CoreConfig, say: (s: string) => void): Promise<CoreFigures> {
+  const env = { ...world.env, ...fixture.env };
+  const piCommand = [node22, piCli];
+  const app = await composeShepherd({ env, cwd: world.work, piCommand });
+  const shepherd = app.shepherd;
+  // The same launch spec as the shepherd's own host builds, for the bare boot baseline.
+  const host = specHost(world.agentDir, piCommand, env);
+  const pool = new SheepPool(shepherd, world.agentDir);
+  const fig: CoreFigures = {
+    multiplexerCallMs: [],
+    startMs: [],
+    bareBootMs: {},
+    promptMs: [],
+    answerToWaitMs: [],
+    lastByteToResultFileMs: [],
+    resultFileToWaitMs: [],
+    herd: [],
+    overhead: undefined as unknown as Overhead,
+  };
+  try {
+    for (let i = 0; i < 9; i++) {
+      const t0 = performance.now();
+      await fixture.probeCall();
+      fig.multiplexerCallMs.push(performance.now() - t0);
+    }
+    say(`  start x${cfg.sheep}, each with bare pi boots (${fixture.bareModes.join(", ")}) around it`);
+    for (let i = 0; i < cfg.sheep; i++) {
+      // Every start has its own bare boots, taken with the same number of sheep already running;
+      // rotating the order cancels drift between the measurements of one group.
+      const steps = [
+        async () => {
+          const t0 = performance.now();
+          await pool.start(world.definition, world.work, `s${i + 1}`);
+          fig.startMs.push(performance.now() - t0);
+        },
+        ...fixture.bareModes.map((mode) => async () => {
+          (fig.bareBootMs[mode] ??= []).push(await bareBoot(mode, host, fixture, world.definition, world.work));
+        }),
+      ];
+      for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!();
+    }
+
+    say(`  prompt + answer-to-wait x${cfg.prompts}`);
+    const first = pool.ids[0]!;
+    await promptAndWait(shepherd, model, first, `warm-${fixture.name}`, 0); // pi's first model call loads more code
+    for (let k = 0; k < cfg.prompts; k++) {
+      const r = await promptAndWait(shepherd, model, first, `a2w-${fixture.name}-${k}`, cfg.answerDelayMs);
+      fig.promptMs.push(r.promptMs);
+      fig.answerToWaitMs.push(r.waitReturnedAt - r.lastByteAt);
+      const fileAt = await resultWrittenAt(world.agentDir, first, r.promptId);
+      fig.lastByteToResultFileMs.push(fileAt - r.lastByteAt);
+      fig.resultFileToWaitMs.push(r.waitReturnedAt - fileAt);
+    }
+
+    say(`  herd ${cfg.herdSizes.join("/")} x${cfg.herdRounds}`);
+    await herdRound(shepherd, model, world.agentDir, pool.ids, `herd-warm-${fixture.name}`, 0); // every sheep's first model call
+    for (const n of cfg.herdSizes) {
+      for (let r = 0; r < cfg.herdRounds; r++) {
+        fig.herd.push({ n, ...(await herdRound(shepherd, model, world.agentDir, pool.ids.slice(0, n), `herd-${fixture.name}-${n}-${r}`, cfg.herdDelayMs)) });
+      }
+    }
+
+    say(`  overhead while waiting on ${cfg.overheadSheep} sheep (${cfg.overheadWindowMs / 1000} s window)`);
+    fig.overhead = await overhead(shepherd, fixture, pool.ids.slice(0, cfg.overheadSheep), cfg.overheadWindowMs);
+    return fig;
+  } finally {
+    await pool.closeAll();
+  }
+}

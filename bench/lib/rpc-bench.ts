@@ -1,0 +1,129 @@
+/**
+ * Figures of whole tool calls: a real pi shepherd in RPC mode (pi-shepherd loaded as its
+ * extension) on the scripted model, calling the shepherd tool on real pi sheep. Times are
+ * taken from the shepherd's own tool_execution_start/end events as the bench receives them.
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { sheepDir } from "../../src/protocol/layout.js";
+import { node22, piCli, RpcShepherd, type ToolOutcome } from "../../test/support/rpc-shepherd.js";
+import { directive } from "../../test/support/scripted-model.js";
+import { bareBoot, specHost } from "./bare-boot.js";
+import { epochNow, sleep } from "./clock.js";
+import { procCpu } from "./cpu.js";
+import { untilGone } from "./files.js";
+import type { ModelProcess } from "./model.js";
+import type { RuntimeFixture } from "./runtime-fixture.js";
+import type { World } from "./world.js";
+
+export interface RpcConfig {
+  sheep: number;
+  prompts: number;
+  answerDelayMs: number;
+  overheadWindowMs: number;
+}
+
+export interface RpcFigures {
+  startToolMs: number[];
+  /** Bare pi boots ("typed") interleaved with these starts: the RPC phase's own baseline. */
+  bareBootMs: number[];
+  promptToolMs: number[];
+  /** From the sheep's last answer byte to the end event of the wait tool call. */
+  answerToWaitToolMs: number[];
+  overhead: { sheep: number; windowMs: number; cpuMs: number; multiplexerCalls: number; idle: { windowMs: number; cpuMs: number; multiplexerCalls: number } };
+}
+
+interface Timed {
+  outcome: ToolOutcome;
+  startAt: number;
+  endAt: number;
+}
+
+export async function runRpc(fixture: RuntimeFixture, world: World, model: ModelProcess, cfg: RpcConfig, say: (s: string) => void): Promise<RpcFigures> {
+  const env = { ...world.env, ...fixture.env };
+  const rpc = RpcShepherd.start({ cwd: world.work, env });
+  const pids: number[] = [];
+  const fig: RpcFigures = { startToolMs: [], bareBootMs: [], promptToolMs: [], answerToWaitToolMs: [], overhead: undefined as unknown as RpcFigures["overhead"] };
+  const call = async (args: Record<string, unknown>, timeoutMs = 120_000): Promise<Timed> => {
+    const isShepherd = (type: string) => (e: { type: string; toolName?: unknown }) => e.type === type && e.toolName === "shepherd";
+    const startAt = rpc.next(isShepherd("tool_execution_start"), timeoutMs).then(() => epochNow());
+    const endAt = rpc.next(isShepherd("tool_execution_end"), timeoutMs).then(() => epochNow());
+    const outcome = await rpc.call(args, timeoutMs);
+    if (outcome.isError) throw new Error(`shepherd ${String(args.action)} failed: ${outcome.text}`);
+    return { outcome, startAt: await startAt, endAt: await endAt };
+  };
+  const prompt = async (agentId: string, message: string) => {
+    const r = await call({ action: "prompt", agentId, message });
+    return { ...r, promptId: (r.outcome.details.prompt as { promptId: string }).promptId };
+  };
+  try {
+    say(`  rpc: start x${cfg.sheep}, each paired with a bare pi boot`);
+    const host = specHost(world.agentDir, [node22, piCli], env);
+    const ids: string[] = [];
+    for (let i = 0; i < cfg.sheep; i++) {
+      const bare = async () => fig.bareBootMs.push(await bareBoot("typed", host, fixture, world.definition, world.work));
+      if (i % 2 === 1) await bare();
+      const r = await call({ action: "start", agent: "echo", label: `r${i + 1}` });
+      fig.startToolMs.push(r.endAt - r.startAt);
+      const agentId = (r.outcome.details.agent as { agentId: string }).agentId;
+      ids.push(agentId);
+      const status = JSON.parse(await readFile(join(sheepDir(world.agentDir, agentId), "status.json"), "utf8")) as { pid: number };
+      pids.push(status.pid);
+      if (i % 2 === 0) await bare();
+    }
+
+    say(`  rpc: prompt + wait x${cfg.prompts}`);
+    const first = ids[0]!;
+    const warm = await prompt(first, directive({ reply: "warm" }));
+    await call({ action: "wait", promptIds: [warm.promptId] });
+    for (let k = 0; k < cfg.prompts; k++) {
+      const tag = `rpc-${fixture.name}-${k}`;
+      const p = await prompt(first, directive({ reply: tag, delayMs: cfg.answerDelayMs, tag }));
+      fig.promptToolMs.push(p.endAt - p.startAt);
+      const w = await call({ action: "wait", promptIds: [p.promptId] });
+      const item = (w.outcome.details.results as { status: string; text?: string }[])[0];
+      if (item?.status !== "completed" || item.text !== tag) throw new Error(`rpc wait answered ${JSON.stringify(item)}`);
+      const entry = await model.entry(tag);
+      // Counted only when the wait was already running when the answer came, as intended.
+      if (w.startAt < entry.lastByteAt!) fig.answerToWaitToolMs.push(w.endAt - entry.lastByteAt!);
+    }
+
+    say(`  rpc: overhead while waiting on ${cfg.sheep} sheep (${cfg.overheadWindowMs / 1000} s window)`);
+    const pid = rpc.proc.pid!;
+    const begin = async () => {
+      const calls = await fixture.multiplexerCalls();
+      return { calls, at: performance.now(), cpu: procCpu(pid).own };
+    };
+    const end = async () => {
+      const s = { at: performance.now(), cpu: procCpu(pid).own };
+      return { ...s, calls: await fixture.multiplexerCalls() };
+    };
+    const i0 = await begin();
+    await sleep(2000);
+    const i1 = await end();
+    const promptIds: string[] = [];
+    for (const id of ids) promptIds.push((await prompt(id, directive({ reply: "late", delayMs: cfg.overheadWindowMs + 4000 }))).promptId);
+    const started = rpc.next((e) => e.type === "tool_execution_start" && e.toolName === "shepherd", 60_000);
+    const waiting = call({ action: "wait", promptIds }, 180_000);
+    await started;
+    await sleep(500);
+    const a = await begin();
+    await sleep(cfg.overheadWindowMs);
+    const b = await end();
+    const w = await waiting;
+    const items = w.outcome.details.results as { status: string }[];
+    if (!items.every((i) => i.status === "completed")) throw new Error(`rpc overhead wait: ${JSON.stringify(items)}`);
+    fig.overhead = {
+      sheep: ids.length,
+      windowMs: b.at - a.at,
+      cpuMs: b.cpu - a.cpu,
+      multiplexerCalls: b.calls - a.calls,
+      idle: { windowMs: i1.at - i0.at, cpuMs: i1.cpu - i0.cpu, multiplexerCalls: i1.calls - i0.calls },
+    };
+    return fig;
+  } finally {
+    // closeOnExit: the shepherd closes its sheep as it quits.
+    await rpc.stop().catch(() => undefined);
+    await Promise.all(pids.map((p) => untilGone(p)));
+  }
+}

@@ -1,0 +1,35 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Shepherd } from "../../src/core/shepherd.js";
+import type { AgentDefinition } from "../../src/core/types.js";
+import { sheepDir } from "../../src/protocol/layout.js";
+import { untilGone } from "./files.js";
+
+/** Sheep started by one shepherd, with their pi pids so nothing outlives the bench. */
+export class SheepPool {
+  readonly ids: string[] = [];
+  readonly pids: number[] = [];
+
+  constructor(
+    private readonly shepherd: Shepherd,
+    private readonly agentDir: string,
+  ) {}
+
+  async start(definition: AgentDefinition, cwd: string, label: string): Promise<string> {
+    const s = await this.shepherd.start({ definition, cwd, label });
+    this.ids.push(s.agentId);
+    await this.track(s.agentId);
+    return s.agentId;
+  }
+
+  /** Remembers the pi pid the sheep reported, for the final check. */
+  async track(agentId: string): Promise<void> {
+    const status = JSON.parse(await readFile(join(sheepDir(this.agentDir, agentId), "status.json"), "utf8")) as { pid: number };
+    this.pids.push(status.pid);
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all(this.ids.map((id) => this.shepherd.close(id).catch(() => undefined)));
+    await Promise.all(this.pids.map((pid) => untilGone(pid)));
+  }
+}

@@ -1,0 +1,47 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentDefinition } from "../../src/core/types.js";
+import { writeAgentDir } from "../../test/support/agent-dir.js";
+import { repoRoot } from "../../test/support/rpc-shepherd.js";
+
+/** A private place for one runtime's run: agent dir on the scripted model, a work dir, a clean env. */
+export interface World {
+  dir: string;
+  agentDir: string;
+  work: string;
+  definition: AgentDefinition;
+  /** The shepherd's environment before the runtime adds its own variables. */
+  env: NodeJS.ProcessEnv;
+  cleanup(): Promise<void>;
+}
+
+// The developer's own multiplexer and shepherd settings must not leak into a measurement.
+const DROPPED = /^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+|FAKE_HERDR_\w+)$/;
+
+export async function makeWorld(baseUrl: string, name: string): Promise<World> {
+  const dir = await mkdtemp(join(tmpdir(), `pi-shepherd-bench-${name}-`));
+  const agentDir = await writeAgentDir(baseUrl, join(dir, "agent"));
+  const body = "You answer exactly as scripted.";
+  await mkdir(join(agentDir, "agents"), { recursive: true });
+  const defPath = join(agentDir, "agents", "echo.md");
+  await writeFile(defPath, `---\nname: echo\ndescription: answers as scripted\n---\n${body}\n`);
+  const work = join(dir, "work");
+  await mkdir(work);
+  const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !DROPPED.test(k)));
+  const env: NodeJS.ProcessEnv = {
+    ...outer,
+    PATH: `${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
+    PI_CODING_AGENT_DIR: agentDir,
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+  };
+  return {
+    dir,
+    agentDir,
+    work,
+    definition: { name: "echo", description: "answers as scripted", source: "user", path: defPath, systemPrompt: body },
+    env,
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}

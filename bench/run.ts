@@ -1,0 +1,129 @@
+/**
+ * npm run bench: how much time and CPU the shepherd adds to real pi sheep, on the tmux runtime
+ * and on the herdr runtime (through the project's fake herdr), with the offline scripted model.
+ * Prints a table and writes bench/results/latest.json.
+ *
+ *   npm run bench                         both runtimes, full sample sizes (a few minutes)
+ *   npm run bench -- --runtime tmux       one runtime
+ *   npm run bench -- --quick --out F      small samples, written to F instead
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { repoRoot } from "../test/support/rpc-shepherd.js";
+import { runCore, type CoreConfig } from "./lib/core-bench.js";
+import { herdrFixture } from "./lib/herdr-fixture.js";
+import { describeMachine } from "./lib/machine.js";
+import { startModelProcess, type ModelProcess } from "./lib/model.js";
+import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.js";
+import { runRpc, type RpcConfig } from "./lib/rpc-bench.js";
+import type { RuntimeFixture } from "./lib/runtime-fixture.js";
+import { tmuxFixture } from "./lib/tmux-fixture.js";
+import { makeWorld } from "./lib/world.js";
+
+const FULL: { core: CoreConfig; rpc: RpcConfig } = {
+  core: {
+    sheep: 16,
+    prompts: 21,
+    answerDelayMs: 250,
+    herdSizes: [1, 4, 8, 16],
+    herdRounds: 3,
+    herdDelayMs: 1500,
+    overheadSheep: 8,
+    overheadWindowMs: 8000,
+  },
+  rpc: { sheep: 8, prompts: 9, answerDelayMs: 800, overheadWindowMs: 8000 },
+};
+
+const QUICK: typeof FULL = {
+  core: { ...FULL.core, sheep: 8, prompts: 5, herdSizes: [1, 8], herdRounds: 1, overheadSheep: 8, overheadWindowMs: 3000 },
+  rpc: { ...FULL.rpc, sheep: 8, prompts: 3, overheadWindowMs: 3000 },
+};
+
+export const DEFINITIONS = {
+  start: "median duration of start (pane, mark, launcher, pi boot, ready) over every sheep started",
+  bareBoot:
+    "the same pi (argv, env and cwd of the same launch spec, sheep extension included) started in a new pane of the same " +
+    "server without shepherd, launcher or pane mark, the way the runtime runs a program: tmux new-window plus the command " +
+    "line typed into its shell; herdr tab create plus pane run. Timed from asking for the pane to the updatedAt the sheep " +
+    "extension writes into status.json on session_start. Bare boots are interleaved with the starts they are compared with. " +
+    "The reference row starts pi as the tmux pane's own command, with no shell at all.",
+  prompt: "duration of the prompt call (returns once the prompt file is in the sheep's inbox)",
+  answerToWait:
+    "from the scripted model's last byte of the answer (its request log) to wait returning it, the wait already running; " +
+    "split at the finishedAt the sheep writes into its result file",
+  herd:
+    "n sheep prompted one after another with the same 1.5 s task, then one wait for all; tail = wait returned - the last " +
+    "answer's last byte; overlapped = every request reached the model before any answer ended",
+  overhead:
+    "8 sheep on a task longer than the window; over 8 s of pure waiting, the shepherd process's CPU (user+system) and the " +
+    "multiplexer processes it ran (tmux: a counting wrapper first on PATH; herdr: the fake herdr's calls.jsonl)",
+  via:
+    "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
+    "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",
+};
+
+async function main() {
+  const { values } = parseArgs({
+    options: { runtime: { type: "string", multiple: true }, quick: { type: "boolean" }, out: { type: "string" } },
+  });
+  const runtimes = (values.runtime ?? ["tmux", "herdr"]).flatMap((r) => r.split(",")) as ("tmux" | "herdr")[];
+  const cfg = values.quick ? QUICK : FULL;
+  const out = resolve(values.out ?? join(repoRoot, "bench", "results", "latest.json"));
+  const say = (s: string) => process.stdout.write(s + "\n");
+  const began = Date.now();
+  const machine = await describeMachine();
+  say(`pi-shepherd bench: ${machine.nproc} x ${machine.cpuModel}, ${machine.memGiB} GiB, node ${machine.node}, ${machine.tmux}, pi ${machine.pi}, load ${machine.loadavg.join(" ")}`);
+
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanup = async () => {
+    while (cleanups.length) await cleanups.pop()!().catch(() => undefined);
+  };
+  process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
+
+  const runs: Record<string, RuntimeRun> = {};
+  let model: ModelProcess | undefined;
+  try {
+    model = await startModelProcess();
+    cleanups.push(() => model!.close());
+    for (const name of runtimes) {
+      say(`\n${name}:`);
+      const world = await makeWorld(model.baseUrl, name);
+      cleanups.push(() => world.cleanup());
+      const fixture: RuntimeFixture = name === "tmux" ? await tmuxFixture(world.dir, world.env) : await herdrFixture(world.dir, world.env);
+      cleanups.push(() => fixture.cleanup());
+      const core = await runCore(fixture, world, model, cfg.core, say);
+      const rpc = await runRpc(fixture, world, model, cfg.rpc, say);
+      runs[name] = { core, rpc };
+      await cleanups.pop()!(); // the fixture
+      await cleanups.pop()!(); // the world
+    }
+  } finally {
+    await cleanup();
+  }
+
+  const rows = buildRows(runs);
+  const table = renderTable(rows, runtimes);
+  say(`\n${table}\n`);
+  say("core = Shepherd in the bench process; rpc = a real pi shepherd, whole tool calls. Definitions: bench/results/latest.json.");
+  const after = await describeMachine();
+  const result = {
+    generatedAt: new Date().toISOString(),
+    durationSec: Math.round((Date.now() - began) / 1000),
+    machine: { ...machine, loadavgAfter: after.loadavg },
+    config: cfg,
+    definitions: DEFINITIONS,
+    rows,
+    runtimes: Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, summarizeRun(r)])),
+  };
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, JSON.stringify(result, null, 2) + "\n");
+  say(`wrote ${out} (${result.durationSec} s)`);
+  const missed = rows.filter((r) => verdict(r).startsWith("MISSED"));
+  say(missed.length ? `targets missed: ${missed.map((r) => `${r.metric} [${r.via}] ${verdict(r)}`).join("; ")}` : "all targets met");
+}
+
+main().catch((e) => {
+  console.error(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  process.exit(1);
+});
