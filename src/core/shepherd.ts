@@ -63,6 +63,8 @@ export class Shepherd {
   private readonly clock: Clock;
   private readonly liveness: LivenessMonitor;
   private readonly unsubscribe = new Map<string, () => void>();
+  /** Records dropped from the registry: the store must drop them too, even under an old owner. */
+  private readonly forgotten = new Set<string>();
   private readonly opts: typeof DEFAULTS & ShepherdOptions;
 
   constructor(options: ShepherdOptions) {
@@ -111,13 +113,18 @@ export class Shepherd {
         if (p && !p.settled) await this.settleFromDisk(rec, p);
       }
     }
-    // A record caught half-way through start belonged to a start that can no longer finish.
+    // A record caught half-way through start: a sheep that did become ready is kept; any other
+    // belonged to a start that can no longer finish.
     for (const id of report.adopted) {
       const rec = this.registry.agents.get(id);
-      if (rec?.state === "starting") {
-        await this.opts.runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
-        report.pruned.push(...(await this.dropGone(rec)));
+      if (rec?.state !== "starting") continue;
+      const snap = await this.opts.host.snapshot(rec.agentId);
+      if (snap.ready && !snap.exited && (await this.liveness.get(rec.paneId, 0)) === "alive") {
+        rec.state = "idle";
+        continue;
       }
+      await this.opts.runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+      report.pruned.push(...(await this.dropGone(rec)));
     }
     await this.changed();
     return report;
@@ -152,7 +159,10 @@ export class Shepherd {
     const ids = new Set(agents.map((a) => a.agentId));
     const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
     // A failed write must not fail the call that changed the records; the next change retries.
-    return store.save(this.opts.owner, { agents: agents.map((a) => ({ ...a })), prompts: prompts.map((p) => ({ ...p })) }).catch(() => undefined);
+    const forgotten = [...this.forgotten].filter((id) => !ids.has(id));
+    return store
+      .save(this.opts.owner, { agents: agents.map((a) => ({ ...a })), prompts: prompts.map((p) => ({ ...p })), forgotten })
+      .catch(() => undefined);
   }
 
   async start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
@@ -421,6 +431,7 @@ export class Shepherd {
 
   private forget(rec: AgentRecord) {
     this.registry.agents.delete(rec.agentId);
+    this.forgotten.add(rec.agentId);
     for (const [id, p] of this.registry.prompts) if (p.agentId === rec.agentId) this.registry.prompts.delete(id);
   }
 
@@ -454,7 +465,8 @@ export class Shepherd {
       const snap = await this.opts.host.snapshot(rec.agentId);
       if (snap.exited) throw new ShepherdError("start_failed", `pi exited before it was ready (exit code ${snap.exited.code ?? snap.exited.signal}).`);
       if (snap.ready) {
-        if ((await this.liveness.get(rec.paneId, 0)) !== "gone") return;
+        // The sheep just wrote from inside its pane: an answer up to an interval old will do.
+        if ((await this.liveness.get(rec.paneId)) !== "gone") return;
         throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
       }
       if ((await this.liveness.get(rec.paneId)) === "gone") {
@@ -474,7 +486,7 @@ export class Shepherd {
     this.unsubscribe.get(rec.agentId)?.();
     this.unsubscribe.delete(rec.agentId);
     await this.opts.host.cleanup(rec.agentId).catch(() => undefined);
-    this.registry.agents.delete(rec.agentId);
+    this.forget(rec);
     await this.changed();
     const reason = cause instanceof ShepherdError && cause.code === "start_failed"
       ? cause.message.replace(/^\[start_failed\] /, "")

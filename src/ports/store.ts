@@ -4,6 +4,8 @@ import type { AgentRecord, PromptRecord } from "../core/types.js";
 export interface StoredState {
   agents: AgentRecord[];
   prompts: PromptRecord[];
+  /** With save: agentIds this shepherd let go of, whoever's name the stored copy still bears. */
+  forgotten?: string[];
 }
 
 export interface StateStore {

@@ -49,7 +49,7 @@ export class FileStateStore implements StateStore {
       await ensurePrivateDir(this.dir);
       await this.withLock(async () => {
         const { state } = await this.read();
-        const ids = new Set(job.mine.agents.map((a) => a.agentId));
+        const ids = new Set([...job.mine.agents.map((a) => a.agentId), ...(job.mine.forgotten ?? [])]);
         const agents = [...state.agents.filter((a) => a.owner !== job.owner && !ids.has(a.agentId)), ...job.mine.agents];
         const keep = new Set(agents.map((a) => a.agentId));
         const mineP = new Set(job.mine.prompts.map((p) => p.promptId));

@@ -9,14 +9,18 @@ const def: AgentDefinition = { name: "echo", description: "d", source: "user", p
 
 class MemoryStore implements StateStore {
   state: StoredState = { agents: [], prompts: [] };
+  /** Owners whose process died: whatever their leftover code still does never reaches the disk. */
+  readonly dead = new Set<string>();
   async load() {
     return { state: structuredClone(this.state), warnings: [] };
   }
   async save(owner: string, mine: StoredState) {
-    const ids = new Set(mine.agents.map((a) => a.agentId));
+    if (this.dead.has(owner)) return;
+    const ids = new Set([...mine.agents.map((a) => a.agentId), ...(mine.forgotten ?? [])]);
     const agents = [...this.state.agents.filter((a) => a.owner !== owner && !ids.has(a.agentId)), ...mine.agents];
     const keep = new Set(agents.map((a) => a.agentId));
     this.state = { agents, prompts: [...this.state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId)), ...mine.prompts] };
+    delete this.state.forgotten;
   }
 }
 
@@ -56,5 +60,29 @@ describe("re-attaching from the store", () => {
     assert.deepEqual((await other.attach()).adopted, []);
     await assert.rejects(other.close(a.agentId), /^ShepherdError: \[not_owned\] sheep a_\w+ \(echo\) belongs to another running shepherd/);
     assert.equal(world.calls.filter((c) => c.startsWith("close")).length, 0);
+  });
+});
+
+describe("re-attaching a sheep caught during start", () => {
+  it("keeps one that became ready and closes one that did not", async () => {
+    const world = new MemoryWorld();
+    const store = new MemoryStore();
+    const first = new Shepherd({ runtime: world.runtime, host: world.host, owner: "old", store, ownerAlive: () => false });
+    const ready = await first.start({ definition: def, cwd: "/" });
+    world.onLaunch = "never";
+    const stuck = first.start({ definition: def, cwd: "/" }).catch(() => undefined);
+    await new Promise((r) => setImmediate(r));
+    // The shepherd died here: both records still say "starting" on disk.
+    for (const a of store.state.agents) a.state = "starting";
+    store.dead.add("old");
+    first.dispose();
+    const second = new Shepherd({ runtime: world.runtime, host: world.host, owner: "new", store, ownerAlive: (o) => o === "new" });
+    const report = await second.attach();
+    const stuckId = store.state.agents.find((a) => a.agentId !== ready.agentId)?.agentId;
+    assert.equal(stuckId, undefined, "the never-ready sheep was dropped");
+    assert.equal(report.pruned.length, 1);
+    assert.equal((await second.status(ready.agentId)).state, "idle");
+    assert.equal([...world.panes.values()].filter((p) => p.alive).length, 1, "only the ready sheep's pane is left");
+    void stuck;
   });
 });

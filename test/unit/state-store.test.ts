@@ -47,6 +47,14 @@ describe("state.json store", () => {
     assert.equal(existsSync(join(d, "state.lock")), false, "the lock is released");
   });
 
+  it("drops records a shepherd let go of, even under the name of the owner it adopted them from", async () => {
+    const d = join(dir, "forget");
+    const s = new FileStateStore(d);
+    await s.save("OLD", { agents: [agent("a_ddddddddd1", "OLD"), agent("a_ddddddddd2", "OLD")], prompts: [] });
+    await s.save("NEW", { agents: [agent("a_ddddddddd1", "NEW")], prompts: [], forgotten: ["a_ddddddddd2"] });
+    assert.deepEqual((await s.load()).state.agents.map((a) => [a.agentId, a.owner]), [["a_ddddddddd1", "NEW"]]);
+  });
+
   it("moves a corrupt file aside with a warning and starts empty", async () => {
     const d = join(dir, "corrupt");
     const s = new FileStateStore(d);
