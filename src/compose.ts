@@ -13,6 +13,7 @@ import { defaultPiCommand } from "./launch/pi-command.js";
 import type { Runtime, RuntimeName } from "./ports/runtime.js";
 import { FileSheepHost } from "./protocol/file-host.js";
 import { stateDir } from "./protocol/layout.js";
+import { pidAlive } from "./protocol/pid.js";
 import { FileStateStore } from "./protocol/state-store.js";
 import { chooseRuntime } from "./runtimes/choose.js";
 import { HerdrRuntime, herdrServerAnswers } from "./runtimes/herdr/index.js";
@@ -63,12 +64,7 @@ export function ownerAlive(owner: string): boolean {
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return false;
   if (pid === process.pid) return token === ownerToken();
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return pidAlive(pid);
 }
 
 async function tmuxInstalled(env: NodeJS.ProcessEnv): Promise<boolean> {

@@ -5,6 +5,7 @@ import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapsh
 import { ensurePrivateDir, writeJsonAtomic } from "./files.js";
 import { sheepDir, sheepLayout } from "./layout.js";
 import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
+import { pidAlive } from "./pid.js";
 
 export interface FileHostOptions {
   agentDir: string;
@@ -174,14 +175,5 @@ export class FileSheepHost implements SheepHost {
     );
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -2,21 +2,13 @@ import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { StateStore, StoredState } from "../ports/store.js";
 import { ensurePrivateDir, writeJsonAtomic } from "./files.js";
+import { pidAlive } from "./pid.js";
 
 interface StateFile extends StoredState {
   version: 1;
 }
 
 const EMPTY = (): StoredState => ({ agents: [], prompts: [] });
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * `<stateDir>/state.json`, shared by every shepherd on one agent dir. Writers take a lock file
