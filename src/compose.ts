@@ -67,6 +67,16 @@ export function ownerAlive(owner: string): boolean {
   return pidAlive(pid);
 }
 
+/** The sheep host with this package's launcher and sheep extension, run by the shepherd's node. */
+export function sheepHost(o: { agentDir: string; piCommand: readonly string[]; env: NodeJS.ProcessEnv; depth: number; extraPiArgs?: readonly string[] }) {
+  return new FileSheepHost({
+    ...o,
+    nodePath: process.execPath,
+    launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
+    sheepExtension: join(packageRoot, "extensions", "sheep.ts"),
+  });
+}
+
 async function tmuxInstalled(env: NodeJS.ProcessEnv): Promise<boolean> {
   const r = await execa("tmux", ["-V"], { reject: false, env, stdin: "ignore" });
   return r.exitCode === 0;
@@ -91,16 +101,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     throw new ShepherdError("runtime_unavailable", 'cannot tell which pi runs this shepherd; set "piCommand" (e.g. ["pi"]) in the shepherd settings.');
   }
   const depth = Number(env.PI_SHEPHERD_DEPTH ?? "0") || 0;
-  const host = new FileSheepHost({
-    agentDir,
-    piCommand,
-    nodePath: process.execPath,
-    launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
-    sheepExtension: join(packageRoot, "extensions", "sheep.ts"),
-    env,
-    depth: depth + 1,
-    ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}),
-  });
+  const host = sheepHost({ agentDir, piCommand, env, depth: depth + 1, ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}) });
   const shepherd = new Shepherd({
     runtime,
     host,

@@ -1,9 +1,9 @@
 import { readFile, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { packageRoot } from "../../src/compose.js";
+import { dirname } from "node:path";
+import { sheepHost } from "../../src/compose.js";
 import { newId } from "../../src/core/ids.js";
 import type { AgentDefinition } from "../../src/core/types.js";
-import { FileSheepHost } from "../../src/protocol/file-host.js";
+import type { FileSheepHost } from "../../src/protocol/file-host.js";
 import type { LaunchSpec } from "../../src/protocol/messages.js";
 import { sheepLayout } from "../../src/protocol/layout.js";
 import { epochNow } from "./clock.js";
@@ -12,15 +12,7 @@ import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
 
 /** A sheep host configured as composeShepherd configures its own, to build identical launch specs. */
 export function specHost(agentDir: string, piCommand: readonly string[], env: NodeJS.ProcessEnv): FileSheepHost {
-  return new FileSheepHost({
-    agentDir,
-    piCommand,
-    nodePath: process.execPath,
-    launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
-    sheepExtension: join(packageRoot, "extensions", "sheep.ts"),
-    env,
-    depth: 1,
-  });
+  return sheepHost({ agentDir, piCommand, env, depth: 1 });
 }
 
 /**

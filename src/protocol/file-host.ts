@@ -1,8 +1,8 @@
-import { readFileSync, watch, type FSWatcher } from "node:fs";
+import { watch, type FSWatcher } from "node:fs";
 import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { buildLaunchSpec } from "../launch/spec.js";
 import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
-import { ensurePrivateDir, writeJsonAtomic } from "./files.js";
+import { ensurePrivateDir, readJsonSync, writeJsonAtomic } from "./files.js";
 import { sheepDir, sheepLayout } from "./layout.js";
 import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
 import { pidAlive } from "./pid.js";
@@ -20,27 +20,6 @@ export interface FileHostOptions {
   pollMs?: number;
   /** How long a sheep's pid must be dead, with no exit.json, before it counts as exited. */
   deadPidGraceMs?: number;
-}
-
-/**
- * The sheep's report and result files are a few hundred bytes, read on every wake-up of every
- * waiter. Read synchronously they cost microseconds; an async read is four trips through the
- * thread pool, and when many sheep finish at once each trip waits for a busy core. Same
- * answers as readJson: undefined when missing or not (yet) valid JSON.
- */
-function readSmallJson<T>(path: string): T | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw e;
-  }
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
 }
 
 const reportName = (name: string) => name === "status.json" || name === "exit.json";
@@ -85,8 +64,8 @@ export class FileSheepHost implements SheepHost {
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
     const layout = this.layout(agentId);
-    const status = readSmallJson<StatusReport>(layout.status);
-    const exit = readSmallJson<ExitReport>(layout.exit);
+    const status = readJsonSync<StatusReport>(layout.status);
+    const exit = readJsonSync<ExitReport>(layout.exit);
     const snap: SheepSnapshot = {};
     if (status) {
       snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
@@ -118,7 +97,7 @@ export class FileSheepHost implements SheepHost {
   }
 
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
-    return readSmallJson<ResultFile>(this.layout(agentId).outboxFile(promptId));
+    return readJsonSync<ResultFile>(this.layout(agentId).outboxFile(promptId));
   }
 
   async submit(agentId: string, promptId: string, text: string): Promise<void> {
