@@ -109,7 +109,16 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
     it("two sheep prompted and then waited together work at the same time and come back in input order", async () => {
       const pa = await prompt(A.agentId, directive({ reply: "from alpha", delayMs: 2000, tag: "OA" }));
       const pb = await prompt(B.agentId, directive({ reply: "from beta", delayMs: 2000, tag: "OB" }));
-      const results = await wait({ promptIds: [pb.promptId, pa.promptId] });
+      const waited = await ok({ action: "wait", promptIds: [pb.promptId, pa.promptId] });
+      const results = waited.details.results as Item[];
+      // A person watching sees the wait tick: updates while it runs, none after it ended.
+      assert.ok(waited.updates.length >= 1, "progress updates arrived during the wait");
+      const progress = (waited.updates[0]!.details as { progress: { total: number; items: { label?: string; state: string }[] } }).progress;
+      assert.equal(progress.total, 2);
+      assert.deepEqual(progress.items.map((i) => i.label), ["beta", "alpha"]);
+      assert.match(waited.updates[0]!.text, /^\d\/2 done$/);
+      const endAt = shepherd.events.findLastIndex((e) => e.type === "tool_execution_end");
+      assert.ok(!shepherd.events.slice(endAt).some((e) => e.type === "tool_execution_update"), "no update after the wait ended");
       assert.deepEqual(results.map((r) => [r.promptId, r.status, r.text]), [
         [pb.promptId, "completed", "from beta"],
         [pa.promptId, "completed", "from alpha"],
