@@ -19,22 +19,11 @@ import { node22, piCli } from "../support/rpc-shepherd.js";
 import { tmuxPanes, untilLogged } from "../support/scene.js";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
 import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { prng } from "../support/prng.js";
 
 const SHEEP = 8;
 const PROMPTS = 200;
 const SEED = Number(process.env.SOAK_SEED ?? 0xb1ea7);
-
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n) };
-}
 
 type Fate = "answer" | "fail" | "close" | "abort" | "killPane" | "killPi";
 /** What each fate may end in; a close can lose the race to an answer that was already written. */

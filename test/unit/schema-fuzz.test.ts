@@ -15,26 +15,11 @@ import { dispatch, type DispatchContext } from "../../src/tool/dispatch.js";
 import { ACTIONS } from "../../src/tool/schema.js";
 import { FakeClock, settle } from "../support/fake-clock.js";
 import { MemoryWorld } from "../support/memory-world.js";
+import { prng, type Rng } from "../support/prng.js";
 
 const CASES = 3000;
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed);
 const DAY = 24 * 3600 * 1000;
-
-/** mulberry32: small, fast and deterministic. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick, chance: (p: number) => next() < p };
-}
-type Rng = ReturnType<typeof prng>;
 
 const FIELDS = [
   "action", "agent", "label", "placement", "direction", "cwd", "model", "agentScope", "confirmProjectAgents", "agentId",
