@@ -37,11 +37,7 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
   let shepherd: RpcShepherd;
   const sheepPids: number[] = [];
 
-  const ok = async (args: unknown): Promise<ToolOutcome> => {
-    const r = await shepherd.call(args);
-    assert.equal(r.isError, false, `tool call failed: ${r.text}`);
-    return r;
-  };
+  const ok = (args: unknown): Promise<ToolOutcome> => shepherd.ok(args);
   const rememberPid = async (agentId: string) => {
     const status = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", agentId, "status.json"), "utf8")) as { pid: number };
     sheepPids.push(status.pid);

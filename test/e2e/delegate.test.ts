@@ -31,11 +31,7 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
   let shepherd: RpcShepherd;
 
   const panes = async () => (await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
-  const ok = async (args: unknown): Promise<ToolOutcome> => {
-    const r = await shepherd.call(args);
-    assert.equal(r.isError, false, `tool call failed: ${r.text}`);
-    return r;
-  };
+  const ok = (args: unknown): Promise<ToolOutcome> => shepherd.ok(args);
   type Item = { agent: string; task: string; status: string; text?: string; error?: string; agentId?: string; step?: number };
 
   before(async () => {

@@ -45,11 +45,7 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
     let focusBefore: string;
     const sheepPids: number[] = [];
 
-    const ok = async (args: unknown): Promise<ToolOutcome> => {
-      const r = await shepherd.call(args);
-      assert.equal(r.isError, false, `tool call failed: ${r.text}`);
-      return r;
-    };
+    const ok = (args: unknown): Promise<ToolOutcome> => shepherd.ok(args);
     const start = async (label: string) => {
       const r = await ok({ action: "start", agent: "echo", label });
       const agent = r.details.agent as { agentId: string; paneId: string; sessionPath: string; runtime: string };

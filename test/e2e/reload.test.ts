@@ -26,11 +26,7 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
     shepherds.push(s);
     return s;
   };
-  const ok = async (s: RpcShepherd, args: unknown) => {
-    const r = await s.call(args);
-    assert.equal(r.isError, false, r.text);
-    return r.details;
-  };
+  const ok = async (s: RpcShepherd, args: unknown) => (await s.ok(args)).details;
   const notified = (s: RpcShepherd, re: RegExp) => s.next((e) => e.type === "extension_ui_request" && e.method === "notify" && re.test(String(e.message)), 60_000);
   const panes = async () => (await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
 

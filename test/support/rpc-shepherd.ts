@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { execa, type ResultPromise } from "execa";
 import { join, resolve } from "node:path";
 import { directive } from "./scripted-model.js";
@@ -99,6 +100,13 @@ export class RpcShepherd {
   }
 
   /** Makes the shepherd's model call the tool with these arguments; resolves with the tool's outcome. */
+  /** A call that must succeed: its failure fails the test with the tool's own message. */
+  async ok(args: unknown): Promise<ToolOutcome> {
+    const r = await this.call(args);
+    assert.equal(r.isError, false, `tool call failed: ${r.text}`);
+    return r;
+  }
+
   async call(args: unknown, timeoutMs = 120_000): Promise<ToolOutcome> {
     const tag = `call-${++this.seq}`;
     const start = this.next((e) => e.type === "tool_execution_start" && e.toolName === "shepherd", timeoutMs);
