@@ -55,7 +55,8 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     cwd = ctx.cwd;
     if (reported) return;
     reported = true;
-    const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd);
+    const trusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
+    const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd, trusted === undefined ? {} : { projectTrusted: trusted });
     if (problems.length === 0) return;
     show(ctx, [{ level: "warning", text: `pi-shepherd settings problems (see /shepherd settings):\n${problems.map((p) => `- ${p}`).join("\n")}` }]);
   });

@@ -33,7 +33,8 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
   let ready: ShepherdApp | undefined;
   const widget = new HerdWidget(() => ready?.shepherd);
   const appFor = (ctx: ExtensionContext) => {
-    app ??= composeShepherd({ cwd: ctx.cwd }).then((a) => (ready = a)).catch((e) => {
+    const trusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
+    app ??= composeShepherd({ cwd: ctx.cwd, ...(trusted === undefined ? {} : { projectTrusted: trusted }) }).then((a) => (ready = a)).catch((e) => {
       app = undefined; // let a later call try again, e.g. after tmux was installed
       throw e;
     });

@@ -42,6 +42,8 @@ export interface ComposeOptions {
   /** The pi running this shepherd, as argv; found from process.argv when not given. */
   piCommand?: string[];
   extraPiArgs?: string[];
+  /** What pi says of the project (ctx.isProjectTrusted); false keeps its settings file out. */
+  projectTrusted?: boolean;
 }
 
 /**
@@ -85,7 +87,7 @@ async function tmuxInstalled(env: NodeJS.ProcessEnv): Promise<boolean> {
 export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   const env = o.env ?? process.env;
   const agentDir = agentDirOf(env);
-  const loaded = await loadSettings(agentDir, o.cwd);
+  const loaded = await loadSettings(agentDir, o.cwd, o.projectTrusted === undefined ? {} : { projectTrusted: o.projectTrusted });
   const { settings } = loaded;
   const runtimeName = await chooseRuntime({
     setting: settings.runtime,

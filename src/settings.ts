@@ -105,7 +105,11 @@ async function readSettingsFile(path: string): Promise<{ data?: Record<string, u
 }
 
 /** User settings (`<agentDir>/pi-shepherd/settings.json`), then project (`<cwd>/.pi/shepherd.json`). */
-export async function loadSettings(agentDir: string, cwd: string): Promise<LoadedSettings> {
+/**
+ * `projectTrusted: false` (pi says the user does not trust this project) leaves the project's file
+ * out entirely: a repository the user has not trusted does not get to steer the shepherd.
+ */
+export async function loadSettings(agentDir: string, cwd: string, opts: { projectTrusted?: boolean } = {}): Promise<LoadedSettings> {
   const settings: Settings = { ...DEFAULT_SETTINGS };
   const origins = Object.fromEntries(SETTING_KEYS.map((k) => [k, "default"])) as Record<keyof Settings, SettingsOrigin>;
   const problems: string[] = [];
@@ -119,6 +123,10 @@ export async function loadSettings(agentDir: string, cwd: string): Promise<Loade
     const { data, problem } = await readSettingsFile(path);
     if (problem) problems.push(problem);
     if (!data) continue;
+    if (origin === "project" && opts.projectTrusted === false) {
+      problems.push(`${path}: ignored, because this project is not trusted (trust it in pi with /trust)`);
+      continue;
+    }
     files.push(path);
     for (const [key, value] of Object.entries(data)) {
       if (!Object.hasOwn(CHECKS, key)) {

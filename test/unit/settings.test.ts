@@ -92,6 +92,17 @@ describe("settings", () => {
     assert.deepEqual(arr.problems, [`${userFile}: must hold a JSON object`]);
   });
 
+  it("an untrusted project's file is left out, and says so", async () => {
+    await writeFile(userFile, JSON.stringify({ placement: "pane" }));
+    await writeFile(projectFile, JSON.stringify({ placement: "workspace", maxParallel: 1 }));
+    const untrusted = await loadSettings(agentDir, cwd, { projectTrusted: false });
+    assert.equal(untrusted.settings.placement, "pane");
+    assert.equal(untrusted.settings.maxParallel, DEFAULT_SETTINGS.maxParallel);
+    assert.deepEqual(untrusted.problems, [`${projectFile}: ignored, because this project is not trusted (trust it in pi with /trust)`]);
+    const trusted = await loadSettings(agentDir, cwd, { projectTrusted: true });
+    assert.deepEqual([trusted.settings.placement, trusted.settings.maxParallel], ["workspace", 1]);
+  });
+
   it("keys a repository must not control are user-only", async () => {
     await writeFile(projectFile, JSON.stringify({ allowProjectAgentsWithoutUI: true, confirmProjectAgents: false, maxDepth: 3, piCommand: ["evil"] }));
     const l = await loadSettings(agentDir, cwd);
