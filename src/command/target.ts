@@ -8,8 +8,8 @@ import type { Registry } from "../core/registry.js";
  */
 export function resolveTarget(registry: Registry, target: string): string {
   if (registry.agents.has(target)) return target;
-  const byLabel = [...registry.agents.values()].filter((a) => a.label === target && a.state !== "closed");
-  if (byLabel.length === 1) return byLabel[0]!.agentId;
+  const byLabel = registry.liveByLabel(target);
+  if (byLabel) return byLabel.agentId;
   if (/^[ap]_/.test(target)) return target;
   throw new ShepherdError("unknown_agent", `no live sheep with id or label "${target}"; /shepherd herd lists them.`);
 }

@@ -29,8 +29,13 @@ export class Registry {
     return { missing: `[unknown_prompt] no prompt with id "${promptId}".` };
   }
 
+  /** The live sheep wearing this label; labels of closed sheep may be reused, so they do not count. */
+  liveByLabel(label: string): AgentRecord | undefined {
+    for (const a of this.agents.values()) if (a.label === label && a.state !== "closed") return a;
+    return undefined;
+  }
+
   labelTaken(label: string): boolean {
-    for (const a of this.agents.values()) if (a.label === label && a.state !== "closed") return true;
-    return false;
+    return this.liveByLabel(label) !== undefined;
   }
 }

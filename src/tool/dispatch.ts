@@ -43,11 +43,9 @@ function result(action: string, text: string, details: Record<string, unknown>):
 }
 
 function targetAgentId(ctx: DispatchContext, target: string): string {
-  const { agents } = ctx.shepherd.registry;
-  if (agents.has(target)) return target;
-  const byLabel = [...agents.values()].filter((a) => a.label === target && a.state !== "closed");
-  if (byLabel.length === 1) return byLabel[0]!.agentId;
-  return target; // let the registry produce the precise error
+  const { registry } = ctx.shepherd;
+  if (registry.agents.has(target)) return target;
+  return registry.liveByLabel(target)?.agentId ?? target; // else the registry gives the precise error
 }
 
 export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<ToolResult> {
