@@ -1,8 +1,8 @@
-import { discoverAgents, type AgentScope } from "../agents/discover.js";
+import type { AgentScope } from "../agents/discover.js";
 import { Delegation, delegateOutcome, type DelegateItem, type DelegateMode, type DelegateTask } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
 import { optionalBoolean, optionalEnum, optionalString, type Params } from "./params.js";
-import { approveDefinition } from "./trust.js";
+import { definitionPicker } from "./definitions.js";
 import type { DispatchContext } from "./dispatch.js";
 import { resolveCwd } from "./cwd.js";
 
@@ -43,26 +43,10 @@ export async function delegateAction(p: Params, ctx: DispatchContext) {
   const confirm = optionalBoolean(p, "confirmProjectAgents") ?? true;
   const keepOpen = optionalBoolean(p, "keepOpen") ?? false;
   const baseCwd = resolveCwd(ctx.cwd, optionalString(p, "cwd"));
-  const found = await discoverAgents({ cwd: ctx.cwd, scope, agentDir: ctx.agentDir, bundledDir: ctx.bundledDir });
   // Everything is resolved and approved before any sheep starts, so a bad name wastes nothing.
+  const pick = await definitionPicker(ctx, scope, confirm);
   const tasks: DelegateTask[] = [];
-  const approved = new Set<string>();
-  for (const t of list) {
-    const definition = found.agents.find((a) => a.name === t.agent);
-    if (!definition) {
-      const names = found.agents.map((a) => `${a.name} (${a.source})`).join(", ") || "none";
-      throw new ShepherdError("unknown_definition", `no agent definition named "${t.agent}" in scope "${scope}". Available: ${names}.`);
-    }
-    if (!approved.has(definition.path)) {
-      await approveDefinition(definition, confirm, {
-        ...ctx.trust,
-        allowWithoutUI: settings.allowProjectAgentsWithoutUI,
-        userConfirms: settings.confirmProjectAgents,
-      });
-      approved.add(definition.path);
-    }
-    tasks.push({ definition, task: t.task, cwd: resolveCwd(baseCwd, t.cwd) });
-  }
+  for (const t of list) tasks.push({ definition: await pick(t.agent), task: t.task, cwd: resolveCwd(baseCwd, t.cwd) });
   const items = await new Delegation(ctx.shepherd, mode, tasks, {
     keepOpen,
     maxParallel: settings.maxParallel,

@@ -16,7 +16,8 @@ import {
   requireString,
   type Params,
 } from "./params.js";
-import { approveDefinition, type TrustContext } from "./trust.js";
+import { definitionPicker } from "./definitions.js";
+import type { TrustContext } from "./trust.js";
 
 export interface ToolResult {
   content: { type: "text"; text: string }[];
@@ -62,17 +63,7 @@ export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<Tool
       const model = optionalString(p, "model");
       const label = optionalString(p, "label");
       const confirm = optionalBoolean(p, "confirmProjectAgents") ?? true;
-      const found = await discoverAgents({ cwd: ctx.cwd, scope, agentDir: ctx.agentDir, bundledDir: ctx.bundledDir });
-      const definition = found.agents.find((a) => a.name === name);
-      if (!definition) {
-        const names = found.agents.map((a) => `${a.name} (${a.source})`).join(", ") || "none";
-        throw new ShepherdError("unknown_definition", `no agent definition named "${name}" in scope "${scope}". Available: ${names}.`);
-      }
-      await approveDefinition(definition, confirm, {
-        ...ctx.trust,
-        allowWithoutUI: settings.allowProjectAgentsWithoutUI,
-        userConfirms: settings.confirmProjectAgents,
-      });
+      const definition = await (await definitionPicker(ctx, scope, confirm))(name);
       const started = await shepherd.start(
         { definition, cwd, placement, direction, ...(label !== undefined ? { label } : {}), ...(model !== undefined ? { model } : {}) },
         ctx.signal,
