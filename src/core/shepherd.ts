@@ -239,17 +239,14 @@ export class Shepherd {
       );
     }
     this.refuseIfGone(rec);
-    if (rec.activePromptId) {
-      const active = this.registry.prompts.get(rec.activePromptId);
-      if (active && !active.settled) await this.settleFromDisk(rec, active);
-      if (active && !active.settled) {
-        throw new ShepherdError(
-          "prompt_pending",
-          `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it before prompting again.`,
-        );
-      }
+    const snap = await this.refresh(rec);
+    const active = rec.activePromptId ? this.registry.prompts.get(rec.activePromptId) : undefined;
+    if (active && !active.settled) {
+      throw new ShepherdError(
+        "prompt_pending",
+        `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it before prompting again.`,
+      );
     }
-    const snap = await this.opts.host.snapshot(rec.agentId);
     if (snap.exited) {
       rec.state = "exited";
       this.refuseIfGone(rec);
@@ -319,11 +316,7 @@ export class Shepherd {
     if (rec.state !== "closed") {
       this.liveness.invalidate(rec.paneId);
       paneAlive = (await this.liveness.get(rec.paneId)) !== "gone";
-      const snap = await this.opts.host.snapshot(rec.agentId);
-      if (rec.activePromptId) {
-        const active = this.registry.prompts.get(rec.activePromptId);
-        if (active && !active.settled) await this.settleFromDisk(rec, active);
-      }
+      const snap = await this.refresh(rec);
       this.deriveState(rec, snap, paneAlive);
       if (paneAlive && this.opts.runtime.agentStatus) {
         runtimeStatus = await this.opts.runtime.agentStatus(rec.paneId).catch(() => undefined);
@@ -546,6 +539,12 @@ export class Shepherd {
   }
 
   /** Reads what the sheep wrote; settles the prompt when its result is there. */
+  /** Settles the active prompt when its result is on disk, and returns the sheep's latest report. */
+  private async refresh(rec: AgentRecord): Promise<SheepSnapshot> {
+    const active = rec.activePromptId ? this.registry.prompts.get(rec.activePromptId) : undefined;
+    return active && !active.settled ? this.settleFromDisk(rec, active) : this.opts.host.snapshot(rec.agentId);
+  }
+
   private async settleFromDisk(rec: AgentRecord, prompt: PromptRecord): Promise<SheepSnapshot> {
     const result = await this.opts.host.result(rec.agentId, prompt.promptId);
     if (result) this.settle(prompt, fromResult(result, prompt, rec));
