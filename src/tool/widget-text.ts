@@ -1,4 +1,5 @@
 import type { AgentStatus } from "../core/types.js";
+import { ageText } from "./format.js";
 
 /** The herd widget: one line per live sheep, plain text (RPC clients get it verbatim). */
 export function herdWidgetLines(herd: (AgentStatus & { promptSubmittedAt?: string })[], now: number): string[] | undefined {
@@ -6,7 +7,7 @@ export function herdWidgetLines(herd: (AgentStatus & { promptSubmittedAt?: strin
   if (live.length === 0) return undefined;
   const lines = [`🐑 herd (${live.length})`];
   for (const s of live) {
-    const since = s.promptSubmittedAt ? ` ${Math.max(0, Math.round((now - Date.parse(s.promptSubmittedAt)) / 1000))}s` : "";
+    const since = s.promptSubmittedAt ? ` ${ageText(now - Date.parse(s.promptSubmittedAt))}` : "";
     lines.push(`  ${s.label} · ${s.agent} · ${s.state}${s.state === "working" ? since : ""}`);
   }
   return lines;
