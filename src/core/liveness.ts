@@ -1,15 +1,19 @@
-import type { PaneLiveness, Runtime } from "../ports/runtime.js";
+import type { PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
 import type { Clock } from "./clock.js";
 
 /** How long a caller with a recent "alive" waits for a fresher answer before using it. */
 const PATIENCE_MS = 10;
 
 /**
- * Pane liveness for every waiter through one multiplexer call per interval: many waits on many
- * sheep share a single batched question instead of each polling the CLI.
+ * Sheep liveness for every waiter through one multiplexer call per interval: many waits on many
+ * sheep share a single batched question instead of each polling the CLI. Keyed by agentId, never
+ * by pane id: pane ids are reused, an agent id never is, and the runtime answers "alive" only for
+ * a pane that still carries the agent's mark. That is also why "gone" may be kept for good.
  */
 export class LivenessMonitor {
   private cache = new Map<string, { value: PaneLiveness; at: number }>();
+  /** The panes of the sheep asked about, so one refresh can cover every watched sheep. */
+  private readonly panes = new Map<string, string>();
   private inflight?: Promise<void>;
   private inflightIds = new Set<string>();
 
@@ -20,42 +24,51 @@ export class LivenessMonitor {
   ) {}
 
   /**
-   * Liveness no older than the interval; undefined when the multiplexer could not say. A caller
-   * that was told "alive" within the last two intervals waits at most PATIENCE_MS for the new
-   * answer and otherwise keeps the old one: a waiter stuck in a slow multiplexer call cannot
-   * see a result land, and the call goes on to serve its next look.
+   * "alive" no older than maxAgeMs, or "gone" (final); undefined when the multiplexer could not
+   * say. A caller that was told "alive" within the last two intervals waits at most PATIENCE_MS
+   * for the new answer and otherwise keeps the old one: a waiter stuck in a slow multiplexer call
+   * cannot see a result land, and the call goes on to serve its next look.
    */
-  async get(paneId: string, maxAgeMs = this.intervalMs): Promise<PaneLiveness | undefined> {
-    const cached = this.cache.get(paneId);
+  async get(pane: PaneRef, maxAgeMs = this.intervalMs): Promise<PaneLiveness | undefined> {
+    this.panes.set(pane.agentId, pane.paneId);
+    const cached = this.cache.get(pane.agentId);
     if (cached && (cached.value === "gone" || this.clock.now() - cached.at < maxAgeMs)) return cached.value;
-    const refreshed = this.refresh([paneId]);
+    const refreshed = this.refresh([pane.agentId]);
     if (cached && maxAgeMs > 0 && this.clock.now() - cached.at < 2 * maxAgeMs) {
       await this.within(refreshed, PATIENCE_MS);
-      return this.cache.get(paneId)?.value ?? cached.value;
+      return this.cache.get(pane.agentId)?.value ?? cached.value;
     }
     await refreshed;
-    return this.cache.get(paneId)?.value;
+    return this.cache.get(pane.agentId)?.value;
   }
 
-  /** Forgets what is known so the next question asks the multiplexer. */
-  invalidate(paneId: string): void {
-    this.cache.delete(paneId);
+  /** A fresh answer from the multiplexer, not one from the cache. */
+  async fresh(pane: PaneRef): Promise<PaneLiveness | undefined> {
+    const cached = this.cache.get(pane.agentId);
+    if (cached?.value !== "gone") this.cache.delete(pane.agentId);
+    return this.get(pane);
   }
 
-  private async refresh(paneIds: string[]): Promise<void> {
+  /** Stops asking about a sheep that is no longer ours to watch. */
+  forget(agentId: string): void {
+    this.cache.delete(agentId);
+    this.panes.delete(agentId);
+  }
+
+  private async refresh(agentIds: string[]): Promise<void> {
     if (this.inflight) {
-      const missing = paneIds.filter((id) => !this.inflightIds.has(id));
+      const missing = agentIds.filter((id) => !this.inflightIds.has(id));
       await this.inflight;
       if (missing.length === 0) return;
     }
-    this.inflightIds = new Set([...this.watched(), ...paneIds]);
-    const ids = [...this.inflightIds];
+    this.inflightIds = new Set([...this.watched(), ...agentIds]);
+    const refs: PaneRef[] = [...this.inflightIds].map((agentId) => ({ agentId, paneId: this.panes.get(agentId)! }));
     this.inflight = (async () => {
       // An answer is as old as its question: dating it by the reply would let a slow
       // multiplexer stretch the interval between questions by its own latency.
       const at = this.clock.now();
       try {
-        const result = await this.runtime.liveness(ids);
+        const result = await this.runtime.liveness(refs);
         for (const [id, value] of result) this.cache.set(id, { value, at });
       } catch {
         // a transient failure is not "gone": leave the cache alone and ask again next time
@@ -77,7 +90,7 @@ export class LivenessMonitor {
     }
   }
 
-  /** Panes asked about before are refreshed together, so one call serves all waiters. */
+  /** Sheep last seen alive are refreshed together, so one call serves all waiters. */
   private watched(): string[] {
     return [...this.cache].filter(([, v]) => v.value === "alive").map(([id]) => id);
   }

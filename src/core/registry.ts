@@ -6,6 +6,12 @@ import type { AgentRecord, PromptRecord } from "./types.js";
 export class Registry {
   readonly agents = new Map<string, AgentRecord>();
   readonly prompts = new Map<string, PromptRecord>();
+  /**
+   * Labels promised to starts that have not recorded their sheep yet. pi runs a turn's tool
+   * calls in parallel, so two starts interleave at every await; a label is taken the moment
+   * it is picked, not when its record lands.
+   */
+  private readonly reserved = new Set<string>();
 
   agent(agentId: unknown): AgentRecord {
     if (typeof agentId !== "string" || agentId.trim() === "") {
@@ -36,6 +42,12 @@ export class Registry {
   }
 
   labelTaken(label: string): boolean {
-    return this.liveByLabel(label) !== undefined;
+    return this.reserved.has(label) || this.liveByLabel(label) !== undefined;
+  }
+
+  /** Holds a label until release; call both in the same synchronous step as the check. */
+  reserveLabel(label: string): () => void {
+    this.reserved.add(label);
+    return () => this.reserved.delete(label);
   }
 }

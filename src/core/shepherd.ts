@@ -4,6 +4,7 @@ import type { StateStore } from "../ports/store.js";
 import { systemClock, type Clock } from "./clock.js";
 import { errorText, ShepherdError } from "./errors.js";
 import { newId } from "./ids.js";
+import { labelProblem } from "./labels.js";
 import { LivenessMonitor } from "./liveness.js";
 import { Registry } from "./registry.js";
 import { Bells, every } from "./signals.js";
@@ -48,6 +49,10 @@ export interface WaitProgress {
   total: number;
   items: { promptId: string; agentId?: string; label?: string; state: string; elapsedMs: number }[];
 }
+
+/** Closed sheep whose records are kept, and settled prompts kept per sheep; see bound(). */
+export const MAX_CLOSED_KEPT = 64;
+export const MAX_SETTLED_KEPT = 32;
 
 const DEFAULTS = {
   livenessIntervalMs: 1000,
@@ -95,6 +100,12 @@ export class Shepherd {
     const ours = state.agents.filter((a) => a.owner === this.opts.owner || !alive(a.owner));
     for (const rec of ours) {
       if (this.registry.agents.has(rec.agentId)) continue;
+      if (rec.state === "closed" && rec.owner !== this.opts.owner) {
+        // A dead shepherd's closed sheep: nothing left to use, so the file lets go of it
+        // instead of handing it from owner to owner forever.
+        this.forgotten.add(rec.agentId);
+        continue;
+      }
       rec.owner = this.opts.owner;
       this.registry.agents.set(rec.agentId, rec);
       if (rec.state !== "closed") this.unsubscribe.set(rec.agentId, this.opts.host.subscribe(rec.agentId, () => this.bells.ring(rec.agentId)));
@@ -105,7 +116,7 @@ export class Shepherd {
     for (const id of report.adopted) {
       const rec = this.registry.agents.get(id)!;
       if (rec.state === "closed" || rec.state === "starting") continue;
-      if ((await this.liveness.get(rec.paneId, 0)) === "gone") {
+      if ((await this.liveness.get(rec, 0)) === "gone") {
         // Gone while nobody watched: settle what it owed from its files, then drop it.
         report.pruned.push(...(await this.dropGone(rec)));
       } else if (rec.activePromptId) {
@@ -119,7 +130,7 @@ export class Shepherd {
       const rec = this.registry.agents.get(id);
       if (rec?.state !== "starting") continue;
       const snap = await this.opts.host.snapshot(rec.agentId);
-      if (snap.ready && !snap.exited && (await this.liveness.get(rec.paneId, 0)) === "alive") {
+      if (snap.ready && !snap.exited && (await this.liveness.get(rec, 0)) === "alive") {
         rec.state = "idle";
         continue;
       }
@@ -153,6 +164,7 @@ export class Shepherd {
 
   /** Writes the records through; a burst of changes becomes one write. */
   private changed(): Promise<void> {
+    this.bound();
     const store = this.opts.store;
     if (!store) return Promise.resolve();
     const agents = [...this.registry.agents.values()];
@@ -166,8 +178,18 @@ export class Shepherd {
   }
 
   async start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
-    const { runtime, host } = this.opts;
     const label = this.pickLabel(req.label, req.definition.name);
+    const release = this.registry.reserveLabel(label);
+    try {
+      return await this.launch(req, label, signal);
+    } finally {
+      // by now the record holds the label, or the start failed and it is free again
+      release();
+    }
+  }
+
+  private async launch(req: StartRequest, label: string, signal?: AbortSignal): Promise<StartedAgent> {
+    const { runtime, host } = this.opts;
     const agentId = newId("agent");
     const prepared = await host.prepare({
       agentId,
@@ -314,8 +336,7 @@ export class Shepherd {
     let paneAlive = false;
     let runtimeStatus: string | undefined;
     if (rec.state !== "closed") {
-      this.liveness.invalidate(rec.paneId);
-      paneAlive = (await this.liveness.get(rec.paneId)) !== "gone";
+      paneAlive = (await this.liveness.fresh(rec)) !== "gone";
       const snap = await this.refresh(rec);
       this.deriveState(rec, snap, paneAlive);
       if (paneAlive && this.opts.runtime.agentStatus) {
@@ -380,8 +401,7 @@ export class Shepherd {
         this.forget(rec);
         continue;
       }
-      this.liveness.invalidate(rec.paneId);
-      if ((await this.liveness.get(rec.paneId)) === "gone") removed.push(...(await this.dropGone(rec)));
+      if ((await this.liveness.fresh(rec)) === "gone") removed.push(...(await this.dropGone(rec)));
     }
     await this.changed();
     return removed;
@@ -410,7 +430,10 @@ export class Shepherd {
     return Promise.all(
       live.map(async (rec) => {
         const active = rec.activePromptId ? this.registry.prompts.get(rec.activePromptId) : undefined;
-        if (active && !active.settled) await this.settleFromDisk(rec, active).catch(() => undefined);
+        // A dialog in the sheep opens and closes with no tool call to notice it: the sheep's report
+        // decides between working, blocked and idle here too.
+        const snap = await this.refresh(rec).catch(() => undefined);
+        if (snap) this.deriveState(rec, snap, rec.state !== "exited");
         const pending = active && !active.settled ? active : undefined;
         return {
           ...this.describe(rec, rec.state !== "exited"),
@@ -422,6 +445,28 @@ export class Shepherd {
 
   // ---------------------------------------------------------------------------------------
 
+  /**
+   * What a long session keeps is bounded: the newest closed sheep (so their ids still answer
+   * "closed") and, per sheep, every unsettled prompt and the newest settled ones. An id that
+   * fell out answers as unknown.
+   */
+  private bound() {
+    // Maps keep insertion order, which is creation and submission order: newest last. (Times
+    // would tie within a millisecond.)
+    const closed = [...this.registry.agents.values()].filter((a) => a.state === "closed");
+    for (const rec of closed.slice(0, Math.max(0, closed.length - MAX_CLOSED_KEPT))) this.forget(rec);
+    const settled = new Map<string, PromptRecord[]>();
+    for (const p of this.registry.prompts.values()) {
+      if (!p.settled) continue;
+      const list = settled.get(p.agentId) ?? [];
+      list.push(p);
+      settled.set(p.agentId, list);
+    }
+    for (const list of settled.values()) {
+      for (const p of list.slice(0, Math.max(0, list.length - MAX_SETTLED_KEPT))) this.registry.prompts.delete(p.promptId);
+    }
+  }
+
   private forget(rec: AgentRecord) {
     this.registry.agents.delete(rec.agentId);
     this.forgotten.add(rec.agentId);
@@ -431,7 +476,8 @@ export class Shepherd {
   private pickLabel(wanted: string | undefined, name: string): string {
     if (wanted !== undefined) {
       const label = wanted.trim();
-      if (label === "") throw new ShepherdError("invalid_params", "label must not be empty.");
+      const bad = labelProblem(label);
+      if (bad) throw new ShepherdError("invalid_params", `label ${bad}; pick a plain one.`);
       if (this.registry.labelTaken(label)) {
         throw new ShepherdError("invalid_params", `label "${label}" is already used by a live sheep; pick another.`);
       }
@@ -459,10 +505,10 @@ export class Shepherd {
       if (snap.exited) throw new ShepherdError("start_failed", `pi exited before it was ready (exit code ${snap.exited.code ?? snap.exited.signal}).`);
       if (snap.ready) {
         // The sheep just wrote from inside its pane: an answer up to an interval old will do.
-        if ((await this.liveness.get(rec.paneId)) !== "gone") return;
+        if ((await this.liveness.get(rec)) !== "gone") return;
         throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
       }
-      if ((await this.liveness.get(rec.paneId)) === "gone") {
+      if ((await this.liveness.get(rec)) === "gone") {
         throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
       }
       const left = deadline - this.clock.now();
@@ -490,8 +536,7 @@ export class Shepherd {
 
   private async confirmGone(rec: AgentRecord): Promise<void> {
     for (let i = 0; i < 20; i++) {
-      this.liveness.invalidate(rec.paneId);
-      if ((await this.liveness.get(rec.paneId)) === "gone") return;
+      if ((await this.liveness.fresh(rec)) === "gone") return;
       await this.clock.sleep(100);
     }
     throw new ShepherdError("runtime_error", `the pane ${rec.paneId} of ${rec.agentId} is still there after closing it; its files are kept.`);
@@ -516,7 +561,7 @@ export class Shepherd {
           error: `[pi_exited] pi in sheep ${rec.agentId} exited (code ${snap.exited.code ?? snap.exited.signal}) before answering.`,
         });
       }
-      if ((await this.liveness.get(rec.paneId)) === "gone") {
+      if ((await this.liveness.get(rec)) === "gone") {
         // The result may have landed just before the pane went: look once more.
         await this.settleFromDisk(rec, prompt);
         if (prompt.settled) return prompt.settled;

@@ -25,6 +25,12 @@ export interface CreatedPane {
 
 export type PaneLiveness = "alive" | "gone";
 
+/** A sheep's pane as the core knows it: pane ids are reused, so the agent id is the identity. */
+export interface PaneRef {
+  paneId: string;
+  agentId: string;
+}
+
 export interface Runtime {
   readonly name: RuntimeName;
   /** Creates an unfocused pane running the user's shell. Never selects or focuses anything. */
@@ -35,10 +41,13 @@ export interface Runtime {
    */
   runLauncher(paneId: string, argv: readonly string[]): Promise<void>;
   /**
-   * Liveness of many panes in one multiplexer call where the multiplexer allows it.
-   * A transient error must throw, never report "gone".
+   * Liveness of many sheep in one multiplexer call where the multiplexer allows it, keyed by
+   * agentId. "alive" only when the pane exists AND carries that agent's mark, read in the same
+   * call: a pane id that came back with a new server (tmux numbers from %0 again) or a new
+   * herdr session is someone else's pane. A transient error must throw, never report "gone";
+   * only a multiplexer whose server is not there at all makes every pane gone.
    */
-  liveness(paneIds: readonly string[]): Promise<Map<string, PaneLiveness>>;
+  liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>>;
   /** Recent text of the pane, oldest line first. */
   read(paneId: string, lines: number): Promise<string>;
   /** Closes a pane this shepherd created. Closing a pane that is already gone is not an error. */

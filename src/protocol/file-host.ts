@@ -27,8 +27,8 @@ const resultName = (name: string) => !name.startsWith(".");
 
 /** The sheep protocol on disk: prompts and results travel as files, never as keystrokes. */
 export class FileSheepHost implements SheepHost {
-  /** Per sheep: whether its pid was ever seen alive, and since when it has been seen dead. */
-  private readonly pids = new Map<string, { seenAlive: boolean; deadSince?: number }>();
+  /** Per sheep: since when its reported pid has been seen dead. */
+  private readonly deadSince = new Map<string, number>();
 
   constructor(private readonly o: FileHostOptions) {}
 
@@ -79,21 +79,21 @@ export class FileSheepHost implements SheepHost {
   /**
    * The launcher writes exit.json when pi ends, but not when the pane itself went: then the
    * multiplexer says [pane_gone]. When the multiplexer cannot answer either (its server is
-   * gone), the pid in status.json is the last witness, so a pid dead for longer than the
-   * multiplexer needs to speak counts as exited. A pid never seen alive (another pid namespace)
-   * is never taken for dead.
+   * gone), the pid the sheep reported in status.json is the last witness: dead for longer than
+   * the multiplexer needs to speak, it counts as exited. That holds for a shepherd that never
+   * saw the pid alive too (one restarted after the sheep died), or its wait would run to its
+   * deadline. A pid that is not a positive integer is no witness: kill(0) and kill(-1) ask
+   * about groups, and status.json may be corrupt.
    */
-  private pidGone(agentId: string, pid: number): boolean {
-    let w = this.pids.get(agentId);
-    if (!w) this.pids.set(agentId, (w = { seenAlive: false }));
-    if (pidAlive(pid)) {
-      w.seenAlive = true;
-      delete w.deadSince;
+  private pidGone(agentId: string, pid: unknown): boolean {
+    if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return false;
+    if (pidAlive(pid as number)) {
+      this.deadSince.delete(agentId);
       return false;
     }
-    if (!w.seenAlive) return false;
-    w.deadSince ??= Date.now();
-    return Date.now() - w.deadSince >= (this.o.deadPidGraceMs ?? 3000);
+    const since = this.deadSince.get(agentId) ?? Date.now();
+    this.deadSince.set(agentId, since);
+    return Date.now() - since >= (this.o.deadPidGraceMs ?? 3000);
   }
 
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
@@ -138,7 +138,7 @@ export class FileSheepHost implements SheepHost {
   }
 
   async cleanup(agentId: string): Promise<void> {
-    this.pids.delete(agentId);
+    this.deadSince.delete(agentId);
     const layout = this.layout(agentId);
     // The session file stays: it is the sheep's conversation, and the user may want it.
     let names: string[];

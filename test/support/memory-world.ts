@@ -1,4 +1,4 @@
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, Runtime } from "../../src/ports/runtime.js";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
 import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
 
 interface MemSheep {
@@ -24,6 +24,9 @@ export class MemoryWorld {
   readonly runtime: Runtime = {
     name: "tmux",
     createPane: async (req: CreatePaneRequest): Promise<CreatedPane> => {
+      // Like tmux outside tmux: the last pane gone ends the server, and the next server numbers
+      // its panes from the start again.
+      if (![...this.panes.values()].some((p) => p.alive)) this.nextPane = 1;
       const paneId = `%${this.nextPane++}`;
       this.calls.push(`create ${paneId} ${req.placement}`);
       this.panes.set(paneId, { agentId: req.agentId, alive: true, text: `pane of ${req.label}\n`, owner: "shepherd" });
@@ -41,10 +44,13 @@ export class MemoryWorld {
       }
       this.ring(pane.agentId);
     },
-    liveness: async (paneIds: readonly string[]) => {
-      this.calls.push(`liveness ${paneIds.length}`);
+    liveness: async (refs: readonly PaneRef[]) => {
+      this.calls.push(`liveness ${refs.length}`);
       const m = new Map<string, PaneLiveness>();
-      for (const id of paneIds) m.set(id, this.panes.get(id)?.alive ? "alive" : "gone");
+      for (const { paneId, agentId } of refs) {
+        const pane = this.panes.get(paneId);
+        m.set(agentId, pane?.alive && pane.agentId === agentId ? "alive" : "gone");
+      }
       return m;
     },
     read: async (paneId: string) => this.panes.get(paneId)?.text ?? "",

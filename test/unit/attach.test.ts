@@ -2,27 +2,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.js";
 import type { AgentDefinition } from "../../src/core/types.js";
-import type { StateStore, StoredState } from "../../src/ports/store.js";
+import { MemoryStore } from "../support/memory-store.js";
 import { MemoryWorld } from "../support/memory-world.js";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a.md" };
-
-class MemoryStore implements StateStore {
-  state: StoredState = { agents: [], prompts: [] };
-  /** Owners whose process died: whatever their leftover code still does never reaches the disk. */
-  readonly dead = new Set<string>();
-  async load() {
-    return { state: structuredClone(this.state), warnings: [] };
-  }
-  async save(owner: string, mine: StoredState) {
-    if (this.dead.has(owner)) return;
-    const ids = new Set([...mine.agents.map((a) => a.agentId), ...(mine.forgotten ?? [])]);
-    const agents = [...this.state.agents.filter((a) => a.owner !== owner && !ids.has(a.agentId)), ...mine.agents];
-    const keep = new Set(agents.map((a) => a.agentId));
-    this.state = { agents, prompts: [...this.state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId)), ...mine.prompts] };
-    delete this.state.forgotten;
-  }
-}
 
 describe("re-attaching from the store", () => {
   it("a new shepherd instance takes back its sheep, waits for a prompt sent before, and prunes the dead", async () => {

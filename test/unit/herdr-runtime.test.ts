@@ -104,7 +104,7 @@ describe("herdr runtime: version", () => {
   it("runs `herdr --version` once across operations", async () => {
     const rt = new HerdrRuntime({ env: fake.env });
     const { paneId } = await rt.createPane(req());
-    await rt.liveness([paneId]);
+    await rt.liveness([{ paneId, agentId: "a_test000001" }]);
     await rt.read(paneId, 5);
     await rt.runLauncher(paneId, ["true"]);
     assert.equal((await argvs()).filter((a) => a[0] === "--version").length, 1);
@@ -114,32 +114,32 @@ describe("herdr runtime: version", () => {
   it("refuses herdr 0.7.4 with [runtime_unavailable] naming the found and required versions, and creates nothing", async () => {
     const rt = new HerdrRuntime({ env: { ...fake.env, FAKE_HERDR_VERSION: "0.7.4" } });
     await rejectsWith(rt.createPane(req()), "runtime_unavailable", /herdr 0\.7\.4 found .*needs herdr 0\.7\.5 or newer \(0\.8\.0 recommended\)/);
-    await rejectsWith(rt.liveness(["w1:p1"]), "runtime_unavailable", /0\.7\.4/);
+    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_unavailable", /0\.7\.4/);
     assert.deepEqual(await argvs(), [["--version"], ["--version"]]);
   });
 
   for (const version of ["0.7.5", "0.8.0-preview.1a2b", "0.10.0", "1.0.0"]) {
     it(`accepts herdr ${version}`, async () => {
       const rt = new HerdrRuntime({ env: { ...fake.env, FAKE_HERDR_VERSION: version } });
-      assert.deepEqual(await rt.liveness(["w9:p9"]), new Map([["w9:p9", "gone"]]));
+      assert.deepEqual(await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }]), new Map([["a_test000001", "gone"]]));
     });
   }
 
   it("refuses a version it cannot read", async () => {
     const rt = new HerdrRuntime({ env: { ...fake.env, FAKE_HERDR_VERSION: "banana" } });
-    await rejectsWith(rt.liveness(["w1:p1"]), "runtime_unavailable", /could not read the herdr version/);
+    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_unavailable", /could not read the herdr version/);
   });
 });
 
 describe("herdr runtime: which executable", () => {
   it("uses PI_SHEPHERD_HERDR_BIN when herdr is not on PATH", async () => {
     const rt = new HerdrRuntime({ env: { ...fake.env, PATH: process.env.PATH, PI_SHEPHERD_HERDR_BIN: fake.bin } });
-    assert.equal((await rt.liveness(["w9:p9"])).get("w9:p9"), "gone");
+    assert.equal((await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }])).get("a_test000001"), "gone");
   });
 
   it("prefers the bin option over PI_SHEPHERD_HERDR_BIN", async () => {
     const rt = new HerdrRuntime({ env: { ...fake.env, PI_SHEPHERD_HERDR_BIN: path.join(tmp, "nope") }, bin: fake.bin });
-    assert.equal((await rt.liveness(["w9:p9"])).get("w9:p9"), "gone");
+    assert.equal((await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }])).get("a_test000001"), "gone");
   });
 
   it("reports a missing executable as [runtime_unavailable] with how to install herdr", async () => {
@@ -315,12 +315,15 @@ describe("herdr runtime: liveness with real panes", () => {
     const a = await rt.createPane(req({ agentId: "a_a" }));
     const b = await rt.createPane(req({ agentId: "a_b" }));
     await fake.clearCalls();
-    assert.deepEqual(await rt.liveness([a.paneId, b.paneId]), new Map([[a.paneId, "alive"], [b.paneId, "alive"]]));
+    assert.deepEqual(await rt.liveness([{ paneId: a.paneId, agentId: "a_a" }, { paneId: b.paneId, agentId: "a_b" }]), new Map([["a_a", "alive"], ["a_b", "alive"]]));
     assert.deepEqual(await argvs(), [["pane", "list"]]);
 
     await fake.tmux(["kill-pane", "-t", await fake.tmuxPaneOf(b.paneId)]);
     await fake.clearCalls();
-    assert.deepEqual(await rt.liveness([a.paneId, b.paneId, "w9:p9"]), new Map([[a.paneId, "alive"], [b.paneId, "gone"], ["w9:p9", "gone"]]));
+    assert.deepEqual(
+      await rt.liveness([{ paneId: a.paneId, agentId: "a_a" }, { paneId: b.paneId, agentId: "a_b" }, { paneId: "w9:p9", agentId: "a_c" }]),
+      new Map([["a_a", "alive"], ["a_b", "gone"], ["a_c", "gone"]]),
+    );
     assert.deepEqual(await argvs(), [["pane", "list"], ["pane", "get", b.paneId], ["pane", "get", "w9:p9"]]);
   });
 
@@ -335,21 +338,21 @@ describe("herdr runtime: liveness with real panes", () => {
     const rt = new HerdrRuntime({ env });
     const { paneId } = await rt.createPane(req());
     await fake.setDown(true);
-    await rejectsWith(rt.liveness([paneId]), "runtime_unavailable", /server_not_running: no herdr server is running at .*herdr\.sock/);
+    await rejectsWith(rt.liveness([{ paneId, agentId: "a_test000001" }]), "runtime_unavailable", /server_not_running: no herdr server is running at .*herdr\.sock/);
     await fake.setDown(false);
-    assert.equal((await rt.liveness([paneId])).get(paneId), "alive");
+    assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "alive");
   });
 
   it("throws when `pane list` fails for another reason", async () => {
     const rt = new HerdrRuntime({ env: fake.env });
     await fake.inject({ command: "pane list", code: "internal_error", message: "app did not answer" });
-    await rejectsWith(rt.liveness(["w1:p1"]), "runtime_error", /internal_error: app did not answer/);
+    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_error", /internal_error: app did not answer/);
   });
 
   it("throws when confirming a missing pane with `pane get` fails for another reason", async () => {
     const rt = new HerdrRuntime({ env: fake.env });
     await fake.inject({ command: "pane get", code: "timeout", message: "timed out" });
-    await rejectsWith(rt.liveness(["w1:p1"]), "runtime_error", /herdr pane get failed: timeout/);
+    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_error", /herdr pane get failed: timeout/);
   });
 });
 
@@ -388,7 +391,7 @@ describe("herdr runtime: close", () => {
     await fake.clearCalls();
     await rt.close(paneId, "a_test000001");
     assert.deepEqual(await argvs(), [["pane", "get", paneId], ["pane", "close", paneId]]);
-    assert.equal((await rt.liveness([paneId])).get(paneId), "gone");
+    assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "gone");
   });
 
   it("is fine with a pane that is already gone", async () => {
@@ -416,7 +419,13 @@ describe("herdr runtime: close", () => {
     await rejectsWith(rt.close(ownPane, "a_test000001"), "not_owned", /closes only panes it created/);
     await rejectsWith(rt.close(paneId, "a_someoneelse"), "not_owned");
     assert.ok(!(await argvs()).some((a) => a[1] === "close"));
-    assert.deepEqual(await rt.liveness([ownPane, paneId]), new Map([[ownPane, "alive"], [paneId, "alive"]]));
+    // the user's pane carries no mark, so it is never "alive" as a sheep; it must still be there
+    assert.deepEqual(
+      await rt.liveness([{ paneId: ownPane, agentId: "a_test000001" }, { paneId, agentId: "a_test000002" }]),
+      new Map([["a_test000001", "gone"], ["a_test000002", "gone"]]),
+    );
+    assert.ok(await fake.tmuxPaneOf(ownPane));
+    assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "alive");
   });
 });
 
@@ -478,19 +487,19 @@ describe("herdr runtime: error mapping", () => {
   it("a usage error (exit 2) is [runtime_error] pointing at the herdr version", async () => {
     const rt = new HerdrRuntime({ env: fake.env });
     await fake.inject({ command: "pane list", stderr: "error: unknown option: --pane\n", exit: 2 });
-    await rejectsWith(rt.liveness(["w1:p1"]), "runtime_error", /herdr pane list rejected its arguments: error: unknown option: --pane\. .*0\.7\.5 to 0\.8\.x/);
+    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_error", /herdr pane list rejected its arguments: error: unknown option: --pane\. .*0\.7\.5 to 0\.8\.x/);
   });
 
   it("a pre-0.8.0 raw connection error is [runtime_unavailable]", async () => {
     const rt = new HerdrRuntime({ env: fake.env });
     await fake.inject({ stderr: 'Error: Os { code: 111, kind: ConnectionRefused, message: "Connection refused" }\n', exit: 1 });
-    await rejectsWith(rt.liveness(["w1:p1"]), "runtime_unavailable", /could not reach the herdr server.*Start herdr/);
+    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_unavailable", /could not reach the herdr server.*Start herdr/);
   });
 
   it("another failure without an envelope is [runtime_error] quoting herdr", async () => {
     const rt = new HerdrRuntime({ env: fake.env });
     await fake.inject({ command: "pane list", stderr: "thread 'main' panicked\n", exit: 101 });
-    await rejectsWith(rt.liveness(["w1:p1"]), "runtime_error", /herdr pane list failed: thread 'main' panicked\./);
+    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_error", /herdr pane list failed: thread 'main' panicked\./);
   });
 
   it("never puts user text (labels) into error messages", async () => {

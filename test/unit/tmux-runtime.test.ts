@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { TmuxRuntime } from "../../src/runtimes/tmux/runtime.js";
+import { TmuxError } from "../../src/runtimes/tmux/tmux-cli.js";
 import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
 
 const until = async (check: () => Promise<boolean>, ms = 5000) => {
@@ -97,19 +98,46 @@ describe("tmux runtime on a real private server", () => {
     const pane = await rt.createPane({ agentId: "a_0000000009", placement: "tab", direction: "right", cwd: t.dir, label: "live" });
     await rt.runLauncher(pane.paneId, ["/bin/echo", "hello from the pane"]);
     await until(async () => (await rt.read(pane.paneId, 20)).includes("hello from the pane\n") || (await rt.read(pane.paneId, 20)).endsWith("hello from the pane"));
-    const live = await rt.liveness([pane.paneId, t.userPane, "%9999"]);
-    assert.deepEqual([...live], [[pane.paneId, "alive"], [t.userPane, "alive"], ["%9999", "gone"]]);
+    const live = await rt.liveness([
+      { paneId: pane.paneId, agentId: "a_0000000009" },
+      { paneId: t.userPane, agentId: "a_000000000u" },
+      { paneId: "%9999", agentId: "a_000000000x" },
+    ]);
+    // the user's pane exists but carries no mark: it is nobody's sheep
+    assert.deepEqual([...live], [["a_0000000009", "alive"], ["a_000000000u", "gone"], ["a_000000000x", "gone"]]);
+    // the same pane id asked for another agent is not alive: an id is not an identity
+    assert.equal((await rt.liveness([{ paneId: pane.paneId, agentId: "a_000000000y" }])).get("a_000000000y"), "gone");
     await assert.rejects(rt.close(t.userPane, "a_0000000009"), /^ShepherdError: \[not_owned\]/);
-    assert.equal((await rt.liveness([t.userPane])).get(t.userPane), "alive");
+    assert.match(await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"]), new RegExp(`^${t.userPane}$`, "m"));
     await rt.close(pane.paneId, "a_0000000009");
-    assert.equal((await rt.liveness([pane.paneId])).get(pane.paneId), "gone");
+    assert.equal((await rt.liveness([{ paneId: pane.paneId, agentId: "a_0000000009" }])).get("a_0000000009"), "gone");
     await rt.close(pane.paneId, "a_0000000009"); // already gone: fine
   });
 
   it("a server that is not running means every pane is gone", async () => {
     const rt = new TmuxRuntime({ socket: join(t.dir, "no-such-socket"), env: process.env });
-    assert.equal((await rt.liveness(["%1"])).get("%1"), "gone");
+    assert.equal((await rt.liveness([{ paneId: "%1", agentId: "a_0000000001" }])).get("a_0000000001"), "gone");
     await assert.rejects(rt.read("%1", 5), /^ShepherdError: \[runtime_unavailable\]/);
+  });
+
+  it("a client that cannot connect is not a server that is gone: liveness throws, never says gone", async () => {
+    // "error connecting to S (Not a directory)": the same family as EAGAIN, EMFILE and EACCES,
+    // which root cannot provoke with file modes
+    const blocker = join(t.dir, "a-file");
+    await writeFile(blocker, "");
+    const rt = new TmuxRuntime({ socket: join(blocker, "sock"), env: process.env });
+    await assert.rejects(rt.liveness([{ paneId: "%1", agentId: "a_0000000001" }]), /^ShepherdError: \[runtime_error\] could not list panes: .*error connecting to/);
+    await assert.rejects(rt.close("%1", "a_0000000001"), /^ShepherdError: \[runtime_error\]/);
+  });
+
+  it("reads tmux's own words for a missing or refusing server as no server, and nothing else", () => {
+    const err = (stderr: string) => new TmuxError(["list-panes"], stderr, 1);
+    assert.equal(err("error connecting to /tmp/s (No such file or directory)\n").noServer, true);
+    assert.equal(err("no server running on /tmp/s\n").noServer, true);
+    for (const transient of ["Resource temporarily unavailable", "Too many open files", "Permission denied"]) {
+      assert.equal(err(`error connecting to /tmp/s (${transient})\n`).noServer, false, transient);
+    }
+    assert.equal(err("server exited unexpectedly\n").noServer, false);
   });
 
   it("the user's own pane survived everything", async () => {

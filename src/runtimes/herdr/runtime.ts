@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { ShepherdError } from "../../core/errors.js";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, Runtime } from "../../ports/runtime.js";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.js";
 import { HerdrCli, resolveHerdrBin } from "./cli.js";
 import { isHerdrCode } from "./errors.js";
 import { carriesMark, cliSafeLabel, markedPaneLabel } from "./labels.js";
@@ -77,15 +77,17 @@ export class HerdrRuntime implements Runtime {
     await this.#cli.silent(["pane", "run", paneArg(paneId), line]);
   }
 
-  async liveness(paneIds: readonly string[]): Promise<Map<string, PaneLiveness>> {
+  async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
     const result = new Map<string, PaneLiveness>();
-    if (paneIds.length === 0) return result;
+    if (panes.length === 0) return result;
     await this.#ensureVersion();
-    const listed = new Set(paneList(await this.#cli.request(["pane", "list"], "pane_list"), "pane list").map((p) => p.pane_id));
-    for (const id of new Set(paneIds)) {
+    const listed = new Map(paneList(await this.#cli.request(["pane", "list"], "pane_list"), "pane list").map((p) => [p.pane_id, p]));
+    for (const { paneId, agentId } of panes) {
       // A pane moved to another workspace is listed under a new id but its old id still
-      // resolves, so only `pane get` may declare a pane gone.
-      result.set(id, listed.has(id) ? "alive" : await this.#aliveByGet(id));
+      // resolves, so only `pane get` may declare a pane gone. Either way the pane must still
+      // carry this agent's mark: herdr reuses pane ids too.
+      const pane = listed.get(paneId) ?? (await this.#paneByGet(paneId));
+      result.set(agentId, pane && carriesMark(pane.label, agentId) ? "alive" : "gone");
     }
     return result;
   }
@@ -147,12 +149,11 @@ export class HerdrRuntime implements Runtime {
     return this.#versionChecked;
   }
 
-  async #aliveByGet(id: string): Promise<PaneLiveness> {
+  async #paneByGet(id: string): Promise<PaneRecord | undefined> {
     try {
-      await this.#cli.request(["pane", "get", paneArg(id)], "pane_info");
-      return "alive";
+      return paneRecord((await this.#cli.request(["pane", "get", paneArg(id)], "pane_info")).pane, "pane get");
     } catch (e) {
-      if (isHerdrCode(e, "pane_not_found")) return "gone";
+      if (isHerdrCode(e, "pane_not_found")) return undefined;
       throw e;
     }
   }

@@ -1,5 +1,5 @@
 import { ShepherdError } from "../../core/errors.js";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, Runtime } from "../../ports/runtime.js";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.js";
 import { shellLine, shellQuote } from "../shell-line.js";
 import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.js";
 
@@ -132,17 +132,28 @@ export class TmuxRuntime implements Runtime {
     }
   }
 
-  async liveness(paneIds: readonly string[]): Promise<Map<string, PaneLiveness>> {
+  async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
     const result = new Map<string, PaneLiveness>();
-    let live: Set<string>;
+    let marks: Map<string, string>;
     try {
-      live = new Set((await this.cli.run(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n").map((s) => s.trim()));
+      marks = await this.marks();
     } catch (e) {
-      if (e instanceof TmuxError && e.noServer) live = new Set();
+      if (e instanceof TmuxError && e.noServer) marks = new Map();
       else throw this.wrap(e, "could not list panes");
     }
-    for (const id of paneIds) result.set(id, live.has(id) ? "alive" : "gone");
+    for (const { paneId, agentId } of panes) result.set(agentId, marks.get(paneId) === agentId ? "alive" : "gone");
     return result;
+  }
+
+  /** Every pane of the server with its ownership mark, in one tmux call. */
+  private async marks(): Promise<Map<string, string>> {
+    const rows = (await this.cli.run(["list-panes", "-a", "-F", `#{pane_id} #{${MARK}}`])).split("\n");
+    const marks = new Map<string, string>();
+    for (const row of rows) {
+      const space = row.indexOf(" ");
+      if (space > 0) marks.set(row.slice(0, space), row.slice(space + 1).trim());
+    }
+    return marks;
   }
 
   async read(paneId: string, lines: number): Promise<string> {
@@ -160,10 +171,8 @@ export class TmuxRuntime implements Runtime {
     let mark: string | undefined;
     try {
       // list-panes reads pane options reliably; the mark is checked before anything is killed
-      const rows = (await this.cli.run(["list-panes", "-a", "-F", `#{pane_id} #{${MARK}}`])).split("\n");
-      const row = rows.find((r) => r.split(" ")[0] === paneId);
-      if (row === undefined) return;
-      mark = row.slice(paneId.length + 1).trim();
+      mark = (await this.marks()).get(paneId);
+      if (mark === undefined) return;
     } catch (e) {
       if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return;
       throw this.wrap(e, "could not inspect the pane before closing it");

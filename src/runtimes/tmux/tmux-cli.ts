@@ -18,9 +18,15 @@ export class TmuxError extends Error {
     super(`tmux ${args[0] ?? ""} failed: ${stderr.trim() || `exit ${exitCode}`}`);
   }
 
-  /** The server is not there at all: every pane on it is gone. */
+  /**
+   * The server is not there at all: every pane on it is gone. Only a missing socket (tmux 3.3
+   * says "error connecting to S (No such file or directory)") or one that refuses connections
+   * ("no server running on S") means that. "error connecting to S (Resource temporarily
+   * unavailable | Too many open files | Permission denied)" is a client that could not ask, and
+   * "server exited unexpectedly" a server that died mid-call: neither says the panes are gone.
+   */
   get noServer(): boolean {
-    return /no server running|error connecting to|server exited/i.test(this.stderr);
+    return /no server running on |error connecting to .*\((No such file or directory|Connection refused)\)/i.test(this.stderr);
   }
 
   get noSuchTarget(): boolean {
