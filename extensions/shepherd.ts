@@ -3,11 +3,13 @@
  * too when the user installed the package globally; there it stays silent unless the user's
  * depth setting lets sheep have sheep.
  */
+import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { agentDirOf, composeShepherd, type ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
 import { loadSettings } from "../src/settings.js";
 import { dispatch } from "../src/tool/dispatch.js";
+import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
 import { HerdWidget } from "./herd-widget.js";
@@ -53,6 +55,8 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
       "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
     ],
     parameters: shepherdParameters,
+    // Before pi's schema check, which would reject task objects sent as JSON text.
+    prepareArguments: (args) => prepareArguments(args) as Static<typeof shepherdParameters>,
     renderCall: (args, theme) => renderCall(args, theme),
     renderResult: (result, options, theme, context) => renderResult(result, options, theme, context),
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
