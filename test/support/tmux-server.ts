@@ -39,3 +39,47 @@ export async function startPrivateTmux(): Promise<PrivateTmux> {
     },
   };
 }
+
+/**
+ * A private socket path with no server behind it, the way a person outside tmux starts: the
+ * shepherd starts the server itself, and the server ends when its last session closes. No
+ * keeper session, so a test sees what happens when panes are numbered from %0 again.
+ */
+export interface PrivateSocket {
+  dir: string;
+  socket: string;
+  /** Throws when tmux fails, e.g. when no server runs on the socket. */
+  tmux(args: string[]): Promise<string>;
+  serverRunning(): Promise<boolean>;
+  /** Polls until no server answers on the socket; false if one still does at the deadline. */
+  serverGone(withinMs?: number): Promise<boolean>;
+  cleanup(): Promise<void>;
+}
+
+export async function privateSocketOnly(): Promise<PrivateSocket> {
+  const which = await execa("tmux", ["-V"], { reject: false });
+  if (which.exitCode !== 0) throw new Error("tmux is required for these tests; install it (apt-get install tmux)");
+  const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-sock-"));
+  const socket = join(dir, "sock");
+  const tmux = async (args: string[]) => String((await execa("tmux", ["-S", socket, ...args], { stdin: "ignore" })).stdout);
+  const serverRunning = async () => (await execa("tmux", ["-S", socket, "list-sessions"], { reject: false, stdin: "ignore" })).exitCode === 0;
+  return {
+    dir,
+    socket,
+    tmux,
+    serverRunning,
+    serverGone: async (withinMs = 5_000) => {
+      // The server exits a moment after its last session closes, not within the kill-pane call.
+      const deadline = Date.now() + withinMs;
+      while (await serverRunning()) {
+        if (Date.now() > deadline) return false;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return true;
+    },
+    cleanup: async () => {
+      await execa("tmux", ["-S", socket, "kill-server"], { reject: false, stdin: "ignore" });
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
