@@ -50,7 +50,7 @@ export class HerdWidget {
     if (!shepherd || !this.ctx) return;
     let lines: string[] | undefined;
     try {
-      lines = herdWidgetLines(await shepherd.peek(), Date.now());
+      lines = herdWidgetLines(await shepherd.herdFromFiles(), Date.now());
     } catch {
       return;
     }

@@ -1,0 +1,130 @@
+import type { Runtime } from "../ports/runtime.js";
+import type { SheepHost } from "../ports/sheep-host.js";
+import type { StateStore } from "../ports/store.js";
+import { systemClock, type Clock } from "./clock.js";
+import { LivenessMonitor } from "./liveness.js";
+import { Registry } from "./registry.js";
+import { Bells } from "./signals.js";
+import type { AgentRecord } from "./types.js";
+
+export interface ShepherdOptions {
+  runtime: Runtime;
+  host: SheepHost;
+  /** Identifies this shepherd as the owner of the panes it creates. */
+  owner: string;
+  clock?: Clock;
+  /** How often waiters ask the multiplexer whether panes still live. */
+  livenessIntervalMs?: number;
+  startTimeoutMs?: number;
+  defaultWaitTimeoutSec?: number;
+  maxPromptBytes?: number;
+  /** Where records are written through, so a reloaded or restarted shepherd can re-attach. */
+  store?: StateStore;
+  /** Whether the shepherd named by an owner string still runs; its sheep are not ours to take. */
+  ownerAlive?: (owner: string) => boolean;
+}
+
+const DEFAULTS = {
+  livenessIntervalMs: 1000,
+  startTimeoutMs: 60_000,
+  defaultWaitTimeoutSec: 1200,
+  maxPromptBytes: 4 * 1024 * 1024,
+};
+
+export type HerdOptions = typeof DEFAULTS & ShepherdOptions;
+
+/** Closed sheep whose records are kept, and settled prompts kept per sheep; see bound(). */
+export const MAX_CLOSED_KEPT = 64;
+export const MAX_SETTLED_KEPT = 32;
+
+/**
+ * The state every job of the core shares: the records, the bells that wake waiters, the clock,
+ * liveness, the file watches, and writing the records through to the store.
+ */
+export class Herd {
+  readonly registry = new Registry();
+  readonly bells = new Bells();
+  readonly clock: Clock;
+  readonly liveness: LivenessMonitor;
+  readonly opts: HerdOptions;
+  private readonly watches = new Map<string, () => void>();
+  /** Records dropped from the registry: the store must drop them too, even under an old owner. */
+  private readonly forgotten = new Set<string>();
+
+  constructor(options: ShepherdOptions) {
+    this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
+    this.clock = options.clock ?? systemClock;
+    this.liveness = new LivenessMonitor(options.runtime, this.clock, this.opts.livenessIntervalMs);
+  }
+
+  /** Rings the sheep's bell whenever its files change, until unwatch. */
+  watch(agentId: string): void {
+    this.watches.set(agentId, this.opts.host.subscribe(agentId, () => this.bells.ring(agentId)));
+  }
+
+  unwatch(agentId: string): void {
+    this.watches.get(agentId)?.();
+    this.watches.delete(agentId);
+  }
+
+  unwatchAll(): void {
+    for (const off of this.watches.values()) off();
+    this.watches.clear();
+  }
+
+  /** Drops a record and its prompts here and, at the next persist, from the store. */
+  forget(rec: AgentRecord): void {
+    this.registry.agents.delete(rec.agentId);
+    this.forgotten.add(rec.agentId);
+    this.liveness.forget(rec.agentId);
+    for (const [id, p] of this.registry.prompts) if (p.agentId === rec.agentId) this.registry.prompts.delete(id);
+  }
+
+  /** A record of another shepherd that this one lets go of in the store without ever holding it. */
+  letGo(agentId: string): void {
+    this.forgotten.add(agentId);
+  }
+
+  /**
+   * Writes the records through; a burst of changes becomes one write. A failed write never
+   * fails the call that changed the records: the store retries with the next change and warns.
+   */
+  persist(): Promise<void> {
+    this.bound();
+    const store = this.opts.store;
+    if (!store) return Promise.resolve();
+    const agents = [...this.registry.agents.values()];
+    const ids = new Set(agents.map((a) => a.agentId));
+    const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
+    const forgotten = [...this.forgotten].filter((id) => !ids.has(id));
+    return store
+      .save(this.opts.owner, { agents: agents.map((a) => ({ ...a })), prompts: prompts.map((p) => ({ ...p })), forgotten })
+      .catch(() => undefined);
+  }
+
+  /**
+   * What a long session keeps is bounded: the newest closed sheep (so their ids still answer
+   * "closed") and, per sheep, every unsettled prompt and the newest settled ones. An id that
+   * fell out answers as unknown.
+   */
+  private bound(): void {
+    // Maps keep insertion order, which is creation and submission order: newest last. (Times
+    // would tie within a millisecond.)
+    const closed = [...this.registry.agents.values()].filter((a) => a.state === "closed");
+    for (const rec of closed.slice(0, Math.max(0, closed.length - MAX_CLOSED_KEPT))) this.forget(rec);
+    const settled = new Map<string, string[]>();
+    for (const p of this.registry.prompts.values()) {
+      if (!p.settled) continue;
+      const list = settled.get(p.agentId) ?? [];
+      list.push(p.promptId);
+      settled.set(p.agentId, list);
+    }
+    for (const list of settled.values()) {
+      for (const id of list.slice(0, Math.max(0, list.length - MAX_SETTLED_KEPT))) this.registry.prompts.delete(id);
+    }
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

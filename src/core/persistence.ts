@@ -1,0 +1,95 @@
+/**
+ * The records across reloads and restarts: taking back what this shepherd may own, and telling
+ * another live shepherd's sheep apart from an unknown id.
+ */
+import { dropGone } from "./close.js";
+import type { Herd } from "./herd.js";
+import { settleFromDisk } from "./ledger.js";
+import { ShepherdError } from "./errors.js";
+import type { AgentRecord } from "./types.js";
+
+export interface AttachReport {
+  /** Sheep of an earlier shepherd (or of this one before a reload) that are ours again. */
+  adopted: string[];
+  /** Adopted records whose panes were gone: marked and dropped. */
+  pruned: string[];
+  warnings: string[];
+}
+
+/**
+ * Takes back the records this shepherd may own: its own from before a reload, and those of a
+ * shepherd that no longer runs. Results are files, so a prompt sent before can still be waited for.
+ */
+export async function attach(herd: Herd): Promise<AttachReport> {
+  const report: AttachReport = { adopted: [], pruned: [], warnings: [] };
+  const { store, owner, host, runtime } = herd.opts;
+  if (!store) return report;
+  const { state, warnings } = await store.load();
+  report.warnings.push(...warnings);
+  const alive = herd.opts.ownerAlive ?? (() => true);
+  const ours = state.agents.filter((a) => a.owner === owner || !alive(a.owner));
+  for (const rec of ours) {
+    if (herd.registry.agents.has(rec.agentId)) continue;
+    if (rec.state === "closed" && rec.owner !== owner) {
+      // A dead shepherd's closed sheep: nothing left to use, so the file lets go of it
+      // instead of handing it from owner to owner forever.
+      herd.letGo(rec.agentId);
+      continue;
+    }
+    rec.owner = owner;
+    herd.registry.agents.set(rec.agentId, rec);
+    if (rec.state !== "closed") herd.watch(rec.agentId);
+    report.adopted.push(rec.agentId);
+  }
+  const adopted = new Set(report.adopted);
+  for (const p of state.prompts) if (adopted.has(p.agentId) && !herd.registry.prompts.has(p.promptId)) herd.registry.prompts.set(p.promptId, p);
+  for (const id of report.adopted) {
+    const rec = herd.registry.agents.get(id)!;
+    if (rec.state === "closed" || rec.state === "starting") continue;
+    if ((await herd.liveness.get(rec, 0)) === "gone") {
+      // Gone while nobody watched: settle what it owed from its files, then drop it.
+      report.pruned.push(...(await dropGone(herd, rec)));
+    } else if (rec.activePromptId) {
+      const p = herd.registry.prompts.get(rec.activePromptId);
+      if (p && !p.settled) await settleFromDisk(herd, rec, p);
+    }
+  }
+  // A record caught half-way through start: a sheep that did become ready is kept; any other
+  // belonged to a start that can no longer finish.
+  for (const id of report.adopted) {
+    const rec = herd.registry.agents.get(id);
+    if (rec?.state !== "starting") continue;
+    const snap = await host.snapshot(rec.agentId);
+    if (snap.ready && !snap.exited && (await herd.liveness.get(rec, 0)) === "alive") {
+      rec.state = "idle";
+      continue;
+    }
+    await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+    report.pruned.push(...(await dropGone(herd, rec)));
+  }
+  await herd.persist();
+  return report;
+}
+
+/** Our record of a sheep; a sheep of another live shepherd is named as such, not as unknown. */
+export async function findRecord(herd: Herd, agentId: unknown): Promise<AgentRecord> {
+  try {
+    return herd.registry.agent(agentId);
+  } catch (e) {
+    const store = herd.opts.store;
+    if (!store || typeof agentId !== "string") throw e;
+    const { state } = await store.load().catch(() => ({ state: { agents: [] as AgentRecord[] } }));
+    const foreign = state.agents.find((a) => a.agentId === agentId && a.owner !== herd.opts.owner);
+    if (foreign) {
+      throw new ShepherdError("not_owned", `sheep ${agentId} (${foreign.label}) belongs to another running shepherd; only it may use or close it.`);
+    }
+    throw e;
+  }
+}
+
+/** Sheep recorded by other shepherds on the same agent dir, as they recorded them; never touched. */
+export async function othersSheep(herd: Herd): Promise<AgentRecord[]> {
+  if (!herd.opts.store) return [];
+  const { state } = await herd.opts.store.load();
+  return state.agents.filter((a) => a.owner !== herd.opts.owner && a.state !== "closed" && !herd.registry.agents.has(a.agentId));
+}

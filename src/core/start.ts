@@ -1,0 +1,135 @@
+/** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
+import { confirmGone } from "./close.js";
+import { errorText, ShepherdError } from "./errors.js";
+import type { Herd } from "./herd.js";
+import { newId } from "./ids.js";
+import { labelProblem } from "./labels.js";
+import type { AgentRecord, StartedAgent, StartRequest } from "./types.js";
+
+export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
+  const label = pickLabel(herd, req.label, req.definition.name);
+  const release = herd.registry.reserveLabel(label);
+  try {
+    return await launch(herd, req, label, signal);
+  } finally {
+    // by now the record holds the label, or the start failed and it is free again
+    release();
+  }
+}
+
+async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal): Promise<StartedAgent> {
+  const { runtime, host } = herd.opts;
+  const agentId = newId("agent");
+  const prepared = await host.prepare({
+    agentId,
+    definition: req.definition,
+    cwd: req.cwd,
+    ...(req.model !== undefined ? { model: req.model } : {}),
+  });
+  const pane = await runtime.createPane({
+    agentId,
+    placement: req.placement ?? "tab",
+    direction: req.direction ?? "right",
+    cwd: req.cwd,
+    label,
+  }).catch(async (e: unknown) => {
+    await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
+    throw e;
+  });
+  const model = req.model ?? req.definition.model;
+  const rec: AgentRecord = {
+    agentId,
+    agent: req.definition.name,
+    label,
+    runtime: runtime.name,
+    paneId: pane.paneId,
+    cwd: req.cwd,
+    ...(model !== undefined ? { model } : {}),
+    sessionPath: prepared.sessionPath,
+    createdAt: new Date(herd.clock.now()).toISOString(),
+    owner: herd.opts.owner,
+    state: "starting",
+    ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}),
+  };
+  // Recorded before the launch line is typed: whatever happens next, we know the pane is ours.
+  herd.registry.agents.set(agentId, rec);
+  await herd.persist();
+  herd.watch(agentId);
+  try {
+    await runtime.runLauncher(pane.paneId, prepared.launcherArgv);
+    await untilReady(herd, rec, signal);
+  } catch (e) {
+    await abandon(herd, rec, e);
+  }
+  rec.state = "idle";
+  await herd.persist();
+  return {
+    agentId,
+    agent: rec.agent,
+    label,
+    runtime: rec.runtime,
+    paneId: rec.paneId,
+    cwd: rec.cwd,
+    ...(rec.model !== undefined ? { model: rec.model } : {}),
+    sessionPath: rec.sessionPath,
+    createdAt: rec.createdAt,
+    ...(rec.attachHint !== undefined ? { attachHint: rec.attachHint } : {}),
+  };
+}
+
+function pickLabel(herd: Herd, wanted: string | undefined, name: string): string {
+  if (wanted !== undefined) {
+    const label = wanted.trim();
+    const bad = labelProblem(label);
+    if (bad) throw new ShepherdError("invalid_params", `label ${bad}; pick a plain one.`);
+    if (herd.registry.labelTaken(label)) {
+      throw new ShepherdError("invalid_params", `label "${label}" is already used by a live sheep; pick another.`);
+    }
+    return label;
+  }
+  for (let n = 1; ; n++) {
+    const label = n === 1 ? name : `${name}-${n}`;
+    if (!herd.registry.labelTaken(label)) return label;
+  }
+}
+
+async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): Promise<void> {
+  const deadline = herd.clock.now() + herd.opts.startTimeoutMs;
+  for (;;) {
+    const snap = await herd.opts.host.snapshot(rec.agentId);
+    if (snap.exited) throw new ShepherdError("start_failed", `pi exited before it was ready (exit code ${snap.exited.code ?? snap.exited.signal}).`);
+    if (snap.ready) {
+      // The sheep just wrote from inside its pane: an answer up to an interval old will do.
+      if ((await herd.liveness.get(rec)) !== "gone") return;
+      throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
+    }
+    if ((await herd.liveness.get(rec)) === "gone") {
+      throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
+    }
+    const left = deadline - herd.clock.now();
+    if (left <= 0) throw new ShepherdError("start_failed", `the sheep was not ready after ${herd.opts.startTimeoutMs / 1000} s.`);
+    await herd.bells.next([rec.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
+  }
+}
+
+/** Start failed: keep the reason and the pane's last words, close only our pane, then throw. */
+async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<never> {
+  const { runtime, host } = herd.opts;
+  const lines = await runtime.read(rec.paneId, 30).catch(() => "");
+  await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+  await confirmGone(herd, rec).catch(() => undefined);
+  herd.unwatch(rec.agentId);
+  await host.cleanup(rec.agentId).catch(() => undefined);
+  herd.forget(rec);
+  await herd.persist();
+  const reason = cause instanceof ShepherdError && cause.code === "start_failed"
+    ? cause.message.replace(/^\[start_failed\] /, "")
+    : (abortText(cause) ?? errorText(cause));
+  const tail = lines.trim() ? `\nLast lines of its pane:\n${lines.trimEnd().split("\n").slice(-15).join("\n")}` : "";
+  throw new ShepherdError("start_failed", `sheep "${rec.label}" (${rec.agent}) did not start: ${reason}${tail}`, { cause });
+}
+
+function abortText(e: unknown): string | undefined {
+  if (e instanceof DOMException && e.name === "AbortError") return "the start was cancelled";
+  return undefined;
+}

@@ -1,0 +1,100 @@
+/**
+ * Waiting for answers: many prompts at once, each woken within milliseconds of its result file
+ * and failed within about a second of its pane or pi going away.
+ */
+import { ShepherdError } from "./errors.js";
+import type { Herd } from "./herd.js";
+import { settle, settleFromDisk } from "./ledger.js";
+import { every } from "./signals.js";
+import type { WaitItem } from "./types.js";
+
+export interface WaitProgress {
+  done: number;
+  total: number;
+  items: { promptId: string; agentId?: string; label?: string; state: string; elapsedMs: number }[];
+}
+
+export interface WaitOptions {
+  timeoutSec?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: WaitProgress) => void;
+}
+
+/** Waits for every id concurrently; results come back in the order asked. */
+export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitOptions = {}): Promise<WaitItem[]> {
+  const { clock, registry } = herd;
+  const timeoutSec = opts.timeoutSec ?? herd.opts.defaultWaitTimeoutSec;
+  const deadline = clock.now() + timeoutSec * 1000;
+  const started = clock.now();
+  const states = new Map<string, string>();
+  const report = () => {
+    if (!opts.onProgress) return;
+    const items = promptIds.map((id) => {
+      const p = registry.prompts.get(id);
+      const a = p ? registry.agents.get(p.agentId) : undefined;
+      return {
+        promptId: id,
+        ...(a ? { agentId: a.agentId, label: a.label } : {}),
+        state: states.get(id) ?? "waiting",
+        elapsedMs: clock.now() - started,
+      };
+    });
+    opts.onProgress({ done: items.filter((i) => i.state !== "waiting").length, total: items.length, items });
+  };
+  report();
+  // Elapsed time moves even when no state does: a person watching wants to see it tick.
+  const stopTicking = opts.onProgress ? every(clock, 1000, report) : () => undefined;
+  try {
+    return await Promise.all(
+      promptIds.map(async (id) => {
+        const item = await waitOne(herd, id, deadline, opts.signal);
+        states.set(id, item.status);
+        report();
+        return item;
+      }),
+    );
+  } finally {
+    stopTicking();
+  }
+}
+
+async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: AbortSignal): Promise<WaitItem> {
+  const found = herd.registry.prompt(promptId);
+  if ("missing" in found) return { promptId, agentId: "", status: "failed", error: found.missing };
+  const prompt = found;
+  const rec = herd.registry.agents.get(prompt.agentId);
+  for (;;) {
+    if (prompt.settled) return prompt.settled;
+    if (!rec || rec.state === "closed") {
+      return settle(herd, prompt, { status: "cancelled", error: "[cancelled] the sheep was closed." });
+    }
+    const snap = await settleFromDisk(herd, rec, prompt);
+    if (prompt.settled) return prompt.settled;
+    if (snap.exited) {
+      rec.state = "exited";
+      return settle(herd, prompt, {
+        status: "failed",
+        error: `[pi_exited] pi in sheep ${rec.agentId} exited (code ${snap.exited.code ?? snap.exited.signal}) before answering.`,
+      });
+    }
+    if ((await herd.liveness.get(rec)) === "gone") {
+      // The result may have landed just before the pane went: look once more.
+      await settleFromDisk(herd, rec, prompt);
+      if (prompt.settled) return prompt.settled;
+      rec.state = "exited";
+      return settle(herd, prompt, { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` });
+    }
+    if (snap.blocked !== undefined) {
+      return { promptId, agentId: rec.agentId, status: "blocked", error: snap.blocked || "blocked" };
+    }
+    const left = deadline - herd.clock.now();
+    if (left <= 0) {
+      return { promptId, agentId: rec.agentId, status: "timeout", error: "[timeout] still working; wait again with the same promptId." };
+    }
+    try {
+      await herd.bells.next([rec.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
+    } catch {
+      throw new ShepherdError("aborted", "the wait was cancelled; the prompts are still pending, so wait for them again later.");
+    }
+  }
+}
