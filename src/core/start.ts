@@ -63,19 +63,10 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   }
   rec.state = "idle";
   await herd.persist();
-  return {
-    agentId,
-    agent: rec.agent,
-    label,
-    runtime: rec.runtime,
-    paneId: rec.paneId,
-    cwd: rec.cwd,
-    ...(rec.model !== undefined ? { model: rec.model } : {}),
-    sessionPath: rec.sessionPath,
-    createdAt: rec.createdAt,
-    ...(rec.attachHint !== undefined ? { attachHint: rec.attachHint } : {}),
-  };
+  const { owner: _owner, state: _state, activePromptId: _active, ...started } = rec;
+  return started;
 }
+
 
 function pickLabel(herd: Herd, wanted: string | undefined, name: string): string {
   if (wanted !== undefined) {

@@ -72,18 +72,8 @@ export interface StartRequest {
   model?: string;
 }
 
-export interface StartedAgent {
-  agentId: string;
-  agent: string;
-  label: string;
-  runtime: RuntimeName;
-  paneId: string;
-  cwd: string;
-  model?: string;
-  sessionPath: string;
-  createdAt: string;
-  attachHint?: string;
-}
+/** What start returns: the record without what only the shepherd itself tracks. */
+export type StartedAgent = Omit<AgentRecord, "owner" | "state" | "activePromptId">;
 
 export interface SubmittedPrompt {
   promptId: string;
