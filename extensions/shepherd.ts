@@ -34,9 +34,16 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
   let app: Promise<ShepherdApp> | undefined;
   let ready: ShepherdApp | undefined;
   const widget = new HerdWidget(() => ready?.shepherd);
+  /** The latest context pi gave us: warnings found later (a failing state file) are shown there. */
+  let lastCtx: ExtensionContext | undefined;
+  const warn = (message: string) => {
+    if (lastCtx?.hasUI) lastCtx.ui.notify(message, "warning");
+    else console.error(message);
+  };
   const appFor = (ctx: ExtensionContext) => {
+    lastCtx = ctx;
     const trusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
-    app ??= composeShepherd({ cwd: ctx.cwd, ...(trusted === undefined ? {} : { projectTrusted: trusted }) }).then((a) => (ready = a)).catch((e) => {
+    app ??= composeShepherd({ cwd: ctx.cwd, onWarning: warn, ...(trusted === undefined ? {} : { projectTrusted: trusted }) }).then((a) => (ready = a)).catch((e) => {
       app = undefined; // let a later call try again, e.g. after tmux was installed
       throw e;
     });

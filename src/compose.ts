@@ -44,6 +44,8 @@ export interface ComposeOptions {
   extraPiArgs?: string[];
   /** What pi says of the project (ctx.isProjectTrusted); false keeps its settings file out. */
   projectTrusted?: boolean;
+  /** Where problems found later (the state file failing to write) are told to the person. */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -108,7 +110,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     runtime,
     host,
     owner: processOwner(),
-    store: new FileStateStore(stateDir(agentDir)),
+    store: new FileStateStore(stateDir(agentDir), o.onWarning ? { onWarning: o.onWarning } : {}),
     ownerAlive,
     startTimeoutMs: settings.startTimeout * 1000,
     defaultWaitTimeoutSec: settings.waitTimeout,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 /** Private directories are 0700 even where the umask would allow more. */
@@ -12,8 +12,14 @@ export async function ensurePrivateDir(path: string): Promise<void> {
 /** Readers never see half a file: write a private temp file, then rename it into place. */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
   const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
-  await writeFile(tmp, data, { mode: 0o600, flag: "wx" });
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, data, { mode: 0o600, flag: "wx" });
+    await rename(tmp, path);
+  } catch (e) {
+    // A full disk or a directory in the way must not leave a temp file behind on every retry.
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") await unlink(tmp).catch(() => undefined);
+    throw e;
+  }
 }
 
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {

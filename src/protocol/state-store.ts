@@ -1,27 +1,48 @@
-import { open, readFile, rename, unlink } from "node:fs/promises";
+import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { StateStore, StoredState } from "../ports/store.js";
 import { ensurePrivateDir, writeJsonAtomic } from "./files.js";
-import { pidAlive } from "./pid.js";
+import { withFileLock } from "./state-lock.js";
+import { checkRecords, rejectionSummary, type RejectedRecord } from "./state-records.js";
+import { withinBounds } from "./state-retention.js";
 
 interface StateFile extends StoredState {
   version: 1;
 }
 
+export interface FileStateStoreOptions {
+  /**
+   * Told when something needs the user's eye outside a load: once when writes start failing (and
+   * again only after one succeeded), and when a save found records it had to set aside.
+   */
+  onWarning?: (message: string) => void;
+}
+
 const EMPTY = (): StoredState => ({ agents: [], prompts: [] });
 
 /**
- * `<stateDir>/state.json`, shared by every shepherd on one agent dir. Writers take a lock file
+ * `<stateDir>/state.json`, shared by every shepherd on one agent dir. Writers hold `state.lock`
  * and merge, so two shepherds never drop each other's records.
  */
 export class FileStateStore implements StateStore {
   private readonly file: string;
   private readonly lock: string;
-  /** Saves are applied in order, and a burst of changes costs one write. */
-  private queue: Promise<void> = Promise.resolve();
-  private next: { owner: string; mine: StoredState } | undefined;
+  /**
+   * Each owner's latest records not yet on disk. A burst of changes costs one write, and records
+   * a failed write could not store stay here for the next save to carry.
+   */
+  private readonly pending = new Map<string, StoredState>();
+  /** The write that will take the pending records; saves made meanwhile wait for it. */
+  private scheduled: Promise<void> | undefined;
+  /** Settles after the last scheduled write, whatever its outcome: one failure never blocks the next. */
+  private tail: Promise<void> = Promise.resolve();
+  private failing = false;
+  private readonly unwritable = new Set<string>();
 
-  constructor(private readonly dir: string) {
+  constructor(
+    private readonly dir: string,
+    private readonly options: FileStateStoreOptions = {},
+  ) {
     this.file = join(dir, "state.json");
     this.lock = join(dir, "state.lock");
   }
@@ -31,29 +52,59 @@ export class FileStateStore implements StateStore {
     return this.withLock(() => this.read());
   }
 
+  /** Rejects when the write that carried these records failed; the next save retries them. */
   save(owner: string, mine: StoredState): Promise<void> {
-    const first = this.next === undefined;
-    this.next = { owner, mine };
-    if (!first) return this.queue;
-    this.queue = this.queue.then(async () => {
-      const job = this.next!;
-      this.next = undefined;
+    this.pending.set(owner, mine);
+    if (!this.scheduled) {
+      const write = this.tail.then(() => this.writePending());
+      this.scheduled = write;
+      this.tail = write.catch(() => undefined);
+    }
+    return this.scheduled;
+  }
+
+  private async writePending(): Promise<void> {
+    this.scheduled = undefined;
+    const jobs = new Map(this.pending);
+    this.pending.clear();
+    try {
       await ensurePrivateDir(this.dir);
       await this.withLock(async () => {
-        const { state } = await this.read();
-        const ids = new Set([...job.mine.agents.map((a) => a.agentId), ...(job.mine.forgotten ?? [])]);
-        const agents = [...state.agents.filter((a) => a.owner !== job.owner && !ids.has(a.agentId)), ...job.mine.agents];
-        const keep = new Set(agents.map((a) => a.agentId));
-        const mineP = new Set(job.mine.prompts.map((p) => p.promptId));
-        const prompts = [
-          ...state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId) && !mineP.has(p.promptId)),
-          ...job.mine.prompts,
-        ];
-        const out: StateFile = { version: 1, agents, prompts };
+        const { state, warnings } = await this.read();
+        for (const w of warnings) this.options.onWarning?.(w);
+        let merged = state;
+        for (const [owner, mine] of jobs) merged = mergeOwner(merged, owner, mine);
+        const bounded = withinBounds(merged.agents, merged.prompts);
+        // Only what a load accepts is written: a record every load set aside would be set aside again after every save.
+        const checked = checkRecords(bounded.agents, bounded.prompts);
+        this.warnUnwritable(checked.rejected);
+        const out: StateFile = { version: 1, agents: checked.agents, prompts: checked.prompts };
         await writeJsonAtomic(this.file, out);
       });
+      this.failing = false;
+    } catch (e) {
+      for (const [owner, mine] of jobs) if (!this.pending.has(owner)) this.pending.set(owner, mine);
+      if (!this.failing) {
+        this.failing = true;
+        this.options.onWarning?.(`pi-shepherd: could not write ${this.file} (${(e as Error).message}); will retry on the next change, and the records stay in memory meanwhile.`);
+      }
+      throw e;
+    }
+  }
+
+  /** Once per record: the core saves the same records after every change. */
+  private warnUnwritable(rejected: readonly RejectedRecord[]): void {
+    const fresh = rejected.filter((r) => {
+      const id = (r.record as { agentId?: unknown; promptId?: unknown } | null)?.[r.kind === "agent" ? "agentId" : "promptId"];
+      const key = `${r.kind}:${String(id)}`;
+      if (this.unwritable.has(key)) return false;
+      this.unwritable.add(key);
+      return true;
     });
-    return this.queue;
+    if (fresh.length === 0) return;
+    this.options.onWarning?.(
+      `pi-shepherd: did not write ${fresh.length} record${fresh.length === 1 ? "" : "s"} to ${this.file} that a later load would refuse (${rejectionSummary(fresh)}); they live in memory only and will not survive a restart.`,
+    );
   }
 
   private async read(): Promise<{ state: StoredState; warnings: string[] }> {
@@ -64,37 +115,41 @@ export class FileStateStore implements StateStore {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return { state: EMPTY(), warnings: [] };
       throw e;
     }
+    let data: Partial<StateFile>;
     try {
-      const data = JSON.parse(text) as Partial<StateFile>;
+      data = JSON.parse(text) as Partial<StateFile>;
       if (data.version !== 1 || !Array.isArray(data.agents) || !Array.isArray(data.prompts)) throw new Error("unexpected shape");
-      return { state: { agents: data.agents, prompts: data.prompts }, warnings: [] };
     } catch (e) {
       // Never fail to start over a bad file; keep it for the user to look at.
       const aside = `${this.file}.corrupt-${Date.now()}`;
       await rename(this.file, aside).catch(() => undefined);
       return { state: EMPTY(), warnings: [`pi-shepherd: ${this.file} could not be read (${(e as Error).message}); moved it to ${aside} and started with no records.`] };
     }
+    const checked = checkRecords(data.agents, data.prompts);
+    const state = { agents: checked.agents, prompts: checked.prompts };
+    if (checked.rejected.length === 0) return { state, warnings: [] };
+    // Kept for the user, and gone from state.json, so later loads neither use nor report them again.
+    const aside = join(this.dir, `state.rejected-${Date.now()}.json`);
+    await writeJsonAtomic(aside, { version: 1, from: this.file, rejected: checked.rejected });
+    await writeJsonAtomic(this.file, { version: 1, ...state } satisfies StateFile);
+    const n = checked.rejected.length;
+    return {
+      state,
+      warnings: [`pi-shepherd: set aside ${n} record${n === 1 ? "" : "s"} of ${this.file} that failed validation (${rejectionSummary(checked.rejected)}); they are not used and were moved to ${aside}.`],
+    };
   }
 
-  /** An exclusive lock file holding the holder's pid; a dead holder's lock is taken over. */
-  private async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const fh = await open(this.lock, "wx", 0o600);
-        await fh.writeFile(String(process.pid));
-        await fh.close();
-        break;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-        const holder = Number((await readFile(this.lock, "utf8").catch(() => "")).trim());
-        if (!holder || !pidAlive(holder) || attempt > 200) await unlink(this.lock).catch(() => undefined);
-        else await new Promise((r) => setTimeout(r, 10));
-      }
-    }
-    try {
-      return await fn();
-    } finally {
-      await unlink(this.lock).catch(() => undefined);
-    }
+  private withLock<T>(fn: () => Promise<T>): Promise<T> {
+    return withFileLock(this.file, this.lock, fn);
   }
+}
+
+/** Replaces the records of `owner` (and of the agents it names) with `mine`, keeping everyone else's. */
+function mergeOwner(state: StoredState, owner: string, mine: StoredState): StoredState {
+  const ids = new Set([...mine.agents.map((a) => a.agentId), ...(mine.forgotten ?? [])]);
+  const agents = [...state.agents.filter((a) => a.owner !== owner && !ids.has(a.agentId)), ...mine.agents];
+  const keep = new Set(agents.map((a) => a.agentId));
+  const mineP = new Set(mine.prompts.map((p) => p.promptId));
+  const prompts = [...state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId) && !mineP.has(p.promptId)), ...mine.prompts];
+  return { agents, prompts };
 }

@@ -122,7 +122,9 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
   });
 
   it("a sheep with a hostile label, cwd, model and definition under a hostile agent dir starts and talks to exactly that model", async () => {
-    const label = `label ${shellPayloads(`${MARK}-label`).join(" ")} #{pane_id} #[fg=red] ${UNICODE} ${"long ".repeat(2000)}end`;
+    // Labels are at most 64 characters; the panes' shells and tmux's #() see $INJECTION_MARK, so
+    // these short payloads would still leave a marker if they ever ran.
+    const label = "$(touch $INJECTION_MARK-s)#(touch $INJECTION_MARK-t)';\"🐑ü";
     const r = await scene.ok({ action: "start", agent: "hostile", label, cwd: hostileCwd });
     const agent = r.details.agent as { agentId: string; label: string; cwd: string; model: string; paneId: string };
     agentId = agent.agentId;
@@ -139,6 +141,14 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     const status = (await scene.ok({ action: "status", agentId })).details.status as { label: string; paneAlive: boolean };
     assert.deepEqual([status.label, status.paneAlive], [label, true]);
     await noMarker();
+  });
+
+  it("a label that could repaint or reorder the screen, or is over 64 characters, is refused before any pane exists", async () => {
+    const before = await panes();
+    for (const label of [`esc \u001b[31m red`, `bidi ${UNICODE}`, `new\nline`, "long ".repeat(20)]) {
+      await scene.fails({ action: "start", agent: "echo", label }, /^\[invalid_params\] label must/);
+    }
+    assert.deepEqual(await panes(), before, "no pane was created");
   });
 
   it("a cwd ending in ';' (which ends a tmux command) opens a pane in exactly that directory", async () => {

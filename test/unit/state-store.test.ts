@@ -1,11 +1,17 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { AgentRecord } from "../../src/core/types.js";
+import { execa, type ResultPromise } from "execa";
+import { Shepherd } from "../../src/core/shepherd.js";
+import type { AgentRecord, PromptRecord } from "../../src/core/types.js";
+import { FileSheepHost } from "../../src/protocol/file-host.js";
+import { sheepDir, stateDir } from "../../src/protocol/layout.js";
 import { FileStateStore } from "../../src/protocol/state-store.js";
+import { MemoryWorld } from "../support/memory-world.js";
+import { node22, repoRoot } from "../support/rpc-shepherd.js";
 
 const agent = (agentId: string, owner: string): AgentRecord => ({
   agentId,
@@ -67,12 +73,225 @@ describe("state.json store", () => {
     assert.equal(await readFile(join(d, aside), "utf8"), "{ not json");
   });
 
-  it("takes over a lock left by a process that is gone", async () => {
+  it("takes over a stale lock file left by an older pi-shepherd that is gone", async () => {
     const d = join(dir, "stale");
     const s = new FileStateStore(d);
     await s.save("A", { agents: [], prompts: [] });
+    // Older versions locked with a pid file; one left by a crash is as old as the crash.
     await writeFile(join(d, "state.lock"), "999999999");
+    const longAgo = new Date(Date.now() - 60_000);
+    await utimes(join(d, "state.lock"), longAgo, longAgo);
     await s.save("A", { agents: [agent("a_ccccccccc1", "A")], prompts: [] });
     assert.equal((await s.load()).state.agents.length, 1);
+  });
+  it("a failed write never blocks later ones, and warns once per streak of failures", async () => {
+    const d = join(dir, "failing");
+    const told: string[] = [];
+    const s = new FileStateStore(d, { onWarning: (m) => told.push(m) });
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => agent(`a_fail00000${i}`, "A"));
+    await s.save("A", { agents: ids(1), prompts: [] });
+    const file = join(d, "state.json");
+    await rm(file);
+    await mkdir(file); // EISDIR for every read and write of state.json
+    await assert.rejects(s.save("A", { agents: ids(2), prompts: [] }), /EISDIR/);
+    await assert.rejects(s.save("A", { agents: ids(3), prompts: [] }), /EISDIR/);
+
+    await rmdir(file);
+    await s.save("A", { agents: ids(4), prompts: [] });
+    assert.deepEqual((await s.load()).state.agents.map((a) => a.agentId), ids(4).map((a) => a.agentId), "the save after the fix wrote the latest records");
+    assert.equal(told.length, 1, "one warning for the whole streak");
+    assert.match(told[0]!, /^pi-shepherd: could not write .*state\.json \(.*EISDIR.*\); will retry on the next change/);
+
+    await rm(file);
+    await mkdir(file);
+    await assert.rejects(s.save("A", { agents: ids(5), prompts: [] }), /EISDIR/);
+    assert.equal(told.length, 2, "a new streak warns again");
+    assert.deepEqual((await readdir(d)).filter((n) => n.endsWith(".tmp")), [], "failed writes leave no temp files");
+  });
+
+  it("a failed write's records are carried by the next save, even another owner's", async () => {
+    const d = join(dir, "carry");
+    const s = new FileStateStore(d);
+    await s.save("B", { agents: [], prompts: [] });
+    const file = join(d, "state.json");
+    await rm(file);
+    await mkdir(file);
+    await assert.rejects(s.save("A", { agents: [agent("a_carry00001", "A")], prompts: [] }));
+    await rmdir(file);
+    await s.save("B", { agents: [agent("a_carry00002", "B")], prompts: [] });
+    assert.deepEqual((await s.load()).state.agents.map((a) => a.agentId).sort(), ["a_carry00001", "a_carry00002"]);
+  });
+
+  describe("the lock between processes", () => {
+    const hammerScript = join(repoRoot, "test", "support", "state-hammer.ts");
+    const started: ResultPromise[] = [];
+    after(() => {
+      for (const p of started) if (p.exitCode === null && p.signalCode === null && p.pid) process.kill(p.pid, "SIGKILL");
+    });
+    const run = (d: string, ...args: string[]) => {
+      const p = execa(node22, ["--import", "tsx", hammerScript, d, ...args], { cwd: repoRoot, reject: false, buffer: true });
+      started.push(p);
+      return p;
+    };
+    const untilLocked = (p: ResultPromise) =>
+      new Promise<void>((resolve, reject) => {
+        let out = "";
+        p.stdout!.on("data", (c: Buffer) => {
+          out += c.toString();
+          if (out.includes("locked\n")) resolve();
+        });
+        p.once("exit", () => reject(new Error(`holder exited before taking the lock: ${out}`)));
+      });
+    const outcome = (r: { stdout: unknown; stderr: unknown; exitCode?: number | undefined }) => {
+      assert.equal(r.exitCode, 0, String(r.stderr));
+      return JSON.parse(String(r.stdout).trim().split("\n").at(-1)!) as Record<string, unknown>;
+    };
+
+    it("never takes a live holder's lock, and no owner's records are lost", { timeout: 90_000 }, async () => {
+      const d = join(dir, "contend");
+      await mkdir(d, { recursive: true });
+      // Longer than the old 2 s take-over and than the stale time: only the refreshes keep it.
+      const holder = run(d, "hold", "12000");
+      await untilLocked(holder);
+      const lockMode = (await stat(join(d, "state.lock"))).mode & 0o777;
+      assert.equal(lockMode & 0o077, 0, `the lock is private to the user, not ${lockMode.toString(8)}`);
+      const rounds = 25;
+      const hammers = [1, 2, 3].map((n) => run(d, "hammer", String(n), String(rounds)));
+      const held = outcome(await holder);
+      assert.equal(held.changedWhileHeld, false, "nobody wrote state.json while the holder held the lock");
+      for (const h of await Promise.all(hammers)) {
+        const o = outcome(h);
+        assert.deepEqual(o.lost, [], `${o.owner} saw records go missing`);
+        assert.equal(o.failedSaves, 0, `${o.owner} could not save`);
+      }
+      const { state } = await new FileStateStore(d).load();
+      for (const n of [1, 2, 3]) assert.equal(state.agents.filter((a) => a.owner === `H${n}`).length, rounds, `H${n} kept all its records`);
+      assert.equal(existsSync(join(d, "state.lock")), false, "the lock is released");
+    });
+
+    it("takes over the lock of a holder that crashed, within the stale time", { timeout: 60_000 }, async () => {
+      const d = join(dir, "crashed");
+      await mkdir(d, { recursive: true });
+      const holder = run(d, "hold", "600000");
+      await untilLocked(holder);
+      process.kill(holder.pid!, "SIGKILL");
+      await holder;
+      assert.equal(existsSync(join(d, "state.lock")), true, "the crash left its lock behind");
+      const t0 = Date.now();
+      const s = new FileStateStore(d);
+      await s.save("C", { agents: [agent("a_crash00001", "C")], prompts: [] });
+      const took = Date.now() - t0;
+      assert.ok(took < 13_000, `took over after ${took} ms, more than the 10 s stale time allows`);
+      assert.equal((await s.load()).state.agents.length, 1);
+    });
+  });
+
+  it("sets aside malformed records with one warning, keeps the good ones, and never lets them reach the file system", async () => {
+    const d = join(dir, "hostile");
+    await mkdir(d, { recursive: true, mode: 0o700 });
+    const good = agent("a_good000001", "A");
+    const goodPrompt: PromptRecord = { promptId: "p_good000001", agentId: good.agentId, submittedAt: "2026-01-01T00:00:00Z", settled: { promptId: "p_good000001", agentId: good.agentId, status: "completed", text: "ok" } };
+    const bad = [
+      agent("../../x", "A"),
+      { ...agent("a_badpane001", "A"), paneId: "-t foo" },
+      { ...agent("a_badlabel01", "A"), label: "\u001b[31mred" },
+      { ...agent("a_badstate01", "A"), state: "zombie" },
+    ];
+    const orphan = { promptId: "p_orphan0001", agentId: "a_badstate01", submittedAt: "2026-01-01T00:00:00Z" };
+    const badStatus = { promptId: "p_badstat001", agentId: good.agentId, submittedAt: "x", settled: { status: "exploded" } };
+    await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [good, ...bad], prompts: [goodPrompt, orphan, badStatus] }));
+
+    const { state, warnings } = await new FileStateStore(d).load();
+    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt] });
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0]!, /^pi-shepherd: set aside 6 records of .*state\.json/);
+    for (const why of ["agentId is not a well-formed agent id", "paneId", "label", "state is not a known state", "its agent record was set aside", "settled has no known status"]) {
+      assert.ok(warnings[0]!.includes(why), `the warning says why: ${why}`);
+    }
+    assert.ok(!warnings[0]!.includes("\u001b"), "the warning does not echo the hostile label");
+    const aside = (await readdir(d)).filter((n) => /^state\.rejected-\d+\.json$/.test(n));
+    assert.equal(aside.length, 1);
+    assert.equal((await stat(join(d, aside[0]!))).mode & 0o777, 0o600);
+    const kept = JSON.parse(await readFile(join(d, aside[0]!), "utf8")) as { rejected: { record: unknown }[] };
+    assert.equal(kept.rejected.length, 6, "every set-aside record is kept for the user");
+    const onDisk = JSON.parse(await readFile(join(d, "state.json"), "utf8")) as { agents: AgentRecord[] };
+    assert.deepEqual(onDisk.agents.map((a) => a.agentId), [good.agentId], "not written back");
+    assert.deepEqual((await new FileStateStore(d).load()).warnings, [], "reported once");
+  });
+
+  it("does not write a record a load would set aside, and says so once", async () => {
+    const d = join(dir, "unwritable");
+    const told: string[] = [];
+    const s = new FileStateStore(d, { onWarning: (m) => told.push(m) });
+    const long = { ...agent("a_longlabel1", "A"), label: "x".repeat(65) };
+    const mine = { agents: [agent("a_fine000001", "A"), long], prompts: [{ promptId: "p_longlabel1", agentId: long.agentId, submittedAt: "x" }] };
+    await s.save("A", mine);
+    await s.save("A", mine);
+    const { state, warnings } = await s.load();
+    assert.deepEqual(state.agents.map((a) => a.agentId), ["a_fine000001"]);
+    assert.deepEqual(state.prompts, []);
+    assert.deepEqual(warnings, [], "nothing for a load to set aside");
+    assert.equal(told.length, 1, "one warning for the same records saved twice");
+    assert.match(told[0]!, /^pi-shepherd: did not write 2 records to .*state\.json .*label/);
+  });
+
+  it("a pruning shepherd never deletes outside the state directory for a record naming one", async () => {
+    const agentDir = join(dir, "prune-agent");
+    const victim = join(agentDir, "x"); // where sheepDir(agentDir, "../../x") points
+    await mkdir(victim, { recursive: true });
+    await writeFile(join(victim, "precious.txt"), "keep me");
+    const goodDir = sheepDir(agentDir, "a_prune00001");
+    await mkdir(goodDir, { recursive: true });
+    await writeFile(join(goodDir, "status.json"), "{}");
+    await mkdir(stateDir(agentDir), { recursive: true });
+    const gone = (id: string) => ({ ...agent(id, "dead-shepherd"), paneId: "%77" });
+    await writeFile(join(stateDir(agentDir), "state.json"), JSON.stringify({ version: 1, agents: [gone("../../x"), gone("a_prune00001")], prompts: [] }));
+
+    const world = new MemoryWorld();
+    const host = new FileSheepHost({ agentDir, piCommand: ["pi"], nodePath: "/node", launcherPath: "/launcher.mjs", sheepExtension: "/sheep.ts", env: {}, depth: 0 });
+    const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "me", store: new FileStateStore(stateDir(agentDir)), ownerAlive: () => false });
+    const report = await shepherd.attach();
+    await shepherd.prune();
+    shepherd.dispose();
+    assert.equal(await readFile(join(victim, "precious.txt"), "utf8").catch(() => "deleted"), "keep me");
+    assert.deepEqual(report.pruned, ["a_prune00001"], "the well-formed record was adopted and pruned");
+    assert.equal(existsSync(join(goodDir, "status.json")), false, "pruning did clean the well-formed sheep's files");
+  });
+
+  it("bounds what it writes: 64 closed sheep in all, 32 settled prompts per sheep, every unsettled one", async () => {
+    const d = join(dir, "bounded");
+    const s = new FileStateStore(d);
+    const at = (minute: number, second: number) => `2026-01-01T00:${String(minute).padStart(2, "0")}:${String(second).padStart(2, "0")}Z`;
+    const closed = (id: string, owner: string, createdAt: string): AgentRecord => ({ ...agent(id, owner), createdAt, state: "closed" });
+    const settled = (promptId: string, agentId: string, submittedAt: string): PromptRecord => ({ promptId, agentId, submittedAt, settled: { promptId, agentId, status: "completed", text: "x".repeat(100) } });
+    // B's 30 closed sheep are older than A's 50: 14 of B's fit in the window.
+    const bAgents = Array.from({ length: 30 }, (_, i) => closed(`a_b${String(i).padStart(9, "0")}`, "B", at(0, i)));
+    const bPrompts = bAgents.map((a, i) => settled(`p_b${String(i).padStart(9, "0")}`, a.agentId, at(0, i)));
+    await s.save("B", { agents: bAgents, prompts: bPrompts });
+    const aClosed = Array.from({ length: 50 }, (_, i) => closed(`a_a${String(i).padStart(9, "0")}`, "A", at(1, i)));
+    const live: AgentRecord = { ...agent("a_live000001", "A"), state: "working", activePromptId: "p_live000099" };
+    const liveSettled = Array.from({ length: 40 }, (_, i) => settled(`p_live0000${String(i).padStart(2, "0")}`, live.agentId, at(2, i)));
+    const unsettled: PromptRecord = { promptId: "p_live000099", agentId: live.agentId, submittedAt: at(3, 0) };
+    const closedPrompts = aClosed.flatMap((a, i) => Array.from({ length: 35 }, (_, k) => settled(`p_a${String(i).padStart(3, "0")}${String(k).padStart(6, "0")}`, a.agentId, at(4, k))));
+    await s.save("A", { agents: [...aClosed, live], prompts: [...liveSettled, unsettled, ...closedPrompts] });
+
+    const { state } = await s.load();
+    const closedKept = state.agents.filter((a) => a.state === "closed");
+    assert.equal(closedKept.length, 64);
+    assert.deepEqual(
+      closedKept.map((a) => a.agentId).sort(),
+      [...aClosed, ...bAgents.slice(16)].map((a) => a.agentId).sort(),
+      "the newest closed records, whoever owns them",
+    );
+    assert.ok(state.agents.some((a) => a.agentId === live.agentId), "a live sheep is always kept");
+    const of = (id: string) => state.prompts.filter((p) => p.agentId === id);
+    assert.deepEqual(
+      of(live.agentId).map((p) => p.promptId).sort(),
+      [...liveSettled.slice(8), unsettled].map((p) => p.promptId).sort(),
+      "the unsettled prompt and the 32 newest settled ones",
+    );
+    for (const a of aClosed) assert.equal(of(a.agentId).length, 32);
+    for (const a of bAgents.slice(0, 16)) assert.equal(of(a.agentId).length, 0, "a dropped sheep's prompts go with it");
+    assert.equal(state.prompts.length, 33 + 50 * 32 + 14);
   });
 });

@@ -1,0 +1,127 @@
+import { isWellFormedId } from "../core/ids.js";
+import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.js";
+import type { AgentRecord, AgentState, PromptRecord, WaitStatus } from "../core/types.js";
+import type { RuntimeName } from "../ports/runtime.js";
+
+/**
+ * state.json is a file anyone with the user's rights can edit, and its records become paths
+ * (the sheep directory is named by agentId), multiplexer targets (paneId) and text on the user's
+ * terminal (labels). Nothing read from it is used before it passes these checks.
+ */
+
+// Records keyed by the union: adding a state or a status to the type fails to compile until it is listed.
+const agentStates: Record<AgentState, true> = { starting: true, idle: true, working: true, blocked: true, exited: true, closed: true };
+const waitStatuses: Record<WaitStatus, true> = { completed: true, failed: true, timeout: true, cancelled: true, blocked: true };
+const runtimes: Record<RuntimeName, true> = { tmux: true, herdr: true };
+
+/** C0, DEL, C1 and the bidi overrides: any of them lets a value repaint or reorder the user's screen. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+/** tmux `%12`, herdr `w1:p3` and kin; never an option (`-t`) or anything a shell would split. */
+const PANE_ID = /^(?!-)[A-Za-z0-9%_:.-]{1,64}$/;
+
+
+type Problem = string | undefined;
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+function has(values: Record<string, true>, x: unknown): boolean {
+  return typeof x === "string" && Object.hasOwn(values, x);
+}
+
+/** Shown text: one line, no escapes, a bounded length. */
+function plainText(x: unknown, max: number): boolean {
+  return typeof x === "string" && x.length > 0 && x.length <= max && !CONTROL.test(x);
+}
+
+function optional(r: Record<string, unknown>, key: string, ok: (x: unknown) => boolean): Problem {
+  return r[key] === undefined || ok(r[key]) ? undefined : `${key} is not well-formed`;
+}
+
+export function agentProblem(r: unknown): Problem {
+  if (!isObject(r)) return "not an object";
+  if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
+  if (!plainText(r.agent, 256)) return "agent is not a plain name";
+  if (typeof r.label !== "string" || labelProblem(r.label)) return `label is not plain text of 1-${MAX_LABEL_LENGTH} characters`;
+  if (!has(runtimes, r.runtime)) return "runtime is not tmux or herdr";
+  if (typeof r.paneId !== "string" || !PANE_ID.test(r.paneId)) return "paneId is not a pane id";
+  if (!has(agentStates, r.state)) return "state is not a known state";
+  if (typeof r.owner !== "string" || r.owner === "") return "owner is not a string";
+  for (const key of ["cwd", "sessionPath", "createdAt"] as const) {
+    if (typeof r[key] !== "string") return `${key} is not a string`;
+  }
+  return (
+    optional(r, "model", (x) => plainText(x, 256)) ??
+    optional(r, "attachHint", (x) => plainText(x, 4096)) ??
+    optional(r, "activePromptId", (x) => typeof x === "string" && isWellFormedId(x, "prompt"))
+  );
+}
+
+export function promptProblem(r: unknown): Problem {
+  if (!isObject(r)) return "not an object";
+  if (typeof r.promptId !== "string" || !isWellFormedId(r.promptId, "prompt")) return "promptId is not a well-formed prompt id";
+  if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
+  if (typeof r.submittedAt !== "string") return "submittedAt is not a string";
+  if (r.settled === undefined) return undefined;
+  const s = r.settled;
+  if (!isObject(s) || !has(waitStatuses, s.status)) return "settled has no known status";
+  return optional(s, "text", (x) => typeof x === "string") ?? optional(s, "error", (x) => typeof x === "string");
+}
+
+export interface RejectedRecord {
+  kind: "agent" | "prompt";
+  /** Position in the file's list, so the user can find it; the record's own fields may be hostile. */
+  index: number;
+  reason: string;
+  record: unknown;
+}
+
+export interface CheckedRecords {
+  agents: AgentRecord[];
+  prompts: PromptRecord[];
+  rejected: RejectedRecord[];
+}
+
+function idCounts(records: readonly unknown[], key: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of records) {
+    const id = isObject(r) ? r[key] : undefined;
+    if (typeof id === "string") counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** Splits loaded records into usable ones and the rest; a prompt follows its agent out. */
+export function checkRecords(agents: readonly unknown[], prompts: readonly unknown[]): CheckedRecords {
+  const out: CheckedRecords = { agents: [], prompts: [], rejected: [] };
+  // Two records under one id: neither can be trusted to be the real one.
+  const agentIds = idCounts(agents, "agentId");
+  const promptIds = idCounts(prompts, "promptId");
+  const rejectedAgents = new Set<string>();
+  agents.forEach((record, index) => {
+    const a = record as AgentRecord;
+    const reason = agentProblem(record) ?? (agentIds.get(a.agentId)! > 1 ? "agentId appears more than once" : undefined);
+    if (reason === undefined) return void out.agents.push(a);
+    if (isObject(record) && typeof record.agentId === "string") rejectedAgents.add(record.agentId);
+    out.rejected.push({ kind: "agent", index, reason, record });
+  });
+  prompts.forEach((record, index) => {
+    const p = record as PromptRecord;
+    const reason =
+      promptProblem(record) ??
+      (rejectedAgents.has(p.agentId) ? "its agent record was set aside" : undefined) ??
+      (promptIds.get(p.promptId)! > 1 ? "promptId appears more than once" : undefined);
+    if (reason === undefined) return void out.prompts.push(p);
+    out.rejected.push({ kind: "prompt", index, reason, record });
+  });
+  return out;
+}
+
+/** One line for the user: how many, and why, without echoing the (possibly hostile) values. */
+export function rejectionSummary(rejected: readonly RejectedRecord[]): string {
+  // Grouped by reason, so a file of ten thousand bad records still makes a short line.
+  const groups = new Map<string, number>();
+  for (const r of rejected) groups.set(`${r.kind}: ${r.reason}`, (groups.get(`${r.kind}: ${r.reason}`) ?? 0) + 1);
+  return [...groups].map(([why, n]) => (n === 1 ? why : `${why} (x${n})`)).join("; ");
+}
