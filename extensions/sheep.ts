@@ -6,9 +6,9 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { randomBytes } from "node:crypto";
 import { chmodSync, renameSync, watch, writeFileSync, type FSWatcher } from "node:fs";
-import { readdir, rename } from "node:fs/promises";
+import { readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { readJson, writeJsonAtomic } from "../src/protocol/files.js";
+import { readJson } from "../src/protocol/files.js";
 import { sheepLayout } from "../src/protocol/layout.js";
 import type { InboxPrompt, ResultFile, StatusReport } from "../src/protocol/messages.js";
 import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.js";
@@ -16,11 +16,13 @@ import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant
 const PROMPT_FILE = /^p_[0-9a-z]+\.json$/;
 
 /**
- * The result is written synchronously, temp file then rename like writeJsonAtomic: right after a
- * turn pi's event loop is at its busiest, and each async step of the write would queue behind
- * that work (tens of milliseconds when many sheep finish at once on few cores).
+ * Results and reports are written synchronously, temp file then rename like writeJsonAtomic:
+ * right after a turn pi's event loop is at its busiest, and each async step of the write would
+ * queue behind that work (tens of milliseconds when many sheep finish at once on few cores).
+ * For status.json it also keeps the order: two async writes in flight can land in either order,
+ * and a dialog that opened and closed must not leave "blocked" behind.
  */
-function writeResultNow(path: string, value: ResultFile): void {
+function writeJsonNow(path: string, value: ResultFile | StatusReport): void {
   const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
   writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600, flag: "wx" });
   renameSync(tmp, path);
@@ -44,21 +46,28 @@ export default function sheep(pi: ExtensionAPI) {
   let poll: NodeJS.Timeout | undefined;
   let scanning = false;
   let rescan = false;
-  let blockedCount = 0;
-  let blockedLabel: string | undefined;
+  // Two sources say the sheep waits for a person: pi's own dialogs (ui_prompt_start/end, pi >= 1.6,
+  // nested ones already merged into one span by pi) and other extensions on the herdr:blocked bus.
+  // Each keeps its own state, so one dialog reported by both never counts twice.
+  let dialog: string | undefined;
+  let busBlocked = 0;
+  let busLabel: string | undefined;
   const readyAt = new Date().toISOString();
 
-  const report = async () => {
+  const blockedLabel = () => dialog ?? (busBlocked > 0 ? (busLabel ?? "blocked") : undefined);
+
+  const report = () => {
+    const blocked = blockedLabel();
     const status: StatusReport = {
       pid: process.pid,
       readyAt,
       ...(ctx?.sessionManager.getSessionFile() ? { sessionPath: ctx.sessionManager.getSessionFile()! } : {}),
       state: active ? "working" : "idle",
       ...(active ? { activePromptId: active.promptId } : {}),
-      ...(blockedCount > 0 ? { blocked: blockedLabel ?? "blocked" } : {}),
+      ...(blocked !== undefined ? { blocked } : {}),
       updatedAt: new Date().toISOString(),
     };
-    await writeJsonAtomic(layout.status, status);
+    writeJsonNow(layout.status, status);
   };
 
   const finish = async (result: Omit<ResultFile, "promptId" | "startedAt" | "finishedAt" | "sessionPath">) => {
@@ -81,8 +90,8 @@ export default function sheep(pi: ExtensionAPI) {
       startedAt: done.startedAt,
       finishedAt: new Date().toISOString(),
     };
-    writeResultNow(layout.outboxFile(done.promptId), file);
-    await report();
+    writeJsonNow(layout.outboxFile(done.promptId), file);
+    report();
     void scan();
   };
 
@@ -140,10 +149,17 @@ export default function sheep(pi: ExtensionAPI) {
         } catch {
           continue;
         }
-        const prompt = await readJson<InboxPrompt>(claimed);
+        let prompt: InboxPrompt | undefined;
+        try {
+          prompt = await readJson<InboxPrompt>(claimed);
+        } finally {
+          // Read once is taken for good: the name no longer matches PROMPT_FILE, so no later scan
+          // submits it again, and a prompt may be megabytes that nobody needs to keep.
+          await rm(claimed, { force: true }).catch(() => undefined);
+        }
         if (!prompt) continue;
         active = { promptId: prompt.promptId, startedAt: new Date().toISOString() };
-        await report();
+        report();
         try {
           // A person may be typing into this sheep; then the prompt queues behind their turn.
           if (ctx.isIdle()) await pi.sendUserMessage(prompt.text);
@@ -160,7 +176,7 @@ export default function sheep(pi: ExtensionAPI) {
   pi.on("session_start", async (_event, c) => {
     ctx = c;
     watchSignals(true);
-    await report();
+    report();
     watcher?.close();
     try {
       // Only a finished prompt file is worth a scan, not the temp file written before it.
@@ -198,13 +214,24 @@ export default function sheep(pi: ExtensionAPI) {
 
   pi.events.on("herdr:blocked", (data: unknown) => {
     const d = (data ?? {}) as { active?: boolean; label?: string };
-    if (d.active === false) blockedCount = Math.max(0, blockedCount - 1);
+    if (d.active === false) busBlocked = Math.max(0, busBlocked - 1);
     else {
-      blockedCount++;
-      if (typeof d.label === "string") blockedLabel = d.label;
+      busBlocked++;
+      if (typeof d.label === "string") busLabel = d.label;
     }
-    if (blockedCount === 0) blockedLabel = undefined;
-    void report();
+    if (busBlocked === 0) busLabel = undefined;
+    report();
+  });
+
+  // pi before 1.6 never emits these names; registering a handler for them there is harmless.
+  pi.on("ui_prompt_start", (event) => {
+    const title = typeof event.title === "string" ? event.title.trim() : "";
+    dialog = title || (event.kind ? `a ${event.kind} dialog` : "a dialog");
+    report();
+  });
+  pi.on("ui_prompt_end", () => {
+    dialog = undefined;
+    report();
   });
 
   pi.on("session_shutdown", () => {

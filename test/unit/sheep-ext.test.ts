@@ -1,0 +1,141 @@
+/**
+ * extensions/sheep.ts against a stand-in for pi's extension API: what it reports as blocked from
+ * its two sources (pi's dialog events and the herdr:blocked bus), and that each inbox prompt is
+ * submitted exactly once and its file removed.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, it } from "node:test";
+import sheep from "../../extensions/sheep.js";
+import { ensurePrivateDir, writeJsonAtomic } from "../../src/protocol/files.js";
+import { sheepLayout, type SheepLayout } from "../../src/protocol/layout.js";
+import type { InboxPrompt, ResultFile, StatusReport } from "../../src/protocol/messages.js";
+
+type Handler = (event: unknown, ctx?: unknown) => unknown;
+
+/** Just the part of ExtensionAPI the sheep uses, with a way to fire what pi would. */
+class FakePi {
+  readonly handlers = new Map<string, Handler[]>();
+  readonly bus = new Map<string, Handler[]>();
+  readonly sent: { text: string; deliverAs?: string }[] = [];
+  readonly ctx = { sessionManager: { getSessionFile: () => undefined }, isIdle: () => true };
+  readonly events = {
+    on: (channel: string, h: Handler) => void this.bus.set(channel, [...(this.bus.get(channel) ?? []), h]),
+    emit: (channel: string, data: unknown) => {
+      for (const h of this.bus.get(channel) ?? []) h(data);
+    },
+  };
+  on(name: string, h: Handler) {
+    this.handlers.set(name, [...(this.handlers.get(name) ?? []), h]);
+  }
+  sendUserMessage(text: string, opts?: { deliverAs?: string }) {
+    this.sent.push({ text, ...(opts?.deliverAs ? { deliverAs: opts.deliverAs } : {}) });
+  }
+  async fire(name: string, event: Record<string, unknown> = {}) {
+    for (const h of this.handlers.get(name) ?? []) await h({ type: name, ...event }, this.ctx);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the sheep extension", () => {
+  let dir: string;
+  let layout: SheepLayout;
+  let pi: FakePi;
+  const saved = process.env.PI_SHEPHERD_SHEEP_DIR;
+
+  const status = async () => JSON.parse(await readFile(layout.status, "utf8")) as StatusReport;
+  const until = async (what: string, ok: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await ok()); i++) await sleep(10);
+    assert.ok(await ok(), what);
+  };
+  const answer = async (text: string) => {
+    await pi.fire("message_end", { message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" } });
+    await pi.fire("agent_settled");
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-sheep-ext-"));
+    layout = sheepLayout(dir);
+    await ensurePrivateDir(layout.inbox);
+    await ensurePrivateDir(layout.outbox);
+    process.env.PI_SHEPHERD_SHEEP_DIR = dir;
+    pi = new FakePi();
+    sheep(pi as never);
+    await pi.fire("session_start", { reason: "startup" });
+  });
+
+  afterEach(async () => {
+    await pi.fire("session_shutdown", { reason: "quit" });
+    if (saved === undefined) delete process.env.PI_SHEPHERD_SHEEP_DIR;
+    else process.env.PI_SHEPHERD_SHEEP_DIR = saved;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("is blocked while pi shows a dialog, with its title, and not after it", async () => {
+    assert.equal((await status()).blocked, undefined);
+    await pi.fire("ui_prompt_start", { reason: "ui_prompt", kind: "confirm", title: "Delete the barn?" });
+    assert.equal((await status()).blocked, "Delete the barn?");
+    await pi.fire("ui_prompt_end", { reason: "ui_prompt", kind: "confirm", title: "Delete the barn?" });
+    assert.equal((await status()).blocked, undefined);
+    await pi.fire("ui_prompt_start", { reason: "ui_prompt", kind: "custom" });
+    assert.equal((await status()).blocked, "a custom dialog", "a dialog without a title is named by its kind");
+    await pi.fire("ui_prompt_end", { reason: "ui_prompt", kind: "custom" });
+    assert.equal((await status()).blocked, undefined);
+  });
+
+  it("counts pi's dialogs and the herdr:blocked bus apart: one source ending leaves the other's block", async () => {
+    pi.events.emit("herdr:blocked", { active: true, label: "approve the shell command?" });
+    await until("the bus block is reported", async () => (await status()).blocked === "approve the shell command?");
+    await pi.fire("ui_prompt_start", { reason: "ui_prompt", kind: "select", title: "Which pasture?" });
+    assert.equal((await status()).blocked, "Which pasture?", "the open dialog is what the person sees");
+    await pi.fire("ui_prompt_end", { reason: "ui_prompt", kind: "select", title: "Which pasture?" });
+    assert.equal((await status()).blocked, "approve the shell command?", "the bus block still holds");
+    pi.events.emit("herdr:blocked", { active: false });
+    await until("the bus block ended", async () => (await status()).blocked === undefined);
+
+    // A dialog that also announces itself on the bus ends when both have ended, never later.
+    pi.events.emit("herdr:blocked", { active: true, label: "gate" });
+    await pi.fire("ui_prompt_start", { reason: "ui_prompt", kind: "confirm", title: "gate" });
+    pi.events.emit("herdr:blocked", { active: false });
+    await pi.fire("ui_prompt_end", { reason: "ui_prompt", kind: "confirm", title: "gate" });
+    await until("nothing is left blocked", async () => (await status()).blocked === undefined);
+
+    // Stray ends never push a source below zero.
+    await pi.fire("ui_prompt_end", { reason: "ui_prompt", kind: "confirm" });
+    pi.events.emit("herdr:blocked", { active: false });
+    pi.events.emit("herdr:blocked", { active: true, label: "once" });
+    await until("one start blocks again", async () => (await status()).blocked === "once");
+    pi.events.emit("herdr:blocked", { active: false });
+    await until("one end unblocks", async () => (await status()).blocked === undefined);
+  });
+
+  it("submits each prompt once, in order, and removes its file once read", async () => {
+    const put = (promptId: string, text: string) =>
+      writeJsonAtomic(layout.inboxFile(promptId), { promptId, text, submittedAt: new Date().toISOString() } satisfies InboxPrompt);
+    await put("p_1", "first");
+    await put("p_2", "second");
+    await pi.fire("session_start", { reason: "startup" }); // a scan, as the watcher or the poll would ring
+    await until("the first prompt was submitted", () => pi.sent.length === 1);
+    assert.deepEqual(await readdir(layout.inbox), ["p_2.json"], "the first prompt's file is gone, the second waits");
+    assert.equal((await status()).activePromptId, "p_1");
+
+    // More scans while the turn runs submit nothing more.
+    await pi.fire("session_start", { reason: "startup" });
+    await sleep(50);
+    assert.deepEqual(pi.sent.map((s) => s.text), ["first"]);
+
+    await answer("one");
+    await until("the second prompt was submitted", () => pi.sent.length === 2);
+    assert.deepEqual(await readdir(layout.inbox), []);
+    await answer("two");
+    await pi.fire("session_start", { reason: "startup" });
+    await sleep(50);
+    assert.deepEqual(pi.sent.map((s) => s.text), ["first", "second"], "each prompt reached pi exactly once");
+    const results = await Promise.all(["p_1", "p_2"].map(async (id) => JSON.parse(await readFile(layout.outboxFile(id), "utf8")) as ResultFile));
+    assert.deepEqual(results.map((r) => [r.status, r.text]), [["completed", "one"], ["completed", "two"]]);
+    assert.deepEqual(await readdir(layout.inbox), [], "no claimed file is left behind");
+  });
+});
