@@ -40,6 +40,9 @@ function show(ctx: ExtensionContext, notices: Notice[]) {
 
 export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAccess): void {
   let cwd = process.cwd();
+  // Completions get no ctx: they use what pi last said of the project, and read nothing of it
+  // before pi has said anything.
+  let projectTrusted: boolean | undefined = false;
   let reported = false;
   const peek = async () => {
     try {
@@ -48,14 +51,16 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       return undefined;
     }
   };
-  const settingsNow = async (): Promise<LoadedSettings> => (await peek())?.loaded ?? loadSettings(agentDirOf(process.env), cwd);
+  const settingsNow = async (): Promise<LoadedSettings> =>
+    (await peek())?.loaded ?? loadSettings(agentDirOf(process.env), cwd, projectTrusted === undefined ? {} : { projectTrusted });
 
   // Settings problems are said once, when the session starts, not left for the user to discover.
   pi.on("session_start", async (_event, ctx) => {
     cwd = ctx.cwd;
+    const trusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
+    projectTrusted = trusted;
     if (reported) return;
     reported = true;
-    const trusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
     const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd, trusted === undefined ? {} : { projectTrusted: trusted });
     if (problems.length === 0) return;
     show(ctx, [{ level: "warning", text: `pi-shepherd settings problems (see /shepherd settings):\n${problems.map((p) => `- ${p}`).join("\n")}` }]);
@@ -74,6 +79,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
               scope: settings.settings.agentScope,
               agentDir: app?.agentDir ?? agentDirOf(process.env),
               bundledDir: app?.bundledDir ?? join(packageRoot, "agents"),
+              ...(projectTrusted === undefined ? {} : { projectTrusted }),
             })
           ).agents,
         sheep: () => (app ? liveSheep(app.shepherd.registry) : []),
@@ -81,6 +87,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     },
     handler: async (args, ctx) => {
       cwd = ctx.cwd;
+      projectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
       const notices = await runShepherdCommand(args, {
         dispatch: async (params) => {
           const { shepherd, loaded, agentDir, bundledDir } = await access.appFor(ctx);

@@ -1,7 +1,7 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { AgentDefinition } from "../core/types.js";
 import { parseAgentFile } from "./parse.js";
 
@@ -25,7 +25,14 @@ export interface DiscoverOptions {
   agentDir: string;
   bundledDir: string;
   home?: string;
+  /**
+   * What pi says of the project (ctx.isProjectTrusted). false: the project's agent directories
+   * are not read at all, only named in `skipped`; undefined (an older pi): they are read.
+   */
+  projectTrusted?: boolean;
 }
+
+export const UNTRUSTED = "project agents not read: pi does not trust this project (trust it with /trust)";
 
 const PROJECT_SUBDIRS = [join(".pi", "agents"), join(".agents", "agents")];
 
@@ -38,21 +45,60 @@ function isDir(path: string): boolean {
 }
 
 /**
- * The agent directories of the nearest ancestor of cwd (itself included) that has any: its
+ * A `.git` (directory, or file of a worktree) marks a repository root only when it and the
+ * directory holding it are the user's own: anyone can create `/tmp/.git`. git itself refuses
+ * such a repository since CVE-2022-24765.
+ */
+function isOwnRepoRoot(dir: string, uid: number | undefined): boolean {
+  try {
+    const git = lstatSync(join(dir, ".git"));
+    return uid === undefined || (git.uid === uid && statSync(dir).uid === uid);
+  } catch {
+    return false;
+  }
+}
+
+function within(dir: string, ancestor: string): boolean {
+  const rel = relative(ancestor, dir);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/**
+ * The directories a project scope may come from, cwd first: up to and including the nearest
+ * repository root; with no repository, up to and including home when cwd is under it, else cwd
+ * alone. Whichever of repository root and home comes first ends the walk, so a directory other
+ * users can write to (such as /tmp) never lends its agents to a cwd below it. `uid` is the user
+ * whose repositories count (no check where the platform has no uids).
+ */
+export function projectWalk(cwd: string, home: string, uid: number | undefined = process.getuid?.()): string[] {
+  const start = resolve(cwd);
+  const top = resolve(home);
+  // A home of "/" (some service accounts) bounds nothing.
+  const underHome = dirname(top) !== top && within(start, top);
+  const walked: string[] = [];
+  for (let dir = start; ; ) {
+    walked.push(dir);
+    if (isOwnRepoRoot(dir, uid)) return walked;
+    if (underHome && dir === top) return walked;
+    const parent = dirname(dir);
+    if (parent === dir) return [start]; // outside home and outside any repository
+    dir = parent;
+  }
+}
+
+/**
+ * The agent directories of the nearest directory of the project walk that has any: its
  * `.pi/agents`, then its `.agents/agents`. A directory further up never mixes in, so a
  * sub-project's agents are not overridden by its parent's.
  */
-export function projectAgentDirs(cwd: string, userDirs: readonly string[]): string[] {
+export function projectAgentDirs(cwd: string, userDirs: readonly string[], home: string = homedir()): string[] {
   const mine = new Set(userDirs.map((d) => resolve(d)));
-  let dir = resolve(cwd);
-  for (;;) {
+  for (const dir of projectWalk(cwd, home)) {
     // ~/.agents/agents is the user's own scope, not a project's
     const found = PROJECT_SUBDIRS.map((sub) => join(dir, sub)).filter((d) => isDir(d) && !mine.has(resolve(d)));
     if (found.length) return found;
-    const parent = dirname(dir);
-    if (parent === dir) return [];
-    dir = parent;
   }
+  return [];
 }
 
 async function readScope(dir: string, source: AgentDefinition["source"], out: Discovery): Promise<AgentDefinition[]> {
@@ -93,13 +139,18 @@ async function readScope(dir: string, source: AgentDefinition["source"], out: Di
  */
 export async function discoverAgents(o: DiscoverOptions): Promise<Discovery> {
   const out: Discovery = { agents: [], skipped: [], projectDirs: [] };
-  const userDirs = [...new Set([join(o.agentDir, "agents"), join(o.home ?? homedir(), ".agents", "agents")].map((d) => resolve(d)))];
+  const home = o.home ?? homedir();
+  const userDirs = [...new Set([join(o.agentDir, "agents"), join(home, ".agents", "agents")].map((d) => resolve(d)))];
   const groups: AgentDefinition[][] = [];
   if (o.scope === "user" || o.scope === "both") {
     for (const dir of userDirs) groups.push(await readScope(dir, "user", out));
   }
   if (o.scope === "project" || o.scope === "both") {
-    for (const dir of projectAgentDirs(o.cwd, userDirs)) {
+    for (const dir of projectAgentDirs(o.cwd, userDirs, home)) {
+      if (o.projectTrusted === false) {
+        out.skipped.push({ path: dir, reason: UNTRUSTED });
+        continue;
+      }
       out.projectDirs.push(dir);
       groups.push(await readScope(dir, "project", out));
     }

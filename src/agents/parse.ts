@@ -1,5 +1,5 @@
-import matter from "gray-matter";
 import type { AgentDefinition } from "../core/types.js";
+import { readFrontMatter } from "./frontmatter.js";
 
 export type ParseOutcome = { ok: true; definition: AgentDefinition } | { ok: false; reason: string };
 
@@ -17,17 +17,10 @@ function requiredString(fm: Record<string, unknown>, key: string): string | { re
 }
 
 export function parseAgentFile(text: string, path: string, source: AgentDefinition["source"]): ParseOutcome {
-  let fm: Record<string, unknown>;
-  let body: string;
-  try {
-    // Options given on purpose: without them gray-matter caches by content, and a file whose YAML
-    // failed once would come back from the cache as an empty frontmatter with a different reason.
-    const parsed = matter(text, {});
-    fm = (parsed.data ?? {}) as Record<string, unknown>;
-    body = parsed.content;
-  } catch (e) {
-    return { ok: false, reason: `frontmatter is not valid YAML: ${(e as Error).message.split("\n")[0]}` };
-  }
+  const front = readFrontMatter(text);
+  if (!front.ok) return { ok: false, reason: front.reason };
+  const fm = front.data;
+  const body = front.content;
   const name = requiredString(fm, "name");
   if (typeof name !== "string") return { ok: false, reason: name.reason };
   if (!NAME.test(name) || name.includes("..")) {

@@ -1,20 +1,43 @@
-import { discoverAgents, type AgentScope } from "../agents/discover.js";
+import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../agents/discover.js";
 import { ShepherdError } from "../core/errors.js";
 import type { AgentDefinition } from "../core/types.js";
 import type { DispatchContext } from "./dispatch.js";
 import { approveDefinition } from "./trust.js";
 
 /**
+ * Discovery as this call's context allows it: asked fresh on every call, since the user may
+ * trust the project in between. When pi says the project is untrusted, its agent directories
+ * are never read, only reported.
+ */
+export function discoverFor(ctx: DispatchContext, scope: AgentScope): Promise<Discovery> {
+  const trusted = ctx.trust.isProjectTrusted?.();
+  return discoverAgents({
+    cwd: ctx.cwd,
+    scope,
+    agentDir: ctx.agentDir,
+    bundledDir: ctx.bundledDir,
+    ...(trusted === undefined ? {} : { projectTrusted: trusted }),
+  });
+}
+
+/**
  * Definitions for one call, read fresh from disk. Each named definition must exist and pass the
  * trust rules before anything is started; a file approved once in the call is not asked again.
  */
 export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, confirm: boolean) {
-  const found = await discoverAgents({ cwd: ctx.cwd, scope, agentDir: ctx.agentDir, bundledDir: ctx.bundledDir });
+  const found = await discoverFor(ctx, scope);
+  const unread = found.skipped.filter((s) => s.reason === UNTRUSTED).map((s) => s.path);
   const approved = new Set<string>();
   return async (name: string): Promise<AgentDefinition> => {
     const definition = found.agents.find((a) => a.name === name);
     if (!definition) {
       const names = found.agents.map((a) => `${a.name} (${a.source})`).join(", ") || "none";
+      if (unread.length) {
+        throw new ShepherdError(
+          "project_agent_refused",
+          `no agent definition named "${name}" outside the project, and the project's agents (${unread.join(", ")}) were not read: pi does not trust this project. Trust it in pi (/trust) first. Available: ${names}.`,
+        );
+      }
       throw new ShepherdError("unknown_definition", `no agent definition named "${name}" in scope "${scope}". Available: ${names}.`);
     }
     if (!approved.has(definition.path)) {

@@ -1,4 +1,4 @@
-import { discoverAgents, type AgentScope } from "../agents/discover.js";
+import type { AgentScope } from "../agents/discover.js";
 import { ShepherdError } from "../core/errors.js";
 import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
@@ -16,7 +16,7 @@ import {
   requireString,
   type Params,
 } from "./params.js";
-import { definitionPicker } from "./definitions.js";
+import { definitionPicker, discoverFor } from "./definitions.js";
 import type { TrustContext } from "./trust.js";
 
 export interface ToolResult {
@@ -100,7 +100,7 @@ export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<Tool
     }
     case "sheep": {
       const scope = optionalEnum<AgentScope>(p, "agentScope", ["user", "project", "both"]) ?? settings.agentScope;
-      const found = await discoverAgents({ cwd: ctx.cwd, scope, agentDir: ctx.agentDir, bundledDir: ctx.bundledDir });
+      const found = await discoverFor(ctx, scope);
       const agents = found.agents.map((a) => ({
         name: a.name,
         description: a.description,
