@@ -11,7 +11,8 @@ import { liveSheep } from "../src/command/target.js";
 import { agentDirOf, packageRoot, type ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
 import { loadSettings, type LoadedSettings } from "../src/settings.js";
-import { dispatch } from "../src/tool/dispatch.js";
+import { execute } from "../src/tool/dispatch.js";
+import { projectTrusted, trustOf } from "./pi-context.js";
 
 export interface CommandAppAccess {
   /** The app the tool uses, composed on first need. */
@@ -20,15 +21,6 @@ export interface CommandAppAccess {
   current(): Promise<ShepherdApp> | undefined;
   /** Called after each subcommand, e.g. to refresh a widget. */
   onChange?(ctx: ExtensionContext): void;
-}
-
-function trustOf(ctx: ExtensionContext) {
-  const isProjectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted;
-  return {
-    hasUI: ctx.hasUI,
-    confirm: (title: string, message: string) => ctx.ui.confirm(title, message),
-    ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
-  };
 }
 
 function show(ctx: ExtensionContext, notices: Notice[]) {
@@ -42,7 +34,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
   let cwd = process.cwd();
   // Completions get no ctx: they use what pi last said of the project, and read nothing of it
   // before pi has said anything.
-  let projectTrusted: boolean | undefined = false;
+  let trustedNow: boolean | undefined = false;
   let reported = false;
   const peek = async () => {
     try {
@@ -52,13 +44,13 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     }
   };
   const settingsNow = async (): Promise<LoadedSettings> =>
-    (await peek())?.loaded ?? loadSettings(agentDirOf(process.env), cwd, projectTrusted === undefined ? {} : { projectTrusted });
+    (await peek())?.loaded ?? loadSettings(agentDirOf(process.env), cwd, trustedNow === undefined ? {} : { projectTrusted: trustedNow });
 
   // Settings problems are said once, when the session starts, not left for the user to discover.
   pi.on("session_start", async (_event, ctx) => {
     cwd = ctx.cwd;
-    const trusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
-    projectTrusted = trusted;
+    const trusted = projectTrusted(ctx);
+    trustedNow = trusted;
     if (reported) return;
     reported = true;
     const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd, trusted === undefined ? {} : { projectTrusted: trusted });
@@ -79,7 +71,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
               scope: settings.settings.agentScope,
               agentDir: app?.agentDir ?? agentDirOf(process.env),
               bundledDir: app?.bundledDir ?? join(packageRoot, "agents"),
-              ...(projectTrusted === undefined ? {} : { projectTrusted }),
+              ...(trustedNow === undefined ? {} : { projectTrusted: trustedNow }),
             })
           ).agents,
         sheep: () => (app ? liveSheep(app.shepherd.registry) : []),
@@ -87,11 +79,11 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     },
     handler: async (args, ctx) => {
       cwd = ctx.cwd;
-      projectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
+      trustedNow = projectTrusted(ctx);
       const notices = await runShepherdCommand(args, {
-        dispatch: async (params) => {
+        execute: async (command) => {
           const { shepherd, loaded, agentDir, bundledDir } = await access.appFor(ctx);
-          return dispatch(params, {
+          return execute(command, {
             shepherd,
             settings: loaded.settings,
             cwd: ctx.cwd,

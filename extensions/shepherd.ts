@@ -13,6 +13,7 @@ import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
 import { HerdWidget } from "./herd-widget.js";
+import { projectTrusted, trustOf } from "./pi-context.js";
 import { renderCall, renderResult } from "./render.js";
 import { registerShepherdCommand } from "./shepherd-command.js";
 
@@ -42,7 +43,7 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
   };
   const appFor = (ctx: ExtensionContext) => {
     lastCtx = ctx;
-    const trusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted?.call(ctx);
+    const trusted = projectTrusted(ctx);
     app ??= composeShepherd({ cwd: ctx.cwd, onWarning: warn, ...(trusted === undefined ? {} : { projectTrusted: trusted }) }).then((a) => (ready = a)).catch((e) => {
       app = undefined; // let a later call try again, e.g. after tmux was installed
       throw e;
@@ -68,7 +69,6 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     renderResult: (result, options, theme, context) => renderResult(result, options, theme, context),
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
       const { shepherd, loaded, agentDir, bundledDir } = await appFor(ctx);
-      const isProjectTrusted = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted;
       // A few updates a second at most: the TUI redraws on each.
       const progress = throttle(250, (u: { content: { type: "text"; text: string }[]; details: Record<string, unknown> }) => onUpdate?.(u));
       try {
@@ -79,11 +79,7 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
             cwd: ctx.cwd,
             agentDir,
             bundledDir,
-            trust: {
-              hasUI: ctx.hasUI,
-              confirm: (title, message) => ctx.ui.confirm(title, message),
-              ...(typeof isProjectTrusted === "function" ? { isProjectTrusted: () => isProjectTrusted.call(ctx) } : {}),
-            },
+            trust: trustOf(ctx),
             ...(signal ? { signal } : {}),
             onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
           }),

@@ -1,4 +1,5 @@
 import { ShepherdError } from "../core/errors.js";
+import { parseToolCommand, type ToolCommand } from "../tool/command.js";
 import type { Params } from "../tool/params.js";
 import { tokenize } from "./tokens.js";
 
@@ -31,8 +32,8 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
-  /** Runs as the tool's action with exactly these parameters. */
-  | { sub: "sheep" | "herd" | "start" | "read" | "prune"; params: Params }
+  /** Runs as the tool's action: the same typed command the tool's parameters become. */
+  | { sub: "sheep" | "herd" | "start" | "read" | "prune"; command: ToolCommand }
   /** The tool takes an agentId here; the command also takes a label, resolved first. */
   | { sub: "status" | "close"; target: string };
 
@@ -84,13 +85,13 @@ export function parseShepherdCommand(args: string): ParsedCommand {
   switch (info.name) {
     case "sheep":
       arity(0, 1, "");
-      return { sub: "sheep", params: { action: "sheep", ...(positional[0] !== undefined ? { agentScope: positional[0] } : {}) } };
+      return { sub: "sheep", command: parseToolCommand({ action: "sheep", ...(positional[0] !== undefined ? { agentScope: positional[0] } : {}) }) };
     case "start":
       arity(1, 1, "an agent name");
-      return { sub: "start", params: { action: "start", agent: positional[0], ...flags } };
+      return { sub: "start", command: parseToolCommand({ ...flags, action: "start", agent: positional[0] }) };
     case "read":
       arity(1, 1, "a sheep's id or label");
-      return { sub: "read", params: { action: "read", target: positional[0], ...flags } };
+      return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };
     case "status":
     case "close":
       arity(1, 1, "a sheep's id or label");
@@ -98,7 +99,7 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "herd":
     case "prune":
       arity(0, 0, "");
-      return { sub: info.name, params: { action: info.name } };
+      return { sub: info.name, command: parseToolCommand({ action: info.name }) };
     case "settings":
     case "help":
       arity(0, 0, "");

@@ -2,9 +2,8 @@ import { errorText } from "../core/errors.js";
 import type { Registry } from "../core/registry.js";
 import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
-import type { Params } from "../tool/params.js";
+import type { ToolCommand } from "../tool/command.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import { resolveTarget } from "./target.js";
 import { closeNotice, helpText, herdNotice, readNotice, settingsNotice, startNotice, statusNotice } from "./text.js";
 
 export interface Notice {
@@ -12,15 +11,15 @@ export interface Notice {
   text: string;
 }
 
-/** A tool result as dispatch() returns it. */
+/** A tool result as execute() returns it. */
 export interface ActionResult {
   content: { type: "text"; text: string }[];
   details: Record<string, unknown>;
 }
 
 export interface CommandDeps {
-  /** The tool's own dispatch, bound to this shepherd and this UI: every subcommand runs the same core. */
-  dispatch(params: Params): Promise<ActionResult>;
+  /** The tool's own execute, bound to this shepherd and this UI: every subcommand runs the same core. */
+  execute(command: ToolCommand): Promise<ActionResult>;
   /** The live registry, to find a sheep by label. */
   registry(): Promise<Registry>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
@@ -46,36 +45,36 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "overview": {
       // The herd first; when it cannot be shown (no runtime yet), say why and still help.
-      const herd = await run({ sub: "herd", params: { action: "herd" } }, deps).catch((e): Notice[] => [{ level: "error", text: errorText(e) }]);
+      const herd = await run({ sub: "herd", command: { action: "herd" } }, deps).catch((e): Notice[] => [{ level: "error", text: errorText(e) }]);
       return [...herd, { level: "info", text: helpText() }];
     }
     case "herd":
-      return info(herdNotice((await deps.dispatch(cmd.params)).details.agents as AgentStatus[], deps.now()));
+      return info(herdNotice((await deps.execute(cmd.command)).details.agents as AgentStatus[], deps.now()));
     case "start":
-      return info(startNotice((await deps.dispatch(cmd.params)).details.agent as StartedAgent));
+      return info(startNotice((await deps.execute(cmd.command)).details.agent as StartedAgent));
     case "status": {
-      const agentId = resolveTarget(await deps.registry(), cmd.target);
-      const r = await deps.dispatch({ action: "status", agentId });
+      const agentId = (await deps.registry()).resolve(cmd.target);
+      const r = await deps.execute({ action: "status", agentId });
       return info(statusNotice(r.details.status as AgentStatus, deps.now()));
     }
     case "close": {
-      const agentId = resolveTarget(await deps.registry(), cmd.target);
+      const agentId = (await deps.registry()).resolve(cmd.target);
       const label = await labelOf(deps, agentId);
-      const r = await deps.dispatch({ action: "close", agentId });
+      const r = await deps.execute({ action: "close", agentId });
       return info(closeNotice(r.details.closed as CloseOutcome, label));
     }
     case "read": {
-      const r = await deps.dispatch(cmd.params);
+      const r = await deps.execute(cmd.command);
       const agentId = r.details.agentId as string;
       return info(readNotice(await labelOf(deps, agentId), agentId, String(r.details.text ?? "")));
     }
     case "sheep": {
-      const r = await deps.dispatch(cmd.params);
+      const r = await deps.execute(cmd.command);
       const skipped = (r.details.skipped as unknown[] | undefined)?.length ?? 0;
       return [{ level: skipped ? "warning" : "info", text: `Agent definitions (scope ${String(r.details.scope)}):\n${textOf(r)}` }];
     }
     case "prune":
-      return info(textOf(await deps.dispatch(cmd.params)));
+      return info(textOf(await deps.execute(cmd.command)));
   }
 }
 

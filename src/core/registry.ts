@@ -41,6 +41,19 @@ export class Registry {
     return undefined;
   }
 
+  /**
+   * A sheep named by its id or its live label (labels of closed sheep may be reused, so only live
+   * ones count). An id, or anything shaped like one, is passed through so the caller gives its
+   * own precise error (closed, a promptId, another shepherd's sheep).
+   */
+  resolve(target: string): string {
+    if (this.agents.has(target)) return target;
+    const byLabel = this.liveByLabel(target);
+    if (byLabel) return byLabel.agentId;
+    if (idKind(target) !== undefined) return target;
+    throw new ShepherdError("unknown_agent", `no live sheep with id or label "${target}"; the herd lists them (action "herd", /shepherd herd).`);
+  }
+
   labelTaken(label: string): boolean {
     return this.reserved.has(label) || this.liveByLabel(label) !== undefined;
   }

@@ -1,21 +1,9 @@
-import type { AgentScope } from "../agents/discover.js";
-import { ShepherdError } from "../core/errors.js";
 import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
 import { resolveCwd } from "./cwd.js";
 import { delegateAction } from "./delegate-action.js";
 import { closeText, herdText, promptText, sheepText, startText, statusText, waitText } from "./format.js";
-import {
-  actionOf,
-  coerce,
-  optionalBoolean,
-  optionalEnum,
-  optionalNumber,
-  optionalString,
-  promptIdsOf,
-  requireString,
-  type Params,
-} from "./params.js";
+import { parseToolCommand, type ToolCommand } from "./command.js";
 import { definitionPicker, discoverFor } from "./definitions.js";
 import type { TrustContext } from "./trust.js";
 
@@ -43,63 +31,57 @@ function result(action: string, text: string, details: Record<string, unknown>):
   return { content: [{ type: "text", text: shown }], details: { action, ...details } };
 }
 
-function targetAgentId(ctx: DispatchContext, target: string): string {
-  const { registry } = ctx.shepherd;
-  if (registry.agents.has(target)) return target;
-  return registry.liveByLabel(target)?.agentId ?? target; // else the registry gives the precise error
+/** The tool's entry: raw parameters are parsed once, then routed. */
+export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<ToolResult> {
+  return execute(parseToolCommand(raw), ctx);
 }
 
-export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<ToolResult> {
-  const p: Params = coerce(raw);
-  const action = actionOf(p);
+/** Runs one checked command; the /shepherd command builds the same commands. */
+export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<ToolResult> {
   const { shepherd, settings } = ctx;
-  switch (action) {
+  const { action } = cmd;
+  switch (cmd.action) {
     case "start": {
-      const name = requireString(p, "agent", action);
-      const scope = optionalEnum<AgentScope>(p, "agentScope", ["user", "project", "both"]) ?? settings.agentScope;
-      const placement = optionalEnum(p, "placement", ["tab", "pane", "workspace"] as const) ?? settings.placement;
-      const direction = optionalEnum(p, "direction", ["right", "down"] as const) ?? settings.direction;
-      const cwd = resolveCwd(ctx.cwd, optionalString(p, "cwd"));
-      const model = optionalString(p, "model");
-      const label = optionalString(p, "label");
-      const confirm = optionalBoolean(p, "confirmProjectAgents") ?? true;
-      const definition = await (await definitionPicker(ctx, scope, confirm))(name);
+      const scope = cmd.agentScope ?? settings.agentScope;
+      const cwd = resolveCwd(ctx.cwd, cmd.cwd);
+      const definition = await (await definitionPicker(ctx, scope, cmd.confirmProjectAgents ?? true))(cmd.agent);
       const started = await shepherd.start(
-        { definition, cwd, placement, direction, ...(label !== undefined ? { label } : {}), ...(model !== undefined ? { model } : {}) },
+        {
+          definition,
+          cwd,
+          placement: cmd.placement ?? settings.placement,
+          direction: cmd.direction ?? settings.direction,
+          ...(cmd.label !== undefined ? { label: cmd.label } : {}),
+          ...(cmd.model !== undefined ? { model: cmd.model } : {}),
+        },
         ctx.signal,
       );
       return result(action, startText(started), { agent: started });
     }
     case "prompt": {
-      const agentId = requireString(p, "agentId", action);
-      const message = p.message;
-      if (typeof message !== "string" || message.length === 0) {
-        throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
-      }
-      const submitted = await shepherd.prompt(agentId, message);
+      const submitted = await shepherd.prompt(cmd.agentId, cmd.message);
       return result(action, promptText(submitted), { prompt: submitted });
     }
     case "wait": {
-      const ids = promptIdsOf(p);
-      const timeoutSec = optionalNumber(p, "timeout", 0, 7 * 24 * 3600) ?? settings.waitTimeout;
       const labels = () => new Map([...shepherd.registry.agents.values()].map((a) => [a.agentId, a.label]));
-      const results = await shepherd.wait(ids, {
-        timeoutSec,
+      const results = await shepherd.wait(cmd.promptIds, {
+        timeoutSec: cmd.timeout ?? settings.waitTimeout,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         ...(ctx.onProgress ? { onProgress: (pr: WaitProgress) => ctx.onProgress!(`${pr.done}/${pr.total} done`, { action, progress: pr }) } : {}),
       });
       return result(action, waitText(results, labels()), { results });
     }
     case "status": {
-      const status = await shepherd.status(requireString(p, "agentId", action));
+      const status = await shepherd.status(cmd.agentId);
       return result(action, statusText(status), { status });
     }
     case "close": {
-      const closed = await shepherd.close(requireString(p, "agentId", action));
+      const closed = await shepherd.close(cmd.agentId);
       return result(action, closeText(closed), { closed });
     }
     case "sheep": {
-      const scope = optionalEnum<AgentScope>(p, "agentScope", ["user", "project", "both"]) ?? settings.agentScope;
+      // Lists agent definitions, not running sheep (that is "herd"); the name is the contract's.
+      const scope = cmd.agentScope ?? settings.agentScope;
       const found = await discoverFor(ctx, scope);
       const agents = found.agents.map((a) => ({
         name: a.name,
@@ -113,20 +95,18 @@ export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<Tool
     }
     case "herd": {
       const agents = await shepherd.herd();
-      if (optionalBoolean(p, "all") !== true) return result(action, herdText(agents), { agents });
+      if (cmd.all !== true) return result(action, herdText(agents), { agents });
       const others = (await shepherd.others()).map((a) => ({ agentId: a.agentId, agent: a.agent, label: a.label, runtime: a.runtime, state: a.state, owner: a.owner, createdAt: a.createdAt }));
       const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
       return result(action, [herdText(agents), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), { agents, others });
     }
     case "read": {
-      const target = requireString(p, "target", action);
-      const lines = optionalNumber(p, "lines", 1, 10_000) ?? 40;
-      const agentId = targetAgentId(ctx, target);
-      const text = await shepherd.read(agentId, lines);
+      const agentId = shepherd.registry.resolve(cmd.target);
+      const text = await shepherd.read(agentId, cmd.lines ?? 40);
       return result(action, text || "(the pane shows no text)", { agentId, text });
     }
     case "delegate": {
-      const { text, details } = await delegateAction(p, ctx);
+      const { text, details } = await delegateAction(cmd, ctx);
       return result(action, text, details);
     }
     case "prune": {

@@ -39,17 +39,17 @@ describe("/shepherd arguments: subcommands", () => {
   });
 
   it("maps each subcommand to the tool's parameters", () => {
-    assert.deepEqual(parseShepherdCommand("sheep"), { sub: "sheep", params: { action: "sheep" } });
-    assert.deepEqual(parseShepherdCommand("sheep both"), { sub: "sheep", params: { action: "sheep", agentScope: "both" } });
-    assert.deepEqual(parseShepherdCommand("agents project"), { sub: "sheep", params: { action: "sheep", agentScope: "project" } }, "agents is an alias");
-    assert.deepEqual(parseShepherdCommand("herd"), { sub: "herd", params: { action: "herd" } });
-    assert.deepEqual(parseShepherdCommand("prune"), { sub: "prune", params: { action: "prune" } });
+    assert.deepEqual(parseShepherdCommand("sheep"), { sub: "sheep", command: { action: "sheep" } });
+    assert.deepEqual(parseShepherdCommand("sheep both"), { sub: "sheep", command: { action: "sheep", agentScope: "both" } });
+    assert.deepEqual(parseShepherdCommand("agents project"), { sub: "sheep", command: { action: "sheep", agentScope: "project" } }, "agents is an alias");
+    assert.deepEqual(parseShepherdCommand("herd"), { sub: "herd", command: { action: "herd" } });
+    assert.deepEqual(parseShepherdCommand("prune"), { sub: "prune", command: { action: "prune" } });
     assert.deepEqual(parseShepherdCommand('start scout --label "recon one" --placement=pane --direction down --cwd ../x --scope both --model m/x'), {
       sub: "start",
-      params: { action: "start", agent: "scout", label: "recon one", placement: "pane", direction: "down", cwd: "../x", agentScope: "both", model: "m/x" },
+      command: { action: "start", agent: "scout", label: "recon one", placement: "pane", direction: "down", cwd: "../x", agentScope: "both", model: "m/x" },
     });
-    assert.deepEqual(parseShepherdCommand("start --label r scout"), { sub: "start", params: { action: "start", agent: "scout", label: "r" } }, "flags go anywhere");
-    assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", params: { action: "read", target: "recon", lines: "5" } });
+    assert.deepEqual(parseShepherdCommand("start --label r scout"), { sub: "start", command: { action: "start", agent: "scout", label: "r" } }, "flags go anywhere");
+    assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", command: { action: "read", target: "recon", lines: 5 } });
     assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", target: "recon one" });
     assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", target: "a_0123456789" });
   });

@@ -7,7 +7,7 @@ import { runShepherdCommand, type CommandDeps } from "../../src/command/run.js";
 import { ShepherdError } from "../../src/core/errors.js";
 import { Shepherd } from "../../src/core/shepherd.js";
 import { loadSettings, type LoadedSettings } from "../../src/settings.js";
-import { dispatch } from "../../src/tool/dispatch.js";
+import { execute } from "../../src/tool/dispatch.js";
 import { FakeClock } from "../support/fake-clock.js";
 import { MemoryWorld } from "../support/memory-world.js";
 
@@ -34,9 +34,9 @@ describe("/shepherd subcommands run the tool's core", () => {
     clock = new FakeClock();
     shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock });
     deps = {
-      dispatch: (params) => {
-        dispatched.push(params);
-        return dispatch(params, { shepherd, settings: loaded.settings, cwd: join(root, "work"), agentDir: join(root, "agent"), bundledDir: join(root, "bundled"), trust: { hasUI: false } });
+      execute: (command) => {
+        dispatched.push(command);
+        return execute(command, { shepherd, settings: loaded.settings, cwd: join(root, "work"), agentDir: join(root, "agent"), bundledDir: join(root, "bundled"), trust: { hasUI: false } });
       },
       registry: async () => shepherd.registry,
       settings: async () => ({ loaded, runtime: "tmux" }),
@@ -89,7 +89,7 @@ describe("/shepherd subcommands run the tool's core", () => {
 
     const read = await one("read recon --lines 3");
     assert.equal(read.text, `Screen of recon (${agentId}):\npane of recon`);
-    assert.deepEqual(dispatched.at(-1), { action: "read", target: "recon", lines: "3" });
+    assert.deepEqual(dispatched.at(-1), { action: "read", target: "recon", lines: 3 });
 
     const closed = await one(`close ${agentId}`);
     assert.equal(closed.text, `Closed recon (${agentId}); its session file is kept.`);
@@ -140,7 +140,7 @@ describe("/shepherd subcommands run the tool's core", () => {
   it("the overview and settings still help when there is no runtime", async () => {
     const broken: CommandDeps = {
       ...deps,
-      dispatch: async () => {
+      execute: async () => {
         throw new ShepherdError("runtime_unavailable", "neither herdr nor tmux is available.");
       },
       settings: async () => ({ loaded, runtimeError: "[runtime_unavailable] neither herdr nor tmux is available." }),

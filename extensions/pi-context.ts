@@ -1,0 +1,26 @@
+/**
+ * What the shepherd reads from pi's context in one place: pi 1.6 has ctx.isProjectTrusted(),
+ * older pi does not, and the trust object the tool and /shepherd both hand to dispatch.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { DispatchContext } from "../src/tool/dispatch.js";
+
+/** pi's own trust question, bound to its context; undefined on a pi that has none. */
+function trustQuestion(ctx: ExtensionContext): (() => boolean) | undefined {
+  const ask = (ctx as { isProjectTrusted?: () => boolean }).isProjectTrusted;
+  return typeof ask === "function" ? () => ask.call(ctx) : undefined;
+}
+
+/** pi's answer on the project's trust; undefined where this pi cannot say. */
+export function projectTrusted(ctx: ExtensionContext): boolean | undefined {
+  return trustQuestion(ctx)?.();
+}
+
+export function trustOf(ctx: ExtensionContext): DispatchContext["trust"] {
+  const isProjectTrusted = trustQuestion(ctx);
+  return {
+    hasUI: ctx.hasUI,
+    confirm: (title: string, message: string) => ctx.ui.confirm(title, message),
+    ...(isProjectTrusted ? { isProjectTrusted } : {}),
+  };
+}

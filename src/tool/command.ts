@@ -1,0 +1,127 @@
+/**
+ * The edge: raw tool parameters (or a /shepherd subcommand's) become one typed, checked command
+ * per action, here and only here. Dispatch routes commands and never looks at raw fields again.
+ */
+import type { AgentScope } from "../agents/discover.js";
+import type { DelegateMode } from "../core/delegate.js";
+import { ShepherdError } from "../core/errors.js";
+import type { Direction, Placement } from "../ports/runtime.js";
+import { actionOf, coerce, optionalBoolean, optionalEnum, optionalNumber, optionalString, promptIdsOf, requireString, type Params } from "./params.js";
+
+const SCOPES = ["user", "project", "both"] as const;
+const PLACEMENTS = ["tab", "pane", "workspace"] as const;
+const DIRECTIONS = ["right", "down"] as const;
+
+export interface RawTask {
+  agent: string;
+  task: string;
+  cwd?: string;
+}
+
+export type ToolCommand =
+  | {
+      action: "start";
+      agent: string;
+      label?: string;
+      placement?: Placement;
+      direction?: Direction;
+      cwd?: string;
+      model?: string;
+      agentScope?: AgentScope;
+      confirmProjectAgents?: boolean;
+    }
+  | { action: "prompt"; agentId: string; message: string }
+  | { action: "wait"; promptIds: string[]; timeout?: number }
+  | { action: "status" | "close"; agentId: string }
+  | { action: "sheep"; agentScope?: AgentScope }
+  | { action: "herd"; all?: boolean }
+  | { action: "read"; target: string; lines?: number }
+  | { action: "prune" }
+  | {
+      action: "delegate";
+      mode: DelegateMode;
+      tasks: RawTask[];
+      agentScope?: AgentScope;
+      confirmProjectAgents?: boolean;
+      keepOpen?: boolean;
+      cwd?: string;
+    };
+
+/** Keeps only the keys whose value is set, so optional fields stay absent rather than undefined. */
+function defined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** Parses and checks raw parameters; every problem is `[invalid_params]` naming the field. */
+export function parseToolCommand(raw: unknown): ToolCommand {
+  const p = coerce(raw);
+  const action = actionOf(p);
+  switch (action) {
+    case "start":
+      return defined({
+        action,
+        agent: requireString(p, "agent", action),
+        label: optionalString(p, "label"),
+        placement: optionalEnum(p, "placement", PLACEMENTS),
+        direction: optionalEnum(p, "direction", DIRECTIONS),
+        cwd: optionalString(p, "cwd"),
+        model: optionalString(p, "model"),
+        agentScope: optionalEnum(p, "agentScope", SCOPES),
+        confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
+      });
+    case "prompt": {
+      const agentId = requireString(p, "agentId", action);
+      const message = p.message;
+      if (typeof message !== "string" || message.length === 0) {
+        throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
+      }
+      return { action, agentId, message };
+    }
+    case "wait":
+      return defined({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
+    case "status":
+    case "close":
+      return { action, agentId: requireString(p, "agentId", action) };
+    case "sheep":
+      return defined({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
+    case "herd":
+      return defined({ action, all: optionalBoolean(p, "all") });
+    case "read":
+      return defined({ action, target: requireString(p, "target", action), lines: optionalNumber(p, "lines", 1, 10_000) });
+    case "prune":
+      return { action };
+    case "delegate": {
+      const { mode, tasks } = delegateTasks(p);
+      return defined({
+        action,
+        mode,
+        tasks,
+        agentScope: optionalEnum(p, "agentScope", SCOPES),
+        confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
+        keepOpen: optionalBoolean(p, "keepOpen"),
+        cwd: optionalString(p, "cwd"),
+      });
+    }
+  }
+}
+
+function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
+  const single = p.agent !== undefined || p.task !== undefined;
+  const given = [single, p.tasks !== undefined, p.chain !== undefined].filter(Boolean).length;
+  if (given !== 1) {
+    throw new ShepherdError("invalid_params", 'action "delegate" takes exactly one of: "agent" + "task" (single), "tasks" (parallel), "chain".');
+  }
+  const check = (v: unknown, where: string): RawTask => {
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw new ShepherdError("invalid_params", `${where} must be an object {agent, task, cwd?}.`);
+    const o = v as Record<string, unknown>;
+    if (typeof o.agent !== "string" || o.agent.trim() === "") throw new ShepherdError("invalid_params", `${where} needs "agent" (a non-empty string).`);
+    if (typeof o.task !== "string" || o.task.length === 0) throw new ShepherdError("invalid_params", `${where} needs "task" (a non-empty string).`);
+    if (o.cwd !== undefined && typeof o.cwd !== "string") throw new ShepherdError("invalid_params", `${where}: "cwd" must be a string.`);
+    return { agent: o.agent, task: o.task, ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}) };
+  };
+  if (single) return { mode: "single", tasks: [check({ agent: p.agent, task: p.task }, 'single delegation ("agent" + "task")')] };
+  const key = p.tasks !== undefined ? "tasks" : "chain";
+  const arr = p[key];
+  if (!Array.isArray(arr) || arr.length === 0) throw new ShepherdError("invalid_params", `"${key}" must be a non-empty array of {agent, task, cwd?}.`);
+  return { mode: key === "tasks" ? "parallel" : "chain", tasks: arr.map((t, i) => check(t, `${key}[${i}]`)) };
+}
