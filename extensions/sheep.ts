@@ -4,29 +4,22 @@
  * outbox. Prompt text never passes through the terminal.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { randomBytes } from "node:crypto";
-import { chmodSync, renameSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { chmodSync, watch, type FSWatcher } from "node:fs";
 import { readdir, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { readJson } from "../src/protocol/files.js";
+import { readJson, writeJsonAtomicSync } from "../src/protocol/files.js";
 import { sheepLayout } from "../src/protocol/layout.js";
 import type { InboxPrompt, ResultFile, StatusReport } from "../src/protocol/messages.js";
 import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.js";
 
 const PROMPT_FILE = /^p_[0-9a-z]+\.json$/;
 
-/**
- * Results and reports are written synchronously, temp file then rename like writeJsonAtomic:
- * right after a turn pi's event loop is at its busiest, and each async step of the write would
- * queue behind that work (tens of milliseconds when many sheep finish at once on few cores).
- * For status.json it also keeps the order: two async writes in flight can land in either order,
- * and a dialog that opened and closed must not leave "blocked" behind.
+/*
+ * Results and reports are written synchronously (writeJsonAtomicSync): right after a turn pi's
+ * event loop is at its busiest, and each async step of a write would queue behind that work (tens
+ * of milliseconds when many sheep finish at once on few cores). For status.json it also keeps the
+ * order: two async writes in flight can land in either order, and a dialog that opened and closed
+ * must not leave "blocked" behind.
  */
-function writeJsonNow(path: string, value: ResultFile | StatusReport): void {
-  const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
-  writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600, flag: "wx" });
-  renameSync(tmp, path);
-}
 
 interface Active {
   promptId: string;
@@ -67,7 +60,7 @@ export default function sheep(pi: ExtensionAPI) {
       ...(blocked !== undefined ? { blocked } : {}),
       updatedAt: new Date().toISOString(),
     };
-    writeJsonNow(layout.status, status);
+    writeJsonAtomicSync(layout.status, status);
   };
 
   const finish = async (result: Omit<ResultFile, "promptId" | "startedAt" | "finishedAt" | "sessionPath">) => {
@@ -90,7 +83,7 @@ export default function sheep(pi: ExtensionAPI) {
       startedAt: done.startedAt,
       finishedAt: new Date().toISOString(),
     };
-    writeJsonNow(layout.outboxFile(done.promptId), file);
+    writeJsonAtomicSync(layout.outboxFile(done.promptId), file);
     report();
     void scan();
   };

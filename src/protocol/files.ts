@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { chmod, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
@@ -24,6 +24,27 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
 
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
   await writeFileAtomic(path, JSON.stringify(value, null, 2) + "\n");
+}
+
+/**
+ * writeJsonAtomic's synchronous twin, for a writer whose event loop is busy (a sheep right after
+ * its turn) or whose writes must land in the order they were made.
+ */
+export function writeJsonAtomicSync(path: string, value: unknown): void {
+  const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600, flag: "wx" });
+    renameSync(tmp, path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // never written
+      }
+    }
+    throw e;
+  }
 }
 
 /** A file being replaced by rename is never half-written, but one may be missing or not ours yet. */
