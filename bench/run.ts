@@ -73,7 +73,9 @@ async function main() {
   const say = (s: string) => process.stdout.write(s + "\n");
   const began = Date.now();
   const machine = await describeMachine();
-  say(`pi-shepherd bench: ${machine.nproc} x ${machine.cpuModel}, ${machine.memGiB} GiB, node ${machine.node}, ${machine.tmux}, pi ${machine.pi}, load ${machine.loadavg.join(" ")}`);
+  say(
+    `pi-shepherd bench: ${machine.nproc} x ${machine.cpuModel}, ${machine.memGiB} GiB, node ${machine.node}, ${machine.tmux}, pi ${machine.pi}, load ${machine.loadavg.join(" ")}`,
+  );
 
   const cleanups: (() => Promise<unknown>)[] = [];
   const cleanup = async () => {

@@ -44,10 +44,12 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
   const appFor = (ctx: ExtensionContext) => {
     lastCtx = ctx;
     const trusted = projectTrusted(ctx);
-    app ??= composeShepherd({ cwd: ctx.cwd, onWarning: warn, ...(trusted === undefined ? {} : { projectTrusted: trusted }) }).then((a) => (ready = a)).catch((e) => {
-      app = undefined; // let a later call try again, e.g. after tmux was installed
-      throw e;
-    });
+    app ??= composeShepherd({ cwd: ctx.cwd, onWarning: warn, ...(trusted === undefined ? {} : { projectTrusted: trusted }) })
+      .then((a) => (ready = a))
+      .catch((e) => {
+        app = undefined; // let a later call try again, e.g. after tmux was installed
+        throw e;
+      });
     return app;
   };
 
@@ -106,7 +108,10 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     if (ctx.hasUI) {
       for (const w of report.warnings) ctx.ui.notify(w, "warning");
       if (report.adopted.length > 0) {
-        ctx.ui.notify(`pi-shepherd: re-attached ${live} sheep${report.pruned.length ? `; ${report.pruned.length} whose panes were gone were pruned` : ""}.`, "info");
+        ctx.ui.notify(
+          `pi-shepherd: re-attached ${live} sheep${report.pruned.length ? `; ${report.pruned.length} whose panes were gone were pruned` : ""}.`,
+          "info",
+        );
       }
       if (live > 0) widget.touch(ctx);
     }
@@ -124,6 +129,8 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     current.shepherd.dispose();
     if (event.reason !== "quit" || !current.loaded.settings.closeOnExit) return;
     const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
-    await Promise.all(mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))));
+    await Promise.all(
+      mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))),
+    );
   });
 }

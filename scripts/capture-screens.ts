@@ -30,8 +30,30 @@ async function main() {
       `PI_SHEPHERD_TMUX_SOCKET=${socket}`,
       `PATH=${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
     ].flatMap((e) => ["-e", e]);
-    await tmux(["-f", "/dev/null", "new-session", "-d", "-s", "demo", "-x", "120", "-y", "40", "-c", work, ...env, node22, piCli, "-e", join(repoRoot, "extensions", "shepherd.ts")]);
-    const screen = async () => (await tmux(["capture-pane", "-p", "-t", "demo:0.0"])).replace(/\s+$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
+    await tmux([
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-s",
+      "demo",
+      "-x",
+      "120",
+      "-y",
+      "40",
+      "-c",
+      work,
+      ...env,
+      node22,
+      piCli,
+      "-e",
+      join(repoRoot, "extensions", "shepherd.ts"),
+    ]);
+    const screen = async () =>
+      (await tmux(["capture-pane", "-p", "-t", "demo:0.0"]))
+        .replace(/\s+$/gm, "")
+        .replace(/\n{3,}/g, "\n\n")
+        .trim();
     const until = async (re: RegExp, ms = 30_000) => {
       const end = Date.now() + ms;
       while (Date.now() < end) {

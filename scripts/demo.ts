@@ -49,7 +49,13 @@ async function main() {
   const call = async (args: Record<string, unknown>) => {
     say(`\nshepherd> ${JSON.stringify(args)}`);
     const r = await shepherd.call(args);
-    say((r.isError ? "ERROR " : "") + r.text.split("\n").map((l) => `  ${l}`).join("\n"));
+    say(
+      (r.isError ? "ERROR " : "") +
+        r.text
+          .split("\n")
+          .map((l) => `  ${l}`)
+          .join("\n"),
+    );
     if (r.isError) throw new Error(r.text);
     return r.details;
   };
@@ -64,16 +70,25 @@ async function main() {
       pids.push(s.pid);
     }
     await sleep(pause);
-    const p1 = (await call({
-      action: "prompt",
-      agentId: scout.agentId,
-      message: directive({ reply: "Scout report: the entry point is extensions/shepherd.ts; the core lives in src/core.", delayMs: 2500, chunks: 8, chunkDelayMs: 150 }),
-    })).prompt as { promptId: string };
-    const p2 = (await call({
-      action: "prompt",
-      agentId: worker.agentId,
-      message: directive({ reply: "Worker done: added the feature and ran the tests (all green).", delayMs: 2000, chunks: 8, chunkDelayMs: 150 }),
-    })).prompt as { promptId: string };
+    const p1 = (
+      await call({
+        action: "prompt",
+        agentId: scout.agentId,
+        message: directive({
+          reply: "Scout report: the entry point is extensions/shepherd.ts; the core lives in src/core.",
+          delayMs: 2500,
+          chunks: 8,
+          chunkDelayMs: 150,
+        }),
+      })
+    ).prompt as { promptId: string };
+    const p2 = (
+      await call({
+        action: "prompt",
+        agentId: worker.agentId,
+        message: directive({ reply: "Worker done: added the feature and ran the tests (all green).", delayMs: 2000, chunks: 8, chunkDelayMs: 150 }),
+      })
+    ).prompt as { promptId: string };
     const results = (await call({ action: "wait", promptIds: [p1.promptId, p2.promptId] })).results as { status: string; text?: string }[];
     await call({ action: "herd" });
     await sleep(pause);
@@ -91,7 +106,11 @@ async function main() {
         return false;
       }
     });
-    say(left.length ? `\nWARNING: sheep processes still running: ${left.join(", ")}` : "\nNothing left running: sheep closed, tmux server and temp files removed.");
+    say(
+      left.length
+        ? `\nWARNING: sheep processes still running: ${left.join(", ")}`
+        : "\nNothing left running: sheep closed, tmux server and temp files removed.",
+    );
     process.exitCode = ok && left.length === 0 ? 0 : 1;
   } catch (e) {
     await cleanup();

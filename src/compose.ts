@@ -55,7 +55,8 @@ export interface ComposeOptions {
 const TOKEN_KEY = Symbol.for("pi-shepherd.owner-token");
 function ownerToken(): string {
   const g = globalThis as unknown as Record<symbol, string | undefined>;
-  return (g[TOKEN_KEY] ??= newId("agent").slice(2));
+  g[TOKEN_KEY] ??= newId("agent").slice(2);
+  return g[TOKEN_KEY];
 }
 
 export function processOwner(): string {

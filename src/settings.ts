@@ -43,7 +43,10 @@ export const DEFAULT_SETTINGS: Settings = {
 export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>(["allowProjectAgentsWithoutUI", "maxDepth", "piCommand", "confirmProjectAgents"]);
 
 type Check = (v: unknown) => boolean;
-const oneOf = (...xs: string[]): Check => (v) => typeof v === "string" && xs.includes(v);
+const oneOf =
+  (...xs: string[]): Check =>
+  (v) =>
+    typeof v === "string" && xs.includes(v);
 const positiveInt: Check = (v) => typeof v === "number" && Number.isInteger(v) && v > 0;
 const bool: Check = (v) => typeof v === "boolean";
 

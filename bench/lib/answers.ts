@@ -24,4 +24,3 @@ export async function promptAndWait(shepherd: Shepherd, model: ModelProcess, age
   const entry = await model.entry(tag);
   return { promptId: p.promptId, promptMs, waitReturnedAt, lastByteAt: entry.lastByteAt! };
 }
-

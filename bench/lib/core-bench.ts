@@ -75,7 +75,9 @@ export async function runCore(fixture: RuntimeFixture, world: World, model: Mode
           fig.startMs.push(performance.now() - t0);
         },
         ...fixture.bareModes.map((mode) => async () => {
-          (fig.bareBootMs[mode] ??= []).push(await bareBoot(mode, host, fixture, world.definition, world.work));
+          const boots = fig.bareBootMs[mode] ?? [];
+          fig.bareBootMs[mode] = boots;
+          boots.push(await bareBoot(mode, host, fixture, world.definition, world.work));
         }),
       ];
       for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!();

@@ -20,7 +20,10 @@ export async function herdRound(shepherd: Shepherd, model: ModelProcess, agentDi
   for (const [i, id] of ids.entries()) {
     prompts.push(await shepherd.prompt(id, directive({ reply: `${tag} ${i}`, delayMs, tag: `${tag}-${i}` })));
   }
-  const items = await shepherd.wait(prompts.map((p) => p.promptId), { timeoutSec: 120 });
+  const items = await shepherd.wait(
+    prompts.map((p) => p.promptId),
+    { timeoutSec: 120 },
+  );
   const returnedAt = epochNow();
   items.forEach((it, i) => {
     if (it.status !== "completed" || it.text !== `${tag} ${i}`) throw new Error(`herd sheep ${i} answered ${JSON.stringify(it)}`);
@@ -35,4 +38,3 @@ export async function herdRound(shepherd: Shepherd, model: ModelProcess, agentDi
     answerSpreadMs: Math.max(...lastBytes) - Math.min(...lastBytes),
   };
 }
-

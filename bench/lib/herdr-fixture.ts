@@ -47,7 +47,13 @@ export async function herdrFixture(dir: string, baseEnv: NodeJS.ProcessEnv): Pro
       const out = await herdr(["tab", "create", "--workspace", root.workspace_id, "--cwd", cwd, ...envFlags, "--no-focus"]);
       const pane = (JSON.parse(out) as { result: { root_pane: { pane_id: string } } }).result.root_pane.pane_id;
       await herdr(["pane", "run", pane, shellLine(argv)]);
-      return { kill: () => herdr(["pane", "close", pane]).then(() => undefined, () => undefined) };
+      return {
+        kill: () =>
+          herdr(["pane", "close", pane]).then(
+            () => undefined,
+            () => undefined,
+          ),
+      };
     },
     cleanup: () => fake.cleanup(),
   };

@@ -1,4 +1,4 @@
-import { execa, type ResultPromise } from "execa";
+import { execa } from "execa";
 import { join } from "node:path";
 import type { LoggedRequest } from "../../test/support/scripted-model.js";
 import { repoRoot } from "../../test/support/rpc-shepherd.js";
@@ -14,7 +14,7 @@ export interface ModelProcess {
 
 /** Starts bench/model-server.ts as a child and talks to it over loopback HTTP. */
 export async function startModelProcess(): Promise<ModelProcess> {
-  const child: ResultPromise = execa(process.execPath, ["--import", "tsx", join(repoRoot, "bench", "model-server.ts")], {
+  const child = execa(process.execPath, ["--import", "tsx", join(repoRoot, "bench", "model-server.ts")], {
     cwd: repoRoot,
     stdin: "pipe",
     stdout: "pipe",

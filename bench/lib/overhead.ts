@@ -29,7 +29,10 @@ export async function overhead(shepherd: Shepherd, fixture: RuntimeFixture, ids:
   const idle1 = await end();
   const prompts = [];
   for (const id of ids) prompts.push(await shepherd.prompt(id, directive({ reply: "late", delayMs: windowMs + 3000 })));
-  const waiting = shepherd.wait(prompts.map((p) => p.promptId), { timeoutSec: 120 });
+  const waiting = shepherd.wait(
+    prompts.map((p) => p.promptId),
+    { timeoutSec: 120 },
+  );
   await sleep(500);
   const a = await begin();
   await sleep(windowMs);

@@ -14,8 +14,7 @@ export interface PrivateTmux {
 }
 
 export async function privateTmux(tmuxBin: string, socket: string, env: NodeJS.ProcessEnv): Promise<PrivateTmux> {
-  const tmux = async (args: readonly string[]) =>
-    String((await execa(tmuxBin, ["-S", socket, ...args], { env, extendEnv: false, stdin: "ignore" })).stdout);
+  const tmux = async (args: readonly string[]) => String((await execa(tmuxBin, ["-S", socket, ...args], { env, extendEnv: false, stdin: "ignore" })).stdout);
   const has = await execa(tmuxBin, ["-S", socket, "has-session", "-t", "=bench-bare"], { env, extendEnv: false, reject: false, stdin: "ignore" });
   if (has.exitCode !== 0) await tmux(["-f", "/dev/null", "new-session", "-d", "-s", "bench-bare", "-x", "200", "-y", "50"]);
   return {
@@ -25,7 +24,13 @@ export async function privateTmux(tmuxBin: string, socket: string, env: NodeJS.P
       const command = mode === "direct" ? ["--", ...argv] : [];
       const pane = (await tmux(["new-window", "-d", "-t", "=bench-bare:", "-c", cwd, ...flags, "-P", "-F", "#{pane_id}", ...command])).trim();
       if (mode === "typed") await tmux(["send-keys", "-t", pane, "-l", "--", shellLine(argv), ";", "send-keys", "-t", pane, "Enter"]);
-      return { kill: () => tmux(["kill-pane", "-t", pane]).then(() => undefined, () => undefined) };
+      return {
+        kill: () =>
+          tmux(["kill-pane", "-t", pane]).then(
+            () => undefined,
+            () => undefined,
+          ),
+      };
     },
     async kill() {
       await execa(tmuxBin, ["-S", socket, "kill-server"], { env, extendEnv: false, reject: false, stdin: "ignore" });

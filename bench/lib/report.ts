@@ -29,7 +29,13 @@ const perSheepSecond = (calls: number, sheep: number, windowMs: number) => round
 export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
   const names = Object.keys(runs);
   const rows: Row[] = [];
-  const row = (metric: string, via: Row["via"], unit: string, pick: (r: RuntimeRun) => { value: number | string; detail?: string } | undefined, target?: { text: string; ok: (v: number) => boolean }) => {
+  const row = (
+    metric: string,
+    via: Row["via"],
+    unit: string,
+    pick: (r: RuntimeRun) => { value: number | string; detail?: string } | undefined,
+    target?: { text: string; ok: (v: number) => boolean },
+  ) => {
     const values: Record<string, number | string> = {};
     const detail: Record<string, string> = {};
     const met: Record<string, boolean> = {};
@@ -45,50 +51,100 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
   const typed = (r: RuntimeRun) => median(r.core.bareBootMs.typed ?? []);
 
   row("one multiplexer process (reference)", "bench", "ms", (r) => ({ value: round(median(r.core.multiplexerCallMs), 1) }));
-  row("start / bare pi boot", "core", "x", (r) => ({ value: round(median(r.core.startMs) / typed(r), 3), detail: `${ms(median(r.core.startMs))} / ${ms(typed(r))}` }), { text: "<= 1.15", ok: (v) => v <= 1.15 });
+  row(
+    "start / bare pi boot",
+    "core",
+    "x",
+    (r) => ({ value: round(median(r.core.startMs) / typed(r), 3), detail: `${ms(median(r.core.startMs))} / ${ms(typed(r))}` }),
+    { text: "<= 1.15", ok: (v) => v <= 1.15 },
+  );
   row("start / bare pi boot, no shell (reference)", "core", "x", (r) => {
     const direct = r.core.bareBootMs.direct;
-    return direct?.length ? { value: round(median(r.core.startMs) / median(direct), 3), detail: `${ms(median(r.core.startMs))} / ${ms(median(direct))}` } : undefined;
+    return direct?.length
+      ? { value: round(median(r.core.startMs) / median(direct), 3), detail: `${ms(median(r.core.startMs))} / ${ms(median(direct))}` }
+      : undefined;
   });
-  row("start tool call / bare pi boot", "rpc", "x", (r) => {
-    const bare = median(r.rpc.bareBootMs);
-    return { value: round(median(r.rpc.startToolMs) / bare, 3), detail: `${ms(median(r.rpc.startToolMs))} / ${ms(bare)}` };
-  }, { text: "<= 1.15", ok: (v) => v <= 1.15 });
+  row(
+    "start tool call / bare pi boot",
+    "rpc",
+    "x",
+    (r) => {
+      const bare = median(r.rpc.bareBootMs);
+      return { value: round(median(r.rpc.startToolMs) / bare, 3), detail: `${ms(median(r.rpc.startToolMs))} / ${ms(bare)}` };
+    },
+    { text: "<= 1.15", ok: (v) => v <= 1.15 },
+  );
   row("prompt", "core", "ms", (r) => ({ value: round(median(r.core.promptMs), 2) }), { text: "< 20 ms", ok: (v) => v < 20 });
   row("prompt tool call", "rpc", "ms", (r) => ({ value: round(median(r.rpc.promptToolMs), 2) }), { text: "< 20 ms", ok: (v) => v < 20 });
-  row("answer to wait", "core", "ms", (r) => ({
-    value: round(median(r.core.answerToWaitMs), 1),
-    detail: `last byte->result file ${ms(median(r.core.lastByteToResultFileMs))}, file->wait ${ms(median(r.core.resultFileToWaitMs))}`,
-  }), { text: "< 25 ms", ok: (v) => v < 25 });
+  row(
+    "answer to wait",
+    "core",
+    "ms",
+    (r) => ({
+      value: round(median(r.core.answerToWaitMs), 1),
+      detail: `last byte->result file ${ms(median(r.core.lastByteToResultFileMs))}, file->wait ${ms(median(r.core.resultFileToWaitMs))}`,
+    }),
+    { text: "< 25 ms", ok: (v) => v < 25 },
+  );
   row("answer to wait tool result", "rpc", "ms", (r) => ({ value: round(median(r.rpc.answerToWaitToolMs), 1) }), { text: "< 25 ms", ok: (v) => v < 25 });
   const sizes = [...new Set(Object.values(runs).flatMap((r) => r.core.herd.map((h) => h.n)))];
   for (const n of sizes) {
     const biggest = n === Math.max(...sizes);
-    row(`herd of ${n}: tail after the last answer`, "core", "ms", (r) => {
-      const rounds = r.core.herd.filter((h) => h.n === n);
-      return {
-        value: round(median(rounds.map((h) => h.tailMs)), 1),
-        detail: `${rounds.every((h) => h.overlapped) ? "overlapped" : "NOT overlapped"}, answers within ${ms(median(rounds.map((h) => h.answerSpreadMs)))}, after the last result file ${ms(median(rounds.map((h) => h.afterLastResultMs)))}`,
-      };
-    }, biggest ? { text: "< 60 ms", ok: (v) => v < 60 } : undefined);
+    row(
+      `herd of ${n}: tail after the last answer`,
+      "core",
+      "ms",
+      (r) => {
+        const rounds = r.core.herd.filter((h) => h.n === n);
+        return {
+          value: round(median(rounds.map((h) => h.tailMs)), 1),
+          detail: `${rounds.every((h) => h.overlapped) ? "overlapped" : "NOT overlapped"}, answers within ${ms(median(rounds.map((h) => h.answerSpreadMs)))}, after the last result file ${ms(median(rounds.map((h) => h.afterLastResultMs)))}`,
+        };
+      },
+      biggest ? { text: "< 60 ms", ok: (v) => v < 60 } : undefined,
+    );
   }
   row("herd: all sheep worked at the same time", "core", "", (r) => ({ value: r.core.herd.every((h) => h.overlapped) ? "yes" : "no" }));
-  row("CPU while waiting on 8 sheep", "core", "% of a core", (r) => ({
-    value: pct(r.core.overhead.cpuMs, r.core.overhead.windowMs),
-    detail: `idle ${pct(r.core.overhead.idle.cpuMs, r.core.overhead.idle.windowMs)}%, multiplexer children ${pct(r.core.overhead.childCpuMs, r.core.overhead.windowMs)}%`,
-  }), { text: "< 2 %", ok: (v) => v < 2 });
-  row("CPU while waiting on 8 sheep (pi shepherd process)", "rpc", "% of a core", (r) => ({
-    value: pct(r.rpc.overhead.cpuMs, r.rpc.overhead.windowMs),
-    detail: `idle pi ${pct(r.rpc.overhead.idle.cpuMs, r.rpc.overhead.idle.windowMs)}%`,
-  }), { text: "< 2 %", ok: (v) => v < 2 });
-  row("multiplexer processes while waiting", "core", "/sheep/s", (r) => ({
-    value: perSheepSecond(r.core.overhead.multiplexerCalls, r.core.overhead.sheep, r.core.overhead.windowMs),
-    detail: `${r.core.overhead.multiplexerCalls} in ${ms(r.core.overhead.windowMs)}`,
-  }), { text: "<= 1", ok: (v) => v <= 1 });
-  row("multiplexer processes while waiting", "rpc", "/sheep/s", (r) => ({
-    value: perSheepSecond(r.rpc.overhead.multiplexerCalls, r.rpc.overhead.sheep, r.rpc.overhead.windowMs),
-    detail: `${r.rpc.overhead.multiplexerCalls} in ${ms(r.rpc.overhead.windowMs)}`,
-  }), { text: "<= 1", ok: (v) => v <= 1 });
+  row(
+    "CPU while waiting on 8 sheep",
+    "core",
+    "% of a core",
+    (r) => ({
+      value: pct(r.core.overhead.cpuMs, r.core.overhead.windowMs),
+      detail: `idle ${pct(r.core.overhead.idle.cpuMs, r.core.overhead.idle.windowMs)}%, multiplexer children ${pct(r.core.overhead.childCpuMs, r.core.overhead.windowMs)}%`,
+    }),
+    { text: "< 2 %", ok: (v) => v < 2 },
+  );
+  row(
+    "CPU while waiting on 8 sheep (pi shepherd process)",
+    "rpc",
+    "% of a core",
+    (r) => ({
+      value: pct(r.rpc.overhead.cpuMs, r.rpc.overhead.windowMs),
+      detail: `idle pi ${pct(r.rpc.overhead.idle.cpuMs, r.rpc.overhead.idle.windowMs)}%`,
+    }),
+    { text: "< 2 %", ok: (v) => v < 2 },
+  );
+  row(
+    "multiplexer processes while waiting",
+    "core",
+    "/sheep/s",
+    (r) => ({
+      value: perSheepSecond(r.core.overhead.multiplexerCalls, r.core.overhead.sheep, r.core.overhead.windowMs),
+      detail: `${r.core.overhead.multiplexerCalls} in ${ms(r.core.overhead.windowMs)}`,
+    }),
+    { text: "<= 1", ok: (v) => v <= 1 },
+  );
+  row(
+    "multiplexer processes while waiting",
+    "rpc",
+    "/sheep/s",
+    (r) => ({
+      value: perSheepSecond(r.rpc.overhead.multiplexerCalls, r.rpc.overhead.sheep, r.rpc.overhead.windowMs),
+      detail: `${r.rpc.overhead.multiplexerCalls} in ${ms(r.rpc.overhead.windowMs)}`,
+    }),
+    { text: "<= 1", ok: (v) => v <= 1 },
+  );
   return rows;
 }
 
@@ -111,14 +167,20 @@ export function renderTable(rows: Row[], names: string[]): string {
     verdict(r),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join(" | ")
+      .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("-|-"), ...body.map(line)].join("\n");
 }
 
 /** "met", or which runtimes missed the target. */
 export function verdict(r: Row): string {
   if (!r.met) return "";
-  const missed = Object.entries(r.met).filter(([, ok]) => !ok).map(([n]) => n);
+  const missed = Object.entries(r.met)
+    .filter(([, ok]) => !ok)
+    .map(([n]) => n);
   return missed.length === 0 ? "met" : `MISSED (${missed.join(", ")})`;
 }
 
@@ -134,7 +196,12 @@ export function summarizeRun(r: RuntimeRun) {
       answerToWaitMs: summarize(c.answerToWaitMs),
       lastByteToResultFileMs: summarize(c.lastByteToResultFileMs),
       resultFileToWaitMs: summarize(c.resultFileToWaitMs),
-      herd: c.herd.map((h) => ({ ...h, tailMs: round(h.tailMs, 1), afterLastResultMs: round(h.afterLastResultMs, 1), answerSpreadMs: round(h.answerSpreadMs, 1) })),
+      herd: c.herd.map((h) => ({
+        ...h,
+        tailMs: round(h.tailMs, 1),
+        afterLastResultMs: round(h.afterLastResultMs, 1),
+        answerSpreadMs: round(h.answerSpreadMs, 1),
+      })),
       overhead: c.overhead,
     },
     rpc: {

@@ -43,7 +43,13 @@ export async function runRpc(fixture: RuntimeFixture, world: World, model: Model
   const env = { ...world.env, ...fixture.env };
   const rpc = RpcShepherd.start({ cwd: world.work, env });
   const pids: number[] = [];
-  const fig: RpcFigures = { startToolMs: [], bareBootMs: [], promptToolMs: [], answerToWaitToolMs: [], overhead: undefined as unknown as RpcFigures["overhead"] };
+  const fig: RpcFigures = {
+    startToolMs: [],
+    bareBootMs: [],
+    promptToolMs: [],
+    answerToWaitToolMs: [],
+    overhead: undefined as unknown as RpcFigures["overhead"],
+  };
   const call = async (args: Record<string, unknown>, timeoutMs = 120_000): Promise<Timed> => {
     const isShepherd = (type: string) => (e: { type: string; toolName?: unknown }) => e.type === type && e.toolName === "shepherd";
     const startAt = rpc.next(isShepherd("tool_execution_start"), timeoutMs).then(() => epochNow());

@@ -15,7 +15,8 @@ const YAML: Engine = { parse: registry.engines.yaml!.parse };
 /** Every name gray-matter knows (with its aliases) and the usual add-ons; all refuse. */
 const FOREIGN = ["javascript", "js", "coffee", "coffeescript", "cson", "json", "toml", "yml"];
 
-const refusal = (name: string) => `front matter language "${name.slice(0, 40)}" is not allowed: only YAML front matter is read, and this file was not evaluated`;
+const refusal = (name: string) =>
+  `front matter language "${name.slice(0, 40)}" is not allowed: only YAML front matter is read, and this file was not evaluated`;
 
 class Refused extends Error {}
 

@@ -29,9 +29,13 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
   const description = requiredString(fm, "description");
   if (typeof description !== "string") return { ok: false, reason: description.reason };
   let tools: string[] | undefined;
-  if (typeof fm.tools === "string") tools = fm.tools.split(",").map((t) => t.trim()).filter(Boolean);
+  if (typeof fm.tools === "string")
+    tools = fm.tools
+      .split(",")
+      .map((t) => t.trim())
+      .filter(Boolean);
   else if (Array.isArray(fm.tools) && fm.tools.every((t) => typeof t === "string")) tools = (fm.tools as string[]).map((t) => t.trim()).filter(Boolean);
-  else if (fm.tools !== undefined && fm.tools !== null) return { ok: false, reason: "\"tools\" must be a comma-separated string or a list of names" };
+  else if (fm.tools !== undefined && fm.tools !== null) return { ok: false, reason: '"tools" must be a comma-separated string or a list of names' };
   for (const t of tools ?? []) {
     if (!TOOL.test(t) || t.startsWith("-")) return { ok: false, reason: `tool name "${t}" is not valid` };
   }
@@ -52,7 +56,7 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
       description,
       source,
       path,
-      ...(tools && tools.length ? { tools } : {}),
+      ...(tools?.length ? { tools } : {}),
       ...(typeof fm.model === "string" ? { model: fm.model.trim() } : {}),
       ...(typeof fm.thinking === "string" ? { thinking: fm.thinking.trim() } : {}),
       ...(systemPrompt ? { systemPrompt } : {}),

@@ -59,7 +59,10 @@ export class Herd {
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */
   watch(agentId: string): void {
-    this.watches.set(agentId, this.opts.host.subscribe(agentId, () => this.bells.ring(agentId)));
+    this.watches.set(
+      agentId,
+      this.opts.host.subscribe(agentId, () => this.bells.ring(agentId)),
+    );
   }
 
   unwatch(agentId: string): void {
@@ -97,9 +100,7 @@ export class Herd {
     const ids = new Set(agents.map((a) => a.agentId));
     const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
     const forgotten = [...this.forgotten].filter((id) => !ids.has(id));
-    return store
-      .save(this.opts.owner, { agents: agents.map((a) => ({ ...a })), prompts: prompts.map((p) => ({ ...p })), forgotten })
-      .catch(() => undefined);
+    return store.save(this.opts.owner, { agents: agents.map((a) => ({ ...a })), prompts: prompts.map((p) => ({ ...p })), forgotten }).catch(() => undefined);
   }
 
   /**

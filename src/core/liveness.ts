@@ -14,7 +14,7 @@ export class LivenessMonitor {
   private cache = new Map<string, { value: PaneLiveness; at: number }>();
   /** The panes of the sheep asked about, so one refresh can cover every watched sheep. */
   private readonly panes = new Map<string, string>();
-  private inflight?: Promise<void>;
+  private inflight: Promise<void> | undefined;
   private inflightIds = new Set<string>();
 
   constructor(

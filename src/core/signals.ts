@@ -44,8 +44,8 @@ export class Bells {
     const onRing = () => stop.abort();
     const onAbort = () => stop.abort();
     for (const id of agentIds) {
-      let set = this.listeners.get(id);
-      if (!set) this.listeners.set(id, (set = new Set()));
+      const set = this.listeners.get(id) ?? new Set<() => void>();
+      this.listeners.set(id, set);
       set.add(onRing);
     }
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -26,16 +26,18 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     cwd: req.cwd,
     ...(req.model !== undefined ? { model: req.model } : {}),
   });
-  const pane = await runtime.createPane({
-    agentId,
-    placement: req.placement ?? "tab",
-    direction: req.direction ?? "right",
-    cwd: req.cwd,
-    label,
-  }).catch(async (e: unknown) => {
-    await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
-    throw e;
-  });
+  const pane = await runtime
+    .createPane({
+      agentId,
+      placement: req.placement ?? "tab",
+      direction: req.direction ?? "right",
+      cwd: req.cwd,
+      label,
+    })
+    .catch(async (e: unknown) => {
+      await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
+      throw e;
+    });
   const model = req.model ?? req.definition.model;
   const rec: AgentRecord = {
     agentId,
@@ -66,7 +68,6 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   const { owner: _owner, state: _state, activePromptId: _active, ...started } = rec;
   return started;
 }
-
 
 function pickLabel(herd: Herd, wanted: string | undefined, name: string): string {
   if (wanted !== undefined) {
@@ -113,9 +114,8 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<ne
   await host.cleanup(rec.agentId).catch(() => undefined);
   herd.forget(rec);
   await herd.persist();
-  const reason = cause instanceof ShepherdError && cause.code === "start_failed"
-    ? cause.message.replace(/^\[start_failed\] /, "")
-    : (abortText(cause) ?? errorText(cause));
+  const reason =
+    cause instanceof ShepherdError && cause.code === "start_failed" ? cause.message.replace(/^\[start_failed\] /, "") : (abortText(cause) ?? errorText(cause));
   const tail = lines.trim() ? `\nLast lines of its pane:\n${lines.trimEnd().split("\n").slice(-15).join("\n")}` : "";
   throw new ShepherdError("start_failed", `sheep "${rec.label}" (${rec.agent}) did not start: ${reason}${tail}`, { cause });
 }

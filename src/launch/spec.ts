@@ -24,7 +24,8 @@ export interface SpecInput {
  * Variables a sheep needs to reach the same models as its shepherd. A pane's shell does not
  * inherit the shepherd's environment, so they travel in the (private) spec file instead.
  */
-const CARRIED = /^(PI_(?!SHEPHERD_)\w+|PATH|LANG|LC_\w+|\w+_API_KEY|\w+_BASE_URL|ANTHROPIC_\w+|OPENAI_\w+|GEMINI_\w+|GOOGLE_\w+|AWS_\w+|AZURE_\w+|VERTEX_\w+|MISTRAL_\w+|GROQ_\w+|XAI_\w+|OPENROUTER_\w+|DEEPSEEK_\w+|CEREBRAS_\w+|COPILOT_\w+|GITHUB_TOKEN|GH_TOKEN|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE)$/;
+const CARRIED =
+  /^(PI_(?!SHEPHERD_)\w+|PATH|LANG|LC_\w+|\w+_API_KEY|\w+_BASE_URL|ANTHROPIC_\w+|OPENAI_\w+|GEMINI_\w+|GOOGLE_\w+|AWS_\w+|AZURE_\w+|VERTEX_\w+|MISTRAL_\w+|GROQ_\w+|XAI_\w+|OPENROUTER_\w+|DEEPSEEK_\w+|CEREBRAS_\w+|COPILOT_\w+|GITHUB_TOKEN|GH_TOKEN|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE)$/;
 
 /** An argument that starts with "-" would be read by pi as an option: refuse, never pass it on. */
 function plainArg(kind: string, value: string): string {

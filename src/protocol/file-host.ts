@@ -117,7 +117,10 @@ export class FileSheepHost implements SheepHost {
       clearInterval(poll);
       poll = undefined;
     };
-    for (const [dir, matters] of [[layout.dir, reportName], [layout.outbox, resultName]] as const) {
+    for (const [dir, matters] of [
+      [layout.dir, reportName],
+      [layout.outbox, resultName],
+    ] as const) {
       try {
         // pi appends to session.jsonl in this directory all through a turn, and every atomic
         // write first creates a temp file: waking the waiters for those only costs reads.
@@ -147,11 +150,7 @@ export class FileSheepHost implements SheepHost {
     } catch {
       return;
     }
-    await Promise.all(
-      names
-        .filter((n) => n !== "session.jsonl")
-        .map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })),
-    );
+    await Promise.all(names.filter((n) => n !== "session.jsonl").map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
   }

@@ -25,8 +25,7 @@ const lockFs = {
   stat: fs.stat,
   utimes: fs.utimes,
   mkdir: (path: string, cb: Callback) => fs.mkdir(path, { mode: 0o700 }, cb),
-  rmdir: (path: string, cb: Callback) =>
-    fs.rmdir(path, (err) => (err?.code === "ENOTDIR" ? fs.unlink(path, cb) : cb(err))),
+  rmdir: (path: string, cb: Callback) => fs.rmdir(path, (err) => (err?.code === "ENOTDIR" ? fs.unlink(path, cb) : cb(err))),
   rmdirSync: (path: string) => {
     try {
       fs.rmdirSync(path);

@@ -19,7 +19,6 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 /** tmux `%12`, herdr `w1:p3` and kin; never an option (`-t`) or anything a shell would split. */
 const PANE_ID = /^(?!-)[A-Za-z0-9%_:.-]{1,64}$/;
 
-
 type Problem = string | undefined;
 
 function isObject(x: unknown): x is Record<string, unknown> {
@@ -102,7 +101,10 @@ export function checkRecords(agents: readonly unknown[], prompts: readonly unkno
   agents.forEach((record, index) => {
     const a = record as AgentRecord;
     const reason = agentProblem(record) ?? (agentIds.get(a.agentId)! > 1 ? "agentId appears more than once" : undefined);
-    if (reason === undefined) return void out.agents.push(a);
+    if (reason === undefined) {
+      out.agents.push(a);
+      return;
+    }
     if (isObject(record) && typeof record.agentId === "string") rejectedAgents.add(record.agentId);
     out.rejected.push({ kind: "agent", index, reason, record });
   });
@@ -112,7 +114,10 @@ export function checkRecords(agents: readonly unknown[], prompts: readonly unkno
       promptProblem(record) ??
       (rejectedAgents.has(p.agentId) ? "its agent record was set aside" : undefined) ??
       (promptIds.get(p.promptId)! > 1 ? "promptId appears more than once" : undefined);
-    if (reason === undefined) return void out.prompts.push(p);
+    if (reason === undefined) {
+      out.prompts.push(p);
+      return;
+    }
     out.rejected.push({ kind: "prompt", index, reason, record });
   });
   return out;

@@ -86,7 +86,9 @@ export class FileStateStore implements StateStore {
       for (const [owner, mine] of jobs) if (!this.pending.has(owner)) this.pending.set(owner, mine);
       if (!this.failing) {
         this.failing = true;
-        this.options.onWarning?.(`pi-shepherd: could not write ${this.file} (${(e as Error).message}); will retry on the next change, and the records stay in memory meanwhile.`);
+        this.options.onWarning?.(
+          `pi-shepherd: could not write ${this.file} (${(e as Error).message}); will retry on the next change, and the records stay in memory meanwhile.`,
+        );
       }
       throw e;
     }
@@ -123,7 +125,10 @@ export class FileStateStore implements StateStore {
       // Never fail to start over a bad file; keep it for the user to look at.
       const aside = `${this.file}.corrupt-${Date.now()}`;
       await rename(this.file, aside).catch(() => undefined);
-      return { state: EMPTY(), warnings: [`pi-shepherd: ${this.file} could not be read (${(e as Error).message}); moved it to ${aside} and started with no records.`] };
+      return {
+        state: EMPTY(),
+        warnings: [`pi-shepherd: ${this.file} could not be read (${(e as Error).message}); moved it to ${aside} and started with no records.`],
+      };
     }
     const checked = checkRecords(data.agents, data.prompts);
     const state = { agents: checked.agents, prompts: checked.prompts };
@@ -135,7 +140,9 @@ export class FileStateStore implements StateStore {
     const n = checked.rejected.length;
     return {
       state,
-      warnings: [`pi-shepherd: set aside ${n} record${n === 1 ? "" : "s"} of ${this.file} that failed validation (${rejectionSummary(checked.rejected)}); they are not used and were moved to ${aside}.`],
+      warnings: [
+        `pi-shepherd: set aside ${n} record${n === 1 ? "" : "s"} of ${this.file} that failed validation (${rejectionSummary(checked.rejected)}); they are not used and were moved to ${aside}.`,
+      ],
     };
   }
 

@@ -47,8 +47,12 @@ export type ToolCommand =
       cwd?: string;
     };
 
+type CommandOf<A extends ToolCommand["action"]> = Extract<ToolCommand, { action: A }>;
+/** A command as the checkers return it: each optional field is a value or undefined. */
+type Loose<T> = { [K in keyof T]-?: T[K] | undefined };
+
 /** Keeps only the keys whose value is set, so optional fields stay absent rather than undefined. */
-function defined<T extends object>(o: T): T {
+function defined<T extends object>(o: Loose<T>): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
@@ -58,7 +62,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
   const action = actionOf(p);
   switch (action) {
     case "start":
-      return defined({
+      return defined<CommandOf<"start">>({
         action,
         agent: requireString(p, "agent", action),
         label: optionalString(p, "label"),
@@ -78,21 +82,21 @@ export function parseToolCommand(raw: unknown): ToolCommand {
       return { action, agentId, message };
     }
     case "wait":
-      return defined({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
+      return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
     case "status":
     case "close":
       return { action, agentId: requireString(p, "agentId", action) };
     case "sheep":
-      return defined({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
+      return defined<CommandOf<"sheep">>({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
     case "herd":
-      return defined({ action, all: optionalBoolean(p, "all") });
+      return defined<CommandOf<"herd">>({ action, all: optionalBoolean(p, "all") });
     case "read":
-      return defined({ action, target: requireString(p, "target", action), lines: optionalNumber(p, "lines", 1, 10_000) });
+      return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), lines: optionalNumber(p, "lines", 1, 10_000) });
     case "prune":
       return { action };
     case "delegate": {
       const { mode, tasks } = delegateTasks(p);
-      return defined({
+      return defined<CommandOf<"delegate">>({
         action,
         mode,
         tasks,

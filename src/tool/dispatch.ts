@@ -27,7 +27,10 @@ const MAX_TEXT = 50_000;
 
 function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
   // The full text always stays in details; only what the model reads inline is capped.
-  const shown = text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}\n[... ${text.length - MAX_TEXT} more characters; the full text is in the result details and the sheep's session file]` : text;
+  const shown =
+    text.length > MAX_TEXT
+      ? `${text.slice(0, MAX_TEXT)}\n[... ${text.length - MAX_TEXT} more characters; the full text is in the result details and the sheep's session file]`
+      : text;
   return { content: [{ type: "text", text: shown }], details: { action, ...details } };
 }
 
@@ -96,7 +99,15 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
     case "herd": {
       const agents = await shepherd.herd();
       if (cmd.all !== true) return result(action, herdText(agents), { agents });
-      const others = (await shepherd.others()).map((a) => ({ agentId: a.agentId, agent: a.agent, label: a.label, runtime: a.runtime, state: a.state, owner: a.owner, createdAt: a.createdAt }));
+      const others = (await shepherd.others()).map((a) => ({
+        agentId: a.agentId,
+        agent: a.agent,
+        label: a.label,
+        runtime: a.runtime,
+        state: a.state,
+        owner: a.owner,
+        createdAt: a.createdAt,
+      }));
       const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
       return result(action, [herdText(agents), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), { agents, others });
     }
@@ -111,7 +122,9 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
     }
     case "prune": {
       const removed = await shepherd.prune();
-      return result(action, removed.length ? `Pruned ${removed.length}: ${removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive.", { removed });
+      return result(action, removed.length ? `Pruned ${removed.length}: ${removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive.", {
+        removed,
+      });
     }
   }
 }

@@ -67,7 +67,9 @@ export function closeText(c: CloseOutcome): string {
 }
 
 export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): string {
-  const lines = agents.map((a) => `- ${a.name} (${a.source}): ${a.description}${a.tools ? ` [tools: ${a.tools.join(", ")}]` : ""}${a.model ? ` [model: ${a.model}]` : ""}`);
+  const lines = agents.map(
+    (a) => `- ${a.name} (${a.source}): ${a.description}${a.tools ? ` [tools: ${a.tools.join(", ")}]` : ""}${a.model ? ` [model: ${a.model}]` : ""}`,
+  );
   if (skipped.length) {
     lines.push("", "Skipped files:");
     for (const s of skipped) lines.push(`- ${s.path}: ${s.reason}`);

@@ -26,7 +26,11 @@ function lenientArray(key: string, v: unknown): unknown {
   const parsed = parseJson(text);
   if (Array.isArray(parsed)) return parsed;
   // Ids are nanoids (no commas), so a comma only ever separates ids.
-  if (key === "promptIds" && typeof parsed === "string") return parsed.split(",").map((s) => s.trim()).filter(Boolean);
+  if (key === "promptIds" && typeof parsed === "string")
+    return parsed
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   return wrapped ? v : parsed;
 }
 

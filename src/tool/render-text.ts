@@ -49,7 +49,11 @@ export function renderCallText(args: Args, t: Paint): string {
       } else {
         const mode = Array.isArray(args.chain) ? "chain" : "parallel";
         parts.push(t.fg("muted", `${mode} (${list.length} ${mode === "chain" ? "steps" : "tasks"})`));
-        const shown = list.slice(0, 3).map((x, i) => `\n  ${i + 1}. ${t.fg("accent", String(x.agent ?? "?"))} ${t.fg("dim", oneLine(String(x.task ?? "").replace(/\{previous\}/g, ""), 40))}`);
+        const shown = list
+          .slice(0, 3)
+          .map(
+            (x, i) => `\n  ${i + 1}. ${t.fg("accent", String(x.agent ?? "?"))} ${t.fg("dim", oneLine(String(x.task ?? "").replace(/\{previous\}/g, ""), 40))}`,
+          );
         parts.push(shown.join("") + (list.length > 3 ? t.fg("dim", `\n  … ${list.length - 3} more`) : ""));
       }
       break;
@@ -105,7 +109,13 @@ export function renderResultText(
   const text = (result.content ?? []).map((c) => c.text ?? "").join("");
   if (o.isError) return t.fg("error", `✗ ${text}`);
   const d = result.details ?? {};
-  const progress = d.progress as { done?: number; total?: number; items?: { agent?: string; label?: string; state?: string; elapsedSec?: number; elapsedMs?: number; promptId?: string }[] } | undefined;
+  const progress = d.progress as
+    | {
+        done?: number;
+        total?: number;
+        items?: { agent?: string; label?: string; state?: string; elapsedSec?: number; elapsedMs?: number; promptId?: string }[];
+      }
+    | undefined;
   if (o.isPartial && progress) {
     const lines = [t.fg("muted", `${progress.done ?? 0}/${progress.total ?? 0} done`)];
     for (const i of progress.items ?? []) {

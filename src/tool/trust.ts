@@ -18,7 +18,10 @@ export interface TrustContext {
 export async function approveDefinition(def: AgentDefinition, callConfirms: boolean, t: TrustContext): Promise<void> {
   if (def.source !== "project") return;
   if (t.isProjectTrusted && t.isProjectTrusted() === false) {
-    throw new ShepherdError("project_agent_refused", `project agent "${def.name}" (${def.path}) is refused: this project is not trusted. Trust it in pi (/trust) first.`);
+    throw new ShepherdError(
+      "project_agent_refused",
+      `project agent "${def.name}" (${def.path}) is refused: this project is not trusted. Trust it in pi (/trust) first.`,
+    );
   }
   // A model may ask to skip the question, but only the user's own settings can grant that.
   const mustConfirm = callConfirms || t.userConfirms;

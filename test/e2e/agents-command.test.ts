@@ -109,7 +109,9 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
   });
 
   it("reports settings problems to the user at startup", async () => {
-    const e = await shepherd.until((x) => x.type === "extension_ui_request" && x.method === "notify" && String(x.message).startsWith("pi-shepherd settings problems"));
+    const e = await shepherd.until(
+      (x) => x.type === "extension_ui_request" && x.method === "notify" && String(x.message).startsWith("pi-shepherd settings problems"),
+    );
     assert.equal(e.notifyType, "warning");
     assert.match(String(e.message), /settings\.json: unknown key "colour"/);
     assert.match(String(e.message), /shepherd\.json: "allowProjectAgentsWithoutUI" can only be set in the user's settings/);
@@ -118,7 +120,13 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
   it("sheep lists definitions of every scope with source, path and tools, and the skipped file with its reason", async () => {
     const r = await ok({ action: "sheep", agentScope: "both" });
     const agents = new Map((r.details.agents as { name: string; source: string; path: string; tools?: string[] }[]).map((a) => [a.name, a]));
-    assert.deepEqual(agents.get("probe"), { name: "probe", description: "a probe with two tools", source: "user", path: join(agentDir, "agents", "probe.md"), tools: ["read", "grep"] });
+    assert.deepEqual(agents.get("probe"), {
+      name: "probe",
+      description: "a probe with two tools",
+      source: "user",
+      path: join(agentDir, "agents", "probe.md"),
+      tools: ["read", "grep"],
+    });
     assert.equal(agents.get("proj")?.source, "project");
     assert.equal(agents.get("proj")?.path, join(work, ".pi", "agents", "proj.md"));
     for (const b of ["scout", "planner", "worker", "reviewer"]) assert.equal(agents.get(b)?.source, "bundled", b);
@@ -159,7 +167,10 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
   it("herd lists live sheep with state, runtime and age; read shows a sheep's screen by label", async () => {
     const r = await ok({ action: "herd" });
     const agents = r.details.agents as { agentId: string; label: string; state: string; runtime: string; paneAlive: boolean }[];
-    assert.deepEqual(agents.map((a) => [a.agentId, a.label, a.state, a.runtime, a.paneAlive]), [[probe.agentId, "probe-1", "idle", "tmux", true]]);
+    assert.deepEqual(
+      agents.map((a) => [a.agentId, a.label, a.state, a.runtime, a.paneAlive]),
+      [[probe.agentId, "probe-1", "idle", "tmux", true]],
+    );
     assert.match(r.text, /^probe-1 \(a_\w{10}, agent probe\): idle; pane alive on tmux\. Started \d+s ago\.$/);
     let text = "";
     for (let i = 0; i < 40 && !text.includes("probe says hi"); i++) {
@@ -182,10 +193,13 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
 
   it("/shepherd with no argument shows the herd and a short help", async () => {
     const notices = await shepherd.slash("/shepherd");
-    assert.deepEqual(notices.map((n) => n.level), ["info", "info"]);
+    assert.deepEqual(
+      notices.map((n) => n.level),
+      ["info", "info"],
+    );
     assert.match(notices[0]!.text, new RegExp(`^Herd \\(1\\):\\n  probe-1 \\(${probe.agentId}, probe\\): idle · tmux · \\d+[smh]`));
     assert.match(notices[1]!.text, /^\/shepherd <subcommand> \(no argument: the herd and this help\)\n/);
-    assert.match(await slash("help"), /\n  start <agent> \[--label L\] .* — start a sheep from an agent definition/);
+    assert.match(await slash("help"), /\n {2}start <agent> \[--label L\] .* — start a sheep from an agent definition/);
   });
 
   it("/shepherd sheep (alias agents) lists definitions and skipped files", async () => {
@@ -200,7 +214,12 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
 
   it("/shepherd start, herd, status, read and close drive a sheep by its label", async () => {
     const text = await slash('start probe --label "cmd sheep" --cwd sub');
-    assert.match(text, new RegExp(`^Started "cmd sheep" \\(probe\\) as a_\\w{10} in tmux pane %\\d+, cwd ${join(work, "sub").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}; it is idle\\.`));
+    assert.match(
+      text,
+      new RegExp(
+        `^Started "cmd sheep" \\(probe\\) as a_\\w{10} in tmux pane %\\d+, cwd ${join(work, "sub").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}; it is idle\\.`,
+      ),
+    );
     const cmd = await startedId(text);
     assert.ok((await panes()).includes(cmd.paneId));
     assert.deepEqual((await herdLabels()).sort(), ["cmd sheep", "probe-1"], "the tool sees the sheep the command started: one app");
@@ -233,7 +252,10 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
       return { confirmed: answer };
     });
     try {
-      assert.match(await slash("start proj --scope project", "error"), /^\[project_agent_refused\] project agent "proj" \(.*\/work\/\.pi\/agents\/proj\.md\) was not approved/);
+      assert.match(
+        await slash("start proj --scope project", "error"),
+        /^\[project_agent_refused\] project agent "proj" \(.*\/work\/\.pi\/agents\/proj\.md\) was not approved/,
+      );
       assert.equal(asked.length, 1);
       assert.equal(asked[0]!.method, "confirm");
       assert.ok(String(asked[0]!.message).includes(join(work, ".pi", "agents", "proj.md")), "the dialog names the file");
@@ -252,11 +274,11 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
 
   it("/shepherd settings shows the settings in effect, their files and problems; they were reported once", async () => {
     const text = await slash("settings", "warning");
-    assert.match(text, /^Settings in effect:\n  runtime: "auto" \(default\)\n  placement: "tab" \(user\)\n/);
-    assert.match(text, /\n  maxDepth: 0 \(default\) \[user-only\]\n/);
+    assert.match(text, /^Settings in effect:\n {2}runtime: "auto" \(default\)\n {2}placement: "tab" \(user\)\n/);
+    assert.match(text, /\n {2}maxDepth: 0 \(default\) \[user-only\]\n/);
     assert.match(text, /\nRuntime in use: tmux\n/);
     assert.ok(text.includes(`\n  user: ${userSettings} (read, 1 problem)\n  project: ${join(work, ".pi", "shepherd.json")} (read, 1 problem)\n`), text);
-    assert.match(text, /\nProblems:\n  - .*unknown key "colour".*\n  - .*"allowProjectAgentsWithoutUI" can only be set in the user's settings/);
+    assert.match(text, /\nProblems:\n {2}- .*unknown key "colour".*\n {2}- .*"allowProjectAgentsWithoutUI" can only be set in the user's settings/);
     assert.equal(settingsProblemNotices().length, 1, "the startup report is not repeated");
   });
 
@@ -272,6 +294,10 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
     await shepherd.stop();
     for (let i = 0; i < 50 && sheepPids.some(alive); i++) await sleep(100);
     assert.deepEqual(sheepPids.filter(alive), []);
-    assert.deepEqual((await panes()).filter((p) => p !== tmux.userPane), [], "every sheep pane was closed");
+    assert.deepEqual(
+      (await panes()).filter((p) => p !== tmux.userPane),
+      [],
+      "every sheep pane was closed",
+    );
   });
 });

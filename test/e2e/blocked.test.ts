@@ -62,7 +62,10 @@ describe("a sheep waiting on a dialog, on tmux", { timeout: 600_000 }, () => {
 
   it("wait and status say blocked with the dialog's title; answered in the pane, the turn goes on to its exact answer", async () => {
     const S = await scene.start("asker");
-    const p = await scene.prompt(S.agentId, directive({ tool: { name: "ask_person", arguments: { question: QUESTION } }, afterTool: "sheared after a yes", tag: "ASK" }));
+    const p = await scene.prompt(
+      S.agentId,
+      directive({ tool: { name: "ask_person", arguments: { question: QUESTION } }, afterTool: "sheared after a yes", tag: "ASK" }),
+    );
 
     const r1 = await scene.wait(p, 60);
     assert.deepEqual([r1.status, r1.error], ["blocked", QUESTION], JSON.stringify(r1));
@@ -70,7 +73,11 @@ describe("a sheep waiting on a dialog, on tmux", { timeout: 600_000 }, () => {
     assert.deepEqual([report.state, report.blocked], ["working", QUESTION], "status.json says blocked, with the title");
     await untilWidget("asker", /· blocked$/);
     assert.equal((await scene.state(S.agentId)).state, "blocked");
-    assert.deepEqual(model.log.filter((l) => l.tag === "ASK").map((l) => l.kind), ["tool"], "the turn stops at the dialog");
+    assert.deepEqual(
+      model.log.filter((l) => l.tag === "ASK").map((l) => l.kind),
+      ["tool"],
+      "the turn stops at the dialog",
+    );
 
     // The person: the dialog is on the sheep's screen, "Yes" first; Enter takes it.
     const onScreen = (text: string) => text.includes(QUESTION) && text.includes("Yes");
@@ -84,7 +91,11 @@ describe("a sheep waiting on a dialog, on tmux", { timeout: 600_000 }, () => {
 
     const r2 = await scene.wait(p, 60);
     assert.deepEqual([r2.status, r2.text, r2.error], ["completed", "sheared after a yes", undefined], JSON.stringify(r2));
-    assert.deepEqual(model.log.filter((l) => l.tag === "ASK").map((l) => l.kind), ["tool", "tool-followup"], "the turn went on after the answer");
+    assert.deepEqual(
+      model.log.filter((l) => l.tag === "ASK").map((l) => l.kind),
+      ["tool", "tool-followup"],
+      "the turn went on after the answer",
+    );
     const session = await readFile(join(sheepRoot(agentDir), S.agentId, "session.jsonl"), "utf8");
     assert.match(session, /the person said yes/, "the answer typed in the pane reached the tool");
     assert.equal((await statusFile(S.agentId)).blocked, undefined, "status.json no longer says blocked");

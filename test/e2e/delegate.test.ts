@@ -20,7 +20,10 @@ function maxConcurrent(reqs: LoggedRequest[]): number {
   edges.sort((a, b) => a.at - b.at || a.d - b.d);
   let now = 0;
   let max = 0;
-  for (const e of edges) max = Math.max(max, (now += e.d));
+  for (const e of edges) {
+    now += e.d;
+    max = Math.max(max, now);
+  }
   return max;
 }
 
@@ -55,7 +58,10 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
     const tasks = [1, 2, 3, 4, 5].map((i) => ({ agent: "echo", task: directive({ reply: `result ${i}`, delayMs: 1200 + (5 - i) * 200, tag: `P${i}` }) }));
     const r = await ok({ action: "delegate", tasks });
     const items = r.details.results as Item[];
-    assert.deepEqual(items.map((i) => [i.status, i.text]), [1, 2, 3, 4, 5].map((i) => ["completed", `result ${i}`]));
+    assert.deepEqual(
+      items.map((i) => [i.status, i.text]),
+      [1, 2, 3, 4, 5].map((i) => ["completed", `result ${i}`]),
+    );
     assert.equal(r.details.mode, "parallel");
     assert.match(r.text, /^Parallel: 5\/5 succeeded\./);
     const reqs = model.log.filter((l) => l.tag?.startsWith("P"));
@@ -81,11 +87,14 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
       ],
     });
     const items = r.details.results as Item[];
-    assert.deepEqual(items.map((i) => [i.step, i.status, i.text]), [
-      [1, "completed", "alpha 'one' ü"],
-      [2, "completed", "got [alpha 'one' ü]"],
-      [3, "completed", "final <got [alpha 'one' ü]>"],
-    ]);
+    assert.deepEqual(
+      items.map((i) => [i.step, i.status, i.text]),
+      [
+        [1, "completed", "alpha 'one' ü"],
+        [2, "completed", "got [alpha 'one' ü]"],
+        [3, "completed", "final <got [alpha 'one' ü]>"],
+      ],
+    );
     assert.equal(model.log.find((l) => l.tag === "C3")!.lastUserText, '#script {"reply":"final <got [alpha \'one\' ü]>","tag":"C3"}');
     assert.match(r.text, /final <got \[alpha 'one' ü\]>$/);
   });
@@ -100,9 +109,16 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
       ],
     });
     const items = r.details.results as Item[];
-    assert.deepEqual(items.map((i) => i.status), ["completed", "failed"]);
+    assert.deepEqual(
+      items.map((i) => i.status),
+      ["completed", "failed"],
+    );
     assert.match(r.text, /^Chain stopped at step 2 \(echo\): \[provider_error\] .*step two broke/);
-    assert.equal(model.log.some((l) => l.tag === "F3"), false, "step 3 never ran");
+    assert.equal(
+      model.log.some((l) => l.tag === "F3"),
+      false,
+      "step 3 never ran",
+    );
   });
 
   it("a delegate whose every task failed throws", async () => {
@@ -132,7 +148,10 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
     const tasks = [1, 2, 3].map((i) => ({ agent: "echo", task: directive({ reply: "too slow", delayMs: 60_000, tag: `A${i}` }) }));
     const end = shepherd.next((e) => e.type === "tool_execution_end" && e.toolName === "shepherd");
     const settled = shepherd.next((e) => e.type === "agent_end");
-    const accepted = await shepherd.command({ type: "prompt", message: directive({ tool: { name: "shepherd", arguments: { action: "delegate", tasks } }, afterTool: "done" }) });
+    const accepted = await shepherd.command({
+      type: "prompt",
+      message: directive({ tool: { name: "shepherd", arguments: { action: "delegate", tasks } }, afterTool: "done" }),
+    });
     assert.equal(accepted.success, true);
     for (let i = 0; i < 600 && model.log.filter((l) => l.tag?.startsWith("A")).length < 2; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(model.log.filter((l) => l.tag?.startsWith("A")).length, 2, "two sheep were working when the abort came");

@@ -132,7 +132,10 @@ describe("hostile project agent files with real pi", { timeout: 600_000 }, () =>
     it("start of a project agent fails with project_agent_refused, saying the project is untrusted", async () => {
       const r = await call({ action: "start", agent: "proj", agentScope: "project" });
       assert.equal(r.isError, true);
-      assert.match(r.text, /^\[project_agent_refused\] no agent definition named "proj" outside the project, and the project's agents \(.*\) were not read: pi does not trust this project/);
+      assert.match(
+        r.text,
+        /^\[project_agent_refused\] no agent definition named "proj" outside the project, and the project's agents \(.*\) were not read: pi does not trust this project/,
+      );
       const notices = await shepherd!.slash("/shepherd start evil --scope both");
       assert.match(notices[0]!.text, /^\[project_agent_refused\] .* were not read: pi does not trust this project/);
       noMarker("untrusted start");

@@ -61,7 +61,12 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
 
   /** The sheep's model requests since the log had `from` entries (the shepherd's carry its tool). */
   const sheepRequests = (from: number) => model.log.slice(from).filter((l) => !l.toolNames.includes("shepherd"));
-  const noMarker = async () => assert.deepEqual((await readdir(dir)).filter((n) => n.startsWith("MARK")), [], "no payload reached a shell");
+  const noMarker = async () =>
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.startsWith("MARK")),
+      [],
+      "no payload reached a shell",
+    );
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "pi-shepherd-injection-"));
@@ -75,6 +80,7 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     const agentDir = join(dir, `agent dir ${nameSafePayload(envMark("agentdir"))}`, "agent");
     await mkdir(agentDir, { recursive: true });
     hostileModel = `model ${shellPayloads(`${MARK}-model`).join(" ").replaceAll("\n", " ")} ${UNICODE}`;
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal "${PATH}" is the hostile text under test
     hostileBody = [...shellPayloads(`${MARK}-body`), UNICODE, "$HOME ${PATH} %s %n {{x}}"].join("\n");
     const yaml = (s: string) => JSON.stringify(s); // JSON strings are YAML flow scalars
     const bad = (name: string, extra = "") => `---\nname: ${yaml(name)}\ndescription: refused\n${extra}---\nnever used\n`;
@@ -129,9 +135,15 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     const agent = r.details.agent as { agentId: string; label: string; cwd: string; model: string; paneId: string };
     agentId = agent.agentId;
     scene.pids.push(await sheepPid(scene.agentDir, agentId));
-    assert.equal((await tmux.tmux(["display-message", "-p", "-t", agent.paneId, "#{pane_current_path}"])).trim(), hostileCwd, "the pane opened in that very directory");
+    assert.equal(
+      (await tmux.tmux(["display-message", "-p", "-t", agent.paneId, "#{pane_current_path}"])).trim(),
+      hostileCwd,
+      "the pane opened in that very directory",
+    );
     assert.deepEqual([agent.label, agent.cwd, agent.model], [label, hostileCwd, `scripted/${hostileModel}`]);
-    const p = ((await scene.ok({ action: "prompt", agentId, message: directive({ reply: "ok", tag: "HOSTILE-START" }) })).details.prompt as { promptId: string }).promptId;
+    const p = (
+      (await scene.ok({ action: "prompt", agentId, message: directive({ reply: "ok", tag: "HOSTILE-START" }) })).details.prompt as { promptId: string }
+    ).promptId;
     const [res] = (await scene.ok({ action: "wait", promptId: p, timeout: 60 })).details.results as { status: string; text: string }[];
     assert.deepEqual([res!.status, res!.text], ["completed", "ok"]);
     const req = model.log.find((l) => l.tag === "HOSTILE-START")!;
@@ -157,7 +169,11 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     const before = await panes();
     const r = await scene.ok({ action: "start", agent: "echo", label: "semicolon", cwd });
     const agent = r.details.agent as { agentId: string; paneId: string };
-    assert.deepEqual((await panes()).filter((p) => !before.includes(p)), [agent.paneId], "exactly one new pane");
+    assert.deepEqual(
+      (await panes()).filter((p) => !before.includes(p)),
+      [agent.paneId],
+      "exactly one new pane",
+    );
     assert.equal((await tmux.tmux(["display-message", "-p", "-t", agent.paneId, "#{pane_current_path}"])).trim(), cwd);
     await scene.ok({ action: "close", agentId: agent.agentId });
     await noMarker();
@@ -180,14 +196,22 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
       const [res] = (await scene.ok({ action: "wait", promptId: p, timeout: 60 })).details.results as { status: string; text: string }[];
       assert.equal(res!.status, "completed", `prompt ${i}: ${JSON.stringify(res)}`);
       const reqs = sheepRequests(before);
-      assert.deepEqual(reqs.map((l) => l.lastUserText), [text], `prompt ${i} reached the model exactly once, exactly`);
+      assert.deepEqual(
+        reqs.map((l) => l.lastUserText),
+        [text],
+        `prompt ${i} reached the model exactly once, exactly`,
+      );
       assert.equal(res!.text, `ECHO: ${text}`, `prompt ${i}: the answer came back exactly`);
     }
     const reply = shellPayloads(`${MARK}-reply`).join("\n") + `\n${UNICODE}\n`;
     const p = ((await scene.ok({ action: "prompt", agentId, message: directive({ reply }) })).details.prompt as { promptId: string }).promptId;
     const [res] = (await scene.ok({ action: "wait", promptId: p, timeout: 60 })).details.results as { text: string }[];
     assert.equal(res!.text, reply);
-    assert.equal(((await scene.ok({ action: "status", agentId })).details.status as { state: string }).state, "idle", "/quit and friends were text, not commands");
+    assert.equal(
+      ((await scene.ok({ action: "status", agentId })).details.status as { state: string }).state,
+      "idle",
+      "/quit and friends were text, not commands",
+    );
     await noMarker();
   });
 
@@ -208,7 +232,10 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
 
   it("agent names with path separators, '..' or shell syntax are refused with a reason", async () => {
     const listed = (await scene.ok({ action: "sheep" })).details as { agents: { name: string }[]; skipped: { path: string; reason: string }[] };
-    assert.deepEqual(listed.agents.map((a) => a.name).filter((n) => n !== "echo" && n !== "hostile" && !["scout", "planner", "worker", "reviewer"].includes(n)), []);
+    assert.deepEqual(
+      listed.agents.map((a) => a.name).filter((n) => n !== "echo" && n !== "hostile" && !["scout", "planner", "worker", "reviewer"].includes(n)),
+      [],
+    );
     const reasons = Object.fromEntries(listed.skipped.map((s) => [s.path.split("/").pop(), s.reason]));
     for (const f of ["escape-dotdot.md", "escape-slash.md", "escape-backslash.md", "escape-dots.md", "escape-shell.md"]) {
       assert.match(reasons[f] ?? "", /name .* is not valid/, `${f} is refused with the reason`);
@@ -264,7 +291,8 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     };
     const root = join(scene.agentDir, "pi-shepherd");
     const files = await readdir(join(root, "sheep", agentId));
-    for (const f of ["spec.json", "status.json", "inbox", "outbox", "system-prompt.md", "session.jsonl"]) assert.ok(files.includes(f), `${f} exists to be checked`);
+    for (const f of ["spec.json", "status.json", "inbox", "outbox", "system-prompt.md", "session.jsonl"])
+      assert.ok(files.includes(f), `${f} exists to be checked`);
     await walk(root);
     assert.deepEqual(wrong, []);
   });

@@ -81,12 +81,23 @@ describe("installing pi-shepherd as a pi package", { timeout: 600_000 }, () => {
     await mkdir(work);
     const exact = `answer from the ${tag} install: "quoted" ü 🐑`;
     const from = model.log.length;
-    const run = await pi(["-p", "--no-session", directive({ tool: { name: "shepherd", arguments: { action: "delegate", agent: "echo", task: directive({ reply: exact, tag }) } } })], agentDir, work);
+    const run = await pi(
+      [
+        "-p",
+        "--no-session",
+        directive({ tool: { name: "shepherd", arguments: { action: "delegate", agent: "echo", task: directive({ reply: exact, tag }) } } }),
+      ],
+      agentDir,
+      work,
+    );
     assert.equal(run.exitCode, 0, `pi -p failed: ${run.stderr}`);
     assert.equal(run.stderr, "", "pi printed nothing on stderr: no load error, no warning");
     const requests = model.log.slice(from);
     assert.ok(requests[0]!.toolNames.includes("shepherd"), "the installed package registered the shepherd tool");
-    assert.ok(requests.some((r) => r.tag === tag), "the sheep asked the model");
+    assert.ok(
+      requests.some((r) => r.tag === tag),
+      "the sheep asked the model",
+    );
     const followup = requests.find((r) => r.kind === "tool-followup");
     assert.equal(followup?.replyText, `TOOL_RESULT: ${exact}`, "the sheep's exact answer came back as the tool result");
     assert.equal(run.stdout.trim(), `TOOL_RESULT: ${exact}`);
@@ -118,7 +129,10 @@ describe("installing pi-shepherd as a pi package", { timeout: 600_000 }, () => {
     assert.equal(install.exitCode, 0, install.stderr);
     assert.equal(install.stderr, "");
     // pi records a local package relative to the agent directory.
-    assert.deepEqual(((await packagesOf(agentDir)) ?? []).map((p) => resolve(agentDir, String(p))), [checkout]);
+    assert.deepEqual(
+      ((await packagesOf(agentDir)) ?? []).map((p) => resolve(agentDir, String(p))),
+      [checkout],
+    );
     await delegateThroughInstalledPackage(agentDir, "LOCAL");
     for (const hostProvided of ["@earendil-works/pi-coding-agent", "@sinclair/typebox"]) {
       assert.equal(existsSync(join(checkout, "node_modules", hostProvided)), false, `${hostProvided} comes from pi, not from the package`);
@@ -128,7 +142,8 @@ describe("installing pi-shepherd as a pi package", { timeout: 600_000 }, () => {
   it("git: pi install git:<url> clones the repository and installs its dependencies itself", async () => {
     const repo = join(dir, "repo");
     await cp(checkout, repo, { recursive: true, filter: (p) => !relative(checkout, p).startsWith("node_modules") });
-    const git = (args: string[], cwd: string) => execa("git", ["-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false", ...args], { cwd });
+    const git = (args: string[], cwd: string) =>
+      execa("git", ["-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false", ...args], { cwd });
     await git(["init", "-q", "-b", "main"], repo);
     await git(["add", "-A"], repo);
     await git(["commit", "-q", "-m", "snapshot"], repo);

@@ -75,23 +75,29 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
     const pa = await prompt(a, exactA, 800);
     const pb = await prompt(b, exactB, 300);
     const waited = await ok({ action: "wait", promptIds: JSON.stringify([pa, pb]), timeout: "30" });
-    assert.deepEqual((waited.details.results as Item[]).map((r) => [r.promptId, r.status, r.text]), [
-      [pa, "completed", exactA],
-      [pb, "completed", exactB],
-    ]);
+    assert.deepEqual(
+      (waited.details.results as Item[]).map((r) => [r.promptId, r.status, r.text]),
+      [
+        [pa, "completed", exactA],
+        [pb, "completed", exactB],
+      ],
+    );
 
     const qa = await prompt(a, "second from alpha");
     const qb = await prompt(b, "second from beta");
     const listed = await ok({ action: "wait", promptIds: `${qb}, ${qa}`, timeout: "30" });
-    assert.deepEqual((listed.details.results as Item[]).map((r) => [r.promptId, r.status, r.text]), [
-      [qb, "completed", "second from beta"],
-      [qa, "completed", "second from alpha"],
-    ]);
+    assert.deepEqual(
+      (listed.details.results as Item[]).map((r) => [r.promptId, r.status, r.text]),
+      [
+        [qb, "completed", "second from beta"],
+        [qa, "completed", "second from alpha"],
+      ],
+    );
     await ok({ action: "close", agentId: a });
     await ok({ action: "close", agentId: b });
   });
 
-  it("start takes confirmProjectAgents as text: \"false\" starts without asking, \"true\" asks", async () => {
+  it('start takes confirmProjectAgents as text: "false" starts without asking, "true" asks', async () => {
     const asked: Record<string, unknown>[] = [];
     const stop = shepherd.answerDialogs((request) => {
       asked.push(request);
@@ -99,10 +105,10 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
     });
     try {
       const started = await start({ agent: "proj", agentScope: "project", label: "proj-1", confirmProjectAgents: "false" });
-      assert.equal(asked.length, 0, "no question when the call says \"false\"");
+      assert.equal(asked.length, 0, 'no question when the call says "false"');
       await ok({ action: "close", agentId: started });
       const refused = await shepherd.call({ action: "start", agent: "proj", agentScope: "project", label: "proj-2", confirmProjectAgents: "true" });
-      assert.equal(asked.length, 1, "the call's \"true\" asked the user");
+      assert.equal(asked.length, 1, 'the call\'s "true" asked the user');
       assert.equal(refused.isError, true);
       assert.match(refused.text, /^\[project_agent_refused\] project agent "proj" .* was not approved/);
     } finally {
@@ -118,14 +124,17 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
     const r = await ok({ action: "delegate", tasks: JSON.stringify(tasks), keepOpen: "true" });
     const items = r.details.results as Item[];
     assert.equal(r.details.mode, "parallel");
-    assert.deepEqual(items.map((i) => [i.status, i.text]), [
-      ["completed", "task one's [exact] text"],
-      ["completed", "task two\nsecond line"],
-    ]);
+    assert.deepEqual(
+      items.map((i) => [i.status, i.text]),
+      [
+        ["completed", "task one's [exact] text"],
+        ["completed", "task two\nsecond line"],
+      ],
+    );
     for (const item of items) {
       await rememberPid(item.agentId!);
       const status = (await ok({ action: "status", agentId: item.agentId })).details.status as { state: string; paneAlive: boolean };
-      assert.deepEqual([status.state, status.paneAlive], ["idle", true], "keepOpen \"true\" kept the sheep");
+      assert.deepEqual([status.state, status.paneAlive], ["idle", true], 'keepOpen "true" kept the sheep');
       await ok({ action: "close", agentId: item.agentId });
     }
   });
@@ -137,10 +146,13 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
     ];
     const r = await ok({ action: "delegate", chain: JSON.stringify(chain) });
     assert.equal(r.details.mode, "chain");
-    assert.deepEqual((r.details.results as Item[]).map((i) => [i.step, i.status, i.text]), [
-      [1, "completed", "first"],
-      [2, "completed", "after <first>"],
-    ]);
+    assert.deepEqual(
+      (r.details.results as Item[]).map((i) => [i.step, i.status, i.text]),
+      [
+        [1, "completed", "first"],
+        [2, "completed", "after <first>"],
+      ],
+    );
     assert.deepEqual(await panes(), [t.userPane], "every sheep this file started is closed");
   });
 });

@@ -7,7 +7,8 @@ import { lifecycleSuite } from "./lifecycle.suite.js";
 lifecycleSuite(async (dir) => {
   const fake = await createFakeHerdr();
   const { root, shepherdEnv } = await fake.userWorkspace(dir);
-  const state = async () => JSON.parse(await readFile(join(fake.stateDir, "state.json"), "utf8")) as { panes: Record<string, unknown>; focusedPane: string | null };
+  const state = async () =>
+    JSON.parse(await readFile(join(fake.stateDir, "state.json"), "utf8")) as { panes: Record<string, unknown>; focusedPane: string | null };
   return {
     name: "herdr",
     env: shepherdEnv,

@@ -15,7 +15,7 @@ lifecycleSuite(async () => {
       await t.tmux(["kill-pane", "-t", paneId]);
     },
     foreignPane: t.userPane,
-    focusSnapshot: () => t.tmux(["list-windows", "-t", "user", "-F", "#{window_id} active=#{window_active}"]).then((w) => w + (t.userPane)),
+    focusSnapshot: () => t.tmux(["list-windows", "-t", "user", "-F", "#{window_id} active=#{window_active}"]).then((w) => w + t.userPane),
     cleanup: () => t.cleanup(),
   };
 });

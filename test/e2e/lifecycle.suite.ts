@@ -92,7 +92,7 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
     });
 
     it("prompt returns before a delayed answer, and wait returns the exact text", async () => {
-      const exact = "Line one\n\n  indented `code` ünïcödé \u{1F411}  \ttab \"quotes\" $(not a command)";
+      const exact = 'Line one\n\n  indented `code` ünïcödé \u{1F411}  \ttab "quotes" $(not a command)';
       const p = await prompt(A.agentId, directive({ reply: exact, delayMs: 2500, tag: "A1" }));
       assert.match(p.promptId, /^p_/);
       const req = model.log.find((l) => l.tag === "A1");
@@ -111,14 +111,20 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       assert.ok(waited.updates.length >= 1, "progress updates arrived during the wait");
       const progress = (waited.updates[0]!.details as { progress: { total: number; items: { label?: string; state: string }[] } }).progress;
       assert.equal(progress.total, 2);
-      assert.deepEqual(progress.items.map((i) => i.label), ["beta", "alpha"]);
+      assert.deepEqual(
+        progress.items.map((i) => i.label),
+        ["beta", "alpha"],
+      );
       assert.match(waited.updates[0]!.text, /^\d\/2 done$/);
       const endAt = shepherd.events.findLastIndex((e) => e.type === "tool_execution_end");
       assert.ok(!shepherd.events.slice(endAt).some((e) => e.type === "tool_execution_update"), "no update after the wait ended");
-      assert.deepEqual(results.map((r) => [r.promptId, r.status, r.text]), [
-        [pb.promptId, "completed", "from beta"],
-        [pa.promptId, "completed", "from alpha"],
-      ]);
+      assert.deepEqual(
+        results.map((r) => [r.promptId, r.status, r.text]),
+        [
+          [pb.promptId, "completed", "from beta"],
+          [pa.promptId, "completed", "from alpha"],
+        ],
+      );
       const a = model.log.find((l) => l.tag === "OA")!;
       const b = model.log.find((l) => l.tag === "OB")!;
       assert.ok(Math.max(a.receivedAt, b.receivedAt) < Math.min(a.lastByteAt!, b.lastByteAt!), "the two sheep's model calls overlapped");

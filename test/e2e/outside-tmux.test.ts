@@ -72,7 +72,10 @@ describe("outside tmux: the shepherd's tmux server comes and goes with its sheep
       assert.equal(r.isError, false, `delegate ${n} failed: ${r.text}`);
       assert.equal(r.text, `delegated ${n}`);
       const items = r.details.results as DelegateItem[];
-      assert.deepEqual(items.map((i) => [i.agent, i.status, i.text]), [["echo", "completed", `delegated ${n}`]]);
+      assert.deepEqual(
+        items.map((i) => [i.agent, i.status, i.text]),
+        [["echo", "completed", `delegated ${n}`]],
+      );
       assert.equal(await sock.serverGone(), true, `delegate ${n}: the tmux server ended with the delegated sheep`);
     }
     await assertNothingLeft();
@@ -93,7 +96,11 @@ describe("outside tmux: the shepherd's tmux server comes and goes with its sheep
     // One at a time: each sheep's model call began after the previous one had answered. A sheep
     // is closed before the next starts, so the server ends between tasks.
     const reqs = ["P1", "P2", "P3"].map((tag) => model.log.filter((l) => l.tag === tag));
-    assert.deepEqual(reqs.map((l) => l.length), [1, 1, 1], "each task reached the model exactly once");
+    assert.deepEqual(
+      reqs.map((l) => l.length),
+      [1, 1, 1],
+      "each task reached the model exactly once",
+    );
     const [p1, p2, p3] = reqs.map((l) => l[0]!);
     assert.ok(p1!.lastByteAt! <= p2!.receivedAt && p2!.lastByteAt! <= p3!.receivedAt, "the tasks ran one after another");
     await assertNothingLeft();

@@ -27,7 +27,8 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
     return s;
   };
   const ok = async (s: RpcShepherd, args: unknown) => (await s.ok(args)).details;
-  const notified = (s: RpcShepherd, re: RegExp) => s.next((e) => e.type === "extension_ui_request" && e.method === "notify" && re.test(String(e.message)), 60_000);
+  const notified = (s: RpcShepherd, re: RegExp) =>
+    s.next((e) => e.type === "extension_ui_request" && e.method === "notify" && re.test(String(e.message)), 60_000);
   const panes = async () => (await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
 
   before(async () => {
@@ -50,7 +51,8 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
   it("a prompt sent before /reload is waited for after it, on the same ids", async () => {
     const s = launch();
     const agent = (await ok(s, { action: "start", agent: "echo", label: "survivor" })).agent as { agentId: string };
-    const { promptId } = (await ok(s, { action: "prompt", agentId: agent.agentId, message: directive({ reply: "answer across the reload", delayMs: 3000 }) })).prompt as { promptId: string };
+    const { promptId } = (await ok(s, { action: "prompt", agentId: agent.agentId, message: directive({ reply: "answer across the reload", delayMs: 3000 }) }))
+      .prompt as { promptId: string };
     const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as { agents: { agentId: string; activePromptId?: string }[] };
     assert.equal(state.agents.find((a) => a.agentId === agent.agentId)?.activePromptId, promptId, "written through before the reload");
     const reattached = notified(s, /re-attached 1 sheep/);
@@ -66,7 +68,9 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
   it("a new shepherd on the same agent dir re-attaches the sheep of one that died, and closes them", async () => {
     const first = launch();
     const agent = (await ok(first, { action: "start", agent: "echo", label: "orphan" })).agent as { agentId: string; paneId: string };
-    const { promptId } = (await ok(first, { action: "prompt", agentId: agent.agentId, message: directive({ reply: "still here", delayMs: 2000 }) })).prompt as { promptId: string };
+    const { promptId } = (await ok(first, { action: "prompt", agentId: agent.agentId, message: directive({ reply: "still here", delayMs: 2000 }) })).prompt as {
+      promptId: string;
+    };
     first.proc.kill("SIGKILL"); // a crash: no chance to close anything
     await first.proc;
     assert.ok((await panes()).includes(agent.paneId), "the sheep outlived its shepherd");
@@ -77,7 +81,10 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
     const [r] = (await ok(second, { action: "wait", promptId })).results as { status: string; text: string }[];
     assert.deepEqual([r!.status, r!.text], ["completed", "still here"]);
     const herd = (await ok(second, { action: "herd" })).agents as { agentId: string }[];
-    assert.deepEqual(herd.map((a) => a.agentId), [agent.agentId]);
+    assert.deepEqual(
+      herd.map((a) => a.agentId),
+      [agent.agentId],
+    );
     await ok(second, { action: "close", agentId: agent.agentId });
     assert.ok(!(await panes()).includes(agent.paneId));
   });
@@ -90,7 +97,11 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
     const herd = (await ok(other, { action: "herd" })).agents as unknown[];
     assert.deepEqual(herd, [], "the other shepherd's herd is its own");
     const all = await ok(other, { action: "herd", all: true });
-    assert.deepEqual((all.others as { agentId: string }[]).map((o) => o.agentId), [agent.agentId], "asked for all, it lists the other shepherd's sheep");
+    assert.deepEqual(
+      (all.others as { agentId: string }[]).map((o) => o.agentId),
+      [agent.agentId],
+      "asked for all, it lists the other shepherd's sheep",
+    );
     const refused = await other.call({ action: "close", agentId: agent.agentId });
     assert.equal(refused.isError, true);
     assert.match(refused.text, /^\[not_owned\] sheep .* belongs to another running shepherd/);

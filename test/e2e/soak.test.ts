@@ -65,7 +65,13 @@ describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout
     await mkdir(work);
     const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket });
     shepherd = (await composeShepherd({ env, cwd: work, piCommand: [node22, piCli] })).shepherd;
-    definition = { name: "echo", description: "answers as scripted", source: "user", path: join(agentDir, "agents", "echo.md"), systemPrompt: "You answer exactly as scripted." };
+    definition = {
+      name: "echo",
+      description: "answers as scripted",
+      source: "user",
+      path: join(agentDir, "agents", "echo.md"),
+      systemPrompt: "You answer exactly as scripted.",
+    };
   });
 
   after(async () => {
@@ -154,6 +160,10 @@ describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout
 
     assert.deepEqual(await tmuxPanes(tmux.socket)(), [tmux.userPane], "no pane the test created remains");
     assert.deepEqual(await livingSheep(agentDir, pids), [], "no sheep pi is alive");
-    assert.deepEqual((await sheepFiles(agentDir)).filter((f) => !f.endsWith("/session.jsonl")), [], "only session files remain");
+    assert.deepEqual(
+      (await sheepFiles(agentDir)).filter((f) => !f.endsWith("/session.jsonl")),
+      [],
+      "only session files remain",
+    );
   });
 });

@@ -21,9 +21,7 @@ export interface FakeHerdrCall {
 }
 
 /** Makes the fake answer an error: an envelope `{code, message}`, or raw stderr with an exit code. */
-export type FakeHerdrFailure =
-  | { command?: string; code: string; message?: string }
-  | { command?: string; stderr: string; exit?: number };
+export type FakeHerdrFailure = { command?: string; code: string; message?: string } | { command?: string; stderr: string; exit?: number };
 
 export interface FakeHerdrOptions {
   /** What `herdr --version` reports (FAKE_HERDR_VERSION); default 0.8.0. */

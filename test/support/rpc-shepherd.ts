@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execa, type ResultPromise } from "execa";
+import { execa, type Subprocess } from "execa";
 import { join, resolve } from "node:path";
 import { directive } from "./scripted-model.js";
 
@@ -29,7 +29,7 @@ export class RpcShepherd {
   private waiters: { match: (e: Event) => boolean; resolve: (e: Event) => void }[] = [];
   private seq = 0;
 
-  private constructor(readonly proc: ResultPromise) {
+  private constructor(readonly proc: Subprocess) {
     // Decoded as a stream: a character split between two chunks must not become U+FFFD.
     proc.stdout!.setEncoding("utf8");
     proc.stderr!.setEncoding("utf8");
@@ -53,8 +53,7 @@ export class RpcShepherd {
 
   private onData(chunk: string) {
     this.buffer += chunk;
-    let i: number;
-    while ((i = this.buffer.indexOf("\n")) >= 0) {
+    for (let i = this.buffer.indexOf("\n"); i >= 0; i = this.buffer.indexOf("\n")) {
       const line = this.buffer.slice(0, i);
       this.buffer = this.buffer.slice(i + 1);
       if (!line.trim()) continue;

@@ -57,16 +57,27 @@ export class Scene {
 
   /** Nothing of this scene's sheep runs any more; only session files (kept by design) remain. */
   async assertNothingLeft(panes: () => Promise<string[]>, baseline: readonly string[]) {
-    assert.deepEqual((await panes()).filter((p) => !baseline.includes(p)), [], "no pane the test created remains");
+    assert.deepEqual(
+      (await panes()).filter((p) => !baseline.includes(p)),
+      [],
+      "no pane the test created remains",
+    );
     assert.deepEqual(await livingSheep(this.agentDir, this.pids), [], "no sheep pi is alive");
     const files = await sheepFiles(this.agentDir);
-    assert.deepEqual(files.filter((f) => !f.endsWith("/session.jsonl")), [], "no sheep file other than session files remains");
+    assert.deepEqual(
+      files.filter((f) => !f.endsWith("/session.jsonl")),
+      [],
+      "no sheep file other than session files remains",
+    );
   }
 }
 
 export async function untilLogged(model: ScriptedModel, tag: string) {
   for (let i = 0; i < 600 && !model.log.some((l) => l.tag === tag); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(model.log.some((l) => l.tag === tag), `the sheep's model request ${tag} arrived`);
+  assert.ok(
+    model.log.some((l) => l.tag === tag),
+    `the sheep's model request ${tag} arrived`,
+  );
 }
 
 export function tmuxPanes(socket: string) {
@@ -75,4 +86,3 @@ export function tmuxPanes(socket: string) {
     return r.exitCode === 0 ? String(r.stdout).split("\n").filter(Boolean) : [];
   };
 }
-

@@ -120,7 +120,10 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
       model: body.model ?? "",
       lastRole: last?.role ?? "",
       lastUserText,
-      system: messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => textOf(m.content)).join("\n"),
+      system: messages
+        .filter((m) => m.role === "system" || m.role === "developer")
+        .map((m) => textOf(m.content))
+        .join("\n"),
       toolNames: (body.tools ?? []).map((t) => t.function?.name ?? "").filter(Boolean),
       messageCount: messages.length,
       kind: "reply",

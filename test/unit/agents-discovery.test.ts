@@ -17,8 +17,7 @@ import { FakeClock } from "../support/fake-clock.js";
 import { MemoryWorld } from "../support/memory-world.js";
 import { repoRoot } from "../support/rpc-shepherd.js";
 
-const agentFile = (name: string, description: string, extra = "", body = "") =>
-  `---\nname: ${name}\ndescription: ${description}\n${extra}---\n${body}`;
+const agentFile = (name: string, description: string, extra = "", body = "") => `---\nname: ${name}\ndescription: ${description}\n${extra}---\n${body}`;
 
 async function put(path: string, text: string) {
   await mkdir(dirname(path), { recursive: true });
@@ -77,7 +76,10 @@ describe("agent discovery on fixture trees", () => {
     assert.deepEqual([...user.keys()].sort(), ["homeonly", "planner", "scout", "shared", "worker"]);
     assert.equal(user.get("planner")?.source, "bundled");
     const proj = await find("project");
-    assert.deepEqual(new Set(proj.agents.map((a) => `${a.name}:${a.source}`)), new Set(["scout:project", "planner:project", "dotagents:project", "worker:bundled"]));
+    assert.deepEqual(
+      new Set(proj.agents.map((a) => `${a.name}:${a.source}`)),
+      new Set(["scout:project", "planner:project", "dotagents:project", "worker:bundled"]),
+    );
     assert.deepEqual(proj.projectDirs, [join(project, ".pi", "agents"), join(project, ".agents", "agents")]);
   });
 
@@ -89,7 +91,11 @@ describe("agent discovery on fixture trees", () => {
     try {
       const d = await find("project", deep);
       assert.deepEqual(d.projectDirs, [join(sub, ".agents", "agents")]);
-      assert.deepEqual(d.agents.filter((a) => a.source === "project").map((a) => a.name), ["appagent"], "the parent repo's agents do not mix in");
+      assert.deepEqual(
+        d.agents.filter((a) => a.source === "project").map((a) => a.name),
+        ["appagent"],
+        "the parent repo's agents do not mix in",
+      );
       const fromRoot = await find("project", join(project, "packages"));
       assert.deepEqual(fromRoot.projectDirs, [join(project, ".pi", "agents"), join(project, ".agents", "agents")], "walks up past directories without agents");
     } finally {
@@ -134,7 +140,10 @@ describe("agent discovery on fixture trees", () => {
     ];
     for (const [file, text] of cases) await put(join(dir, file), text);
     const d = await discoverAgents({ cwd: root, scope: "user", agentDir: join(root, "nothing"), bundledDir: dir, home: join(root, "nohome") });
-    assert.deepEqual(d.agents.map((a) => [a.name, a.description]), [["good", "the first of two"]]);
+    assert.deepEqual(
+      d.agents.map((a) => [a.name, a.description]),
+      [["good", "the first of two"]],
+    );
     for (const [file, , reason] of cases.slice(0, -1)) {
       const s = d.skipped.find((x) => x.path === join(dir, file));
       assert.ok(s, `${file} is reported`);
@@ -147,7 +156,11 @@ describe("agent discovery on fixture trees", () => {
   });
 
   it("accepts tools as a comma string or a YAML list, and keeps model, thinking and the body", () => {
-    const s = parseAgentFile(agentFile("s", "d", "tools: read, grep ,ls\nmodel: scripted/scripted-model\nthinking: low\n", "\nBe brief.\n\n"), "/x/s.md", "user");
+    const s = parseAgentFile(
+      agentFile("s", "d", "tools: read, grep ,ls\nmodel: scripted/scripted-model\nthinking: low\n", "\nBe brief.\n\n"),
+      "/x/s.md",
+      "user",
+    );
     assert.ok(s.ok);
     assert.deepEqual(s.definition, {
       name: "s",
@@ -162,14 +175,20 @@ describe("agent discovery on fixture trees", () => {
     const l = parseAgentFile(agentFile("l", "d", "tools:\n  - read\n  - bash\n"), "/x/l.md", "project");
     assert.ok(l.ok);
     assert.deepEqual(l.definition.tools, ["read", "bash"]);
-    const none = parseAgentFile(agentFile("n", "d", "tools: \"\"\n"), "/x/n.md", "user");
+    const none = parseAgentFile(agentFile("n", "d", 'tools: ""\n'), "/x/n.md", "user");
     assert.ok(none.ok);
     assert.equal(none.definition.tools, undefined, "an empty list means pi's default tools");
     assert.equal(none.definition.systemPrompt, undefined);
   });
 
   it("lists the bundled agents, each with a tool list that fits its role", async () => {
-    const d = await discoverAgents({ cwd: root, scope: "user", agentDir: join(root, "nothing"), bundledDir: join(repoRoot, "agents"), home: join(root, "nohome") });
+    const d = await discoverAgents({
+      cwd: root,
+      scope: "user",
+      agentDir: join(root, "nothing"),
+      bundledDir: join(repoRoot, "agents"),
+      home: join(root, "nohome"),
+    });
     assert.deepEqual(d.skipped, []);
     const m = new Map(d.agents.map((a) => [a.name, a]));
     assert.deepEqual([...m.keys()].sort(), ["planner", "reviewer", "scout", "worker"]);
@@ -255,7 +274,11 @@ describe("only YAML front matter is ever parsed", () => {
   it("the engine table handed to gray-matter refuses every language but YAML by itself", () => {
     engines.coffee = engine();
     for (const language of ["js", "javascript", "JS", "coffee", "json"]) {
-      assert.throws(() => matter(`---\n${payload()}\n---\n`, { language, engines: yamlOnlyEngines() }), /is not allowed: only YAML front matter is read/, language);
+      assert.throws(
+        () => matter(`---\n${payload()}\n---\n`, { language, engines: yamlOnlyEngines() }),
+        /is not allowed: only YAML front matter is read/,
+        language,
+      );
     }
     assert.equal(existsSync(marker), false);
     assert.equal(G.__shepherdPayload, undefined);
@@ -328,7 +351,10 @@ describe("the project walk ends at the repository root or at home", () => {
     assert.deepEqual(projectWalk(thing, home), [thing, join(home, "code"), home]);
     const d = await noUser(thing);
     assert.deepEqual(d.projectDirs, [join(home, ".pi", "agents")]);
-    assert.deepEqual(d.agents.filter((a) => a.source === "project").map((a) => a.name), ["homeproj"]);
+    assert.deepEqual(
+      d.agents.filter((a) => a.source === "project").map((a) => a.name),
+      ["homeproj"],
+    );
     const home2 = join(root, "home2");
     assert.deepEqual((await noUser(join(home2, "x"), home2)).projectDirs, [], `${join(root, ".pi", "agents")} is above home`);
   });
@@ -378,7 +404,14 @@ describe("an untrusted project's agent directories are never read", () => {
   });
 
   const find = (projectTrusted?: boolean) =>
-    discoverAgents({ cwd: repo, scope: "both", agentDir, bundledDir: bundledDir(), home: join(root, "nohome"), ...(projectTrusted === undefined ? {} : { projectTrusted }) });
+    discoverAgents({
+      cwd: repo,
+      scope: "both",
+      agentDir,
+      bundledDir: bundledDir(),
+      home: join(root, "nohome"),
+      ...(projectTrusted === undefined ? {} : { projectTrusted }),
+    });
   const unread = () => [
     { path: join(repo, ".pi", "agents"), reason: UNTRUSTED },
     { path: join(repo, ".agents", "agents"), reason: UNTRUSTED },
@@ -386,7 +419,10 @@ describe("an untrusted project's agent directories are never read", () => {
 
   it("names the directories it left out instead of reading them", async () => {
     const d = await find(false);
-    assert.deepEqual(d.agents.map((a) => a.name), ["worker"]);
+    assert.deepEqual(
+      d.agents.map((a) => a.name),
+      ["worker"],
+    );
     assert.deepEqual(d.skipped, unread(), "the broken file is not reported: it was never parsed");
     assert.deepEqual(d.projectDirs, []);
     for (const trusted of [true, undefined]) {
@@ -409,14 +445,21 @@ describe("an untrusted project's agent directories are never read", () => {
     };
     const listed = await dispatch({ action: "sheep", agentScope: "both" }, ctx);
     assert.deepEqual(listed.details.skipped, unread());
-    assert.deepEqual((listed.details.agents as { name: string }[]).map((a) => a.name), ["worker"]);
+    assert.deepEqual(
+      (listed.details.agents as { name: string }[]).map((a) => a.name),
+      ["worker"],
+    );
     assert.ok(listed.content[0]!.text.includes(`${join(repo, ".pi", "agents")}: ${UNTRUSTED}`), listed.content[0]!.text);
-    const refused = /^ShepherdError: \[project_agent_refused\] no agent definition named "helper" outside the project, and the project's agents \(.*\) were not read: pi does not trust this project/;
+    const refused =
+      /^ShepherdError: \[project_agent_refused\] no agent definition named "helper" outside the project, and the project's agents \(.*\) were not read: pi does not trust this project/;
     await assert.rejects(dispatch({ action: "start", agent: "helper" }, ctx), refused);
     await assert.rejects(dispatch({ action: "delegate", agent: "helper", task: "t" }, ctx), refused);
     assert.deepEqual(world.calls, [], "nothing was started");
     const trusted = await dispatch({ action: "sheep", agentScope: "project" }, { ...ctx, trust: { ...ctx.trust, isProjectTrusted: () => true } });
-    assert.ok((trusted.details.agents as { name: string }[]).some((a) => a.name === "helper"), "a trusted project's agents are listed");
+    assert.ok(
+      (trusted.details.agents as { name: string }[]).some((a) => a.name === "helper"),
+      "a trusted project's agents are listed",
+    );
   });
 });
 
@@ -433,7 +476,10 @@ describe("/shepherd completions read a project's agents only when pi trusts it",
     const agentDir = join(root, "agent");
     await put(join(agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ agentScope: "both" }));
     await put(join(repo, ".pi", "agents", "proj.md"), agentFile("proj", "the repo's agent"));
-    await put(join(repo, ".pi", "agents", "evil.md"), `---js\n{ name: (require("fs").writeFileSync(${JSON.stringify(marker)}, "ran"), "evil"), description: "d" }\n---\n`);
+    await put(
+      join(repo, ".pi", "agents", "evil.md"),
+      `---js\n{ name: (require("fs").writeFileSync(${JSON.stringify(marker)}, "ran"), "evil"), description: "d" }\n---\n`,
+    );
     process.env.PI_CODING_AGENT_DIR = agentDir;
   });
 

@@ -29,9 +29,15 @@ describe("re-attaching from the store", () => {
     const [r] = await second.wait([p.promptId], { timeoutSec: 1 });
     assert.deepEqual([r!.status, r!.text], ["completed", "answered while nobody watched"]);
     assert.equal((await second.status(a.agentId)).label, "echo");
-    assert.deepEqual(store.state.agents.map((x) => [x.agentId, x.owner]), [[a.agentId, "new"]]);
+    assert.deepEqual(
+      store.state.agents.map((x) => [x.agentId, x.owner]),
+      [[a.agentId, "new"]],
+    );
     await assert.rejects(second.status(b.agentId), /\[unknown_agent\]/);
-    assert.equal(store.state.prompts.some((x) => x.promptId === pb.promptId), false);
+    assert.equal(
+      store.state.prompts.some((x) => x.promptId === pb.promptId),
+      false,
+    );
   });
 
   it("sheep of a live shepherd stay its own: another refuses them with not_owned", async () => {

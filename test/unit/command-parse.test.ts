@@ -6,24 +6,25 @@ import { quoteWord, tokenize } from "../../src/command/tokens.js";
 
 describe("/shepherd arguments: words", () => {
   it("splits on whitespace and keeps quoted words whole", () => {
-    assert.deepEqual(tokenize(`  start  scout --label "my sheep" --cwd 'a b/c' x\\ y "q\\"uote" `).map((t) => t.text), [
-      "start",
-      "scout",
-      "--label",
-      "my sheep",
-      "--cwd",
-      "a b/c",
-      "x y",
-      'q"uote',
-    ]);
+    assert.deepEqual(
+      tokenize(`  start  scout --label "my sheep" --cwd 'a b/c' x\\ y "q\\"uote" `).map((t) => t.text),
+      ["start", "scout", "--label", "my sheep", "--cwd", "a b/c", "x y", 'q"uote'],
+    );
     assert.deepEqual(tokenize(""), []);
     assert.throws(() => tokenize('read "open'), /^ShepherdError: \[invalid_params\] unterminated " quote/);
-    assert.deepEqual(tokenize('read "open', true).map((t) => t.text), ["read", "open"]);
+    assert.deepEqual(
+      tokenize('read "open', true).map((t) => t.text),
+      ["read", "open"],
+    );
   });
 
   it("quotes a word so that it reads back the same", () => {
     for (const w of ["plain", "with space", 'dq"', "back\\slash", "it's", ""]) {
-      assert.deepEqual(tokenize(quoteWord(w)).map((t) => t.text), [w], w);
+      assert.deepEqual(
+        tokenize(quoteWord(w)).map((t) => t.text),
+        [w],
+        w,
+      );
     }
     assert.equal(quoteWord("scout"), "scout");
   });
@@ -48,7 +49,11 @@ describe("/shepherd arguments: subcommands", () => {
       sub: "start",
       command: { action: "start", agent: "scout", label: "recon one", placement: "pane", direction: "down", cwd: "../x", agentScope: "both", model: "m/x" },
     });
-    assert.deepEqual(parseShepherdCommand("start --label r scout"), { sub: "start", command: { action: "start", agent: "scout", label: "r" } }, "flags go anywhere");
+    assert.deepEqual(
+      parseShepherdCommand("start --label r scout"),
+      { sub: "start", command: { action: "start", agent: "scout", label: "r" } },
+      "flags go anywhere",
+    );
     assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", command: { action: "read", target: "recon", lines: 5 } });
     assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", target: "recon one" });
     assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", target: "a_0123456789" });
@@ -72,7 +77,11 @@ describe("/shepherd arguments: subcommands", () => {
       ["sheep user extra", /unexpected "extra"/],
     ];
     for (const [args, re] of cases) {
-      assert.throws(() => parseShepherdCommand(args), (e: Error) => e.message.startsWith("[invalid_params] ") && re.test(e.message), args);
+      assert.throws(
+        () => parseShepherdCommand(args),
+        (e: Error) => e.message.startsWith("[invalid_params] ") && re.test(e.message),
+        args,
+      );
     }
   });
 });
@@ -120,7 +129,11 @@ describe("/shepherd completions", () => {
       "start scout --model ",
     ]);
     assert.deepEqual(await values("start scout --pl"), ["start scout --placement "]);
-    assert.deepEqual(await values("start scout --placement "), ["start scout --placement tab ", "start scout --placement pane ", "start scout --placement workspace "]);
+    assert.deepEqual(await values("start scout --placement "), [
+      "start scout --placement tab ",
+      "start scout --placement pane ",
+      "start scout --placement workspace ",
+    ]);
     assert.deepEqual(await values("start scout --placement p"), ["start scout --placement pane "]);
     assert.deepEqual(await values("start --scope both "), ["start --scope both scout ", "start --scope both script-runner ", "start --scope both worker "]);
     assert.equal(await values("start scout --label "), null, "a label is free text");

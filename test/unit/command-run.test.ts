@@ -36,7 +36,14 @@ describe("/shepherd subcommands run the tool's core", () => {
     deps = {
       execute: (command) => {
         dispatched.push(command);
-        return execute(command, { shepherd, settings: loaded.settings, cwd: join(root, "work"), agentDir: join(root, "agent"), bundledDir: join(root, "bundled"), trust: { hasUI: false } });
+        return execute(command, {
+          shepherd,
+          settings: loaded.settings,
+          cwd: join(root, "work"),
+          agentDir: join(root, "agent"),
+          bundledDir: join(root, "bundled"),
+          trust: { hasUI: false },
+        });
       },
       registry: async () => shepherd.registry,
       settings: async () => ({ loaded, runtime: "tmux" }),
@@ -76,7 +83,11 @@ describe("/shepherd subcommands run the tool's core", () => {
     assert.equal(started.level, "info");
     assert.match(started.text, /^Started "recon" \(scout\) as a_\w{10} in tmux pane %1, cwd .*\/work\/sub; it is idle\./);
     assert.deepEqual(dispatched.at(-1), { action: "start", agent: "scout", label: "recon", cwd: "sub" });
-    assert.deepEqual(world.calls.filter((c) => c.startsWith("create")), ["create %1 pane"], "the placement setting applies as for the tool");
+    assert.deepEqual(
+      world.calls.filter((c) => c.startsWith("create")),
+      ["create %1 pane"],
+      "the placement setting applies as for the tool",
+    );
     const agentId = [...shepherd.registry.agents.keys()][0]!;
 
     const status = await one("status recon");
@@ -104,7 +115,7 @@ describe("/shepherd subcommands run the tool's core", () => {
     const gone = [...shepherd.registry.agents.values()].find((a) => a.label === "gone")!;
     world.killPane(gone.agentId);
     assert.equal((await one("prune")).text, `Pruned 1: ${gone.agentId}.`);
-    assert.match((await one("herd")).text, /^Herd \(1\):\n  stays /);
+    assert.match((await one("herd")).text, /^Herd \(1\):\n {2}stays /);
     assert.equal((await one("prune")).text, "Nothing to prune: every recorded pane is alive.");
   });
 
@@ -129,12 +140,15 @@ describe("/shepherd subcommands run the tool's core", () => {
   it("settings shows every value with its origin, the files and the problems", async () => {
     const n = await one("settings");
     assert.equal(n.level, "warning", "there are problems");
-    assert.match(n.text, /\n  placement: "pane" \(user\)\n/);
-    assert.match(n.text, /\n  waitTimeout: 1200 \(default\)\n/);
-    assert.match(n.text, /\n  maxDepth: 0 \(default\) \[user-only\]\n/);
+    assert.match(n.text, /\n {2}placement: "pane" \(user\)\n/);
+    assert.match(n.text, /\n {2}waitTimeout: 1200 \(default\)\n/);
+    assert.match(n.text, /\n {2}maxDepth: 0 \(default\) \[user-only\]\n/);
     assert.match(n.text, /\nRuntime in use: tmux\n/);
-    assert.match(n.text, /\n  user: .*\/agent\/pi-shepherd\/settings\.json \(read, 1 problem\)\n  project: .*\/work\/\.pi\/shepherd\.json \(not present\)\n/);
-    assert.match(n.text, /\nProblems:\n  - .*settings\.json: unknown key "colour"/);
+    assert.match(
+      n.text,
+      /\n {2}user: .*\/agent\/pi-shepherd\/settings\.json \(read, 1 problem\)\n {2}project: .*\/work\/\.pi\/shepherd\.json \(not present\)\n/,
+    );
+    assert.match(n.text, /\nProblems:\n {2}- .*settings\.json: unknown key "colour"/);
   });
 
   it("the overview and settings still help when there is no runtime", async () => {
@@ -146,7 +160,10 @@ describe("/shepherd subcommands run the tool's core", () => {
       settings: async () => ({ loaded, runtimeError: "[runtime_unavailable] neither herdr nor tmux is available." }),
     };
     const overview = await runShepherdCommand("", broken);
-    assert.deepEqual(overview.map((n) => n.level), ["error", "info"]);
+    assert.deepEqual(
+      overview.map((n) => n.level),
+      ["error", "info"],
+    );
     assert.match(overview[0]!.text, /^\[runtime_unavailable\]/);
     const settings = await runShepherdCommand("settings", broken);
     assert.match(settings[0]!.text, /\nRuntime in use: none: \[runtime_unavailable\]/);

@@ -35,7 +35,10 @@ describe("bounded records", () => {
     assert.equal(store.state.agents.filter((a) => a.state === "closed").length, MAX_CLOSED_KEPT);
     const mine = store.state.prompts.filter((p) => p.agentId === busy.agentId);
     assert.equal(mine.filter((p) => p.settled).length, MAX_SETTLED_KEPT);
-    assert.ok(mine.some((p) => p.promptId === pending.promptId && !p.settled), "an unsettled prompt is never dropped");
+    assert.ok(
+      mine.some((p) => p.promptId === pending.promptId && !p.settled),
+      "an unsettled prompt is never dropped",
+    );
     // the newest survive, the oldest answer as unknown
     assert.equal((await s.status(closed.at(-1)!)).state, "closed");
     await assert.rejects(s.status(closed[0]!), /\[unknown_agent\]/);
@@ -56,6 +59,9 @@ describe("bounded records", () => {
     const second = new Shepherd({ runtime: world.runtime, host: world.host, owner: "second", store, ownerAlive: (o) => o === "second" });
     const report = await second.attach();
     assert.deepEqual(report.adopted, [b.agentId]);
-    assert.deepEqual(store.state.agents.map((r) => r.agentId), [b.agentId]);
+    assert.deepEqual(
+      store.state.agents.map((r) => r.agentId),
+      [b.agentId],
+    );
   });
 });

@@ -38,7 +38,10 @@ describe("core: handles", () => {
     const s = setup();
     const a = await started(s);
     const b = await started(s);
-    assert.deepEqual(s.world.calls.filter((c) => c.startsWith("create") || c.startsWith("run")), ["create %1 tab", "run %1", "create %2 tab", "run %2"]);
+    assert.deepEqual(
+      s.world.calls.filter((c) => c.startsWith("create") || c.startsWith("run")),
+      ["create %1 tab", "run %1", "create %2 tab", "run %2"],
+    );
     assert.equal(a.label, "worker");
     assert.equal(b.label, "worker-2");
     await assert.rejects(started(s, "worker"), /^ShepherdError: \[invalid_params\] label "worker" is already used/);
@@ -92,8 +95,14 @@ describe("core: wait", () => {
     await s.clock.advance(200);
     s.world.answer(a.agentId, pa.promptId, "A\n  exact  ");
     const results = await waiting;
-    assert.deepEqual(results.map((r) => r.promptId), [pa.promptId, pb.promptId, "p_missing000", pc.promptId]);
-    assert.deepEqual(results.map((r) => r.status), ["completed", "failed", "failed", "completed"]);
+    assert.deepEqual(
+      results.map((r) => r.promptId),
+      [pa.promptId, pb.promptId, "p_missing000", pc.promptId],
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["completed", "failed", "failed", "completed"],
+    );
     assert.equal(results[0]!.text, "A\n  exact  ");
     assert.equal(results[1]!.error, "[provider_error] 500 boom");
     assert.equal(results[3]!.text, "C");
@@ -244,7 +253,10 @@ describe("core: close and start failures", () => {
       assert.match(e.message, /Error: no model/);
       return true;
     });
-    assert.deepEqual(s.world.calls.filter((c) => c.startsWith("close")), ["close %1"]);
+    assert.deepEqual(
+      s.world.calls.filter((c) => c.startsWith("close")),
+      ["close %1"],
+    );
     assert.equal(s.world.panes.get("%99")!.alive, true);
     assert.equal(s.shepherd.registry.agents.size, 0);
   });

@@ -30,14 +30,20 @@ describe("delegation on the primitives", () => {
     w.host.submit = async (agentId, promptId, text) => {
       await submit(agentId, promptId, text);
       most = Math.max(most, ++working);
-      setTimeout(() => {
-        working--;
-        w.answer(agentId, promptId, `done ${text}`);
-      }, 20 + Number(text) * 5);
+      setTimeout(
+        () => {
+          working--;
+          w.answer(agentId, promptId, `done ${text}`);
+        },
+        20 + Number(text) * 5,
+      );
     };
     const tasks = ["5", "1", "4", "2", "3"].map((task) => ({ definition: def, task, cwd: "/" }));
     const items = await new Delegation(shepherd, "parallel", tasks, { keepOpen: false, maxParallel: 2, waitTimeoutSec: 10 }).run();
-    assert.deepEqual(items.map((i) => i.text), ["done 5", "done 1", "done 4", "done 2", "done 3"]);
+    assert.deepEqual(
+      items.map((i) => i.text),
+      ["done 5", "done 1", "done 4", "done 2", "done 3"],
+    );
     assert.equal(most, 2);
     assert.equal(w.calls.filter((c) => c.startsWith("close")).length, 5);
   });
@@ -56,11 +62,14 @@ describe("delegation on the primitives", () => {
       ],
       { keepOpen: false, maxParallel: 4, waitTimeoutSec: 10, onProgress: (p) => progress.push(p) },
     ).run();
-    assert.deepEqual(items.map((i) => [i.step, i.task, i.status]), [
-      [1, "a", "completed"],
-      [2, "<a>|<a>", "completed"],
-      [3, "FAIL <<a>|<a>>", "failed"],
-    ]);
+    assert.deepEqual(
+      items.map((i) => [i.step, i.task, i.status]),
+      [
+        [1, "a", "completed"],
+        [2, "<a>|<a>", "completed"],
+        [3, "FAIL <<a>|<a>>", "failed"],
+      ],
+    );
     assert.equal(progress[progress.length - 1]!.items[3]!.state, "queued");
     assert.match(delegateOutcome("chain", items, 4).summary, /^Chain stopped at step 3 \(echo\): \[provider_error\] boom\. 2\/4 steps succeeded\.$/);
   });
@@ -68,16 +77,24 @@ describe("delegation on the primitives", () => {
   it("abort closes the sheep it started and cancels what had not started", async () => {
     const { w, shepherd } = world(() => undefined);
     const ac = new AbortController();
-    const running = new Delegation(shepherd, "parallel", [1, 2, 3].map((n) => ({ definition: def, task: String(n), cwd: "/" })), {
-      keepOpen: true,
-      maxParallel: 2,
-      waitTimeoutSec: 100,
-      signal: ac.signal,
-    }).run();
+    const running = new Delegation(
+      shepherd,
+      "parallel",
+      [1, 2, 3].map((n) => ({ definition: def, task: String(n), cwd: "/" })),
+      {
+        keepOpen: true,
+        maxParallel: 2,
+        waitTimeoutSec: 100,
+        signal: ac.signal,
+      },
+    ).run();
     for (let i = 0; i < 50 && [...w.sheep.values()].filter((s) => s.inbox.size > 0).length < 2; i++) await settle();
     ac.abort();
     const items = await running;
-    assert.deepEqual(items.map((i) => i.status), ["cancelled", "cancelled", "cancelled"]);
+    assert.deepEqual(
+      items.map((i) => i.status),
+      ["cancelled", "cancelled", "cancelled"],
+    );
     assert.equal(w.calls.filter((c) => c.startsWith("close")).length, 2, "both started sheep were closed despite keepOpen");
     assert.equal(w.calls.filter((c) => c.startsWith("create")).length, 2, "the third never started");
     assert.throws(() => delegateOutcome("parallel", items, 3), /^ShepherdError: \[aborted\] parallel delegation: no task succeeded/);

@@ -16,7 +16,16 @@ after(async () => {
 });
 
 function host(deadPidGraceMs = 50) {
-  return new FileSheepHost({ agentDir, piCommand: ["pi"], nodePath: "/node", launcherPath: "/l.mjs", sheepExtension: "/s.ts", env: {}, depth: 1, deadPidGraceMs });
+  return new FileSheepHost({
+    agentDir,
+    piCommand: ["pi"],
+    nodePath: "/node",
+    launcherPath: "/l.mjs",
+    sheepExtension: "/s.ts",
+    env: {},
+    depth: 1,
+    deadPidGraceMs,
+  });
 }
 
 async function statusWithPid(agentId: string, pid: unknown) {
@@ -53,7 +62,9 @@ describe("sheep host: the pid witness", () => {
 
   for (const pid of [0, -1, 1.5, "123", null]) {
     it(`a status.json whose pid is ${JSON.stringify(pid)} is no witness`, async () => {
-      const id = `a_badpid${String(Math.abs(Number(pid) * 10) || 7).padStart(4, "0").slice(0, 4)}`;
+      const id = `a_badpid${String(Math.abs(Number(pid) * 10) || 7)
+        .padStart(4, "0")
+        .slice(0, 4)}`;
       await statusWithPid(id, pid);
       const h = host(0);
       await h.snapshot(id);

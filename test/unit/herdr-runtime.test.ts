@@ -274,7 +274,10 @@ describe("herdr runtime: placement", () => {
     const rt = new HerdrRuntime({ env });
     await rejectsWith(rt.createPane(req()), "runtime_error", /herdr pane rename failed: internal_error: boom/);
     assert.deepEqual((await argvs()).at(-1), ["pane", "close", "w1:p2"]);
-    assert.deepEqual((await panes()).map((p) => p.pane_id), ["w1:p1"]);
+    assert.deepEqual(
+      (await panes()).map((p) => p.pane_id),
+      ["w1:p1"],
+    );
   });
 });
 
@@ -289,7 +292,14 @@ describe("herdr runtime: runLauncher", () => {
     const expected = `'touch' '${target.replaceAll("'", `'\\''`)}'`;
     assert.equal(shellLine(argv), expected);
     assert.deepEqual((await argvs()).at(-1), ["pane", "run", paneId, expected]);
-    await eventually(() => access(target).then(() => true, () => undefined), "the launcher's file");
+    await eventually(
+      () =>
+        access(target).then(
+          () => true,
+          () => undefined,
+        ),
+      "the launcher's file",
+    );
   });
 
   it("refuses control characters and empty argv without typing anything", async () => {
@@ -315,16 +325,37 @@ describe("herdr runtime: liveness with real panes", () => {
     const a = await rt.createPane(req({ agentId: "a_a" }));
     const b = await rt.createPane(req({ agentId: "a_b" }));
     await fake.clearCalls();
-    assert.deepEqual(await rt.liveness([{ paneId: a.paneId, agentId: "a_a" }, { paneId: b.paneId, agentId: "a_b" }]), new Map([["a_a", "alive"], ["a_b", "alive"]]));
+    assert.deepEqual(
+      await rt.liveness([
+        { paneId: a.paneId, agentId: "a_a" },
+        { paneId: b.paneId, agentId: "a_b" },
+      ]),
+      new Map([
+        ["a_a", "alive"],
+        ["a_b", "alive"],
+      ]),
+    );
     assert.deepEqual(await argvs(), [["pane", "list"]]);
 
     await fake.tmux(["kill-pane", "-t", await fake.tmuxPaneOf(b.paneId)]);
     await fake.clearCalls();
     assert.deepEqual(
-      await rt.liveness([{ paneId: a.paneId, agentId: "a_a" }, { paneId: b.paneId, agentId: "a_b" }, { paneId: "w9:p9", agentId: "a_c" }]),
-      new Map([["a_a", "alive"], ["a_b", "gone"], ["a_c", "gone"]]),
+      await rt.liveness([
+        { paneId: a.paneId, agentId: "a_a" },
+        { paneId: b.paneId, agentId: "a_b" },
+        { paneId: "w9:p9", agentId: "a_c" },
+      ]),
+      new Map([
+        ["a_a", "alive"],
+        ["a_b", "gone"],
+        ["a_c", "gone"],
+      ]),
     );
-    assert.deepEqual(await argvs(), [["pane", "list"], ["pane", "get", b.paneId], ["pane", "get", "w9:p9"]]);
+    assert.deepEqual(await argvs(), [
+      ["pane", "list"],
+      ["pane", "get", b.paneId],
+      ["pane", "get", "w9:p9"],
+    ]);
   });
 
   it("asks nothing for an empty list", async () => {
@@ -338,7 +369,11 @@ describe("herdr runtime: liveness with real panes", () => {
     const rt = new HerdrRuntime({ env });
     const { paneId } = await rt.createPane(req());
     await fake.setDown(true);
-    await rejectsWith(rt.liveness([{ paneId, agentId: "a_test000001" }]), "runtime_unavailable", /server_not_running: no herdr server is running at .*herdr\.sock/);
+    await rejectsWith(
+      rt.liveness([{ paneId, agentId: "a_test000001" }]),
+      "runtime_unavailable",
+      /server_not_running: no herdr server is running at .*herdr\.sock/,
+    );
     await fake.setDown(false);
     assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "alive");
   });
@@ -390,7 +425,10 @@ describe("herdr runtime: close", () => {
     const { paneId } = await rt.createPane(req());
     await fake.clearCalls();
     await rt.close(paneId, "a_test000001");
-    assert.deepEqual(await argvs(), [["pane", "get", paneId], ["pane", "close", paneId]]);
+    assert.deepEqual(await argvs(), [
+      ["pane", "get", paneId],
+      ["pane", "close", paneId],
+    ]);
     assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "gone");
   });
 
@@ -421,8 +459,14 @@ describe("herdr runtime: close", () => {
     assert.ok(!(await argvs()).some((a) => a[1] === "close"));
     // the user's pane carries no mark, so it is never "alive" as a sheep; it must still be there
     assert.deepEqual(
-      await rt.liveness([{ paneId: ownPane, agentId: "a_test000001" }, { paneId, agentId: "a_test000002" }]),
-      new Map([["a_test000001", "gone"], ["a_test000002", "gone"]]),
+      await rt.liveness([
+        { paneId: ownPane, agentId: "a_test000001" },
+        { paneId, agentId: "a_test000002" },
+      ]),
+      new Map([
+        ["a_test000001", "gone"],
+        ["a_test000002", "gone"],
+      ]),
     );
     assert.ok(await fake.tmuxPaneOf(ownPane));
     assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "alive");
@@ -487,7 +531,11 @@ describe("herdr runtime: error mapping", () => {
   it("a usage error (exit 2) is [runtime_error] pointing at the herdr version", async () => {
     const rt = new HerdrRuntime({ env: fake.env });
     await fake.inject({ command: "pane list", stderr: "error: unknown option: --pane\n", exit: 2 });
-    await rejectsWith(rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]), "runtime_error", /herdr pane list rejected its arguments: error: unknown option: --pane\. .*0\.7\.5 to 0\.8\.x/);
+    await rejectsWith(
+      rt.liveness([{ paneId: "w1:p1", agentId: "a_test000001" }]),
+      "runtime_error",
+      /herdr pane list rejected its arguments: error: unknown option: --pane\. .*0\.7\.5 to 0\.8\.x/,
+    );
   });
 
   it("a pre-0.8.0 raw connection error is [runtime_unavailable]", async () => {
@@ -529,7 +577,11 @@ describe("herdrServerAnswers", () => {
 
 describe("fake herdr: the 0.8.0 contract it reproduces", () => {
   it("refuses --json on control commands and --current without HERDR_PANE_ID with exit 2 and plain text", async () => {
-    for (const args of [["pane", "list", "--json"], ["tab", "create", "--json"], ["agent", "get", "w1:p1", "--json"]]) {
+    for (const args of [
+      ["pane", "list", "--json"],
+      ["tab", "create", "--json"],
+      ["agent", "get", "w1:p1", "--json"],
+    ]) {
       const r = await fake.herdr(args);
       assert.deepEqual([r.exitCode, r.stdout, r.stderr.trim()], [2, "", "error: unknown option: --json"]);
     }

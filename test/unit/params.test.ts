@@ -44,7 +44,12 @@ describe("coerce", () => {
   });
 
   it("converts numbers and booleans sent as text, and still refuses a non-object", () => {
-    assert.deepEqual(coerce({ action: "wait", timeout: "30", keepOpen: "true", all: "false", lines: null }), { action: "wait", timeout: 30, keepOpen: true, all: false });
+    assert.deepEqual(coerce({ action: "wait", timeout: "30", keepOpen: "true", all: "false", lines: null }), {
+      action: "wait",
+      timeout: 30,
+      keepOpen: true,
+      all: false,
+    });
     assert.throws(() => coerce("[1]"), { message: /^\[invalid_params\] / });
   });
 });

@@ -8,8 +8,14 @@ function probes(herdr: boolean | Error, tmux: boolean | Error) {
   const asked = { herdr: 0, tmux: 0 };
   const answer = (v: boolean | Error) => (v instanceof Error ? Promise.reject(v) : Promise.resolve(v));
   const p: RuntimeProbes = {
-    herdrServerAnswers: () => (asked.herdr++, answer(herdr)),
-    tmuxInstalled: () => (asked.tmux++, answer(tmux)),
+    herdrServerAnswers: () => {
+      asked.herdr++;
+      return answer(herdr);
+    },
+    tmuxInstalled: () => {
+      asked.tmux++;
+      return answer(tmux);
+    },
   };
   return { p, asked };
 }

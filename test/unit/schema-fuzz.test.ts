@@ -22,8 +22,27 @@ const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed);
 const DAY = 24 * 3600 * 1000;
 
 const FIELDS = [
-  "action", "agent", "label", "placement", "direction", "cwd", "model", "agentScope", "confirmProjectAgents", "agentId",
-  "message", "promptId", "promptIds", "timeout", "target", "lines", "task", "tasks", "chain", "all", "keepOpen",
+  "action",
+  "agent",
+  "label",
+  "placement",
+  "direction",
+  "cwd",
+  "model",
+  "agentScope",
+  "confirmProjectAgents",
+  "agentId",
+  "message",
+  "promptId",
+  "promptIds",
+  "timeout",
+  "target",
+  "lines",
+  "task",
+  "tasks",
+  "chain",
+  "all",
+  "keepOpen",
 ] as const;
 
 /** Ids the world has handed out so far, so fuzzed calls also hit live records. */
@@ -37,9 +56,45 @@ interface Pool {
 
 function junkString(r: Rng): string {
   return r.pick([
-    "", " ", "\n", "x", "null", "undefined", "true", "false", "0", "-1", "1e309", "NaN", "[]", "{}", "[1,2", '["p_x"]', "p_1, p_2,,",
-    "a_0000000000", "p_0000000000", "../..", "/etc/passwd", "$(touch /tmp/never)", "`id`", "#(id)", "-h", "--help", "ünï 🐑 \u0000",
-    "scout", "echo", "tab", "pane", "workspace", "right", "down", "user", "project", "both", "start", "wait",
+    "",
+    " ",
+    "\n",
+    "x",
+    "null",
+    "undefined",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "1e309",
+    "NaN",
+    "[]",
+    "{}",
+    "[1,2",
+    '["p_x"]',
+    "p_1, p_2,,",
+    "a_0000000000",
+    "p_0000000000",
+    "../..",
+    "/etc/passwd",
+    "$(touch /tmp/never)",
+    "`id`",
+    "#(id)",
+    "-h",
+    "--help",
+    "ünï 🐑 \u0000",
+    "scout",
+    "echo",
+    "tab",
+    "pane",
+    "workspace",
+    "right",
+    "down",
+    "user",
+    "project",
+    "both",
+    "start",
+    "wait",
     "x".repeat(r.pick([100, 10_000, 300_000])),
   ]);
 }
@@ -49,7 +104,24 @@ function junkValue(r: Rng, pool: Pool, depth = 0): unknown {
     case 0:
       return junkString(r);
     case 1:
-      return r.pick([0, -0, 1, -1, 0.5, 30, 7 * 24 * 3600, 7 * 24 * 3600 + 1, 10_000, 10_001, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, Infinity, -Infinity, NaN]);
+      return r.pick([
+        0,
+        -0,
+        1,
+        -1,
+        0.5,
+        30,
+        7 * 24 * 3600,
+        7 * 24 * 3600 + 1,
+        10_000,
+        10_001,
+        1e308,
+        -1e308,
+        Number.MAX_SAFE_INTEGER + 2,
+        Infinity,
+        -Infinity,
+        NaN,
+      ]);
     case 2:
       return r.pick([true, false]);
     case 3:
@@ -67,7 +139,11 @@ function junkValue(r: Rng, pool: Pool, depth = 0): unknown {
     case 9:
       return Object.fromEntries(Array.from({ length: r.int(4) }, () => [r.pick([...FIELDS, "__proto__", "constructor", "x"]), junkValue(r, pool, depth + 1)]));
     default: // a delegate task, well formed or not
-      return { agent: r.pick(["scout", "echo", "nope", 7]), task: r.pick(["do it", "", 3, null]), ...(r.chance(0.3) ? { cwd: junkValue(r, pool, depth + 1) } : {}) };
+      return {
+        agent: r.pick(["scout", "echo", "nope", 7]),
+        task: r.pick(["do it", "", 3, null]),
+        ...(r.chance(0.3) ? { cwd: junkValue(r, pool, depth + 1) } : {}),
+      };
   }
 }
 
@@ -102,8 +178,15 @@ function randomParams(r: Rng, pool: Pool): unknown {
     target: () => r.pick([...pool.labels, ...pool.agentIds, "nope"]),
     lines: () => r.pick([1, 40, "10"]),
     task: () => "do it",
-    tasks: () => [{ agent: "scout", task: "a" }, { agent: "echo", task: "b" }].slice(0, 1 + r.int(2)),
-    chain: () => [{ agent: "scout", task: "a" }, { agent: "echo", task: "{previous} b" }],
+    tasks: () =>
+      [
+        { agent: "scout", task: "a" },
+        { agent: "echo", task: "b" },
+      ].slice(0, 1 + r.int(2)),
+    chain: () => [
+      { agent: "scout", task: "a" },
+      { agent: "echo", task: "{previous} b" },
+    ],
     placement: () => r.pick(["tab", "pane", "workspace"]),
     label: () => `l${r.int(1000)}`,
     direction: () => r.pick(["right", "down"]),
@@ -124,7 +207,13 @@ function randomParams(r: Rng, pool: Pool): unknown {
     }
   }
   // delegate takes exactly one of its three forms
-  if (clean && action === "delegate") for (const k of r.pick([["tasks", "chain"], ["agent", "task", "chain"], ["agent", "task", "tasks"]])) delete p[k];
+  if (clean && action === "delegate")
+    for (const k of r.pick([
+      ["tasks", "chain"],
+      ["agent", "task", "chain"],
+      ["agent", "task", "tasks"],
+    ]))
+      delete p[k];
   if (r.chance(0.05)) return JSON.stringify(p);
   return p;
 }
@@ -165,7 +254,8 @@ describe("schema fuzz: dispatch gives a result or a [code] error", { timeout: 30
       // The world moves between calls: answers, failures, dead panes, blocked sheep.
       for (const [agentId, s] of world.sheep) {
         for (const promptId of s.inbox.keys()) {
-          if (!s.outbox.has(promptId) && r.chance(0.3)) world.answer(agentId, promptId, "done", r.pick(["completed", "failed", "cancelled"] as const), "scripted");
+          if (!s.outbox.has(promptId) && r.chance(0.3))
+            world.answer(agentId, promptId, "done", r.pick(["completed", "failed", "cancelled"] as const), "scripted");
         }
         if (s.paneId && r.chance(0.001)) world.killPane(agentId);
         if (r.chance(0.002)) s.snapshot.blocked = "approve?";

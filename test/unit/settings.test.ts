@@ -76,7 +76,11 @@ describe("settings", () => {
       `${projectFile}: "piCommand" can only be set in the user's settings`,
     ];
     assert.equal(l.problems.length, expect.length, l.problems.join("\n"));
-    for (const e of expect) assert.ok(l.problems.some((p) => p.startsWith(e)), `reported: ${e}\n${l.problems.join("\n")}`);
+    for (const e of expect)
+      assert.ok(
+        l.problems.some((p) => p.startsWith(e)),
+        `reported: ${e}\n${l.problems.join("\n")}`,
+      );
   });
 
   it("a file that is not a JSON object is reported and the other file still applies", async () => {

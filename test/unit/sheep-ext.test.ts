@@ -125,7 +125,10 @@ describe("the sheep extension", () => {
     // More scans while the turn runs submit nothing more.
     await pi.fire("session_start", { reason: "startup" });
     await sleep(50);
-    assert.deepEqual(pi.sent.map((s) => s.text), ["first"]);
+    assert.deepEqual(
+      pi.sent.map((s) => s.text),
+      ["first"],
+    );
 
     await answer("one");
     await until("the second prompt was submitted", () => pi.sent.length === 2);
@@ -133,9 +136,19 @@ describe("the sheep extension", () => {
     await answer("two");
     await pi.fire("session_start", { reason: "startup" });
     await sleep(50);
-    assert.deepEqual(pi.sent.map((s) => s.text), ["first", "second"], "each prompt reached pi exactly once");
+    assert.deepEqual(
+      pi.sent.map((s) => s.text),
+      ["first", "second"],
+      "each prompt reached pi exactly once",
+    );
     const results = await Promise.all(["p_1", "p_2"].map(async (id) => JSON.parse(await readFile(layout.outboxFile(id), "utf8")) as ResultFile));
-    assert.deepEqual(results.map((r) => [r.status, r.text]), [["completed", "one"], ["completed", "two"]]);
+    assert.deepEqual(
+      results.map((r) => [r.status, r.text]),
+      [
+        ["completed", "one"],
+        ["completed", "two"],
+      ],
+    );
     assert.deepEqual(await readdir(layout.inbox), [], "no claimed file is left behind");
   });
 });

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, stat, utimes, writeFile }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { execa, type ResultPromise } from "execa";
+import { execa, type Subprocess } from "execa";
 import { Shepherd } from "../../src/core/shepherd.js";
 import type { AgentRecord, PromptRecord } from "../../src/core/types.js";
 import { FileSheepHost } from "../../src/protocol/file-host.js";
@@ -58,7 +58,10 @@ describe("state.json store", () => {
     const s = new FileStateStore(d);
     await s.save("OLD", { agents: [agent("a_ddddddddd1", "OLD"), agent("a_ddddddddd2", "OLD")], prompts: [] });
     await s.save("NEW", { agents: [agent("a_ddddddddd1", "NEW")], prompts: [], forgotten: ["a_ddddddddd2"] });
-    assert.deepEqual((await s.load()).state.agents.map((a) => [a.agentId, a.owner]), [["a_ddddddddd1", "NEW"]]);
+    assert.deepEqual(
+      (await s.load()).state.agents.map((a) => [a.agentId, a.owner]),
+      [["a_ddddddddd1", "NEW"]],
+    );
   });
 
   it("moves a corrupt file aside with a warning and starts empty", async () => {
@@ -98,7 +101,11 @@ describe("state.json store", () => {
 
     await rmdir(file);
     await s.save("A", { agents: ids(4), prompts: [] });
-    assert.deepEqual((await s.load()).state.agents.map((a) => a.agentId), ids(4).map((a) => a.agentId), "the save after the fix wrote the latest records");
+    assert.deepEqual(
+      (await s.load()).state.agents.map((a) => a.agentId),
+      ids(4).map((a) => a.agentId),
+      "the save after the fix wrote the latest records",
+    );
     assert.equal(told.length, 1, "one warning for the whole streak");
     assert.match(told[0]!, /^pi-shepherd: could not write .*state\.json \(.*EISDIR.*\); will retry on the next change/);
 
@@ -106,7 +113,11 @@ describe("state.json store", () => {
     await mkdir(file);
     await assert.rejects(s.save("A", { agents: ids(5), prompts: [] }), /EISDIR/);
     assert.equal(told.length, 2, "a new streak warns again");
-    assert.deepEqual((await readdir(d)).filter((n) => n.endsWith(".tmp")), [], "failed writes leave no temp files");
+    assert.deepEqual(
+      (await readdir(d)).filter((n) => n.endsWith(".tmp")),
+      [],
+      "failed writes leave no temp files",
+    );
   });
 
   it("a failed write's records are carried by the next save, even another owner's", async () => {
@@ -124,7 +135,7 @@ describe("state.json store", () => {
 
   describe("the lock between processes", () => {
     const hammerScript = join(repoRoot, "test", "support", "state-hammer.ts");
-    const started: ResultPromise[] = [];
+    const started: Subprocess[] = [];
     after(() => {
       for (const p of started) if (p.exitCode === null && p.signalCode === null && p.pid) process.kill(p.pid, "SIGKILL");
     });
@@ -133,7 +144,7 @@ describe("state.json store", () => {
       started.push(p);
       return p;
     };
-    const untilLocked = (p: ResultPromise) =>
+    const untilLocked = (p: Subprocess) =>
       new Promise<void>((resolve, reject) => {
         let out = "";
         p.stdout!.on("data", (c: Buffer) => {
@@ -190,7 +201,12 @@ describe("state.json store", () => {
     const d = join(dir, "hostile");
     await mkdir(d, { recursive: true, mode: 0o700 });
     const good = agent("a_good000001", "A");
-    const goodPrompt: PromptRecord = { promptId: "p_good000001", agentId: good.agentId, submittedAt: "2026-01-01T00:00:00Z", settled: { promptId: "p_good000001", agentId: good.agentId, status: "completed", text: "ok" } };
+    const goodPrompt: PromptRecord = {
+      promptId: "p_good000001",
+      agentId: good.agentId,
+      submittedAt: "2026-01-01T00:00:00Z",
+      settled: { promptId: "p_good000001", agentId: good.agentId, status: "completed", text: "ok" },
+    };
     const bad = [
       agent("../../x", "A"),
       { ...agent("a_badpane001", "A"), paneId: "-t foo" },
@@ -205,7 +221,14 @@ describe("state.json store", () => {
     assert.deepEqual(state, { agents: [good], prompts: [goodPrompt] });
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /^pi-shepherd: set aside 6 records of .*state\.json/);
-    for (const why of ["agentId is not a well-formed agent id", "paneId", "label", "state is not a known state", "its agent record was set aside", "settled has no known status"]) {
+    for (const why of [
+      "agentId is not a well-formed agent id",
+      "paneId",
+      "label",
+      "state is not a known state",
+      "its agent record was set aside",
+      "settled has no known status",
+    ]) {
       assert.ok(warnings[0]!.includes(why), `the warning says why: ${why}`);
     }
     assert.ok(!warnings[0]!.includes("\u001b"), "the warning does not echo the hostile label");
@@ -215,7 +238,11 @@ describe("state.json store", () => {
     const kept = JSON.parse(await readFile(join(d, aside[0]!), "utf8")) as { rejected: { record: unknown }[] };
     assert.equal(kept.rejected.length, 6, "every set-aside record is kept for the user");
     const onDisk = JSON.parse(await readFile(join(d, "state.json"), "utf8")) as { agents: AgentRecord[] };
-    assert.deepEqual(onDisk.agents.map((a) => a.agentId), [good.agentId], "not written back");
+    assert.deepEqual(
+      onDisk.agents.map((a) => a.agentId),
+      [good.agentId],
+      "not written back",
+    );
     assert.deepEqual((await new FileStateStore(d).load()).warnings, [], "reported once");
   });
 
@@ -228,7 +255,10 @@ describe("state.json store", () => {
     await s.save("A", mine);
     await s.save("A", mine);
     const { state, warnings } = await s.load();
-    assert.deepEqual(state.agents.map((a) => a.agentId), ["a_fine000001"]);
+    assert.deepEqual(
+      state.agents.map((a) => a.agentId),
+      ["a_fine000001"],
+    );
     assert.deepEqual(state.prompts, []);
     assert.deepEqual(warnings, [], "nothing for a load to set aside");
     assert.equal(told.length, 1, "one warning for the same records saved twice");
@@ -248,7 +278,15 @@ describe("state.json store", () => {
     await writeFile(join(stateDir(agentDir), "state.json"), JSON.stringify({ version: 1, agents: [gone("../../x"), gone("a_prune00001")], prompts: [] }));
 
     const world = new MemoryWorld();
-    const host = new FileSheepHost({ agentDir, piCommand: ["pi"], nodePath: "/node", launcherPath: "/launcher.mjs", sheepExtension: "/sheep.ts", env: {}, depth: 0 });
+    const host = new FileSheepHost({
+      agentDir,
+      piCommand: ["pi"],
+      nodePath: "/node",
+      launcherPath: "/launcher.mjs",
+      sheepExtension: "/sheep.ts",
+      env: {},
+      depth: 0,
+    });
     const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "me", store: new FileStateStore(stateDir(agentDir)), ownerAlive: () => false });
     const report = await shepherd.attach();
     await shepherd.prune();
@@ -263,7 +301,12 @@ describe("state.json store", () => {
     const s = new FileStateStore(d);
     const at = (minute: number, second: number) => `2026-01-01T00:${String(minute).padStart(2, "0")}:${String(second).padStart(2, "0")}Z`;
     const closed = (id: string, owner: string, createdAt: string): AgentRecord => ({ ...agent(id, owner), createdAt, state: "closed" });
-    const settled = (promptId: string, agentId: string, submittedAt: string): PromptRecord => ({ promptId, agentId, submittedAt, settled: { promptId, agentId, status: "completed", text: "x".repeat(100) } });
+    const settled = (promptId: string, agentId: string, submittedAt: string): PromptRecord => ({
+      promptId,
+      agentId,
+      submittedAt,
+      settled: { promptId, agentId, status: "completed", text: "x".repeat(100) },
+    });
     // B's 30 closed sheep are older than A's 50: 14 of B's fit in the window.
     const bAgents = Array.from({ length: 30 }, (_, i) => closed(`a_b${String(i).padStart(9, "0")}`, "B", at(0, i)));
     const bPrompts = bAgents.map((a, i) => settled(`p_b${String(i).padStart(9, "0")}`, a.agentId, at(0, i)));
@@ -272,7 +315,9 @@ describe("state.json store", () => {
     const live: AgentRecord = { ...agent("a_live000001", "A"), state: "working", activePromptId: "p_live000099" };
     const liveSettled = Array.from({ length: 40 }, (_, i) => settled(`p_live0000${String(i).padStart(2, "0")}`, live.agentId, at(2, i)));
     const unsettled: PromptRecord = { promptId: "p_live000099", agentId: live.agentId, submittedAt: at(3, 0) };
-    const closedPrompts = aClosed.flatMap((a, i) => Array.from({ length: 35 }, (_, k) => settled(`p_a${String(i).padStart(3, "0")}${String(k).padStart(6, "0")}`, a.agentId, at(4, k))));
+    const closedPrompts = aClosed.flatMap((a, i) =>
+      Array.from({ length: 35 }, (_, k) => settled(`p_a${String(i).padStart(3, "0")}${String(k).padStart(6, "0")}`, a.agentId, at(4, k))),
+    );
     await s.save("A", { agents: [...aClosed, live], prompts: [...liveSettled, unsettled, ...closedPrompts] });
 
     const { state } = await s.load();
@@ -283,10 +328,15 @@ describe("state.json store", () => {
       [...aClosed, ...bAgents.slice(16)].map((a) => a.agentId).sort(),
       "the newest closed records, whoever owns them",
     );
-    assert.ok(state.agents.some((a) => a.agentId === live.agentId), "a live sheep is always kept");
+    assert.ok(
+      state.agents.some((a) => a.agentId === live.agentId),
+      "a live sheep is always kept",
+    );
     const of = (id: string) => state.prompts.filter((p) => p.agentId === id);
     assert.deepEqual(
-      of(live.agentId).map((p) => p.promptId).sort(),
+      of(live.agentId)
+        .map((p) => p.promptId)
+        .sort(),
       [...liveSettled.slice(8), unsettled].map((p) => p.promptId).sort(),
       "the unsettled prompt and the 32 newest settled ones",
     );

@@ -25,7 +25,8 @@ describe("tmux runtime on a real private server", () => {
     await t.cleanup();
   });
 
-  const focusState = async () => t.tmux(["list-panes", "-a", "-F", "#{session_name}:#{window_index}.#{pane_index} #{pane_id} win_active=#{window_active} pane_active=#{pane_active}"]);
+  const focusState = async () =>
+    t.tmux(["list-panes", "-a", "-F", "#{session_name}:#{window_index}.#{pane_index} #{pane_id} win_active=#{window_active} pane_active=#{pane_active}"]);
   const activeOf = async (session: string) => (await t.tmux(["display-message", "-p", "-t", session, "#{window_id} #{pane_id}"])).trim();
 
   it("outside tmux puts a tab in a detached session, says how to attach, and marks the pane", async () => {
@@ -34,7 +35,10 @@ describe("tmux runtime on a real private server", () => {
     const pane = await rt.createPane({ agentId: "a_0000000001", placement: "tab", direction: "right", cwd: t.dir, label: "scout" });
     assert.match(pane.paneId, /^%\d+$/);
     assert.equal(pane.attachHint, `tmux -S '${t.socket}' attach -t 'pi-shepherd'`);
-    assert.equal((await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{session_name} #{@pi_shepherd_agent} #{pane_current_path}"])).trim(), `pi-shepherd a_0000000001 ${t.dir}`);
+    assert.equal(
+      (await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{session_name} #{@pi_shepherd_agent} #{pane_current_path}"])).trim(),
+      `pi-shepherd a_0000000001 ${t.dir}`,
+    );
     const second = await rt.createPane({ agentId: "a_0000000002", placement: "tab", direction: "right", cwd: t.dir, label: "two" });
     assert.equal((await t.tmux(["display-message", "-p", "-t", second.paneId, "#{session_name} #{window_active}"])).trim(), "pi-shepherd 0");
     assert.equal(await activeOf("user"), userActive);
@@ -97,14 +101,23 @@ describe("tmux runtime on a real private server", () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
     const pane = await rt.createPane({ agentId: "a_0000000009", placement: "tab", direction: "right", cwd: t.dir, label: "live" });
     await rt.runLauncher(pane.paneId, ["/bin/echo", "hello from the pane"]);
-    await until(async () => (await rt.read(pane.paneId, 20)).includes("hello from the pane\n") || (await rt.read(pane.paneId, 20)).endsWith("hello from the pane"));
+    await until(
+      async () => (await rt.read(pane.paneId, 20)).includes("hello from the pane\n") || (await rt.read(pane.paneId, 20)).endsWith("hello from the pane"),
+    );
     const live = await rt.liveness([
       { paneId: pane.paneId, agentId: "a_0000000009" },
       { paneId: t.userPane, agentId: "a_000000000u" },
       { paneId: "%9999", agentId: "a_000000000x" },
     ]);
     // the user's pane exists but carries no mark: it is nobody's sheep
-    assert.deepEqual([...live], [["a_0000000009", "alive"], ["a_000000000u", "gone"], ["a_000000000x", "gone"]]);
+    assert.deepEqual(
+      [...live],
+      [
+        ["a_0000000009", "alive"],
+        ["a_000000000u", "gone"],
+        ["a_000000000x", "gone"],
+      ],
+    );
     // the same pane id asked for another agent is not alive: an id is not an identity
     assert.equal((await rt.liveness([{ paneId: pane.paneId, agentId: "a_000000000y" }])).get("a_000000000y"), "gone");
     await assert.rejects(rt.close(t.userPane, "a_0000000009"), /^ShepherdError: \[not_owned\]/);
@@ -126,7 +139,10 @@ describe("tmux runtime on a real private server", () => {
     const blocker = join(t.dir, "a-file");
     await writeFile(blocker, "");
     const rt = new TmuxRuntime({ socket: join(blocker, "sock"), env: process.env });
-    await assert.rejects(rt.liveness([{ paneId: "%1", agentId: "a_0000000001" }]), /^ShepherdError: \[runtime_error\] could not list panes: .*error connecting to/);
+    await assert.rejects(
+      rt.liveness([{ paneId: "%1", agentId: "a_0000000001" }]),
+      /^ShepherdError: \[runtime_error\] could not list panes: .*error connecting to/,
+    );
     await assert.rejects(rt.close("%1", "a_0000000001"), /^ShepherdError: \[runtime_error\]/);
   });
 

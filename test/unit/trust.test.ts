@@ -42,7 +42,10 @@ describe("trust: project agents", () => {
   });
 
   it("refuses it without a UI, unless the user's own settings allow that", async () => {
-    await assert.rejects(approveDefinition(projectDef, true, base({ hasUI: false })), /^ShepherdError: \[project_agent_refused\] .*no UI to ask.*allowProjectAgentsWithoutUI/);
+    await assert.rejects(
+      approveDefinition(projectDef, true, base({ hasUI: false })),
+      /^ShepherdError: \[project_agent_refused\] .*no UI to ask.*allowProjectAgentsWithoutUI/,
+    );
     const u = ui(true);
     await assert.rejects(approveDefinition(projectDef, true, base({ hasUI: false, confirm: u.confirm })), /\[project_agent_refused\]/);
     assert.equal(u.asked.length, 0, "no dialog is attempted without a UI");
@@ -55,7 +58,10 @@ describe("trust: project agents", () => {
       approveDefinition(projectDef, true, base({ confirm: u.confirm, isProjectTrusted: () => false })),
       /^ShepherdError: \[project_agent_refused\] .*not trusted/,
     );
-    await assert.rejects(approveDefinition(projectDef, false, base({ userConfirms: false, allowWithoutUI: true, isProjectTrusted: () => false })), /not trusted/);
+    await assert.rejects(
+      approveDefinition(projectDef, false, base({ userConfirms: false, allowWithoutUI: true, isProjectTrusted: () => false })),
+      /not trusted/,
+    );
     assert.equal(u.asked.length, 0);
     await approveDefinition(projectDef, true, base({ confirm: u.confirm, isProjectTrusted: () => true }));
     assert.equal(u.asked.length, 1);
@@ -108,7 +114,10 @@ describe("trust: a project settings file cannot turn it off", () => {
     assert.equal(loaded.settings.maxDepth, 0);
     assert.equal(loaded.settings.agentScope, "project", "an ordinary key from the project applies");
     for (const key of ["allowProjectAgentsWithoutUI", "confirmProjectAgents", "maxDepth"]) {
-      assert.ok(loaded.problems.some((p) => p.includes(`"${key}" can only be set in the user's settings`)), `${key} is reported`);
+      assert.ok(
+        loaded.problems.some((p) => p.includes(`"${key}" can only be set in the user's settings`)),
+        `${key} is reported`,
+      );
     }
 
     const world = new MemoryWorld();

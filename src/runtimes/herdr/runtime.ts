@@ -35,7 +35,11 @@ export class HerdrRuntime implements Runtime {
 
   constructor(opts: HerdrRuntimeOptions = {}) {
     this.#env = opts.env ?? process.env;
-    this.#cli = new HerdrCli({ bin: resolveHerdrBin(this.#env, opts.bin), env: this.#env, timeoutMs: opts.timeoutMs });
+    this.#cli = new HerdrCli({
+      bin: resolveHerdrBin(this.#env, opts.bin),
+      env: this.#env,
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    });
     this.#homeLabel = opts.homeWorkspaceLabel ?? "pi-shepherd";
   }
 
@@ -189,10 +193,7 @@ export class HerdrRuntime implements Runtime {
       if (this.#home === home) this.#home = undefined;
       else if (this.#home) return this.#tabInHome(label, cwd); // a concurrent call replaced it
     }
-    const created = this.#cli.request(
-      ["workspace", "create", "--cwd", cwd, "--label", this.#homeLabel, "--no-focus"],
-      "workspace_created",
-    );
+    const created = this.#cli.request(["workspace", "create", "--cwd", cwd, "--label", this.#homeLabel, "--no-focus"], "workspace_created");
     const id = created.then((r) => workspaceId(r, "workspace create"));
     id.catch(() => undefined); // the caller below sees the failure; later calls start over
     this.#home = id;

@@ -15,7 +15,10 @@ const MARK = "@pi_shepherd_agent";
  * subset of the user's label is used there. The full label lives in our records.
  */
 function windowName(label: string): string {
-  const safe = label.replace(/[^A-Za-z0-9._ -]/g, "_").slice(0, 40).trim();
+  const safe = label
+    .replace(/[^A-Za-z0-9._ -]/g, "_")
+    .slice(0, 40)
+    .trim();
   return safe || "sheep";
 }
 
@@ -77,7 +80,22 @@ export class TmuxRuntime implements Runtime {
     const newWindow = (session: string) =>
       this.runMarked(["new-window", "-d", "-a", "-t", `${session}:{end}`, "-n", name, "-c", tmuxLiteral(req.cwd), ...fmt, ...markThen(`${session}:{end}`)]);
     const newSession = (session: string) =>
-      this.runMarked(["new-session", "-d", "-s", session, "-n", name, "-c", tmuxLiteral(req.cwd), "-x", "200", "-y", "50", ...fmt, ...markThen(`=${session}:`)]);
+      this.runMarked([
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-n",
+        name,
+        "-c",
+        tmuxLiteral(req.cwd),
+        "-x",
+        "200",
+        "-y",
+        "50",
+        ...fmt,
+        ...markThen(`=${session}:`),
+      ]);
     try {
       if (req.placement === "pane") {
         if (!caller) {
@@ -219,7 +237,10 @@ export class TmuxRuntime implements Runtime {
     }
     const err = e as NodeJS.ErrnoException;
     if (err?.code === "ENOENT") {
-      return new ShepherdError("runtime_unavailable", `${what}: tmux is not installed; install it (e.g. apt-get install tmux, brew install tmux) or run inside herdr.`);
+      return new ShepherdError(
+        "runtime_unavailable",
+        `${what}: tmux is not installed; install it (e.g. apt-get install tmux, brew install tmux) or run inside herdr.`,
+      );
     }
     return new ShepherdError("runtime_error", `${what}: ${String(err?.message ?? e)}`);
   }

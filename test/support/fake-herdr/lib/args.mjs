@@ -47,8 +47,10 @@ export function parseArgs(args, spec) {
         const v = args[i + 1];
         if (v === undefined) throw new UsageError(`missing value for ${a}`);
         i++;
-        if (repeated.has(a)) (multi[a] ??= []).push(v);
-        else opts[a] = v;
+        if (repeated.has(a)) {
+          multi[a] ??= [];
+          multi[a].push(v);
+        } else opts[a] = v;
       } else {
         throw new UsageError(`unknown option: ${a}`);
       }

@@ -58,10 +58,21 @@ export function workspaceCreate(ctx, args) {
   const tab = allocTab(ws);
   const paneId = allocPane(ws);
   const out = ctx.tmux.must([
-    "new-session", "-d", "-P", "-F", "#{session_id} #{window_id} #{pane_id}",
-    "-s", `herdr-${id}`, "-x", "240", "-y", "80",
-    ...cwdFlags(cwd), ...envFlags(paneEnv(ctx, extra, id, tab.id, paneId)),
-    "--", ...paneShellArgv(ctx.env),
+    "new-session",
+    "-d",
+    "-P",
+    "-F",
+    "#{session_id} #{window_id} #{pane_id}",
+    "-s",
+    `herdr-${id}`,
+    "-x",
+    "240",
+    "-y",
+    "80",
+    ...cwdFlags(cwd),
+    ...envFlags(paneEnv(ctx, extra, id, tab.id, paneId)),
+    "--",
+    ...paneShellArgv(ctx.env),
   ]);
   const [session, window, tmuxPane] = out.trim().split(" ");
   ws.tmuxSession = session;
@@ -101,15 +112,27 @@ export function tabCreate(ctx, args) {
   const paneId = allocPane(ws);
   const cwd = opts["--cwd"];
   const out = ctx.tmux.must([
-    "new-window", "-d", "-P", "-F", "#{window_id} #{pane_id}", "-t", `${ws.tmuxSession}:`,
-    ...cwdFlags(cwd), ...envFlags(paneEnv(ctx, extra, ws.id, tab.id, paneId)),
-    "--", ...paneShellArgv(ctx.env),
+    "new-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{window_id} #{pane_id}",
+    "-t",
+    `${ws.tmuxSession}:`,
+    ...cwdFlags(cwd),
+    ...envFlags(paneEnv(ctx, extra, ws.id, tab.id, paneId)),
+    "--",
+    ...paneShellArgv(ctx.env),
   ]);
   const [window, tmuxPane] = out.trim().split(" ");
   ws.tabs.push(tab.id);
   state.tabs[tab.id] = {
-    id: tab.id, workspaceId: ws.id, number: tab.number,
-    label: opts["--label"] ?? String(tab.number), tmuxWindow: window, panes: [],
+    id: tab.id,
+    workspaceId: ws.id,
+    number: tab.number,
+    label: opts["--label"] ?? String(tab.number),
+    tmuxWindow: window,
+    panes: [],
   };
   addPane(ctx, { id: paneId, workspaceId: ws.id, tabId: tab.id, tmux: tmuxPane, cwd });
   if (focus) state.focusedPane = paneId;
@@ -158,9 +181,18 @@ export function paneSplit(ctx, args) {
   // Without --cwd herdr's default policy follows the source pane.
   const cwdArgs = cwd === undefined ? ["-c", "#{pane_current_path}"] : cwdFlags(cwd);
   const r = ctx.tmux.run([
-    "split-window", "-d", "-P", "-F", "#{pane_id}", "-t", target.tmux, direction === "right" ? "-h" : "-v",
-    ...cwdArgs, ...envFlags(paneEnv(ctx, extra, ws.id, target.tabId, paneId)),
-    "--", ...paneShellArgv(ctx.env),
+    "split-window",
+    "-d",
+    "-P",
+    "-F",
+    "#{pane_id}",
+    "-t",
+    target.tmux,
+    direction === "right" ? "-h" : "-v",
+    ...cwdArgs,
+    ...envFlags(paneEnv(ctx, extra, ws.id, target.tabId, paneId)),
+    "--",
+    ...paneShellArgv(ctx.env),
   ]);
   if (!r.ok) throw new ApiError("pane_split_failed", `could not split pane ${targetId}: ${r.stderr}`);
   addPane(ctx, { id: paneId, workspaceId: ws.id, tabId: target.tabId, tmux: r.stdout.trim(), cwd });
