@@ -23,8 +23,13 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     flags: { label: "label", placement: "placement", direction: "direction", cwd: "cwd", scope: "agentScope", model: "model" },
   },
   { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
-  { name: "read", usage: "read <id|label> [--lines N]", summary: "recent screen text of a sheep", flags: { lines: "lines" } },
-  { name: "close", usage: "close <id|label>", summary: "close a sheep and its pane (its session file is kept)" },
+  {
+    name: "read",
+    usage: "read <id|label> [--turns N] [--source session|screen] [--lines N]",
+    summary: "a sheep's recent conversation (prompts, answers, tool calls), or its screen",
+    flags: { turns: "turns", source: "source", lines: "lines" },
+  },
+  { name: "close", usage: "close <id|label>", summary: "close a sheep and its pane (its session file is kept, and said where)" },
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
   { name: "help", usage: "help", summary: "this help" },
@@ -33,9 +38,7 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | { sub: "sheep" | "herd" | "start" | "read" | "prune"; command: ToolCommand }
-  /** The tool takes an agentId here; the command also takes a label, resolved first. */
-  | { sub: "status" | "close"; target: string };
+  | { sub: "sheep" | "herd" | "start" | "read" | "status" | "close" | "prune"; command: ToolCommand };
 
 export function findSubcommand(word: string): SubcommandInfo | undefined {
   return SUBCOMMANDS.find((s) => s.name === word || s.aliases?.includes(word));
@@ -95,7 +98,7 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "status":
     case "close":
       arity(1, 1, "a sheep's id or label");
-      return { sub: info.name, target: positional[0]! };
+      return { sub: info.name, command: parseToolCommand({ action: info.name, agentId: positional[0] }) };
     case "herd":
     case "prune":
       arity(0, 0, "");

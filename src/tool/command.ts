@@ -12,6 +12,8 @@ import { actionOf, coerce, optionalBoolean, optionalEnum, optionalNumber, option
 const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;
 const DIRECTIONS = ["right", "down"] as const;
+const SOURCES = ["session", "screen"] as const;
+export type ReadSource = (typeof SOURCES)[number];
 
 export interface RawTask {
   agent: string;
@@ -31,12 +33,14 @@ export type ToolCommand =
       agentScope?: AgentScope;
       confirmProjectAgents?: boolean;
     }
-  | { action: "prompt"; agentId: string; message: string }
+  /** `target` is a sheep's id or its live label; dispatch resolves it (Registry.resolve). */
+  | { action: "prompt"; target: string; message: string }
   | { action: "wait"; promptIds: string[]; timeout?: number }
-  | { action: "status" | "close"; agentId: string }
+  | { action: "status" | "close"; target: string }
   | { action: "sheep"; agentScope?: AgentScope }
   | { action: "herd"; all?: boolean }
-  | { action: "read"; target: string; lines?: number }
+  /** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`. */
+  | { action: "read"; target: string; source: ReadSource; turns?: number; lines?: number }
   | { action: "prune" }
   | {
       action: "delegate";
@@ -75,24 +79,29 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
       });
     case "prompt": {
-      const agentId = requireString(p, "agentId", action);
+      const target = requireString(p, "agentId", action);
       const message = p.message;
       if (typeof message !== "string" || message.length === 0) {
         throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
       }
-      return { action, agentId, message };
+      return { action, target, message };
     }
     case "wait":
       return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
     case "status":
     case "close":
-      return { action, agentId: requireString(p, "agentId", action) };
+      return { action, target: requireString(p, "agentId", action) };
     case "sheep":
       return defined<CommandOf<"sheep">>({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
     case "herd":
       return defined<CommandOf<"herd">>({ action, all: optionalBoolean(p, "all") });
-    case "read":
-      return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), lines: optionalNumber(p, "lines", 1, 10_000) });
+    case "read": {
+      const source = optionalEnum(p, "source", SOURCES) ?? "session";
+      const turns = optionalNumber(p, "turns", 1, 100);
+      if (turns !== undefined && source === "screen")
+        throw new ShepherdError("invalid_params", '"turns" counts turns of the session file; the screen is read by "lines".');
+      return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), source, turns, lines: optionalNumber(p, "lines", 1, 10_000) });
+    }
     case "prune":
       return { action };
     case "delegate": {

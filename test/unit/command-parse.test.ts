@@ -54,9 +54,11 @@ describe("/shepherd arguments: subcommands", () => {
       { sub: "start", command: { action: "start", agent: "scout", label: "r" } },
       "flags go anywhere",
     );
-    assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", command: { action: "read", target: "recon", lines: 5 } });
-    assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", target: "recon one" });
-    assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", target: "a_0123456789" });
+    assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", command: { action: "read", target: "recon", source: "session", lines: 5 } });
+    assert.deepEqual(parseShepherdCommand("read recon --turns 2"), { sub: "read", command: { action: "read", target: "recon", source: "session", turns: 2 } });
+    assert.deepEqual(parseShepherdCommand("read recon --source screen"), { sub: "read", command: { action: "read", target: "recon", source: "screen" } });
+    assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", command: { action: "status", target: "recon one" } });
+    assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", command: { action: "close", target: "a_0123456789" } });
   });
 
   it("refuses mistakes with [invalid_params] and the usage", () => {
@@ -73,6 +75,8 @@ describe("/shepherd arguments: subcommands", () => {
       ["read", /"read" needs a sheep's id or label/],
       ["read x --lines", /"--lines" needs a value/],
       ["status x --lines 3", /unknown option "--lines" for "status"/],
+      ["read x --source screen --turns 2", /"turns" counts turns of the session file; the screen is read by "lines"/],
+      ["read x --source pane", /"source" must be one of "session", "screen"/],
       ["herd now", /unexpected "now"/],
       ["sheep user extra", /unexpected "extra"/],
     ];
@@ -144,13 +148,14 @@ describe("/shepherd completions", () => {
       "start scout --label x --scope ",
       "start scout --label x --model ",
     ]);
-    assert.deepEqual(await values("read recon "), ["read recon --lines "]);
+    assert.deepEqual(await values("read recon "), ["read recon --turns ", "read recon --source ", "read recon --lines "]);
+    assert.deepEqual(await values("read recon --source "), ["read recon --source session ", "read recon --source screen "]);
   });
 
   it("every completion parses back to what it offers", async () => {
     for (const v of [...((await values("status ")) ?? []), ...((await values("start scout --placement ")) ?? [])]) {
       assert.doesNotThrow(() => parseShepherdCommand(v), v);
     }
-    assert.deepEqual(parseShepherdCommand('status "big job" '), { sub: "status", target: "big job" });
+    assert.deepEqual(parseShepherdCommand('status "big job" '), { sub: "status", command: { action: "status", target: "big job" } });
   });
 });
