@@ -86,7 +86,6 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
           // should not cancel a sheep the person started by hand.
           return execute(command, dispatchContext(await access.appFor(ctx), ctx));
         },
-        registry: async () => (await access.appFor(ctx)).shepherd.registry,
         settings: async () => {
           try {
             const app = await access.appFor(ctx);

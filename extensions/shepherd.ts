@@ -13,6 +13,7 @@ import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
 import { HerdWidget } from "./herd-widget.js";
+import { FrameClock } from "./live-text.js";
 import { dispatchContext, projectTrusted } from "./pi-context.js";
 import { renderCall, renderResult } from "./render.js";
 import { registerShepherdCommand } from "./shepherd-command.js";
@@ -21,7 +22,8 @@ const DESCRIPTION = [
   "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",
   "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId),",
   "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
-  "herd (list live sheep), read (recent screen text of a sheep), prune (forget sheep whose panes are gone).",
+  "herd (list live sheep), read (a sheep's recent conversation: prompts, answers, tool calls; or its screen), prune (forget sheep whose panes are gone).",
+  "Actions that take a sheep accept its agentId or its label.",
   "Errors start with a [code].",
 ].join(" ");
 
@@ -34,7 +36,10 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
 
   let app: Promise<ShepherdApp> | undefined;
   let ready: ShepherdApp | undefined;
-  const widget = new HerdWidget(() => ready?.shepherd);
+  // One clock reading per drawn frame for the widget and every progress view alike.
+  const clock = new FrameClock();
+  const widget = new HerdWidget(() => ready?.shepherd, clock);
+  const live = { clock, view: (agentId: string) => ready?.shepherd.view(agentId) };
   /** The latest context pi gave us: warnings found later (a failing state file) are shown there. */
   let lastCtx: ExtensionContext | undefined;
   const warn = (message: string) => {
@@ -67,8 +72,8 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     parameters: shepherdParameters,
     // Before pi's schema check, which would reject task objects sent as JSON text.
     prepareArguments: (args) => prepareArguments(args) as Static<typeof shepherdParameters>,
-    renderCall: (args, theme) => renderCall(args, theme),
-    renderResult: (result, options, theme, context) => renderResult(result, options, theme, context),
+    renderCall: (args, theme, context) => renderCall(args, theme, context),
+    renderResult: (result, options, theme, context) => renderResult(result, options, theme, context, live),
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
       const app = await appFor(ctx);
       // A few updates a second at most: the TUI redraws on each.

@@ -1,11 +1,10 @@
 import { errorText } from "../core/errors.js";
-import type { Registry } from "../core/registry.js";
-import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
+import type { AgentStatus, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import { closeText, herdText, sheepLine, startedLine } from "../tool/format.js";
-import { helpText, readNotice, settingsNotice } from "./text.js";
+import { herdText, sheepLine, startedLine } from "../tool/format.js";
+import { helpText, settingsNotice } from "./text.js";
 
 export interface Notice {
   level: "info" | "warning" | "error";
@@ -21,8 +20,6 @@ export interface ActionResult {
 export interface CommandDeps {
   /** The tool's own execute, bound to this shepherd and this UI: every subcommand runs the same core. */
   execute(command: ToolCommand): Promise<ActionResult>;
-  /** The live registry, to find a sheep by label. */
-  registry(): Promise<Registry>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
   settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string }>;
   now(): number;
@@ -31,10 +28,6 @@ export interface CommandDeps {
 const HOW_TO_START = "Start one with /shepherd start <agent> (/shepherd sheep lists agents).";
 
 const textOf = (r: ActionResult) => r.content.map((c) => c.text).join("");
-
-async function labelOf(deps: CommandDeps, agentId: string): Promise<string | undefined> {
-  return (await deps.registry()).agents.get(agentId)?.label;
-}
 
 async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
   const info = (text: string): Notice[] => [{ level: "info", text }];
@@ -57,22 +50,13 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
       return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : [])].join("\n"));
     }
-    case "status": {
-      const agentId = (await deps.registry()).resolve(cmd.target);
-      const r = await deps.execute({ action: "status", agentId });
-      return info(sheepLine(r.details.status as AgentStatus, deps.now()));
-    }
-    case "close": {
-      const agentId = (await deps.registry()).resolve(cmd.target);
-      const label = await labelOf(deps, agentId);
-      const r = await deps.execute({ action: "close", agentId });
-      return info(closeText(r.details.closed as CloseOutcome, label));
-    }
-    case "read": {
-      const r = await deps.execute(cmd.command);
-      const agentId = r.details.agentId as string;
-      return info(readNotice(await labelOf(deps, agentId), agentId, String(r.details.text ?? "")));
-    }
+    case "status":
+      return info(sheepLine((await deps.execute(cmd.command)).details.status as AgentStatus, deps.now()));
+    case "close":
+      // The tool's own words: closing reads the same to the model and to a person.
+      return info(textOf(await deps.execute(cmd.command)));
+    case "read":
+      return info(textOf(await deps.execute(cmd.command)));
     case "sheep": {
       const r = await deps.execute(cmd.command);
       const skipped = (r.details.skipped as unknown[] | undefined)?.length ?? 0;

@@ -2,11 +2,6 @@
 import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.js";
 import { SUBCOMMANDS } from "./parse.js";
 
-export function readNotice(label: string | undefined, agentId: string, text: string): string {
-  const who = label ? `${label} (${agentId})` : agentId;
-  return `Screen of ${who}:\n${text.trimEnd() || "(the pane shows no text)"}`;
-}
-
 export function helpText(): string {
   return [
     "/shepherd <subcommand> (no argument: the herd and this help)",

@@ -27,10 +27,10 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
   delete rec.activePromptId;
   herd.unwatch(rec.agentId);
   // Only now that the pane is confirmed gone can nothing still be reading these files.
-  await herd.opts.host.cleanup(rec.agentId);
+  const sessionPath = await herd.opts.host.cleanup(rec.agentId);
   herd.bells.ring(rec.agentId);
   await herd.persist();
-  return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false };
+  return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...(sessionPath ? { sessionPath } : {}) };
 }
 
 /** Forgets closed sheep and drops those whose panes are gone; returns the dropped ids. */

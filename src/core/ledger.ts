@@ -33,8 +33,7 @@ export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapsh
 
 /** The sheep's unsettled prompt, if it has one. */
 export function activePrompt(herd: Herd, rec: AgentRecord): PromptRecord | undefined {
-  const active = rec.activePromptId ? herd.registry.prompts.get(rec.activePromptId) : undefined;
-  return active && !active.settled ? active : undefined;
+  return herd.registry.pending(rec);
 }
 
 function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Outcome {

@@ -9,8 +9,8 @@ import { attach, othersSheep, type AttachReport } from "./persistence.js";
 import { prompt } from "./prompt.js";
 import type { Registry } from "./registry.js";
 import { start } from "./start.js";
-import type { AgentRecord, AgentStatus, CloseOutcome, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
-import { herdFromFiles, herdStatus, readScreen, status } from "./views.js";
+import type { AgentRecord, AgentStatus, CloseOutcome, Conversation, SheepView, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
+import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
 
 export type { ShepherdOptions } from "./herd.js";
@@ -68,9 +68,20 @@ export class Shepherd {
     return herdStatus(this.herdState);
   }
 
-  /** The herd from records and files alone, for the widget; see views.herdFromFiles. */
-  herdFromFiles(): Promise<(AgentStatus & { promptSubmittedAt?: string })[]> {
-    return herdFromFiles(this.herdState);
+  /** Updates the records from the sheep's files alone (no multiplexer call); see views.refreshFromFiles. */
+  refreshFromFiles(): Promise<SheepView[]> {
+    return refreshFromFiles(this.herdState);
+  }
+
+  /** The live sheep as every view shows them, from the records as they are now. */
+  views(): SheepView[] {
+    return herdViews(this.herdState.registry);
+  }
+
+  /** One sheep as the live views show it; undefined once it is closed or forgotten. */
+  view(agentId: string): SheepView | undefined {
+    const rec = this.herdState.registry.agents.get(agentId);
+    return rec && rec.state !== "closed" ? sheepView(this.herdState.registry, rec) : undefined;
   }
 
   /** Sheep of other shepherds on the same agent dir, read-only. */
@@ -80,6 +91,11 @@ export class Shepherd {
 
   read(agentId: unknown, lines: number): Promise<string> {
     return readScreen(this.herdState, agentId, lines);
+  }
+
+  /** The last turns of the sheep's conversation, from its session file. */
+  conversation(agentId: unknown, turns: number): Promise<Conversation> {
+    return readConversation(this.herdState, agentId, turns);
   }
 
   close(agentId: unknown): Promise<CloseOutcome> {

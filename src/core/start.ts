@@ -55,6 +55,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   };
   // Recorded before the launch line is typed: whatever happens next, we know the pane is ours.
   herd.registry.agents.set(agentId, rec);
+  req.onRecorded?.(agentId, label);
   await herd.persist();
   herd.watch(agentId);
   try {

@@ -70,6 +70,8 @@ export interface StartRequest {
   direction?: Direction;
   cwd: string;
   model?: string;
+  /** Told the sheep's id and label the moment its record exists, before it is ready. */
+  onRecorded?: (agentId: string, label: string) => void;
 }
 
 /** What start returns: the record without what only the shepherd itself tracks. */
@@ -93,8 +95,46 @@ export interface AgentStatus {
   createdAt: string;
 }
 
+/**
+ * A sheep as every live view shows it (the widget, wait and delegate progress): its state and
+ * since when that state's clock runs. One source, so no two views disagree on either.
+ */
+export interface SheepView {
+  agentId: string;
+  agent: string;
+  label: string;
+  state: AgentState;
+  /** starting: since the sheep was recorded; working or blocked: since its prompt was submitted. */
+  since?: string;
+}
+
+/** One line of a sheep's conversation as `read` shows it: a prompt it got, an answer, a tool call. */
+export interface ConversationLine {
+  kind: "prompt" | "answer" | "tool" | "error";
+  text: string;
+  /** A tool call whose result was an error. */
+  failed?: boolean;
+}
+
+/** A prompt and what the sheep did with it. */
+export interface ConversationTurn {
+  at?: string;
+  lines: ConversationLine[];
+}
+
+/** The last turns of a sheep's conversation, from its session file. */
+export interface Conversation {
+  sessionPath: string;
+  /** Undefined when the session file does not exist (yet). */
+  turns?: ConversationTurn[];
+  /** Turns before these exist. */
+  earlier: boolean;
+}
+
 export interface CloseOutcome {
   agentId: string;
   cancelledPromptIds: string[];
   alreadyClosed: boolean;
+  /** Where the sheep's session file is kept; absent when it wrote none. */
+  sessionPath?: string;
 }

@@ -4,7 +4,8 @@ import { ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { activePrompt, refresh } from "./ledger.js";
 import { findRecord } from "./persistence.js";
-import type { AgentRecord, AgentStatus } from "./types.js";
+import type { Registry } from "./registry.js";
+import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.js";
 
 /** Asks the multiplexer (liveness, and its own agent status where it has one) and the files. */
 export async function status(herd: Herd, agentId: unknown): Promise<AgentStatus> {
@@ -30,31 +31,46 @@ export async function herdStatus(herd: Herd): Promise<AgentStatus[]> {
 }
 
 /**
- * The herd as the records and the sheep's files say, without asking the multiplexer: cheap
- * enough to refresh a widget every second. Reading the files settles any result that landed,
- * and that is written through like every other settlement.
+ * Brings the records up to date from the sheep's files alone, without asking the multiplexer:
+ * cheap enough to run every second for the widget. Reading the files settles any result that
+ * landed, and that is written through like every other settlement.
  */
-export async function herdFromFiles(herd: Herd): Promise<(AgentStatus & { promptSubmittedAt?: string })[]> {
+export async function refreshFromFiles(herd: Herd): Promise<SheepView[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
-  return Promise.all(
+  await Promise.all(
     live.map(async (rec) => {
       // A dialog in the sheep opens and closes with no tool call to notice it: the sheep's report
       // decides between working, blocked and idle here too.
       const snap = await refresh(herd, rec).catch(() => undefined);
       if (snap) deriveState(herd, rec, snap, rec.state !== "exited");
-      const pending = activePrompt(herd, rec);
-      return {
-        ...describe(herd, rec, rec.state !== "exited"),
-        ...(pending ? { promptSubmittedAt: pending.submittedAt } : {}),
-      };
     }),
   );
+  return herdViews(herd.registry);
+}
+
+/** What every live view shows of one sheep, from the records alone (no file, no multiplexer). */
+export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
+  const base = { agentId: rec.agentId, agent: rec.agent, label: rec.label, state: rec.state };
+  if (rec.state === "starting") return { ...base, since: rec.createdAt };
+  const pending = rec.state === "working" || rec.state === "blocked" ? registry.pending(rec) : undefined;
+  return pending ? { ...base, since: pending.submittedAt } : base;
+}
+
+/** Every sheep that is not closed, as the live views show them. */
+export function herdViews(registry: Registry): SheepView[] {
+  return [...registry.agents.values()].filter((a) => a.state !== "closed").map((a) => sheepView(registry, a));
 }
 
 export async function readScreen(herd: Herd, agentId: unknown, lines: number): Promise<string> {
   const rec = await findRecord(herd, agentId);
   if (rec.state === "closed") throw new ShepherdError("agent_closed", `sheep ${rec.agentId} is closed; its pane is gone.`);
   return herd.opts.runtime.read(rec.paneId, lines);
+}
+
+/** The sheep's last turns from its session file; a closed sheep's file is kept, so it still answers. */
+export async function readConversation(herd: Herd, agentId: unknown, turns: number): Promise<Conversation> {
+  const rec = await findRecord(herd, agentId);
+  return herd.opts.host.conversation(rec.agentId, turns);
 }
 
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {

@@ -7,11 +7,16 @@ import type { Herd } from "./herd.js";
 import { settle, settleFromDisk } from "./ledger.js";
 import { every } from "./signals.js";
 import type { WaitItem } from "./types.js";
+import { sheepView } from "./views.js";
 
 export interface WaitProgress {
   done: number;
   total: number;
-  items: { promptId: string; agentId?: string; label?: string; state: string; elapsedMs: number }[];
+  /**
+   * Until its result, an item shows its sheep as every live view does (sheepView): the sheep's
+   * state, and `since` its prompt was submitted; elapsedMs is counted from there too.
+   */
+  items: { promptId: string; agentId?: string; label?: string; agent?: string; state: string; since?: string; elapsedMs: number }[];
 }
 
 export interface WaitOptions {
@@ -25,21 +30,21 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
   const { clock, registry } = herd;
   const timeoutSec = opts.timeoutSec ?? herd.opts.defaultWaitTimeoutSec;
   const deadline = clock.now() + timeoutSec * 1000;
-  const started = clock.now();
-  const states = new Map<string, string>();
+  const finished = new Map<string, string>();
   const report = () => {
     if (!opts.onProgress) return;
+    const now = clock.now();
     const items = promptIds.map((id) => {
       const p = registry.prompts.get(id);
       const a = p ? registry.agents.get(p.agentId) : undefined;
-      return {
-        promptId: id,
-        ...(a ? { agentId: a.agentId, label: a.label } : {}),
-        state: states.get(id) ?? "waiting",
-        elapsedMs: clock.now() - started,
-      };
+      const who = a ? { agentId: a.agentId, label: a.label, agent: a.agent } : {};
+      const status = finished.get(id);
+      if (status !== undefined || !a) return { promptId: id, ...who, state: status ?? "waiting", elapsedMs: 0 };
+      const view = sheepView(registry, a);
+      const since = view.since ?? p!.submittedAt;
+      return { promptId: id, ...who, state: view.state, since, elapsedMs: now - Date.parse(since) };
     });
-    opts.onProgress({ done: items.filter((i) => i.state !== "waiting").length, total: items.length, items });
+    opts.onProgress({ done: promptIds.filter((id) => finished.has(id)).length, total: items.length, items });
   };
   report();
   // Elapsed time moves even when no state does: a person watching wants to see it tick.
@@ -48,7 +53,7 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
     return await Promise.all(
       promptIds.map(async (id) => {
         const item = await waitOne(herd, id, deadline, opts.signal);
-        states.set(id, item.status);
+        finished.set(id, item.status);
         report();
         return item;
       }),

@@ -3,7 +3,7 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, Usage } from "../core/types.js";
+import type { AgentDefinition, Conversation, Usage } from "../core/types.js";
 
 export interface PrepareRequest {
   agentId: string;
@@ -46,6 +46,8 @@ export interface SheepHost {
   submit(agentId: string, promptId: string, text: string): Promise<void>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
-  /** Removes the sheep's private files except its session file. */
-  cleanup(agentId: string): Promise<void>;
+  /** Removes the sheep's private files except its session file; returns that file's path if there is one. */
+  cleanup(agentId: string): Promise<string | undefined>;
+  /** The last turns of the sheep's conversation, from its session file (kept after close). */
+  conversation(agentId: string, turns: number): Promise<Conversation>;
 }

@@ -1,11 +1,13 @@
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { buildLaunchSpec } from "../launch/spec.js";
+import type { Conversation } from "../core/types.js";
 import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
 import { ensurePrivateDir, readJsonSync, writeJsonAtomic } from "./files.js";
 import { sheepDir, sheepLayout } from "./layout.js";
 import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
 import { pidAlive } from "./pid.js";
+import { readSessionTail } from "./session-log.js";
 
 export interface FileHostOptions {
   agentDir: string;
@@ -140,7 +142,15 @@ export class FileSheepHost implements SheepHost {
     };
   }
 
-  async cleanup(agentId: string): Promise<void> {
+  async conversation(agentId: string, turns: number): Promise<Conversation> {
+    // The session the sheep was launched with, found from its id: a path recorded in state.json
+    // could have been forged to point anywhere.
+    const sessionPath = this.layout(agentId).session;
+    const tail = await readSessionTail(sessionPath, turns);
+    return { sessionPath, ...(tail ? { turns: tail.turns } : {}), earlier: tail?.earlier ?? false };
+  }
+
+  async cleanup(agentId: string): Promise<string | undefined> {
     this.deadSince.delete(agentId);
     const layout = this.layout(agentId);
     // The session file stays: it is the sheep's conversation, and the user may want it.
@@ -148,10 +158,11 @@ export class FileSheepHost implements SheepHost {
     try {
       names = await readdir(layout.dir);
     } catch {
-      return;
+      return undefined;
     }
     await Promise.all(names.filter((n) => n !== "session.jsonl").map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
+    return names.includes("session.jsonl") ? layout.session : undefined;
   }
 }

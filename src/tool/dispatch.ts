@@ -2,7 +2,8 @@ import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
 import { resolveCwd } from "./cwd.js";
 import { delegateAction } from "./delegate-action.js";
-import { closeText, herdText, promptText, sheepLine, sheepText, startText, waitText } from "./format.js";
+import { closeText, conversationText, herdText, promptText, screenText, sheepLine, sheepText, startText, turnsText, waitText, whoText } from "./format.js";
+import { lastLines, withoutPiFrame } from "./pi-screen.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { definitionPicker, discoverFor } from "./definitions.js";
 import type { TrustContext } from "./trust.js";
@@ -24,6 +25,8 @@ export interface DispatchContext {
 }
 
 const MAX_TEXT = 50_000;
+/** Lines pi's editor frame and footer take at the bottom of a sheep's pane, and a little more. */
+const PI_FRAME_LINES = 12;
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 
 function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
@@ -63,25 +66,30 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
       return result(action, startText(started), { agent: started });
     }
     case "prompt": {
-      const submitted = await shepherd.prompt(cmd.agentId, cmd.message);
+      const submitted = await shepherd.prompt(shepherd.registry.resolve(cmd.target), cmd.message);
       return result(action, promptText(submitted), { prompt: submitted });
     }
     case "wait": {
-      const labels = () => new Map([...shepherd.registry.agents.values()].map((a) => [a.agentId, a.label]));
-      const results = await shepherd.wait(cmd.promptIds, {
+      const settled = await shepherd.wait(cmd.promptIds, {
         timeoutSec: cmd.timeout ?? settings.waitTimeout,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         ...(ctx.onProgress ? { onProgress: (pr: WaitProgress) => ctx.onProgress!(`${pr.done}/${pr.total} done`, { action, progress: pr }) } : {}),
       });
-      return result(action, waitText(results, labels()), { results });
+      // Each result names its sheep, so a person (and the model) sees who answered, not a prompt id.
+      const results = settled.map((r) => {
+        const a = shepherd.registry.agents.get(r.agentId);
+        return a ? { ...r, label: a.label, agent: a.agent } : r;
+      });
+      return result(action, waitText(results), { results });
     }
     case "status": {
-      const status = await shepherd.status(cmd.agentId);
+      const status = await shepherd.status(shepherd.registry.resolve(cmd.target));
       return result(action, sheepLine(status), { status });
     }
     case "close": {
-      const label = shepherd.registry.agents.get(cmd.agentId)?.label;
-      const closed = await shepherd.close(cmd.agentId);
+      const agentId = shepherd.registry.resolve(cmd.target);
+      const label = shepherd.registry.agents.get(agentId)?.label;
+      const closed = await shepherd.close(agentId);
       return result(action, closeText(closed, label), { closed });
     }
     case "sheep": {
@@ -111,12 +119,32 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
         createdAt: a.createdAt,
       }));
       const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
-      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), { agents, others });
+      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), {
+        agents,
+        others,
+      });
     }
     case "read": {
       const agentId = shepherd.registry.resolve(cmd.target);
-      const text = await shepherd.read(agentId, cmd.lines ?? 40);
-      return result(action, text || "(the pane shows no text)", { agentId, text });
+      const rec = shepherd.registry.agents.get(agentId);
+      const who = whoText({ agentId, ...(rec ? { label: rec.label, agent: rec.agent } : {}) });
+      const { source } = cmd;
+      if (source === "screen") {
+        const lines = cmd.lines ?? 40;
+        // pi's editor frame and footer fill the bottom of the pane: ask for more, keep `lines` of the rest.
+        const text = lastLines(withoutPiFrame(await shepherd.read(agentId, lines + PI_FRAME_LINES)), lines);
+        return result(action, screenText(who, text), { agentId, source, text });
+      }
+      const conversation = await shepherd.conversation(agentId, cmd.turns ?? 3);
+      const all = turnsText(conversation.turns ?? []);
+      const text = cmd.lines === undefined ? all : lastLines(all, cmd.lines);
+      return result(action, conversationText(who, conversation, text), {
+        agentId,
+        source,
+        text,
+        sessionPath: conversation.sessionPath,
+        turns: conversation.turns ?? [],
+      });
     }
     case "delegate": {
       const { text, details } = await delegateAction(cmd, ctx);
