@@ -111,7 +111,10 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
         createdAt: a.createdAt,
       }));
       const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
-      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), { agents, others });
+      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), {
+        agents,
+        others,
+      });
     }
     case "read": {
       const agentId = shepherd.registry.resolve(cmd.target);
