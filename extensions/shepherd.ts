@@ -12,6 +12,7 @@ import { dispatch } from "../src/tool/dispatch.js";
 import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
+import { commandOutput } from "./command-output.js";
 import { HerdWidget } from "./herd-widget.js";
 import { FrameClock } from "./live-text.js";
 import { dispatchContext, projectTrusted } from "./pi-context.js";
@@ -92,7 +93,7 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     },
   });
 
-  registerShepherdCommand(pi, { appFor, current: () => app, onChange: (ctx) => widget.touch(ctx) });
+  registerShepherdCommand(pi, { appFor, current: () => app, onChange: (ctx) => widget.touch(ctx), show: commandOutput(pi) });
 
   // After /reload (or in a new shepherd on the same agent dir) the sheep still run: take them back
   // at once, so their ids keep working and prompts sent before can still be waited for.

@@ -45,7 +45,8 @@ export async function refreshFromFiles(herd: Herd): Promise<SheepView[]> {
       if (snap) deriveState(herd, rec, snap, rec.state !== "exited");
     }),
   );
-  return herdViews(herd.registry);
+  // The sheep refreshed here that are still ours: one recorded meanwhile is shown next time.
+  return live.filter((rec) => herd.registry.agents.get(rec.agentId) === rec && rec.state !== "closed").map((rec) => sheepView(herd.registry, rec));
 }
 
 /** What every live view shows of one sheep, from the records alone (no file, no multiplexer). */

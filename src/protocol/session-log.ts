@@ -6,6 +6,7 @@
  */
 import { open } from "node:fs/promises";
 import { isRecord } from "../core/guards.js";
+import { printable } from "../core/printable.js";
 import type { ConversationLine, ConversationTurn } from "../core/types.js";
 
 /** The tail read first, and the most ever read from one file. */
@@ -124,7 +125,7 @@ function turnsOf(entries: Entry[]): ConversationTurn[] {
       if (answer.trim()) turn.lines.push({ kind: "answer", text: capped(answer, MAX_ANSWER) });
       for (const p of parts) {
         if (!isRecord(p) || p.type !== "toolCall" || typeof p.name !== "string") continue;
-        const line: ConversationLine = { kind: "tool", text: capped(`${clean(p.name)} ${argsOf(p.arguments)}`.trim(), MAX_TOOL) };
+        const line: ConversationLine = { kind: "tool", text: capped(`${p.name} ${argsOf(p.arguments)}`.trim(), MAX_TOOL) };
         turn.lines.push(line);
         if (typeof p.id === "string") toolLines.set(p.id, line);
       }
@@ -157,20 +158,8 @@ function argsOf(args: unknown): string {
   }
 }
 
-/**
- * Text a sheep's model wrote, made safe to show: escape sequences and control characters (a
- * terminal would act on them) are removed, tabs and newlines kept. Then cut at `max`.
- */
+/** Text a sheep's model wrote, safe to show (printable), cut at `max`. */
 function capped(text: string, max: number): string {
-  const safe = clean(text);
+  const safe = printable(text);
   return safe.length > max ? `${safe.slice(0, max)}… [${safe.length - max} more characters]` : safe;
-}
-
-function clean(text: string): string {
-  return (
-    text
-      // CSI and OSC sequences whole, then any other control character but tab and newline
-      .replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, "")
-      .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "")
-  );
 }
