@@ -32,14 +32,14 @@ describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
     return (s: string) => s.split("\n").some((l) => l.trim() === words);
   };
   const toolDone = async (args: Record<string, unknown>) => tui.until(await tool(args), 120_000);
-  /** The pending prompt of the sheep with this label, from the shepherd's own state file. */
-  const pendingPrompt = async (label: string) => {
+  /** The live sheep with this label, as the shepherd's own state file records it. */
+  const recorded = async (label: string) => {
     const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as {
       agents: { agentId: string; label: string; state: string; activePromptId?: string }[];
     };
     const sheep = state.agents.find((a) => a.label === label && a.state !== "closed");
-    assert.ok(sheep?.activePromptId, `${label} has a pending prompt`);
-    return sheep.activePromptId;
+    assert.ok(sheep, `${label} is recorded`);
+    return sheep;
   };
 
   before(async () => {
@@ -83,18 +83,22 @@ describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
   });
 
   it("a wait's progress and the herd widget show the sheep in the same state at the same second", async () => {
-    await toolDone({ action: "prompt", agentId: "a", message: directive({ reply: "slow answer", delayMs: 12_000 }) });
-    const promptId = await pendingPrompt("a");
+    await toolDone({ action: "start", agent: "echo", label: "w" });
+    const { agentId } = await recorded("w");
+    await toolDone({ action: "prompt", agentId, message: directive({ reply: "slow answer", delayMs: 12_000 }) });
+    const { activePromptId: promptId } = await recorded("w");
+    assert.ok(promptId);
     await sleep(3000); // the prompt's clock runs before the wait starts: both views count from the prompt
     const done = await tool({ action: "wait", promptId, timeout: 60 });
-    const during = await tui.until((s) => /⏳ a · echo · working \d+s/.test(s) && /^ {3}a · echo · working \d+s$/m.test(s), 30_000);
-    const progress = /⏳ a · echo · working (\d+)s/.exec(during)![1]!;
-    const widget = /^ {3}a · echo · working (\d+)s$/m.exec(during)![1]!;
+    const during = await tui.until((s) => /⏳ w · echo · working \d+s/.test(s) && /^ {3}w · echo · working \d+s$/m.test(s), 30_000);
+    const progress = /⏳ w · echo · working (\d+)s/.exec(during)![1]!;
+    const widget = /^ {3}w · echo · working (\d+)s$/m.exec(during)![1]!;
     assert.equal(progress, widget, `one clock:\n${during}`);
     assert.ok(Number(progress) >= 3, `counted from the prompt, not from the wait (${progress}s):\n${during}`);
     const result = await tui.until(done, 60_000);
-    assert.match(result, /✓ a · echo\b.*\n {5}slow answer/, "the result names the sheep, not the prompt");
+    assert.match(result, /✓ w · echo\b.*\n {5}slow answer/, "the result names the sheep, not the prompt");
     assert.doesNotMatch(result, new RegExp(`✓ ${promptId}`));
+    await toolDone({ action: "close", agentId: "w" });
   });
 
   it("a parallel delegate to two sheep of one agent tells them apart by label", async () => {
@@ -125,11 +129,18 @@ describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
     await tui.keys("C-o");
   });
 
-  it("after the last sheep closes, /shepherd says where its session is kept, and a new sheep starts", async () => {
+  it("a sheep prompted by its label answers; /shepherd read shows its conversation; after it closes, its session is found", async () => {
+    await toolDone({ action: "prompt", agentId: "a", message: directive({ reply: "hello from a\nsecond line" }) });
+    const { activePromptId } = await recorded("a");
+    await toolDone({ action: "wait", promptIds: [activePromptId], timeout: 60 });
+    await tui.type("/shepherd read a");
+    await tui.until(
+      /The last turn of a \(a_\w{10}, echo\), from \/\S+session\.jsonl:\n\n {1}> #script \{"reply":"hello from a\\nsecond line"\}\n {1}hello from a\n {1}second line\n/,
+    );
     await tui.type("/shepherd close a");
     const closed = await tui.until(/Closed a \(a_\w{10}\); its session file is kept at (\/\S+session\.jsonl)\./, 60_000);
     const path = /its session file is kept at (\/\S+session\.jsonl)\./.exec(closed)![1]!;
-    assert.match(await readFile(path, "utf8"), /slow answer/, "the file it names holds the conversation");
+    assert.match(await readFile(path, "utf8"), /"role":"user"/, "the file it names holds the conversation");
     await tui.until((s) => !/🐑 herd/.test(s), 10_000);
     await tui.type("/shepherd start echo --label b");
     await tui.until(/Started "b" \(echo\) as a_\w{10}/, 60_000);
