@@ -1,90 +1,106 @@
 /**
- * npm run screens: runs an interactive shepherd pi in a private tmux server on the scripted model,
- * has it run a parallel delegation and a wait, and saves text captures of what a person sees
- * (the herd widget, progress, rendered results) to docs/screens/.
+ * npm run screens: runs an interactive shepherd pi in a private tmux server on the scripted model
+ * (the same TuiShepherd the screen tests use) and saves text captures of what a person sees to
+ * docs/screens/: /shepherd answers kept in the transcript, a wait's progress beside the herd
+ * widget, a parallel delegation to two sheep of one agent, an expanded chain, and read.
  */
-import { execa } from "execa";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeAgentDir } from "../test/support/agent-dir.js";
-import { node22, piCli, repoRoot } from "../test/support/rpc-shepherd.js";
+import { makeAgentDir } from "../test/support/e2e-env.js";
+import { repoRoot } from "../test/support/rpc-shepherd.js";
 import { directive, startScriptedModel } from "../test/support/scripted-model.js";
+import { TuiShepherd } from "../test/support/tui-shepherd.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const out = join(repoRoot, "docs", "screens");
+
+/** The screen from the last line that matches `from` down, blank runs collapsed. */
+function cut(screen: string, from: RegExp): string {
+  const lines = screen.split("\n");
+  let start = 0;
+  lines.forEach((l, i) => {
+    if (from.test(l)) start = i;
+  });
+  return lines
+    .slice(start)
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}
 
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-screens-"));
-  const socket = join(dir, "tmux.sock");
   const model = await startScriptedModel();
-  const tmux = async (args: string[]) => String((await execa("tmux", ["-S", socket, ...args], { stdin: "ignore" })).stdout);
+  const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { agents: {} });
+  const work = join(dir, "work");
+  await mkdir(work);
+  await mkdir(out, { recursive: true });
+  const tui = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
+  const saved: string[] = [];
+  const save = async (name: string, text: string) => {
+    await writeFile(join(out, name), `${text}\n`);
+    saved.push(`--- ${name} ---\n${text}\n`);
+  };
+  let turn = 0;
+  /** The model calls the tool; resolves with a test for the end of that turn (its last words on a line of their own). */
+  const tool = async (args: Record<string, unknown>, words = `turn ${++turn} done`) => {
+    await tui.type(directive({ tool: { name: "shepherd", arguments: args }, afterTool: words }));
+    return (s: string) => s.split("\n").some((l) => l.trim() === words);
+  };
+  const pending = async (label: string) => {
+    const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as {
+      agents: { label: string; state: string; activePromptId?: string }[];
+    };
+    return state.agents.find((a) => a.label === label && a.state !== "closed")?.activePromptId;
+  };
   try {
-    const agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
-    const work = join(dir, "work");
-    await mkdir(work);
-    const env = [
-      `PI_CODING_AGENT_DIR=${agentDir}`,
-      "PI_OFFLINE=1",
-      "PI_SKIP_VERSION_CHECK=1",
-      "PI_SHEPHERD_RUNTIME=tmux",
-      `PI_SHEPHERD_TMUX_SOCKET=${socket}`,
-      `PATH=${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
-    ].flatMap((e) => ["-e", e]);
-    await tmux([
-      "-f",
-      "/dev/null",
-      "new-session",
-      "-d",
-      "-s",
-      "demo",
-      "-x",
-      "120",
-      "-y",
-      "40",
-      "-c",
-      work,
-      ...env,
-      node22,
-      piCli,
-      "-e",
-      join(repoRoot, "extensions", "shepherd.ts"),
-    ]);
-    const screen = async () =>
-      (await tmux(["capture-pane", "-p", "-t", "demo:0.0"]))
-        .replace(/\s+$/gm, "")
-        .replace(/\n{3,}/g, "\n\n")
-        .trim();
-    const until = async (re: RegExp, ms = 30_000) => {
-      const end = Date.now() + ms;
-      while (Date.now() < end) {
-        const s = await screen();
-        if (re.test(s)) return s;
-        await sleep(200);
-      }
-      throw new Error(`screen never showed ${re}:\n${await screen()}`);
-    };
-    const type = async (text: string) => {
-      await tmux(["send-keys", "-t", "demo:0.0", "-l", text]);
-      await sleep(300);
-      await tmux(["send-keys", "-t", "demo:0.0", "Enter"]);
-    };
-    await until(/scripted-model/);
+    await tui.until(/scripted-model/);
+
+    // /shepherd answers stay: the overview, a start, the herd.
+    await tui.type("/shepherd");
+    await tui.until(/\/shepherd <subcommand>/);
+    await tui.type("/shepherd start scout --label recon");
+    await tui.until(/Started "recon"/, 60_000);
+    await tui.type("/shepherd herd");
+    await save("command-output.txt", cut(await tui.until(/Herd \(1\):/), /^ \/shepherd$/));
+
+    // A wait: its progress and the herd widget on one clock.
+    await tui.until(await tool({ action: "prompt", agentId: "recon", message: directive({ reply: "Sessions are set in src/auth/session.ts:40.", delayMs: 9000 }) }), 60_000);
+    await sleep(2000);
+    const waited = await tool({ action: "wait", promptId: await pending("recon"), timeout: 60 });
+    await save("wait-running.txt", cut(await tui.until(/⏳ recon · scout · working [3-9]s/, 30_000), /shepherd wait/));
+    await save("wait-result.txt", cut(await tui.until(waited, 60_000), /shepherd wait/));
+
+    // read: the sheep's conversation from its session file.
+    await tui.type("/shepherd read recon");
+    await save("read.txt", cut(await tui.until(/The last turn of recon/, 30_000), /^ \/shepherd read recon$/));
+
+    // A parallel delegation to two sheep of one agent, told apart by label.
     const tasks = [
       { agent: "scout", task: directive({ reply: "Auth lives in src/auth/session.ts:40-88; tokens are refreshed in middleware.ts.", delayMs: 6000 }) },
-      { agent: "reviewer", task: directive({ reply: "Looks good. One nit: session.ts:52 swallows an error.\nVerdict: ready with nits.", delayMs: 9000 }) },
+      { agent: "scout", task: directive({ reply: "Tests for it: test/auth.test.ts.\nTwo are skipped.", delayMs: 8000 }) },
     ];
-    await type(directive({ tool: { name: "shepherd", arguments: { action: "delegate", tasks } }, afterTool: "Both sheep reported back." }));
-    const during = await until(/🐑 herd \(2\)[\s\S]*working/);
-    const done = await until(/Both sheep reported back\./, 60_000);
-    await tmux(["send-keys", "-t", "demo:0.0", "C-o"]);
+    const delegated = await tool({ action: "delegate", tasks }, "Both sheep reported back.");
+    await save("delegate-running.txt", cut(await tui.until(/⏳ scout-2 · scout · working [2-9]s/, 60_000), /shepherd delegate/));
+    await save("delegate-result.txt", cut(await tui.until(delegated, 60_000), /shepherd delegate/));
+
+    // A chain: {previous} stays in its header, and Ctrl+O shows each task whole.
+    const chained = await tool({
+      action: "delegate",
+      chain: [
+        { agent: "scout", task: directive({ reply: "The session cookie is set in src/auth/session.ts:52." }) },
+        { agent: "scout", task: "Check what the scout found, then list every caller of the function it names and how each handles errors: {previous}" },
+      ],
+    });
+    await tui.until(chained, 60_000);
+    await tui.keys("C-o");
     await sleep(800);
-    const expanded = await screen();
-    await writeFile(join(repoRoot, "docs", "screens", "delegate-running.txt"), during + "\n");
-    await writeFile(join(repoRoot, "docs", "screens", "delegate-result.txt"), done + "\n");
-    await writeFile(join(repoRoot, "docs", "screens", "delegate-expanded.txt"), expanded + "\n");
-    process.stdout.write(`--- while running ---\n${during}\n\n--- result ---\n${done}\n\n--- expanded ---\n${expanded}\n`);
+    await save("chain-expanded.txt", cut(await tui.screen(), /shepherd delegate chain/));
+    await tui.keys("C-o");
+    process.stdout.write(saved.join("\n"));
   } finally {
-    await execa("tmux", ["-S", socket, "kill-server"], { reject: false });
+    await tui.stop();
     await model.close();
     await rm(dir, { recursive: true, force: true });
   }

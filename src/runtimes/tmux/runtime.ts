@@ -117,12 +117,19 @@ export class TmuxRuntime implements Runtime {
       }
       // The home session exists for every sheep but the first: try it straight away instead of
       // asking first, which cost a tmux process on every start.
+      let serverStarted = false;
       const added = await newWindow(`=${this.sessionName}`).catch((e: unknown) => {
+        serverStarted = e instanceof TmuxError && e.noServer;
         if (e instanceof TmuxError && (e.noServer || e.noSuchTarget || /can't find session/.test(e.stderr))) return undefined;
         throw e;
       });
       if (added !== undefined) return { paneId: added, attachHint: this.attachHint(this.sessionName), marked: true };
-      return { paneId: await newSession(this.sessionName), attachHint: this.attachHint(this.sessionName), marked: true };
+      const paneId = await newSession(this.sessionName);
+      // A server this shepherd started holds only sheep: give it the keys pi asks for, so no
+      // sheep greets a person with pi's "extended-keys is off" warning. A person's own server
+      // (inside tmux, or one already running) keeps its options. Older tmux lacks the option.
+      if (serverStarted) await this.cli.run(["set-option", "-s", "extended-keys", "on"]).catch(() => undefined);
+      return { paneId, attachHint: this.attachHint(this.sessionName), marked: true };
     } catch (e) {
       throw this.wrap(e, "could not create a pane");
     }
