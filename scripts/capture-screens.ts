@@ -66,7 +66,10 @@ async function main() {
     await save("command-output.txt", cut(await tui.until(/Herd \(1\):/), /^ \/shepherd$/));
 
     // A wait: its progress and the herd widget on one clock.
-    await tui.until(await tool({ action: "prompt", agentId: "recon", message: directive({ reply: "Sessions are set in src/auth/session.ts:40.", delayMs: 9000 }) }), 60_000);
+    await tui.until(
+      await tool({ action: "prompt", agentId: "recon", message: directive({ reply: "Sessions are set in src/auth/session.ts:40.", delayMs: 9000 }) }),
+      60_000,
+    );
     await sleep(2000);
     const waited = await tool({ action: "wait", promptId: await pending("recon"), timeout: 60 });
     await save("wait-running.txt", cut(await tui.until(/⏳ recon · scout · working [3-9]s/, 30_000), /shepherd wait/));
