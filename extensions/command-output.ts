@@ -7,7 +7,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
-import { OUTPUT_ENTRY, outputEntry, outputEntryOf, outputText } from "../src/command/output.js";
+import { OUTPUT_ENTRY, outputEntry, outputEntryOf, outputRoute, outputText } from "../src/command/output.js";
 import { notifyOutput, type ShowOutput } from "./shepherd-command.js";
 
 type Theme = { fg(color: string, text: string): string; bold(text: string): string };
@@ -22,8 +22,9 @@ export function commandOutput(pi: ExtensionAPI): ShowOutput {
     return data ? new Text(outputText(data, expanded, { fg: (c, s) => theme.fg(c, s), bold: (s) => theme.bold(s) }), 1, 0) : undefined;
   });
   return (ctx, args, notices) => {
-    // Only pi's own TUI draws entries; RPC clients read notifications.
-    if ((ctx as { mode?: string }).mode === "tui") pi.appendEntry(OUTPUT_ENTRY, outputEntry(args, notices));
+    const mode = (ctx as { mode?: string }).mode;
+    if (outputRoute({ entryRenderers: true }, { hasUI: ctx.hasUI, ...(mode ? { mode } : {}) }) === "entry")
+      pi.appendEntry(OUTPUT_ENTRY, outputEntry(args, notices));
     else notifyOutput(ctx, args, notices);
   };
 }

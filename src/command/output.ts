@@ -23,6 +23,15 @@ const MAX_TEXT = 100_000;
 
 const LEVELS = new Set(["info", "warning", "error"]);
 
+/**
+ * Where an answer goes: an entry only where pi's own TUI draws entries (pi 1.6 says `ctx.mode`;
+ * its RPC clients read notifications), a notification where there is any other UI, else the console.
+ */
+export function outputRoute(pi: { entryRenderers: boolean }, ctx: { mode?: string; hasUI: boolean }): "entry" | "notify" | "console" {
+  if (pi.entryRenderers && ctx.mode === "tui") return "entry";
+  return ctx.hasUI ? "notify" : "console";
+}
+
 export function outputEntry(args: string, notices: Notice[]): OutputEntry {
   return {
     args,

@@ -1,11 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { outputEntry, outputEntryOf, outputText } from "../../src/command/output.js";
+import { outputEntry, outputEntryOf, outputRoute, outputText } from "../../src/command/output.js";
 import type { Paint } from "../../src/tool/render-text.js";
 
 const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };
 
 describe("/shepherd answers kept in the transcript", () => {
+  it("go to the transcript only in pi's TUI on a pi that draws entries; RPC and an older pi get notifications", () => {
+    assert.equal(outputRoute({ entryRenderers: true }, { mode: "tui", hasUI: true }), "entry");
+    assert.equal(outputRoute({ entryRenderers: true }, { mode: "rpc", hasUI: true }), "notify");
+    assert.equal(outputRoute({ entryRenderers: false }, { hasUI: true }), "notify", "a pi before entry renderers");
+    assert.equal(outputRoute({ entryRenderers: false }, { mode: "tui", hasUI: true }), "notify");
+    assert.equal(outputRoute({ entryRenderers: true }, { mode: "print", hasUI: false }), "console");
+  });
+
   it("shows the command typed, then each answer in its level's colour", () => {
     const entry = outputEntry("", [
       { level: "info", text: "Herd (1):\n  a (a_1, echo): idle" },
