@@ -104,7 +104,7 @@ export interface SheepView {
   agent: string;
   label: string;
   state: AgentState;
-  /** starting: since the sheep was recorded; working or blocked: since its prompt was submitted. */
+  /** starting: since the sheep was recorded; working: since its prompt was submitted; no clock otherwise. */
   since?: string;
 }
 

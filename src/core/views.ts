@@ -53,7 +53,8 @@ export async function refreshFromFiles(herd: Herd): Promise<SheepView[]> {
 export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
   const base = { agentId: rec.agentId, agent: rec.agent, label: rec.label, state: rec.state };
   if (rec.state === "starting") return { ...base, since: rec.createdAt };
-  const pending = rec.state === "working" || rec.state === "blocked" ? registry.pending(rec) : undefined;
+  // Blocked has no clock: when the sheep began to wait on a person is not known, only its prompt's age.
+  const pending = rec.state === "working" ? registry.pending(rec) : undefined;
   return pending ? { ...base, since: pending.submittedAt } : base;
 }
 

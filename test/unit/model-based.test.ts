@@ -613,8 +613,8 @@ const herdFromFilesOp: Op = {
       note(r, `refreshFromFiles -> ${out.value.map((h) => `${h.label}:${h.state}`).join(" ") || "(none)"}`);
       for (const h of out.value) {
         assert.ok(m.sheep.has(h.agentId), `refreshFromFiles lists ${h.agentId}, which is not ours`);
-        // A clock runs only for a state that has one: starting (since recorded), working or blocked (since prompted).
-        if (h.since !== undefined) assert.ok(["starting", "working", "blocked"].includes(h.state), `${h.agentId} is ${h.state} with a clock`);
+        // A clock runs only for a state that has one: starting (since recorded), working (since prompted).
+        if (h.since !== undefined) assert.ok(["starting", "working"].includes(h.state), `${h.agentId} is ${h.state} with a clock`);
         if (h.state === "starting") assert.ok(h.since !== undefined, `${h.agentId} is starting without a clock`);
       }
     });

@@ -119,7 +119,7 @@ describe("renderResult", () => {
   });
 
   it("partial: an unfinished item follows its sheep's live view, so it agrees with the widget between reports", () => {
-    const view: SheepView = { agentId: "a_2", agent: "echo", label: "echo-2", state: "blocked", since: "2026-01-01T00:00:02Z" };
+    const view: SheepView = { agentId: "a_2", agent: "echo", label: "echo-2", state: "working", since: "2026-01-01T00:00:02Z" };
     const now = Date.parse("2026-01-01T00:00:09Z");
     const text = renderResultText(
       {
@@ -128,7 +128,7 @@ describe("renderResult", () => {
             done: 0,
             total: 2,
             items: [
-              { promptId: "p_1", agentId: "a_2", label: "echo-2", agent: "echo", state: "working", since: "2026-01-01T00:00:01Z" },
+              { promptId: "p_1", agentId: "a_2", label: "echo-2", agent: "echo", state: "starting", since: "2026-01-01T00:00:01Z" },
               { promptId: "p_2", state: "waiting" },
             ],
           },
@@ -137,8 +137,8 @@ describe("renderResult", () => {
       { expanded: false, isPartial: true, isError: false, now, live: (id) => (id === "a_2" ? view : undefined) },
       plain,
     );
-    assert.equal(text, "0/2 done\n⏸ echo-2 · echo · blocked 7s\n⏳ p_2 · waiting");
-    assert.equal(herdWidgetLines([view], now)![1], "  echo-2 · echo · blocked 7s", "the widget says the same");
+    assert.equal(text, "0/2 done\n⏳ echo-2 · echo · working 7s\n⏳ p_2 · waiting");
+    assert.equal(herdWidgetLines([view], now)![1], "  echo-2 · echo · working 7s", "the widget says the same");
   });
 
   it("results name their sheep by label and agent, and say a reason shared by several once", () => {
