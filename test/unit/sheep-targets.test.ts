@@ -73,5 +73,8 @@ describe("a sheep named by id or label, in every action that takes one", () => {
       }
     }
     assert.match((await call({ action: "status", agentId: a.agentId })).content[0]!.text, /: closed\.$/);
+    // Its session file is kept, so its conversation still reads by id; its screen is gone with its pane.
+    assert.match((await call({ action: "read", target: a.agentId })).content[0]!.text, /^old \(a_\w{10}, echo\) has no conversation yet: /);
+    await assert.rejects(call({ action: "read", target: a.agentId, source: "screen" }), /^ShepherdError: \[agent_closed\]/);
   });
 });
