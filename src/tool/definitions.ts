@@ -2,6 +2,7 @@ import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../a
 import { ShepherdError } from "../core/errors.js";
 import type { AgentDefinition } from "../core/types.js";
 import type { DispatchContext } from "./dispatch.js";
+import { withModelAlias } from "./models.js";
 import { approveDefinition } from "./trust.js";
 
 /**
@@ -23,6 +24,7 @@ export function discoverFor(ctx: DispatchContext, scope: AgentScope): Promise<Di
 /**
  * Definitions for one call, read fresh from disk. Each named definition must exist and pass the
  * trust rules before anything is started; a file approved once in the call is not asked again.
+ * Its `model:` comes back resolved through the user's aliases.
  */
 export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, confirm: boolean) {
   const found = await discoverFor(ctx, scope);
@@ -48,6 +50,6 @@ export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, 
       });
       approved.add(definition.path);
     }
-    return definition;
+    return withModelAlias(definition, ctx.settings.models);
   };
 }

@@ -5,6 +5,7 @@ import { delegateAction } from "./delegate-action.js";
 import { closeText, herdText, promptText, sheepText, startText, statusText, waitText } from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { definitionPicker, discoverFor } from "./definitions.js";
+import { resolveModel } from "./models.js";
 import type { TrustContext } from "./trust.js";
 
 export interface ToolResult {
@@ -55,7 +56,7 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
           placement: cmd.placement ?? settings.placement,
           direction: cmd.direction ?? settings.direction,
           ...(cmd.label !== undefined ? { label: cmd.label } : {}),
-          ...(cmd.model !== undefined ? { model: cmd.model } : {}),
+          ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}),
         },
         ctx.signal,
       );
