@@ -11,14 +11,18 @@ import { liveSheep } from "../src/command/target.js";
 import { agentDirOf, packageRoot, type ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
 import { loadSettings, type LoadedSettings } from "../src/settings.js";
-import { execute } from "../src/tool/dispatch.js";
-import { projectTrusted, trustOf } from "./pi-context.js";
+import { readAudit } from "../src/protocol/audit-log.js";
+import { stateDir } from "../src/protocol/layout.js";
+import { runCommand, type EntryDeps } from "../src/tool/entry.js";
+import { projectTrusted } from "./pi-context.js";
 
 export interface CommandAppAccess {
   /** The app the tool uses, composed on first need. */
   appFor(ctx: ExtensionContext): Promise<ShepherdApp>;
   /** The app if it was composed already: completions must not start a runtime. */
   current(): Promise<ShepherdApp> | undefined;
+  /** The tool's own entry, for this context: every subcommand that is an action runs through it. */
+  entry(ctx: ExtensionContext): EntryDeps;
   /** Called after each subcommand, e.g. to refresh a widget. */
   onChange?(ctx: ExtensionContext): void;
 }
@@ -59,7 +63,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
   });
 
   pi.registerCommand("shepherd", {
-    description: "Manage the sheep: herd, sheep, start, status, read, close, prune, settings (no argument: herd and help)",
+    description: "Manage the sheep: herd, sheep, start, resume, status, read, close, prune, doctor, log, settings (no argument: herd and help)",
     getArgumentCompletions: async (prefix) => {
       const app = await peek();
       const settings = await settingsNow();
@@ -81,19 +85,8 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       cwd = ctx.cwd;
       trustedNow = projectTrusted(ctx);
       const notices = await runShepherdCommand(args, {
-        execute: async (command) => {
-          const { shepherd, loaded, agentDir, bundledDir } = await access.appFor(ctx);
-          return execute(command, {
-            shepherd,
-            settings: loaded.settings,
-            cwd: ctx.cwd,
-            agentDir,
-            bundledDir,
-            // No abort signal: ctx.signal belongs to the agent's turn, and Escape on that turn
-            // should not cancel a sheep the person started by hand.
-            trust: trustOf(ctx),
-          });
-        },
+        execute: (command) => runCommand(command, access.entry(ctx)),
+        log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),
         registry: async () => (await access.appFor(ctx)).shepherd.registry,
         settings: async () => {
           try {

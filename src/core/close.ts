@@ -1,5 +1,5 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import { ShepherdError } from "./errors.js";
+import { isShepherdError, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { activePrompt, settle, settleFromDisk } from "./ledger.js";
 import { findRecord } from "./persistence.js";
@@ -21,7 +21,12 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
       cancelled.push(active.promptId);
     }
   }
-  await herd.opts.runtime.close(rec.paneId, rec.agentId);
+  await herd.opts.runtime.close(rec.paneId, rec.agentId).catch(async (e: unknown) => {
+    // The pane id came back with another sheep's mark (ids are reused): ours is gone, and that
+    // pane is not ours to close. Anything else really refuses.
+    if (isShepherdError(e, "not_owned") && (await herd.liveness.fresh(rec)) === "gone") return;
+    throw e;
+  });
   await confirmGone(herd, rec);
   rec.state = "closed";
   delete rec.activePromptId;
@@ -30,6 +35,7 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
   await herd.opts.host.cleanup(rec.agentId);
   herd.bells.ring(rec.agentId);
   await herd.persist();
+  herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
   return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false };
 }
 
@@ -57,6 +63,7 @@ export async function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> 
   herd.unwatch(rec.agentId);
   await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
   herd.forget(rec);
+  herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
   return [rec.agentId];
 }
 

@@ -1,6 +1,6 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
 import { confirmGone } from "./close.js";
-import { errorText, ShepherdError } from "./errors.js";
+import { errorText, shorten, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { newId } from "./ids.js";
 import { labelProblem } from "./labels.js";
@@ -56,6 +56,16 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   // Recorded before the launch line is typed: whatever happens next, we know the pane is ours.
   herd.registry.agents.set(agentId, rec);
   await herd.persist();
+  herd.audit({
+    event: "start",
+    agentId,
+    label,
+    agent: rec.agent,
+    runtime: rec.runtime,
+    paneId: rec.paneId,
+    cwd: rec.cwd,
+    ...(model !== undefined ? { model } : {}),
+  });
   herd.watch(agentId);
   try {
     await runtime.runLauncher(pane.paneId, prepared.launcherArgv);
@@ -65,6 +75,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   }
   rec.state = "idle";
   await herd.persist();
+  herd.audit({ event: "ready", agentId, label });
   const { owner: _owner, state: _state, activePromptId: _active, ...started } = rec;
   return started;
 }
@@ -116,6 +127,8 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<ne
   await herd.persist();
   const reason =
     cause instanceof ShepherdError && cause.code === "start_failed" ? cause.message.replace(/^\[start_failed\] /, "") : (abortText(cause) ?? errorText(cause));
+  // Logged here, where the sheep is still known; the tool's entry logs every other failure.
+  herd.audit({ event: "failure", agentId: rec.agentId, label: rec.label, reason: "start_failed", error: shorten(reason) });
   const tail = lines.trim() ? `\nLast lines of its pane:\n${lines.trimEnd().split("\n").slice(-15).join("\n")}` : "";
   throw new ShepherdError("start_failed", `sheep "${rec.label}" (${rec.agent}) did not start: ${reason}${tail}`, { cause });
 }

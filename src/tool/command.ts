@@ -37,6 +37,7 @@ export type ToolCommand =
   | { action: "herd"; all?: boolean }
   | { action: "read"; target: string; lines?: number }
   | { action: "prune" }
+  | { action: "doctor" }
   | {
       action: "delegate";
       mode: DelegateMode;
@@ -93,6 +94,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     case "read":
       return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), lines: optionalNumber(p, "lines", 1, 10_000) });
     case "prune":
+    case "doctor":
       return { action };
     case "delegate": {
       const { mode, tasks } = delegateTasks(p);

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 
 /** Actions the tool offers today; the enum lists only what works. */
-export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune", "delegate"] as const;
+export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune", "delegate", "doctor"] as const;
 export type Action = (typeof ACTIONS)[number];
 
 /** A plain string enum: unions at any level make some providers send `{}`. */

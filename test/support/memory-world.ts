@@ -1,3 +1,4 @@
+import { ShepherdError } from "../../src/core/errors.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
 import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
 
@@ -53,11 +54,13 @@ export class MemoryWorld {
       }
       return m;
     },
+    markedPanes: async () => [...this.panes].filter(([, p]) => p.alive && p.owner === "shepherd").map(([paneId, p]) => ({ paneId, agentId: p.agentId })),
     read: async (paneId: string) => this.panes.get(paneId)?.text ?? "",
     close: async (paneId: string, agentId: string) => {
       this.calls.push(`close ${paneId}`);
       const pane = this.panes.get(paneId);
-      if (pane && pane.agentId !== agentId) throw new Error("closing a pane that is not ours");
+      // As the real runtimes do: a pane that carries another mark is refused, never closed.
+      if (pane?.alive && pane.agentId !== agentId) throw new ShepherdError("not_owned", `pane ${paneId} is not the pane of ${agentId}`);
       if (pane) pane.alive = false;
     },
   };
