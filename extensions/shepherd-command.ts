@@ -7,12 +7,13 @@ import { join } from "node:path";
 import { discoverAgents } from "../src/agents/discover.js";
 import { completeShepherdArgs } from "../src/command/complete.js";
 import { runShepherdCommand, type Notice } from "../src/command/run.js";
-import { liveSheep } from "../src/command/target.js";
+import { liveSheep, resumableSheep } from "../src/command/target.js";
 import { agentDirOf, packageRoot, type ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
 import { loadSettings, type LoadedSettings } from "../src/settings.js";
 import { readAudit } from "../src/protocol/audit-log.js";
 import { stateDir } from "../src/protocol/layout.js";
+import { readResumeCards } from "../src/protocol/resume-card.js";
 import { runCommand, type EntryDeps } from "../src/tool/entry.js";
 import { projectTrusted } from "./pi-context.js";
 
@@ -79,6 +80,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
             })
           ).agents,
         sheep: () => (app ? liveSheep(app.shepherd.registry) : []),
+        resumable: async () => resumableSheep(readResumeCards(app?.agentDir ?? agentDirOf(process.env)), app?.shepherd.registry),
       });
     },
     handler: async (args, ctx) => {

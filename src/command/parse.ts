@@ -22,6 +22,12 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     summary: "start a sheep from an agent definition (no task is sent)",
     flags: { label: "label", placement: "placement", direction: "direction", cwd: "cwd", scope: "agentScope", model: "model" },
   },
+  {
+    name: "resume",
+    usage: "resume <id|label> [--label L] [--placement tab|pane|workspace] [--direction right|down]",
+    summary: "continue a closed or exited sheep's conversation in a new pane",
+    flags: { label: "label", placement: "placement", direction: "direction" },
+  },
   { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
   { name: "read", usage: "read <id|label> [--lines N]", summary: "recent screen text of a sheep", flags: { lines: "lines" } },
   { name: "close", usage: "close <id|label>", summary: "close a sheep and its pane (its session file is kept)" },
@@ -35,7 +41,7 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | { sub: "sheep" | "herd" | "start" | "read" | "prune" | "doctor"; command: ToolCommand }
+  | { sub: "sheep" | "herd" | "start" | "resume" | "read" | "prune" | "doctor"; command: ToolCommand }
   /** The audit log is the person's record, not an action of the tool. */
   | { sub: "log"; limit: number; agent?: string }
   /** The tool takes an agentId here; the command also takes a label, resolved first. */
@@ -96,6 +102,9 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "start":
       arity(1, 1, "an agent name");
       return { sub: "start", command: parseToolCommand({ ...flags, action: "start", agent: positional[0] }) };
+    case "resume":
+      arity(1, 1, "the id or label of a closed or exited sheep");
+      return { sub: "resume", command: parseToolCommand({ ...flags, action: "start", resume: positional[0] }) };
     case "read":
       arity(1, 1, "a sheep's id or label");
       return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };

@@ -54,6 +54,7 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     case "herd":
       return info(herdNotice((await deps.execute(cmd.command)).details.agents as AgentStatus[], deps.now()));
     case "start":
+    case "resume":
       return info(startNotice((await deps.execute(cmd.command)).details.agent as StartedAgent));
     case "status": {
       const agentId = (await deps.registry()).resolve(cmd.target);

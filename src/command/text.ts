@@ -25,7 +25,8 @@ export function statusNotice(s: AgentStatus, now: number): string {
 }
 
 export function startNotice(a: StartedAgent): string {
-  const lines = [`Started "${a.label}" (${a.agent}) as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`];
+  const how = a.resumedFrom ? `Resumed "${a.label}" (${a.agent}) from ${a.resumedFrom}, its conversation kept,` : `Started "${a.label}" (${a.agent})`;
+  const lines = [`${how} as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`];
   if (a.attachHint) lines.push(`Watch it: ${a.attachHint}`);
   return lines.join("\n");
 }

@@ -15,7 +15,8 @@ export type ErrorCode =
   | "pi_exited"
   | "provider_error"
   | "runtime_error"
-  | "delegate_failed";
+  | "delegate_failed"
+  | "not_resumable";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

@@ -3,13 +3,17 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, Usage } from "../core/types.js";
+import type { AgentDefinition, ResumeCard, Usage } from "../core/types.js";
 
 export interface PrepareRequest {
   agentId: string;
   definition: AgentDefinition;
   cwd: string;
   model?: string;
+  label: string;
+  createdAt: string;
+  /** A resumed sheep: pi runs on this earlier sheep's session file. */
+  resume?: { from: string; sessionPath: string };
 }
 
 export interface PreparedSheep {
@@ -46,6 +50,10 @@ export interface SheepHost {
   submit(agentId: string, promptId: string, text: string): Promise<void>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
-  /** Removes the sheep's private files except its session file. */
+  /** Removes the sheep's private files except its session file and the card to resume it by. */
   cleanup(agentId: string): Promise<void>;
+  /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */
+  resumeCard(agentId: string): Promise<ResumeCard | undefined>;
+  /** Every such card, any shepherd's, oldest first. */
+  resumeCards(): Promise<ResumeCard[]>;
 }

@@ -3,7 +3,7 @@ import { ShepherdError } from "../core/errors.js";
 import type { AgentDefinition } from "../core/types.js";
 import type { DispatchContext } from "./dispatch.js";
 import { withModelAlias } from "./models.js";
-import { approveDefinition } from "./trust.js";
+import { approveDefinition, type TrustContext } from "./trust.js";
 
 /**
  * Discovery as this call's context allows it: asked fresh on every call, since the user may
@@ -19,6 +19,11 @@ export function discoverFor(ctx: DispatchContext, scope: AgentScope): Promise<Di
     bundledDir: ctx.bundledDir,
     ...(trusted === undefined ? {} : { projectTrusted: trusted }),
   });
+}
+
+/** The trust rules of this call: pi's answers and UI, and the user's own settings. */
+export function trustFor(ctx: DispatchContext): TrustContext {
+  return { ...ctx.trust, allowWithoutUI: ctx.settings.allowProjectAgentsWithoutUI, userConfirms: ctx.settings.confirmProjectAgents };
 }
 
 /**
@@ -43,11 +48,7 @@ export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, 
       throw new ShepherdError("unknown_definition", `no agent definition named "${name}" in scope "${scope}". Available: ${names}.`);
     }
     if (!approved.has(definition.path)) {
-      await approveDefinition(definition, confirm, {
-        ...ctx.trust,
-        allowWithoutUI: ctx.settings.allowProjectAgentsWithoutUI,
-        userConfirms: ctx.settings.confirmProjectAgents,
-      });
+      await approveDefinition(definition, confirm, trustFor(ctx));
       approved.add(definition.path);
     }
     return withModelAlias(definition, ctx.settings.models);

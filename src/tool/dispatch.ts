@@ -1,12 +1,11 @@
 import { ShepherdError } from "../core/errors.js";
 import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
-import { resolveCwd } from "./cwd.js";
 import { delegateAction } from "./delegate-action.js";
 import { closeText, herdText, promptText, sheepText, startText, statusText, waitText } from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
-import { definitionPicker, discoverFor } from "./definitions.js";
-import { resolveModel } from "./models.js";
+import { discoverFor } from "./definitions.js";
+import { startAction } from "./start-action.js";
 import type { TrustContext } from "./trust.js";
 
 export interface ToolResult {
@@ -52,20 +51,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
   const { action } = cmd;
   switch (cmd.action) {
     case "start": {
-      const scope = cmd.agentScope ?? settings.agentScope;
-      const cwd = resolveCwd(ctx.cwd, cmd.cwd);
-      const definition = await (await definitionPicker(ctx, scope, cmd.confirmProjectAgents ?? true))(cmd.agent);
-      const started = await shepherd.start(
-        {
-          definition,
-          cwd,
-          placement: cmd.placement ?? settings.placement,
-          direction: cmd.direction ?? settings.direction,
-          ...(cmd.label !== undefined ? { label: cmd.label } : {}),
-          ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}),
-        },
-        ctx.signal,
-      );
+      const started = await startAction(cmd, ctx);
       return result(action, startText(started), { agent: started });
     }
     case "prompt": {

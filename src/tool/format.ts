@@ -6,8 +6,11 @@ import type { DoctorReport } from "../doctor/types.js";
 /** Texts a model reads: what happened, and the next step. */
 
 export function startText(a: StartedAgent): string {
+  const how = a.resumedFrom
+    ? `Resumed sheep "${a.label}" (agent ${a.agent}) from ${a.resumedFrom}, its earlier conversation kept,`
+    : `Started sheep "${a.label}" (agent ${a.agent})`;
   const lines = [
-    `Started sheep "${a.label}" (agent ${a.agent}) as ${a.agentId} on ${a.runtime} pane ${a.paneId}; it is idle and ready.`,
+    `${how} as ${a.agentId} on ${a.runtime} pane ${a.paneId}; it is idle and ready.`,
     `Next: prompt it with {"action":"prompt","agentId":"${a.agentId}","message":"..."}, then collect the answer with {"action":"wait","promptId":"..."}.`,
   ];
   if (a.attachHint) lines.push(`A person can watch it with: ${a.attachHint}`);

@@ -1,8 +1,10 @@
 import { ShepherdError } from "../../src/core/errors.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
+import type { ResumeCard } from "../../src/core/types.js";
 import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
 
 interface MemSheep {
+  card?: ResumeCard;
   paneId?: string;
   snapshot: SheepSnapshot;
   inbox: Map<string, string>;
@@ -19,6 +21,7 @@ export class MemoryWorld {
   readonly sheep = new Map<string, MemSheep>();
   readonly panes = new Map<string, { agentId: string; alive: boolean; text: string; owner: "shepherd" | "user" }>();
   readonly calls: string[] = [];
+  readonly prepared: PrepareRequest[] = [];
   onLaunch: "ready" | "never" | "exit" = "ready";
   private nextPane = 1;
 
@@ -67,8 +70,22 @@ export class MemoryWorld {
 
   readonly host: SheepHost = {
     prepare: async (req: PrepareRequest): Promise<PreparedSheep> => {
-      this.mem(req.agentId);
-      return { sessionPath: `/sessions/${req.agentId}.jsonl`, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
+      const s = this.mem(req.agentId);
+      const sessionPath = req.resume?.sessionPath ?? `/sessions/${req.agentId}.jsonl`;
+      const model = req.model ?? req.definition.model;
+      s.card = {
+        agentId: req.agentId,
+        agent: req.definition.name,
+        label: req.label,
+        cwd: req.cwd,
+        ...(model !== undefined ? { model } : {}),
+        sessionPath,
+        createdAt: req.createdAt,
+        ...(req.resume ? { resumedFrom: req.resume.from } : {}),
+        definition: req.definition,
+      };
+      this.prepared.push(req);
+      return { sessionPath, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
     },
     snapshot: async (agentId) => ({ ...this.mem(agentId).snapshot }),
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
@@ -83,6 +100,9 @@ export class MemoryWorld {
     cleanup: async (agentId) => {
       this.mem(agentId).cleaned = true;
     },
+    // Every card is kept here: as if each sheep had answered, so its session file exists.
+    resumeCard: async (agentId) => this.sheep.get(agentId)?.card,
+    resumeCards: async () => [...this.sheep.values()].flatMap((s) => (s.card ? [s.card] : [])),
   };
 
   mem(agentId: string): MemSheep {
