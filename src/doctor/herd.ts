@@ -70,7 +70,7 @@ async function orphanChecks(o: HerdCheckInput, runtime: RuntimeName, known: Set<
     return [warn("orphan panes", `could not list ${runtime} panes: ${plain(errorText(e)).slice(0, 160)}`, `see the ${runtime} check`)];
   }
   const orphans = marked.filter((p) => !known.has(p.agentId));
-  if (orphans.length === 0) return [pass("orphan panes", `none on ${runtime} (${marked.length} marked panes, each with a record)`)];
+  if (orphans.length === 0) return [pass("orphan panes", `none on ${runtime}${marked.length ? ` (${marked.length} sheep panes, each with a record)` : ""}`)];
   return orphans.map((p) =>
     warn(
       "orphan pane",
