@@ -3,13 +3,13 @@
  * One suite, run once per runtime.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.js";
+import { RpcShepherd, testNode, testPiCli, type ToolOutcome } from "../support/rpc-shepherd.js";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
 
 export interface RuntimeFixture {
@@ -88,6 +88,11 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       assert.equal(model.log.filter((l) => !l.tag?.startsWith("call-")).length, 0, "the sheep made no model request");
       const session = existsSync(A.sessionPath) ? await readFile(A.sessionPath, "utf8") : "";
       assert.ok(!session.split("\n").some((l) => l.includes('"role":"user"')), "the sheep's session holds no user message");
+      // The sheep runs the very pi and node under test (PI_SHEPHERD_TEST_* in CI's older-pi run); pi
+      // renames its process, so its launch spec says which pi, and /proc which node.
+      const spec = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", A.agentId, "spec.json"), "utf8")) as { argv: string[] };
+      assert.equal(spec.argv[1], realpathSync(testPiCli));
+      if (existsSync("/proc/self/exe")) assert.equal(realpathSync(`/proc/${sheepPids[0]}/exe`), realpathSync(testNode));
       B = await start("beta");
     });
 
