@@ -15,7 +15,7 @@ import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
 import { HerdWidget } from "./herd-widget.js";
-import { projectTrusted, trustOf } from "./pi-context.js";
+import { dispatchContext, projectTrusted } from "./pi-context.js";
 import { renderCall, renderResult } from "./render.js";
 import { registerShepherdCommand } from "./shepherd-command.js";
 
@@ -59,10 +59,7 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
 
   /** What the tool and /shepherd both enter through: the shepherd when it can be composed, the doctor always. */
   const entry = (ctx: ExtensionContext, extra: Pick<DispatchContext, "signal" | "onProgress"> = {}): EntryDeps => ({
-    context: async () => {
-      const { shepherd, loaded, agentDir, bundledDir } = await appFor(ctx);
-      return { shepherd, settings: loaded.settings, cwd: ctx.cwd, agentDir, bundledDir, trust: trustOf(ctx), ...extra };
-    },
+    context: async () => ({ ...dispatchContext(await appFor(ctx), ctx), ...extra }),
     doctor: (brief) => {
       const trusted = projectTrusted(ctx);
       return doctor({ cwd: ctx.cwd, brief, ...(ready ? { shepherd: ready.shepherd } : {}), ...(trusted === undefined ? {} : { projectTrusted: trusted }) });

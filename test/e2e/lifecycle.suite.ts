@@ -200,7 +200,7 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       await ok({ action: "close", agentId: D.agentId });
       const r = await ok({ action: "start", resume: "delta" });
       const E = r.details.agent as { agentId: string; label: string; resumedFrom?: string; sessionPath: string };
-      assert.match(r.text, /^Resumed sheep "delta" \(agent echo\) from a_\w+/);
+      assert.match(r.text, /^Resumed "delta" \(echo\) from a_\w+, its conversation kept, as a_\w+ in /);
       assert.deepEqual([E.label, E.resumedFrom, E.sessionPath], ["delta", D.agentId, D.sessionPath]);
       const status = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", E.agentId, "status.json"), "utf8")) as { pid: number };
       sheepPids.push(status.pid);
