@@ -27,19 +27,26 @@ async function findCard(herd: Herd, target: string): Promise<ResumeCard> {
     const card = await host.resumeCard(target);
     if (card) return card;
     if (herd.registry.agents.has(target)) {
-      throw new ShepherdError("not_resumable", `sheep ${target} left no conversation to resume (its session file was never written: it answered no prompt).`);
+      throw new ShepherdError("not_resumable", `sheep ${target} left no conversation to resume (it answered no prompt).`);
     }
     throw new ShepherdError("unknown_agent", `no sheep "${target}" with a kept session; /shepherd resume completes the ones that can be resumed.`);
   }
   const live = herd.registry.liveByLabel(target);
   if (live && !stopped(live)) throw running(live);
+  if (live) {
+    // Ours and exited: that sheep is the one meant, not an older one that wore the label.
+    const card = await host.resumeCard(live.agentId);
+    if (!card) throw new ShepherdError("not_resumable", `sheep ${live.agentId} (${live.label}) left no conversation to resume (it answered no prompt).`);
+    return card;
+  }
   const cards = (await host.resumeCards()).filter((c) => c.label === target);
-  const card = live ? await host.resumeCard(live.agentId) : cards[cards.length - 1];
-  if (!card)
+  const card = cards[cards.length - 1];
+  if (!card) {
     throw new ShepherdError(
       "unknown_agent",
       `no closed or exited sheep labelled "${target}" has a kept session; /shepherd resume completes the ones that can be resumed.`,
     );
+  }
   return card;
 }
 

@@ -16,6 +16,23 @@ export interface PrepareRequest {
   resume?: { from: string; sessionPath: string };
 }
 
+/** The card a host keeps for a sheep it prepared: who it is and which session it runs on. */
+export function resumeCardOf(req: PrepareRequest, sessionPath: string): ResumeCard {
+  const model = req.model ?? req.definition.model;
+  return {
+    agentId: req.agentId,
+    agent: req.definition.name,
+    label: req.label,
+    cwd: req.cwd,
+    ...(model !== undefined ? { model } : {}),
+    sessionPath,
+    createdAt: req.createdAt,
+    ...(req.resume ? { resumedFrom: req.resume.from } : {}),
+    // As the sheep runs it: a resumed sheep must reach the same model, alias or not.
+    definition: { ...req.definition, ...(model !== undefined ? { model } : {}) },
+  };
+}
+
 export interface PreparedSheep {
   sessionPath: string;
   /** Fixed launcher command: absolute paths chosen by the package, nothing from the user. */

@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from "node:fs";
 import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { buildLaunchSpec } from "../launch/spec.js";
 import type { ResumeCard } from "../core/types.js";
-import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
+import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../ports/sheep-host.js";
 import { ensurePrivateDir, readJsonSync, writeJsonAtomic } from "./files.js";
 import { sheepDir, sheepLayout } from "./layout.js";
 import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
@@ -58,18 +58,7 @@ export class FileSheepHost implements SheepHost {
       ...(req.resume ? { sessionPath: req.resume.sessionPath } : {}),
     });
     const sessionPath = req.resume?.sessionPath ?? layout.session;
-    const model = req.model ?? req.definition.model;
-    const card: ResumeCard = {
-      agentId: req.agentId,
-      agent: req.definition.name,
-      label: req.label,
-      cwd: req.cwd,
-      ...(model !== undefined ? { model } : {}),
-      sessionPath,
-      createdAt: req.createdAt,
-      ...(req.resume ? { resumedFrom: req.resume.from } : {}),
-      definition: { ...req.definition, ...(model !== undefined ? { model } : {}) },
-    };
+    const card = resumeCardOf(req, sessionPath);
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
     await ensurePrivateDir(layout.outbox);

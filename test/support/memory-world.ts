@@ -1,7 +1,7 @@
 import { ShepherdError } from "../../src/core/errors.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
 import type { ResumeCard } from "../../src/core/types.js";
-import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
+import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../../src/ports/sheep-host.js";
 
 interface MemSheep {
   card?: ResumeCard;
@@ -72,18 +72,7 @@ export class MemoryWorld {
     prepare: async (req: PrepareRequest): Promise<PreparedSheep> => {
       const s = this.mem(req.agentId);
       const sessionPath = req.resume?.sessionPath ?? `/sessions/${req.agentId}.jsonl`;
-      const model = req.model ?? req.definition.model;
-      s.card = {
-        agentId: req.agentId,
-        agent: req.definition.name,
-        label: req.label,
-        cwd: req.cwd,
-        ...(model !== undefined ? { model } : {}),
-        sessionPath,
-        createdAt: req.createdAt,
-        ...(req.resume ? { resumedFrom: req.resume.from } : {}),
-        definition: req.definition,
-      };
+      s.card = resumeCardOf(req, sessionPath);
       this.prepared.push(req);
       return { sessionPath, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
     },

@@ -37,20 +37,28 @@ describe("core: resume", () => {
     assert.deepEqual([b.label, b.cwd, b.model, b.sessionPath, b.resumedFrom], ["alpha", "/work", "m/slow", a.sessionPath, a.agentId]);
     const prep = world.prepared.at(-1)!;
     assert.deepEqual(prep.resume, { from: a.agentId, sessionPath: a.sessionPath });
-    assert.deepEqual(prep.definition, def);
+    assert.deepEqual(prep.definition, { ...def, model: "m/slow" }, "the definition as the sheep ran it, model and all");
     await shepherd.close(b.agentId);
     const c = await resume(shepherd, a.agentId);
     assert.equal(c.sessionPath, a.sessionPath, "resuming by the first id finds the same conversation");
   });
 
-  it("a running sheep, an unknown one and a promptId are refused with a code", async () => {
-    const { shepherd } = setup();
+  it("a running sheep, an unknown one, a promptId and a sheep that never talked are refused with a code", async () => {
+    const { shepherd, world } = setup();
     const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
     await assert.rejects(shepherd.resumable("alpha"), /^ShepherdError: \[not_resumable\] sheep a_\w+ \(alpha\) is still running \(idle\)/);
     await assert.rejects(shepherd.resumable(a.agentId), /^ShepherdError: \[not_resumable\] .*still running/);
     await assert.rejects(shepherd.resumable("nobody"), /^ShepherdError: \[unknown_agent\] no closed or exited sheep labelled "nobody"/);
     await assert.rejects(shepherd.resumable("a_zzzzzzzzzz"), /^ShepherdError: \[unknown_agent\] no sheep "a_zzzzzzzzzz"/);
     await assert.rejects(shepherd.resumable("p_zzzzzzzzzz"), /^ShepherdError: \[unknown_agent\] "p_zzzzzzzzzz" is a promptId/);
+    // A sheep that answered nothing has no session, so its host keeps no card.
+    const silent = await shepherd.start({ definition: def, cwd: "/work", label: "silent" });
+    delete world.mem(silent.agentId).card;
+    world.mem(silent.agentId).snapshot.exited = { code: 0, signal: null, at: "now" };
+    await shepherd.status(silent.agentId);
+    await assert.rejects(shepherd.resumable("silent"), /^ShepherdError: \[not_resumable\] sheep a_\w+ \(silent\) left no conversation/);
+    await shepherd.close(silent.agentId);
+    await assert.rejects(shepherd.resumable(silent.agentId), /^ShepherdError: \[not_resumable\] sheep a_\w+ left no conversation/);
   });
 
   it("one conversation runs in one sheep at a time", async () => {
