@@ -34,6 +34,7 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
     await herd.opts.host.cleanup(rec.agentId);
     herd.bells.ring(rec.agentId);
     await herd.persist();
+    herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
     return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false };
   });
 }
@@ -81,6 +82,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
     herd.unwatch(rec.agentId);
     await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
     herd.forget(rec);
+    herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
     return [rec.agentId];
   });
 }

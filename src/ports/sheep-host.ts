@@ -3,13 +3,34 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, Usage } from "../core/types.js";
+import type { AgentDefinition, ResumeCard, Usage } from "../core/types.js";
 
 export interface PrepareRequest {
   agentId: string;
   definition: AgentDefinition;
   cwd: string;
   model?: string;
+  label: string;
+  createdAt: string;
+  /** A resumed sheep: pi runs on this earlier sheep's session file. */
+  resume?: { from: string; sessionPath: string };
+}
+
+/** The card a host keeps for a sheep it prepared: who it is and which session it runs on. */
+export function resumeCardOf(req: PrepareRequest, sessionPath: string): ResumeCard {
+  const model = req.model ?? req.definition.model;
+  return {
+    agentId: req.agentId,
+    agent: req.definition.name,
+    label: req.label,
+    cwd: req.cwd,
+    ...(model !== undefined ? { model } : {}),
+    sessionPath,
+    createdAt: req.createdAt,
+    ...(req.resume ? { resumedFrom: req.resume.from } : {}),
+    // As the sheep runs it: a resumed sheep must reach the same model, alias or not.
+    definition: { ...req.definition, ...(model !== undefined ? { model } : {}) },
+  };
 }
 
 export interface PreparedSheep {
@@ -46,6 +67,10 @@ export interface SheepHost {
   submit(agentId: string, promptId: string, text: string): Promise<void>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
-  /** Removes the sheep's private files except its session file. */
+  /** Removes the sheep's private files except its session file and the card to resume it by. */
   cleanup(agentId: string): Promise<void>;
+  /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */
+  resumeCard(agentId: string): Promise<ResumeCard | undefined>;
+  /** Every such card, any shepherd's, oldest first. */
+  resumeCards(): Promise<ResumeCard[]>;
 }
