@@ -41,7 +41,7 @@ export async function prune(herd: Herd): Promise<string[]> {
       herd.forget(rec);
       continue;
     }
-    if ((await herd.liveness.fresh(rec)) === "gone") removed.push(...(await dropGone(herd, rec)));
+    if ((await herd.liveness.fresh(rec))?.state === "gone") removed.push(...(await dropGone(herd, rec)));
   }
   await herd.persist();
   return removed;
@@ -63,7 +63,7 @@ export async function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> 
 /** Closing is asynchronous in some multiplexers: files are removed only once the pane is gone. */
 export async function confirmGone(herd: Herd, rec: AgentRecord): Promise<void> {
   for (let i = 0; i < 20; i++) {
-    if ((await herd.liveness.fresh(rec)) === "gone") return;
+    if ((await herd.liveness.fresh(rec))?.state === "gone") return;
     await herd.clock.sleep(100);
   }
   throw new ShepherdError("runtime_error", `the pane ${rec.paneId} of ${rec.agentId} is still there after closing it; its files are kept.`);

@@ -35,3 +35,9 @@ export function errorText(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
+
+/** How a process ended, for texts: "exit code 3", "signal SIGKILL". */
+export function exitText(exit: { code: number | null; signal: string | null }): string {
+  if (exit.code !== null) return `exit code ${exit.code}`;
+  return exit.signal ? `signal ${exit.signal}` : "an unknown status";
+}

@@ -4,6 +4,7 @@
  * src/protocol; unit tests use an in-memory one.
  */
 import type { AgentDefinition, Usage } from "../core/types.js";
+import type { ExitStatus, PaneCommand } from "./runtime.js";
 
 export interface PrepareRequest {
   agentId: string;
@@ -14,13 +15,15 @@ export interface PrepareRequest {
 
 export interface PreparedSheep {
   sessionPath: string;
-  /** Fixed launcher command: absolute paths chosen by the package, nothing from the user. */
-  launcherArgv: string[];
+  /** The launcher, as the pane runs it: absolute paths chosen by the package, nothing from the user. */
+  command: PaneCommand;
 }
 
 export interface SheepSnapshot {
   ready?: { pid: number; readyAt: string; sessionPath?: string };
-  exited?: { code: number | null; signal: string | null; at: string };
+  exited?: ExitStatus & { at: string };
+  /** The pid the sheep reported is not running now; how it ended is for `exited` or the multiplexer to say. */
+  piGone?: true;
   /** Label of the question or approval the sheep waits on, when it does. */
   blocked?: string;
 }
