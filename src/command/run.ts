@@ -4,7 +4,8 @@ import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import { closeNotice, helpText, herdNotice, readNotice, settingsNotice, startNotice, statusNotice } from "./text.js";
+import { closeText, herdText, sheepLine, startedLine } from "../tool/format.js";
+import { helpText, readNotice, settingsNotice } from "./text.js";
 
 export interface Notice {
   level: "info" | "warning" | "error";
@@ -26,6 +27,8 @@ export interface CommandDeps {
   settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string }>;
   now(): number;
 }
+
+const HOW_TO_START = "Start one with /shepherd start <agent> (/shepherd sheep lists agents).";
 
 const textOf = (r: ActionResult) => r.content.map((c) => c.text).join("");
 
@@ -49,19 +52,21 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       return [...herd, { level: "info", text: helpText() }];
     }
     case "herd":
-      return info(herdNotice((await deps.execute(cmd.command)).details.agents as AgentStatus[], deps.now()));
-    case "start":
-      return info(startNotice((await deps.execute(cmd.command)).details.agent as StartedAgent));
+      return info(herdText((await deps.execute(cmd.command)).details.agents as AgentStatus[], HOW_TO_START, deps.now()));
+    case "start": {
+      const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
+      return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : [])].join("\n"));
+    }
     case "status": {
       const agentId = (await deps.registry()).resolve(cmd.target);
       const r = await deps.execute({ action: "status", agentId });
-      return info(statusNotice(r.details.status as AgentStatus, deps.now()));
+      return info(sheepLine(r.details.status as AgentStatus, deps.now()));
     }
     case "close": {
       const agentId = (await deps.registry()).resolve(cmd.target);
       const label = await labelOf(deps, agentId);
       const r = await deps.execute({ action: "close", agentId });
-      return info(closeNotice(r.details.closed as CloseOutcome, label));
+      return info(closeText(r.details.closed as CloseOutcome, label));
     }
     case "read": {
       const r = await deps.execute(cmd.command);

@@ -1,5 +1,5 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import { ShepherdError } from "./errors.js";
+import { isShepherdError, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { activePrompt, settle, settleFromDisk } from "./ledger.js";
 import { findRecord } from "./persistence.js";
@@ -10,27 +10,49 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
   if (rec.owner !== herd.opts.owner) {
     throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may close it.`);
   }
-  if (rec.state === "closed") return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true };
-  const cancelled: string[] = [];
-  const active = activePrompt(herd, rec);
-  if (active) {
+  // One operation on a sheep at a time: a prompt racing a close must not bring it back.
+  return herd.exclusive(rec.agentId, async () => {
+    if (rec.state === "closed") return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true };
+    if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
+    const active = activePrompt(herd, rec);
     // A result already on disk is the answer, not a cancellation.
-    await settleFromDisk(herd, rec, active);
-    if (!active.settled) {
-      settle(herd, active, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
-      cancelled.push(active.promptId);
+    if (active) await settleFromDisk(herd, rec, active);
+    await closeOurPane(herd, rec);
+    const cancelled: string[] = [];
+    if (active && !active.settled) {
+      // The answer may have landed while the pane went; only then is the prompt truly cancelled.
+      await settleFromDisk(herd, rec, active);
+      if (!active.settled) {
+        settle(herd, active, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
+        cancelled.push(active.promptId);
+      }
     }
+    rec.state = "closed";
+    delete rec.activePromptId;
+    herd.unwatch(rec.agentId);
+    // Only now that the pane is confirmed gone can nothing still be reading these files.
+    await herd.opts.host.cleanup(rec.agentId);
+    herd.bells.ring(rec.agentId);
+    await herd.persist();
+    return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false };
+  });
+}
+
+/**
+ * Closes the sheep's pane and waits until it is gone. A pane id that now carries another mark
+ * (tmux restarted and reused it, or herdr did) means ours went already: the runtime refuses to
+ * touch it, and liveness, which reads the mark, confirms ours is gone.
+ */
+async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
+  try {
+    await herd.opts.runtime.close(rec.paneId, rec.agentId);
+  } catch (e) {
+    if (!isShepherdError(e, "not_owned")) throw e;
+    const now = await herd.liveness.fresh(rec);
+    if (now === undefined) throw new ShepherdError("runtime_error", `could not tell whether pane ${rec.paneId} is still ${rec.agentId}'s; close it again.`);
+    if (now.state !== "gone") throw e;
   }
-  await herd.opts.runtime.close(rec.paneId, rec.agentId);
   await confirmGone(herd, rec);
-  rec.state = "closed";
-  delete rec.activePromptId;
-  herd.unwatch(rec.agentId);
-  // Only now that the pane is confirmed gone can nothing still be reading these files.
-  await herd.opts.host.cleanup(rec.agentId);
-  herd.bells.ring(rec.agentId);
-  await herd.persist();
-  return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false };
 }
 
 /** Forgets closed sheep and drops those whose panes are gone; returns the dropped ids. */
@@ -48,16 +70,19 @@ export async function prune(herd: Herd): Promise<string[]> {
 }
 
 /** A sheep whose pane is gone: settle what it owed from its files, then forget it. */
-export async function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
-  const active = activePrompt(herd, rec);
-  if (active) {
-    await settleFromDisk(herd, rec, active);
-    if (!active.settled) settle(herd, active, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
-  }
-  herd.unwatch(rec.agentId);
-  await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
-  herd.forget(rec);
-  return [rec.agentId];
+export function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
+  return herd.exclusive(rec.agentId, async () => {
+    if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return [];
+    const active = activePrompt(herd, rec);
+    if (active) {
+      await settleFromDisk(herd, rec, active);
+      if (!active.settled) settle(herd, active, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
+    }
+    herd.unwatch(rec.agentId);
+    await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
+    herd.forget(rec);
+    return [rec.agentId];
+  });
 }
 
 /** Closing is asynchronous in some multiplexers: files are removed only once the pane is gone. */

@@ -39,5 +39,5 @@ export function errorText(e: unknown): string {
 /** How a process ended, for texts: "exit code 3", "signal SIGKILL". */
 export function exitText(exit: { code: number | null; signal: string | null }): string {
   if (exit.code !== null) return `exit code ${exit.code}`;
-  return exit.signal ? `signal ${exit.signal}` : "an unknown status";
+  return exit.signal ? `signal ${exit.signal}` : "how is unknown: its process is gone";
 }

@@ -1,5 +1,15 @@
-import type { PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
+import type { ExitStatus, PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
+import type { SheepSnapshot } from "../ports/sheep-host.js";
 import type { Clock } from "./clock.js";
+
+/**
+ * How pi ended, by the best witness: its exit report, else the multiplexer that kept its pane,
+ * else only that its pid is gone.
+ */
+export function howEnded(snap: SheepSnapshot, live: PaneLiveness | undefined): ExitStatus | undefined {
+  if (snap.exited && !snap.exited.inferred) return snap.exited;
+  return live?.state === "exited" ? live.exit : snap.exited;
+}
 
 /** How long a caller with a recent "alive" waits for a fresher answer before using it. */
 const PATIENCE_MS = 10;

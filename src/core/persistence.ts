@@ -60,7 +60,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     const rec = herd.registry.agents.get(id);
     if (rec?.state !== "starting") continue;
     const snap = await host.snapshot(rec.agentId);
-    if (snap.ready && !snap.exited && (await herd.liveness.get(rec, 0))?.state === "alive") {
+    if (snap.ready && !snap.exited && !snap.piGone && (await herd.liveness.get(rec, 0))?.state === "alive") {
       rec.state = "idle";
       continue;
     }

@@ -4,6 +4,7 @@ import { errorText, exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { newId } from "./ids.js";
 import { labelProblem } from "./labels.js";
+import { howEnded } from "./liveness.js";
 import type { AgentRecord, StartedAgent, StartRequest } from "./types.js";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
@@ -89,10 +90,10 @@ async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): P
   const deadline = herd.clock.now() + herd.opts.startTimeoutMs;
   for (;;) {
     const snap = await herd.opts.host.snapshot(rec.agentId);
-    if (snap.exited) throw new ShepherdError("start_failed", `pi exited before it was ready (${exitText(snap.exited)}).`);
     // An answer up to an interval old will do: once ready, the sheep just wrote from its pane.
     const live = await herd.liveness.get(rec);
-    if (live?.state === "exited") throw new ShepherdError("start_failed", `pi exited before it was ready (${exitText(live.exit)}).`);
+    const exit = howEnded(snap, live);
+    if (exit) throw new ShepherdError("start_failed", `pi exited before it was ready (${exitText(exit)}).`);
     if (live?.state === "gone") throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
     if (snap.ready) return;
     const left = deadline - herd.clock.now();

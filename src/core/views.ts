@@ -3,6 +3,7 @@ import type { SheepSnapshot } from "../ports/sheep-host.js";
 import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { activePrompt, refresh } from "./ledger.js";
+import { howEnded } from "./liveness.js";
 import { findRecord } from "./persistence.js";
 import type { AgentRecord, AgentStatus } from "./types.js";
 
@@ -21,7 +22,7 @@ export async function status(herd: Herd, agentId: unknown): Promise<AgentStatus>
     paneAlive = live === undefined || live.state === "alive";
     const snap = await refresh(herd, rec);
     deriveState(herd, rec, snap, paneAlive);
-    const exit = snap.exited ?? (live?.state === "exited" ? live.exit : undefined);
+    const exit = howEnded(snap, live);
     const { runtime } = herd.opts;
     if (exit) runtimeStatus = `pi exited (${exitText(exit)})`;
     else if (paneAlive && runtime.agentStatus) {

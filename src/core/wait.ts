@@ -5,6 +5,7 @@
 import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { settle, settleFromDisk } from "./ledger.js";
+import { howEnded } from "./liveness.js";
 import { every } from "./signals.js";
 import type { WaitItem } from "./types.js";
 
@@ -45,7 +46,7 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
   // Elapsed time moves even when no state does: a person watching wants to see it tick.
   const stopTicking = opts.onProgress ? every(clock, 1000, report) : () => undefined;
   try {
-    return await Promise.all(
+    const items = await Promise.all(
       promptIds.map(async (id) => {
         const item = await waitOne(herd, id, deadline, opts.signal);
         states.set(id, item.status);
@@ -53,6 +54,8 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
         return item;
       }),
     );
+    // The same id asked twice: one waiter may settle it after another gave up on the deadline.
+    return items.map((item) => (item.status === "timeout" ? (registry.prompts.get(item.promptId)?.settled ?? item) : item));
   } finally {
     stopTicking();
   }
@@ -72,8 +75,8 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
     if (prompt.settled) return prompt.settled;
     // How pi ended comes from its exit report where the multiplexer cannot say, else from the
     // multiplexer, which keeps the pane (and pi's last words) after pi is gone.
-    const live = snap.exited ? undefined : await herd.liveness.get(rec);
-    const exit = snap.exited ?? (live?.state === "exited" ? live.exit : undefined);
+    const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.get(rec);
+    const exit = howEnded(snap, live);
     if (exit || live?.state === "gone") {
       // The result may have landed just before pi or its pane went: look once more.
       await settleFromDisk(herd, rec, prompt);
@@ -87,6 +90,8 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
           : { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` },
       );
     }
+    // Another waiter on the same prompt may have settled it during the awaits above.
+    if (prompt.settled) return prompt.settled;
     if (snap.blocked !== undefined) {
       return { promptId, agentId: rec.agentId, status: "blocked", error: snap.blocked || "blocked" };
     }

@@ -21,7 +21,11 @@ export interface PreparedSheep {
 
 export interface SheepSnapshot {
   ready?: { pid: number; readyAt: string; sessionPath?: string };
-  exited?: ExitStatus & { at: string };
+  /**
+   * How pi ended, from the sheep's exit report; or, `inferred`, only that the pid it reported has
+   * been gone for a while (code and signal null): then a multiplexer that saw the end knows better.
+   */
+  exited?: ExitStatus & { at: string; inferred?: true };
   /** The pid the sheep reported is not running now; how it ended is for `exited` or the multiplexer to say. */
   piGone?: true;
   /** Label of the question or approval the sheep waits on, when it does. */

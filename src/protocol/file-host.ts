@@ -77,7 +77,8 @@ export class FileSheepHost implements SheepHost {
     const deadMs = status ? this.deadFor(agentId, status.pid) : undefined;
     if (deadMs !== undefined) snap.piGone = true;
     if (exit) snap.exited = exit;
-    else if (deadMs !== undefined && deadMs >= (this.o.deadPidGraceMs ?? 3000)) snap.exited = { code: null, signal: "unknown", at: new Date().toISOString() };
+    else if (deadMs !== undefined && deadMs >= (this.o.deadPidGraceMs ?? 3000))
+      snap.exited = { code: null, signal: null, at: new Date().toISOString(), inferred: true };
     return snap;
   }
 

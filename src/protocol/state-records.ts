@@ -1,3 +1,4 @@
+import { isRecord } from "../core/guards.js";
 import { isWellFormedId } from "../core/ids.js";
 import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.js";
 import type { AgentRecord, AgentState, PromptRecord, WaitStatus } from "../core/types.js";
@@ -21,10 +22,6 @@ const PANE_ID = /^(?!-)[A-Za-z0-9%_:.-]{1,64}$/;
 
 type Problem = string | undefined;
 
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
-
 function has(values: Record<string, true>, x: unknown): boolean {
   return typeof x === "string" && Object.hasOwn(values, x);
 }
@@ -39,7 +36,7 @@ function optional(r: Record<string, unknown>, key: string, ok: (x: unknown) => b
 }
 
 export function agentProblem(r: unknown): Problem {
-  if (!isObject(r)) return "not an object";
+  if (!isRecord(r)) return "not an object";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
   if (!plainText(r.agent, 256)) return "agent is not a plain name";
   if (typeof r.label !== "string" || labelProblem(r.label)) return `label is not plain text of 1-${MAX_LABEL_LENGTH} characters`;
@@ -58,13 +55,13 @@ export function agentProblem(r: unknown): Problem {
 }
 
 export function promptProblem(r: unknown): Problem {
-  if (!isObject(r)) return "not an object";
+  if (!isRecord(r)) return "not an object";
   if (typeof r.promptId !== "string" || !isWellFormedId(r.promptId, "prompt")) return "promptId is not a well-formed prompt id";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
   if (typeof r.submittedAt !== "string") return "submittedAt is not a string";
   if (r.settled === undefined) return undefined;
   const s = r.settled;
-  if (!isObject(s) || !has(waitStatuses, s.status)) return "settled has no known status";
+  if (!isRecord(s) || !has(waitStatuses, s.status)) return "settled has no known status";
   return optional(s, "text", (x) => typeof x === "string") ?? optional(s, "error", (x) => typeof x === "string");
 }
 
@@ -85,7 +82,7 @@ export interface CheckedRecords {
 function idCounts(records: readonly unknown[], key: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const r of records) {
-    const id = isObject(r) ? r[key] : undefined;
+    const id = isRecord(r) ? r[key] : undefined;
     if (typeof id === "string") counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
@@ -105,7 +102,7 @@ export function checkRecords(agents: readonly unknown[], prompts: readonly unkno
       out.agents.push(a);
       return;
     }
-    if (isObject(record) && typeof record.agentId === "string") rejectedAgents.add(record.agentId);
+    if (isRecord(record) && typeof record.agentId === "string") rejectedAgents.add(record.agentId);
     out.rejected.push({ kind: "agent", index, reason, record });
   });
   prompts.forEach((record, index) => {

@@ -2,11 +2,20 @@ import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem
 import type { AgentDefinition } from "../core/types.js";
 import type { SkippedFile } from "../agents/discover.js";
 
-/** Texts a model reads: what happened, and the next step. */
+/**
+ * The one family of texts about sheep. The facts are worded once, the same for the model and for
+ * a person; only the next step differs by who reads it (a tool call for the model, a /shepherd
+ * subcommand for a person), so callers pass that part in.
+ */
+
+/** `Started "label" (agent) as id in tmux pane %1, cwd /x; it is idle.` */
+export function startedLine(a: StartedAgent): string {
+  return `Started "${a.label}" (${a.agent}) as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`;
+}
 
 export function startText(a: StartedAgent): string {
   const lines = [
-    `Started sheep "${a.label}" (agent ${a.agent}) as ${a.agentId} on ${a.runtime} pane ${a.paneId}; it is idle and ready.`,
+    startedLine(a),
     `Next: prompt it with {"action":"prompt","agentId":"${a.agentId}","message":"..."}, then collect the answer with {"action":"wait","promptId":"..."}.`,
   ];
   if (a.attachHint) lines.push(`A person can watch it with: ${a.attachHint}`);
@@ -38,10 +47,13 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
   );
 }
 
-export function statusText(s: AgentStatus): string {
+/** `label (id, agent): state, working on p · tmux · 3m old` (and what the multiplexer says, if asked). */
+export function sheepLine(s: AgentStatus, now = Date.now()): string {
+  if (s.state === "closed") return `${s.label} (${s.agentId}, ${s.agent}): closed.`;
   const active = s.activePromptId ? `, working on ${s.activePromptId}` : "";
-  const rt = s.runtimeStatus ? `, ${s.runtime} says ${s.runtimeStatus}` : "";
-  return `${s.label} (${s.agentId}, agent ${s.agent}): ${s.state}${active}; pane ${s.paneAlive ? "alive" : "gone"} on ${s.runtime}${rt}.`;
+  const pane = s.paneAlive ? "" : ", pane gone";
+  const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
+  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;
 }
 
 /** A compact age such as "45s", "12m", "3h 5m" or "2d 4h". */
@@ -55,15 +67,18 @@ export function ageText(ms: number): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
-export function herdText(list: AgentStatus[], now = Date.now()): string {
-  if (list.length === 0) return 'No live sheep. Start one with {"action":"start","agent":"<name>"}.';
-  return list.map((s) => `${statusText(s)} Started ${ageText(now - Date.parse(s.createdAt))} ago.`).join("\n");
+/** The herd, one sheep a line; `empty` says how to start one to whoever reads it. */
+export function herdText(list: AgentStatus[], empty: string, now = Date.now()): string {
+  if (list.length === 0) return `No live sheep. ${empty}`;
+  return [`Herd (${list.length}):`, ...list.map((s) => `  ${sheepLine(s, now)}`)].join("\n");
 }
 
-export function closeText(c: CloseOutcome): string {
-  if (c.alreadyClosed) return `${c.agentId} was already closed.`;
-  const cancelled = c.cancelledPromptIds.length ? ` Cancelled: ${c.cancelledPromptIds.join(", ")}.` : "";
-  return `Closed ${c.agentId}; its pane is gone and its session file is kept.${cancelled}`;
+/** `Closed label (id); its session file is kept.` */
+export function closeText(c: CloseOutcome, label: string | undefined): string {
+  const who = label ? `${label} (${c.agentId})` : c.agentId;
+  if (c.alreadyClosed) return `${who} was already closed.`;
+  const cancelled = c.cancelledPromptIds.length ? ` Cancelled its pending prompt ${c.cancelledPromptIds.join(", ")}.` : "";
+  return `Closed ${who}; its session file is kept.${cancelled}`;
 }
 
 export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): string {

@@ -134,7 +134,10 @@ describe("one process per sheep (tmux)", { timeout: 600_000 }, () => {
     assert.ok((await tmuxPanes(tmux.socket)()).includes(S.paneId), "the pane stays after pi");
     const screen = ((await scene.ok({ action: "read", target: S.agentId, lines: 5 })).details.text as string).split("\n");
     assert.match(screen.at(-1)!, /^Pane is dead \(status 0, /);
-    assert.ok(screen.slice(0, -1).some((l) => l.trim() !== ""), `pi's own last lines are there above it: ${JSON.stringify(screen)}`);
+    assert.ok(
+      screen.slice(0, -1).some((l) => l.trim() !== ""),
+      `pi's own last lines are there above it: ${JSON.stringify(screen)}`,
+    );
     await scene.ok({ action: "close", agentId: S.agentId });
     assert.ok(!(await tmuxPanes(tmux.socket)()).includes(S.paneId), "close removed the dead pane");
   });

@@ -66,7 +66,10 @@ export class MemoryWorld {
     prepare: async (req: PrepareRequest): Promise<PreparedSheep> => {
       this.mem(req.agentId);
       const argv = ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`];
-      return { sessionPath: `/sessions/${req.agentId}.jsonl`, command: { argv, reporting: ["/bin/sh", "/report-exit.sh", `/exit/${req.agentId}.json`, ...argv] } };
+      return {
+        sessionPath: `/sessions/${req.agentId}.jsonl`,
+        command: { argv, reporting: ["/bin/sh", "/report-exit.sh", `/exit/${req.agentId}.json`, ...argv] },
+      };
     },
     snapshot: async (agentId) => ({ ...this.mem(agentId).snapshot }),
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),

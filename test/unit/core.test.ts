@@ -197,6 +197,20 @@ describe("core: wait", () => {
     await assert.rejects(s.shepherd.prompt(a.agentId, "anyone?"), /^ShepherdError: \[agent_closed\] .*has exited/);
   });
 
+  it("names how pi ended as the multiplexer saw it, not the pid witness's guess, however late it is asked", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    s.world.exitPi(a.agentId, { code: 0, signal: null });
+    await s.clock.advance(5000);
+    // Long after: the file host has taken the pid's absence for an exit of unknown kind.
+    s.world.mem(a.agentId).snapshot.exited = { code: null, signal: null, at: new Date().toISOString(), inferred: true };
+    s.world.mem(a.agentId).snapshot.piGone = true;
+    const [r] = await s.shepherd.wait([p.promptId], { timeoutSec: 5 });
+    assert.match(r!.error!, /^\[pi_exited\] .*exited \(exit code 0\) before answering\.$/);
+    assert.equal((await s.shepherd.status(a.agentId)).runtimeStatus, "pi exited (exit code 0)");
+  });
+
   it("reports blocked with its label and keeps the prompt pending", async () => {
     const s = setup();
     const a = await started(s);

@@ -50,7 +50,7 @@ describe("sheep host: the pid witness", () => {
     await new Promise((r) => setTimeout(r, 80));
     const snap = await h.snapshot("a_deadpid0001");
     assert.ok(snap.exited, "dead for longer than the grace: exited");
-    assert.equal(snap.exited!.signal, "unknown");
+    assert.deepEqual([snap.exited!.code, snap.exited!.signal, snap.exited!.inferred], [null, null, true], "how it ended is not known");
   });
 
   it("a live pid is never taken for dead", async () => {
@@ -107,7 +107,14 @@ describe("sheep host: launch and exit reports", () => {
     assert.deepEqual((await host().snapshot("a_exitgood01")).exited, { code: null, signal: "SIGKILL", at: "2026-01-01T00:00:00Z" });
     await write("a_exitgood02", '{"code":3,"signal":null,"at":"2026-01-01T00:00:00Z"}\n');
     assert.equal((await host().snapshot("a_exitgood02")).exited?.code, 3);
-    for (const [n, forged] of ['{"code":"3; rm -rf ~","signal":null}', '{"code":null,"signal":"\\u001b]0;pwned\\u0007"}', '{"code":null,"signal":null}', "[]", "null", "{"].entries()) {
+    for (const [n, forged] of [
+      '{"code":"3; rm -rf ~","signal":null}',
+      '{"code":null,"signal":"\\u001b]0;pwned\\u0007"}',
+      '{"code":null,"signal":null}',
+      "[]",
+      "null",
+      "{",
+    ].entries()) {
       await write(`a_exitbad00${n}`, forged);
       assert.equal((await host().snapshot(`a_exitbad00${n}`)).exited, undefined, forged);
     }

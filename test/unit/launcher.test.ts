@@ -47,7 +47,9 @@ async function launch(argv: string[], env: Record<string, string> = {}) {
   await import("node:fs/promises").then((fs) => fs.mkdir(join(dir, "sheep"), { recursive: true }));
   await writeFile(spec, JSON.stringify({ argv, env: { SHEEP_API_KEY: "sk-launcher-test", ...env }, cwd: dir }), { mode: 0o600 });
   const r = spawnSync(process.execPath, [launcher, spec], { encoding: "utf8", env: { ...process.env, SHEEP_API_KEY: undefined } });
-  const said = existsSync(out) ? (JSON.parse(await readFile(out, "utf8")) as { pid: number; argv: string[]; cwd: string; key: string; title: string; cmdline: string }) : undefined;
+  const said = existsSync(out)
+    ? (JSON.parse(await readFile(out, "utf8")) as { pid: number; argv: string[]; cwd: string; key: string; title: string; cmdline: string })
+    : undefined;
   return { r, said, specLeft: existsSync(spec) };
 }
 

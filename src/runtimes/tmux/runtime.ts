@@ -157,7 +157,10 @@ export class TmuxRuntime implements Runtime {
           );
         }
         const dir = req.direction === "down" ? "-v" : "-h";
-        return { paneId: (await this.cli.run(["split-window", "-d", dir, "-t", caller, "-c", tmuxLiteral(req.cwd), ...fmt, ...command])).trim(), marked: false };
+        return {
+          paneId: (await this.cli.run(["split-window", "-d", dir, "-t", caller, "-c", tmuxLiteral(req.cwd), ...fmt, ...command])).trim(),
+          marked: false,
+        };
       }
       if (req.placement === "workspace") {
         const session = await this.freeSessionName(`${this.sessionName}-${name.replace(/[ .:]/g, "_")}`);
