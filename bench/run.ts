@@ -45,10 +45,10 @@ export const DEFINITIONS = {
   start: "median duration of start (pane, mark, launcher, pi boot, ready) over every sheep started",
   bareBoot:
     "the same pi (argv, env and cwd of the same launch spec, sheep extension included) started in a new pane of the same " +
-    "server without shepherd, launcher or pane mark, the way the runtime runs a program: tmux new-window plus the command " +
-    "line typed into its shell; herdr tab create plus pane run. Timed from asking for the pane to the updatedAt the sheep " +
-    "extension writes into status.json on session_start. Bare boots are interleaved with the starts they are compared with. " +
-    "The reference row starts pi as the tmux pane's own command, with no shell at all.",
+    "server without shepherd, launcher or pane mark, typed into the pane's shell: tmux new-window plus the command line; " +
+    "herdr tab create plus pane run. Timed from asking for the pane to the updatedAt the sheep extension writes into " +
+    "status.json on session_start. Bare boots are interleaved with the starts they are compared with. The reference row " +
+    "starts pi as the tmux pane's own command, with no shell at all, the way the tmux runtime starts a sheep.",
   prompt: "duration of the prompt call (returns once the prompt file is in the sheep's inbox)",
   answerToWait:
     "from the scripted model's last byte of the answer (its request log) to wait returning it, the wait already running; " +
