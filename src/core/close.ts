@@ -51,7 +51,7 @@ async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
     if (!isShepherdError(e, "not_owned")) throw e;
     const now = await herd.liveness.fresh(rec);
     if (now === undefined) throw new ShepherdError("runtime_error", `could not tell whether pane ${rec.paneId} is still ${rec.agentId}'s; close it again.`);
-    if (now !== "gone") throw e;
+    if (now.state !== "gone") throw e;
   }
   await confirmGone(herd, rec);
 }
@@ -64,7 +64,7 @@ export async function prune(herd: Herd): Promise<string[]> {
       herd.forget(rec);
       continue;
     }
-    if ((await herd.liveness.fresh(rec)) === "gone") removed.push(...(await dropGone(herd, rec)));
+    if ((await herd.liveness.fresh(rec))?.state === "gone") removed.push(...(await dropGone(herd, rec)));
   }
   await herd.persist();
   return removed;
@@ -90,7 +90,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
 /** Closing is asynchronous in some multiplexers: files are removed only once the pane is gone. */
 export async function confirmGone(herd: Herd, rec: AgentRecord): Promise<void> {
   for (let i = 0; i < 20; i++) {
-    if ((await herd.liveness.fresh(rec)) === "gone") return;
+    if ((await herd.liveness.fresh(rec))?.state === "gone") return;
     await herd.clock.sleep(100);
   }
   throw new ShepherdError("runtime_error", `the pane ${rec.paneId} of ${rec.agentId} is still there after closing it; its files are kept.`);

@@ -32,6 +32,4 @@ export interface LaunchSpec {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
-  /** The launcher writes exit.json here when pi ends, so a crash is seen at once. */
-  exitFile: string;
 }

@@ -53,7 +53,8 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
 export function sheepLine(s: AgentStatus, now = Date.now()): string {
   if (s.state === "closed") return `${s.label} (${s.agentId}, ${s.agent}): closed.`;
   const active = s.activePromptId ? `, working on ${s.activePromptId}` : "";
-  const pane = s.paneAlive ? "" : ", pane gone";
+  // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
+  const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
   return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;
 }
