@@ -12,6 +12,8 @@ export interface StatusReport {
   readyAt: string;
   sessionPath?: string;
   piVersion?: string;
+  /** The pi program this sheep runs (its CLI script), for doctor and for tests of older pi. */
+  piCli?: string;
   state: "idle" | "working";
   activePromptId?: string;
   /** Present while the sheep waits on a question or approval. */
