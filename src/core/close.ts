@@ -34,6 +34,7 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
     const sessionPath = await herd.opts.host.cleanup(rec.agentId);
     herd.bells.ring(rec.agentId);
     await herd.persist();
+    herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
     return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...(sessionPath ? { sessionPath } : {}) };
   });
 }
@@ -50,7 +51,7 @@ async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
     if (!isShepherdError(e, "not_owned")) throw e;
     const now = await herd.liveness.fresh(rec);
     if (now === undefined) throw new ShepherdError("runtime_error", `could not tell whether pane ${rec.paneId} is still ${rec.agentId}'s; close it again.`);
-    if (now !== "gone") throw e;
+    if (now.state !== "gone") throw e;
   }
   await confirmGone(herd, rec);
 }
@@ -63,7 +64,7 @@ export async function prune(herd: Herd): Promise<string[]> {
       herd.forget(rec);
       continue;
     }
-    if ((await herd.liveness.fresh(rec)) === "gone") removed.push(...(await dropGone(herd, rec)));
+    if ((await herd.liveness.fresh(rec))?.state === "gone") removed.push(...(await dropGone(herd, rec)));
   }
   await herd.persist();
   return removed;
@@ -81,6 +82,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
     herd.unwatch(rec.agentId);
     await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
     herd.forget(rec);
+    herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
     return [rec.agentId];
   });
 }
@@ -88,7 +90,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
 /** Closing is asynchronous in some multiplexers: files are removed only once the pane is gone. */
 export async function confirmGone(herd: Herd, rec: AgentRecord): Promise<void> {
   for (let i = 0; i < 20; i++) {
-    if ((await herd.liveness.fresh(rec)) === "gone") return;
+    if ((await herd.liveness.fresh(rec))?.state === "gone") return;
     await herd.clock.sleep(100);
   }
   throw new ShepherdError("runtime_error", `the pane ${rec.paneId} of ${rec.agentId} is still there after closing it; its files are kept.`);

@@ -12,6 +12,8 @@ export class Registry {
    * it is picked, not when its record lands.
    */
   private readonly reserved = new Set<string>();
+  /** Session files promised to resumes in flight: two pi on one session would interleave it. */
+  private readonly sessions = new Set<string>();
 
   agent(agentId: unknown): AgentRecord {
     if (typeof agentId !== "string" || agentId.trim() === "") {
@@ -59,20 +61,39 @@ export class Registry {
    */
   resolve(target: string): string {
     if (this.agents.has(target)) return target;
-    const byLabel = this.liveByLabel(target);
-    if (byLabel.length === 1) return byLabel[0]!.agentId;
-    if (byLabel.length > 1) {
-      throw new ShepherdError(
-        "ambiguous_label",
-        `label "${target}" names ${byLabel.length} live sheep: ${byLabel.map((a) => a.agentId).join(", ")}; pass one of these ids instead.`,
-      );
-    }
+    const byLabel = this.oneByLabel(target);
+    if (byLabel) return byLabel.agentId;
     if (idKind(target) !== undefined) return target;
     throw new ShepherdError("unknown_agent", `no live sheep with id or label "${target}"; the herd lists them (action "herd", /shepherd herd).`);
   }
 
+  /** The one live sheep wearing this label, if any; `[ambiguous_label]` with the ids when several do. */
+  oneByLabel(label: string): AgentRecord | undefined {
+    const found = this.liveByLabel(label);
+    if (found.length > 1) {
+      throw new ShepherdError(
+        "ambiguous_label",
+        `label "${label}" names ${found.length} live sheep: ${found.map((a) => a.agentId).join(", ")}; pass one of these ids instead.`,
+      );
+    }
+    return found[0];
+  }
+
   labelTaken(label: string): boolean {
     return this.reserved.has(label) || this.liveByLabel(label).length > 0;
+  }
+
+  /** The sheep that runs (or is about to run) pi on this session file, if any. */
+  sessionUser(sessionPath: string): AgentRecord | "starting" | undefined {
+    if (this.sessions.has(sessionPath)) return "starting";
+    for (const a of this.agents.values()) if (a.sessionPath === sessionPath && a.state !== "closed" && a.state !== "exited") return a;
+    return undefined;
+  }
+
+  /** Holds a session file for a resume until release; call it in the same synchronous step as sessionUser. */
+  reserveSession(sessionPath: string): () => void {
+    this.sessions.add(sessionPath);
+    return () => this.sessions.delete(sessionPath);
   }
 
   /** Holds a label until release; call both in the same synchronous step as the check. */

@@ -8,8 +8,20 @@ import { Herd, type ShepherdOptions } from "./herd.js";
 import { attach, othersSheep, type AttachReport } from "./persistence.js";
 import { prompt } from "./prompt.js";
 import type { Registry } from "./registry.js";
+import { resumable } from "./resume.js";
 import { start } from "./start.js";
-import type { AgentRecord, AgentStatus, CloseOutcome, Conversation, SheepView, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
+import type {
+  AgentRecord,
+  AgentStatus,
+  CloseOutcome,
+  Conversation,
+  ResumeCard,
+  SheepView,
+  StartedAgent,
+  StartRequest,
+  SubmittedPrompt,
+  WaitItem,
+} from "./types.js";
 import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
 
@@ -49,6 +61,11 @@ export class Shepherd {
 
   start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
     return start(this.herdState, req, signal);
+  }
+
+  /** The card of a closed or exited sheep, named by id or label, once it is sure it may be resumed; start it with `resume`. */
+  resumable(target: string): Promise<ResumeCard> {
+    return resumable(this.herdState, target);
   }
 
   prompt(agentId: unknown, message: unknown): Promise<SubmittedPrompt> {

@@ -40,6 +40,8 @@ export interface AgentRecord {
   state: AgentState;
   activePromptId?: string;
   attachHint?: string;
+  /** The sheep whose conversation (session file) this one continues. */
+  resumedFrom?: string;
 }
 
 export interface PromptRecord {
@@ -72,6 +74,25 @@ export interface StartRequest {
   model?: string;
   /** Told the sheep's id and label the moment its record exists, before it is ready. */
   onRecorded?: (agentId: string, label: string) => void;
+  /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
+  resume?: ResumeCard;
+}
+
+/**
+ * What a sheep leaves behind so that it can be resumed once closed: who it was and where its
+ * conversation is. Written when it starts, kept with its session file.
+ */
+export interface ResumeCard {
+  agentId: string;
+  agent: string;
+  label: string;
+  cwd: string;
+  model?: string;
+  sessionPath: string;
+  createdAt: string;
+  resumedFrom?: string;
+  /** The definition exactly as the sheep ran with it (its model already resolved). */
+  definition: AgentDefinition;
 }
 
 /** What start returns: the record without what only the shepherd itself tracks. */

@@ -1,12 +1,13 @@
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { buildLaunchSpec } from "../launch/spec.js";
-import type { Conversation } from "../core/types.js";
-import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
+import type { Conversation, ResumeCard } from "../core/types.js";
+import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../ports/sheep-host.js";
 import { ensurePrivateDir, readJsonSync, writeJsonAtomic } from "./files.js";
 import { sheepDir, sheepLayout } from "./layout.js";
 import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
 import { pidAlive } from "./pid.js";
+import { readResumeCard, readResumeCards } from "./resume-card.js";
 import { readSessionTail } from "./session-log.js";
 
 export interface FileHostOptions {
@@ -14,6 +15,8 @@ export interface FileHostOptions {
   piCommand: readonly string[];
   nodePath: string;
   launcherPath: string;
+  /** src/launch/report-exit.sh, run by /bin/sh around the launcher where the multiplexer cannot report pi's exit. */
+  reportExitPath: string;
   sheepExtension: string;
   env: NodeJS.ProcessEnv;
   depth: number;
@@ -55,47 +58,55 @@ export class FileSheepHost implements SheepHost {
       depth: this.o.depth,
       ...(this.o.extraPiArgs ? { extraArgs: this.o.extraPiArgs } : {}),
       hasSystemPrompt: Boolean(systemPrompt),
+      ...(req.resume ? { sessionPath: req.resume.sessionPath } : {}),
     });
+    const sessionPath = req.resume?.sessionPath ?? layout.session;
+    const card = resumeCardOf(req, sessionPath);
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
     await ensurePrivateDir(layout.outbox);
     if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
     await writeJsonAtomic(layout.spec, spec);
-    return { sessionPath: layout.session, launcherArgv: [this.o.nodePath, this.o.launcherPath, layout.spec] };
+    await writeJsonAtomic(layout.resume, card);
+    const argv = [this.o.nodePath, this.o.launcherPath, layout.spec];
+    return { sessionPath, command: { argv, reporting: ["/bin/sh", this.o.reportExitPath, layout.exit, ...argv] } };
   }
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
     const layout = this.layout(agentId);
     const status = readJsonSync<StatusReport>(layout.status);
-    const exit = readJsonSync<ExitReport>(layout.exit);
+    const exit = exitReport(readJsonSync<unknown>(layout.exit));
     const snap: SheepSnapshot = {};
     if (status) {
       snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
       if (status.blocked !== undefined) snap.blocked = status.blocked;
     }
+    const deadMs = status ? this.deadFor(agentId, status.pid) : undefined;
+    if (deadMs !== undefined) snap.piGone = true;
     if (exit) snap.exited = exit;
-    else if (status && this.pidGone(agentId, status.pid)) snap.exited = { code: null, signal: "unknown", at: new Date().toISOString() };
+    else if (deadMs !== undefined && deadMs >= (this.o.deadPidGraceMs ?? 3000))
+      snap.exited = { code: null, signal: null, at: new Date().toISOString(), inferred: true };
     return snap;
   }
 
   /**
-   * The launcher writes exit.json when pi ends, but not when the pane itself went: then the
-   * multiplexer says [pane_gone]. When the multiplexer cannot answer either (its server is
-   * gone), the pid the sheep reported in status.json is the last witness: dead for longer than
-   * the multiplexer needs to speak, it counts as exited. That holds for a shepherd that never
-   * saw the pid alive too (one restarted after the sheep died), or its wait would run to its
-   * deadline. A pid that is not a positive integer is no witness: kill(0) and kill(-1) ask
-   * about groups, and status.json may be corrupt.
+   * Where the multiplexer cannot report pi's exit itself, report-exit.sh writes exit.json when
+   * pi ends, but not when the pane itself went: then the multiplexer says [pane_gone]. When the
+   * multiplexer cannot answer either (its server is gone), the pid the sheep reported in
+   * status.json is the last witness: dead for longer than the multiplexer needs to speak, it
+   * counts as exited. That holds for a shepherd that never saw the pid alive too (one restarted
+   * after the sheep died), or its wait would run to its deadline. A pid that is not a positive integer is no witness: kill(0) and kill(-1) ask
+   * about groups, and status.json may be corrupt. Returns how long the pid has been seen dead.
    */
-  private pidGone(agentId: string, pid: unknown): boolean {
-    if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return false;
+  private deadFor(agentId: string, pid: unknown): number | undefined {
+    if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
     if (pidAlive(pid as number)) {
       this.deadSince.delete(agentId);
-      return false;
+      return undefined;
     }
     const since = this.deadSince.get(agentId) ?? Date.now();
     this.deadSince.set(agentId, since);
-    return Date.now() - since >= (this.o.deadPidGraceMs ?? 3000);
+    return Date.now() - since;
   }
 
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
@@ -143,9 +154,10 @@ export class FileSheepHost implements SheepHost {
   }
 
   async conversation(agentId: string, turns: number): Promise<Conversation> {
-    // The session the sheep was launched with, found from its id: a path recorded in state.json
-    // could have been forged to point anywhere.
-    const sessionPath = this.layout(agentId).session;
+    // The session the sheep was launched with, found from its id (a resumed sheep's card names the
+    // session it continues, checked to be a sheep's): a path recorded in state.json could have
+    // been forged to point anywhere.
+    const sessionPath = readResumeCard(this.o.agentDir, agentId)?.sessionPath ?? this.layout(agentId).session;
     const tail = await readSessionTail(sessionPath, turns);
     return { sessionPath, ...(tail ? { turns: tail.turns } : {}), earlier: tail?.earlier ?? false };
   }
@@ -153,16 +165,38 @@ export class FileSheepHost implements SheepHost {
   async cleanup(agentId: string): Promise<string | undefined> {
     this.deadSince.delete(agentId);
     const layout = this.layout(agentId);
-    // The session file stays: it is the sheep's conversation, and the user may want it.
+    // The session file stays: it is the sheep's conversation, and the user may want it. So does
+    // the card that resumes it, while there is a conversation to resume (a resumed sheep's is
+    // in the directory of the sheep it continues).
+    const card = readResumeCard(this.o.agentDir, agentId);
+    const keep = new Set(["session.jsonl", ...(card ? ["resume.json"] : [])]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
     } catch {
       return undefined;
     }
-    await Promise.all(names.filter((n) => n !== "session.jsonl").map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
+    await Promise.all(names.filter((n) => !keep.has(n)).map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
-    return names.includes("session.jsonl") ? layout.session : undefined;
+    return card?.sessionPath ?? (names.includes("session.jsonl") ? layout.session : undefined);
   }
+
+  async resumeCard(agentId: string): Promise<ResumeCard | undefined> {
+    return readResumeCard(this.o.agentDir, agentId);
+  }
+
+  async resumeCards(): Promise<ResumeCard[]> {
+    return readResumeCards(this.o.agentDir);
+  }
+}
+
+/** exit.json as written by report-exit.sh; anything else in its place is no report. */
+function exitReport(v: unknown): ExitReport | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const { code, signal, at } = v as Record<string, unknown>;
+  if (!(code === null || Number.isSafeInteger(code)) || !(signal === null || (typeof signal === "string" && /^SIG[A-Z0-9+]{1,14}$/.test(signal))))
+    return undefined;
+  if (code === null && signal === null) return undefined;
+  return { code: code as number | null, signal: signal as string | null, at: typeof at === "string" ? at : new Date().toISOString() };
 }

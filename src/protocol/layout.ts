@@ -11,6 +11,7 @@ export function sheepLayout(dir: string) {
     exit: join(dir, "exit.json"),
     session: join(dir, "session.jsonl"),
     systemPrompt: join(dir, "system-prompt.md"),
+    resume: join(dir, "resume.json"),
     inboxFile: (promptId: string) => join(dir, "inbox", `${promptId}.json`),
     outboxFile: (promptId: string) => join(dir, "outbox", `${promptId}.json`),
   };

@@ -50,7 +50,8 @@ export function agentProblem(r: unknown): Problem {
   return (
     optional(r, "model", (x) => plainText(x, 256)) ??
     optional(r, "attachHint", (x) => plainText(x, 4096)) ??
-    optional(r, "activePromptId", (x) => typeof x === "string" && isWellFormedId(x, "prompt"))
+    optional(r, "activePromptId", (x) => typeof x === "string" && isWellFormedId(x, "prompt")) ??
+    optional(r, "resumedFrom", (x) => typeof x === "string" && isWellFormedId(x, "agent"))
   );
 }
 
