@@ -26,8 +26,11 @@ export interface DispatchContext {
 }
 
 const MAX_TEXT = 50_000;
-/** Lines pi's editor frame and footer take at the bottom of a sheep's pane, and a little more. */
-const PI_FRAME_LINES = 12;
+/**
+ * More than pi's frame and footer take at the bottom of a sheep's pane: pi draws full screen, so
+ * blank rows can stand between its last words and its editor.
+ */
+const PI_FRAME_LINES = 200;
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 
 export function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
@@ -125,7 +128,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       if (source === "screen") {
         const lines = cmd.lines ?? 40;
         // pi's editor frame and footer fill the bottom of the pane: ask for more, keep `lines` of the rest.
-        const text = lastLines(withoutPiFrame(await shepherd.read(agentId, lines + PI_FRAME_LINES)), lines);
+        const text = lastLines(withoutPiFrame(await shepherd.read(agentId, Math.min(10_000, lines + PI_FRAME_LINES))), lines);
         return result(action, screenText(who, text), { agentId, source, text });
       }
       const conversation = await shepherd.conversation(agentId, cmd.turns ?? 3);

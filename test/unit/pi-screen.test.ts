@@ -41,6 +41,24 @@ describe("a sheep's screen without pi's frame", () => {
     assert.equal(withoutPiFrame(pane), pane);
   });
 
+  it("keeps what tmux wrote under pi once pi ended", () => {
+    const pane = [" pi's last words", "", RULE, "", RULE, "/tmp/work", "0.0%/128k (auto)", "Pane is dead (status 0, Tue Dec  1 02:44:35 2026)"].join("\n");
+    assert.equal(withoutPiFrame(pane), " pi's last words\nPane is dead (status 0, Tue Dec  1 02:44:35 2026)");
+    // Killed, pi leaves its frame up and tmux writes where the cursor was: in the editor.
+    const killed = [
+      " working on it",
+      `── ⠹ Working ${"─".repeat(50)}`,
+      "Pane is dead (signal 9, Tue Dec  1 02:44:35 2026)",
+      RULE,
+      "/tmp/work",
+      "1.0%/128k (auto)",
+    ].join("\n");
+    assert.equal(withoutPiFrame(killed), " working on it\nPane is dead (signal 9, Tue Dec  1 02:44:35 2026)");
+    // ... or after pi's full-width footer line, which capture-pane -J then joins to it.
+    const joined = [" working on it", RULE, "", RULE, "/tmp/work", `${"1.0%/128k (auto)".padEnd(200)}Pane is dead (signal 9, x)`].join("\n");
+    assert.equal(withoutPiFrame(joined), " working on it\nPane is dead (signal 9, x)");
+  });
+
   it("lastLines keeps the end", () => {
     assert.equal(lastLines("a\nb\nc", 2), "b\nc");
     assert.equal(lastLines("a", 5), "a");
