@@ -10,6 +10,8 @@ export interface SubcommandInfo {
   summary: string;
   /** Flag name -> the tool parameter it becomes. */
   flags?: Record<string, string>;
+  /** Flags that take no value: their presence sets the parameter to true. */
+  switches?: Record<string, string>;
 }
 
 /** The /shepherd subcommands; the order is the order of the help text and of completions. */
@@ -26,6 +28,13 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "read", usage: "read <id|label> [--lines N]", summary: "recent screen text of a sheep", flags: { lines: "lines" } },
   { name: "close", usage: "close <id|label>", summary: "close a sheep and its pane (its session file is kept)" },
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
+  {
+    name: "messages",
+    usage: "messages [<id|label>] [--unread]",
+    summary: "what the sheep told or asked their shepherd (listed ones count as read)",
+    switches: { unread: "unreadOnly" },
+  },
+  { name: "reply", usage: "reply <id|label> <messageId> <text…>", summary: "answer a sheep's question that waits for a reply" },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
   { name: "help", usage: "help", summary: "this help" },
 ];
@@ -35,7 +44,9 @@ export type ParsedCommand =
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
   | { sub: "sheep" | "herd" | "start" | "read" | "prune"; command: ToolCommand }
   /** The tool takes an agentId here; the command also takes a label, resolved first. */
-  | { sub: "status" | "close"; target: string };
+  | { sub: "status" | "close"; target: string }
+  | { sub: "messages"; target?: string; unreadOnly: boolean }
+  | { sub: "reply"; target: string; messageId: string; text: string };
 
 export function findSubcommand(word: string): SubcommandInfo | undefined {
   return SUBCOMMANDS.find((s) => s.name === word || s.aliases?.includes(word));
@@ -57,6 +68,12 @@ function split(info: SubcommandInfo, words: string[]): { positional: string[]; f
     }
     const eq = w.indexOf("=");
     const name = w.slice(2, eq < 0 ? undefined : eq);
+    const toggle = info.switches?.[name];
+    if (toggle && eq < 0) {
+      if (toggle in flags) throw usageError(info, `"--${name}" is given twice`);
+      flags[toggle] = true;
+      continue;
+    }
     const param = info.flags?.[name];
     if (!param) throw usageError(info, `unknown option "--${name}" for "${info.name}"`);
     let value: string | undefined;
@@ -96,6 +113,13 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "close":
       arity(1, 1, "a sheep's id or label");
       return { sub: info.name, target: positional[0]! };
+    case "messages":
+      arity(0, 1, "");
+      return { sub: "messages", ...(positional[0] !== undefined ? { target: positional[0] } : {}), unreadOnly: flags.unreadOnly === true };
+    case "reply":
+      if (positional.length < 3) throw usageError(info, `"reply" needs a sheep's id or label, the question's id and your answer`);
+      // The answer is the rest of the line, so it needs no quotes.
+      return { sub: "reply", target: positional[0]!, messageId: positional[1]!, text: positional.slice(2).join(" ") };
     case "herd":
     case "prune":
       arity(0, 0, "");

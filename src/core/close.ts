@@ -1,7 +1,7 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
 import { ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
-import { activePrompt, settle, settleFromDisk } from "./ledger.js";
+import { pendingPrompts, refresh, settle, settleAll } from "./ledger.js";
 import { findRecord } from "./persistence.js";
 import type { AgentRecord, CloseOutcome } from "./types.js";
 
@@ -11,16 +11,9 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
     throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may close it.`);
   }
   if (rec.state === "closed") return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true };
-  const cancelled: string[] = [];
-  const active = activePrompt(herd, rec);
-  if (active) {
-    // A result already on disk is the answer, not a cancellation.
-    await settleFromDisk(herd, rec, active);
-    if (!active.settled) {
-      settle(herd, active, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
-      cancelled.push(active.promptId);
-    }
-  }
+  // A result already on disk is the answer, not a cancellation; what is left, active or queued, is cancelled.
+  await refresh(herd, rec);
+  const cancelled = settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
   await herd.opts.runtime.close(rec.paneId, rec.agentId);
   await confirmGone(herd, rec);
   rec.state = "closed";
@@ -49,11 +42,8 @@ export async function prune(herd: Herd): Promise<string[]> {
 
 /** A sheep whose pane is gone: settle what it owed from its files, then forget it. */
 export async function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
-  const active = activePrompt(herd, rec);
-  if (active) {
-    await settleFromDisk(herd, rec, active);
-    if (!active.settled) settle(herd, active, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
-  }
+  await refresh(herd, rec).catch(() => undefined);
+  for (const p of pendingPrompts(herd, rec)) settle(herd, p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
   herd.unwatch(rec.agentId);
   await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
   herd.forget(rec);

@@ -2,7 +2,7 @@ import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
 import { resolveCwd } from "./cwd.js";
 import { delegateAction } from "./delegate-action.js";
-import { closeText, herdText, promptText, sheepLine, sheepText, startText, waitText } from "./format.js";
+import { closeText, herdText, messagesText, promptText, replyHowTo, replyText, sheepLine, sheepText, startText, waitText } from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { definitionPicker, discoverFor } from "./definitions.js";
 import type { TrustContext } from "./trust.js";
@@ -26,13 +26,15 @@ export interface DispatchContext {
 const MAX_TEXT = 50_000;
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 
+/** What the model reads inline is capped; the full text always stays in details. */
+export function boundedText(text: string): string {
+  return text.length > MAX_TEXT
+    ? `${text.slice(0, MAX_TEXT)}\n[... ${text.length - MAX_TEXT} more characters; the full text is in the details and the sheep's session file]`
+    : text;
+}
+
 function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
-  // The full text always stays in details; only what the model reads inline is capped.
-  const shown =
-    text.length > MAX_TEXT
-      ? `${text.slice(0, MAX_TEXT)}\n[... ${text.length - MAX_TEXT} more characters; the full text is in the result details and the sheep's session file]`
-      : text;
-  return { content: [{ type: "text", text: shown }], details: { action, ...details } };
+  return { content: [{ type: "text", text: boundedText(text) }], details: { action, ...details } };
 }
 
 /** The tool's entry: raw parameters are parsed once, then routed. */
@@ -63,8 +65,24 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
       return result(action, startText(started), { agent: started });
     }
     case "prompt": {
-      const submitted = await shepherd.prompt(cmd.agentId, cmd.message);
+      const submitted = await shepherd.prompt(cmd.agentId, cmd.message, {
+        ...(cmd.notify !== undefined ? { notify: cmd.notify } : {}),
+        ...(cmd.deliverAs !== undefined ? { deliverAs: cmd.deliverAs } : {}),
+        ...(cmd.requestId !== undefined ? { requestId: cmd.requestId } : {}),
+      });
       return result(action, promptText(submitted), { prompt: submitted });
+    }
+    case "messages": {
+      const messages = await shepherd.messages(cmd.agentId, cmd.unreadOnly === true);
+      return result(
+        action,
+        messagesText(messages, cmd.unreadOnly === true, (m) => replyHowTo(m.agentId, m.messageId)),
+        { messages },
+      );
+    }
+    case "reply": {
+      const replied = await shepherd.reply(cmd.agentId, cmd.messageId, cmd.text);
+      return result(action, replyText(replied, shepherd.registry.agents.get(replied.agentId)?.label), { replied });
     }
     case "wait": {
       const labels = () => new Map([...shepherd.registry.agents.values()].map((a) => [a.agentId, a.label]));
@@ -111,7 +129,10 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
         createdAt: a.createdAt,
       }));
       const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
-      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), { agents, others });
+      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), {
+        agents,
+        others,
+      });
     }
     case "read": {
       const agentId = shepherd.registry.resolve(cmd.target);

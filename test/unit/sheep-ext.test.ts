@@ -30,6 +30,10 @@ class FakePi {
   on(name: string, h: Handler) {
     this.handlers.set(name, [...(this.handlers.get(name) ?? []), h]);
   }
+  readonly tools = new Map<string, { execute: (...args: unknown[]) => Promise<unknown> }>();
+  registerTool(def: { name: string; execute: (...args: unknown[]) => Promise<unknown> }) {
+    this.tools.set(def.name, def);
+  }
   sendUserMessage(text: string, opts?: { deliverAs?: string }) {
     this.sent.push({ text, ...(opts?.deliverAs ? { deliverAs: opts.deliverAs } : {}) });
   }
@@ -51,6 +55,8 @@ describe("the sheep extension", () => {
     for (let i = 0; i < 200 && !(await ok()); i++) await sleep(10);
     assert.ok(await ok(), what);
   };
+  const put = (seq: string, promptId: string, text: string) =>
+    writeJsonAtomic(layout.inboxFile(seq, promptId), { promptId, text, submittedAt: new Date().toISOString() } satisfies InboxPrompt);
   const answer = async (text: string) => {
     await pi.fire("message_end", { message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" } });
     await pi.fire("agent_settled");
@@ -113,14 +119,12 @@ describe("the sheep extension", () => {
   });
 
   it("submits each prompt once, in order, and removes its file once read", async () => {
-    const put = (promptId: string, text: string) =>
-      writeJsonAtomic(layout.inboxFile(promptId), { promptId, text, submittedAt: new Date().toISOString() } satisfies InboxPrompt);
-    await put("p_1", "first");
-    await put("p_2", "second");
+    await put("0000000000000001", "p_0000000001", "first");
+    await put("0000000000000002", "p_0000000002", "second");
     await pi.fire("session_start", { reason: "startup" }); // a scan, as the watcher or the poll would ring
     await until("the first prompt was submitted", () => pi.sent.length === 1);
-    assert.deepEqual(await readdir(layout.inbox), ["p_2.json"], "the first prompt's file is gone, the second waits");
-    assert.equal((await status()).activePromptId, "p_1");
+    assert.deepEqual(await readdir(layout.inbox), ["0000000000000002-p_0000000002.json"], "the first prompt's file is gone, the second waits");
+    assert.equal((await status()).activePromptId, "p_0000000001");
 
     // More scans while the turn runs submit nothing more.
     await pi.fire("session_start", { reason: "startup" });
@@ -141,7 +145,9 @@ describe("the sheep extension", () => {
       ["first", "second"],
       "each prompt reached pi exactly once",
     );
-    const results = await Promise.all(["p_1", "p_2"].map(async (id) => JSON.parse(await readFile(layout.outboxFile(id), "utf8")) as ResultFile));
+    const results = await Promise.all(
+      ["p_0000000001", "p_0000000002"].map(async (id) => JSON.parse(await readFile(layout.outboxFile(id), "utf8")) as ResultFile),
+    );
     assert.deepEqual(
       results.map((r) => [r.status, r.text]),
       [

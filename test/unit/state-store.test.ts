@@ -218,7 +218,7 @@ describe("state.json store", () => {
     await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [good, ...bad], prompts: [goodPrompt, orphan, badStatus] }));
 
     const { state, warnings } = await new FileStateStore(d).load();
-    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt] });
+    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt], delegations: [] });
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /^pi-shepherd: set aside 6 records of .*state\.json/);
     for (const why of [
