@@ -78,8 +78,9 @@ describe("the async herd: pushed results, background delegations, questions", { 
 
   it("a result a wait returned is not pushed", async () => {
     const sheep = await scene.start("waited");
-    const { promptId } = (await scene.ok({ action: "prompt", agentId: sheep.agentId, notify: true, message: directive({ reply: "waited for", delayMs: 1500 }) }))
-      .details.prompt as { promptId: string };
+    const { promptId } = (
+      await scene.ok({ action: "prompt", agentId: sheep.agentId, notify: true, message: directive({ reply: "waited for", delayMs: 1500 }) })
+    ).details.prompt as { promptId: string };
     const item = await scene.wait(promptId, 30);
     assert.deepEqual([item.status, item.text], ["completed", "waited for"]);
     await sleep(3000);
@@ -92,7 +93,12 @@ describe("the async herd: pushed results, background delegations, questions", { 
   it("a notified result that lands during /reload is delivered once, after it", async () => {
     const sheep = await scene.start("reloaded");
     const { promptId } = (
-      await scene.ok({ action: "prompt", agentId: sheep.agentId, notify: true, message: directive({ reply: "landed while reloading", delayMs: 1500, tag: "R1" }) })
+      await scene.ok({
+        action: "prompt",
+        agentId: sheep.agentId,
+        notify: true,
+        message: directive({ reply: "landed while reloading", delayMs: 1500, tag: "R1" }),
+      })
     ).details.prompt as { promptId: string };
     const reattached = s.next((e) => e.type === "extension_ui_request" && e.method === "notify" && /re-attached/.test(String(e.message)), 60_000);
     const reloadStarted = Date.now();
@@ -169,7 +175,9 @@ describe("the async herd: pushed results, background delegations, questions", { 
     const m = question.details.message as { messageId: string; text: string; awaitReply: boolean };
     assert.deepEqual([m.text, m.awaitReply], ["Which pasture, north or south?", true]);
     assert.equal(shepherdSaw("Which pasture, north or south?").length, 1, "the shepherd's model saw the question");
-    const progress = await s.until((e) => e.type === "extension_ui_request" && e.method === "notify" && /asker reports: Counted 40 sheep so far/.test(String(e.message)));
+    const progress = await s.until(
+      (e) => e.type === "extension_ui_request" && e.method === "notify" && /asker reports: Counted 40 sheep so far/.test(String(e.message)),
+    );
     assert.ok(progress);
     // A wait on the asking sheep's prompt returns blocked, with the question.
     const blocked = await scene.wait(promptId, 5);
@@ -187,7 +195,10 @@ describe("the async herd: pushed results, background delegations, questions", { 
 
     const replied = await scene.ok({ action: "reply", agentId: sheep.agentId, messageId: m.messageId, text: "North, by the river." });
     assert.match(replied.text, /^Replied to m_\w+ of asker/);
-    await scene.fails({ action: "reply", agentId: sheep.agentId, messageId: m.messageId, text: "again" }, /^\[reply_refused\] question m_\w+ was answered already/);
+    await scene.fails(
+      { action: "reply", agentId: sheep.agentId, messageId: m.messageId, text: "again" },
+      /^\[reply_refused\] question m_\w+ was answered already/,
+    );
     const result = await s.untilPush((d) => (d.item as { promptId?: string } | undefined)?.promptId === promptId, 60_000);
     await s.idle();
     const followup = model.log.find((l) => l.tag === "Q1" && l.kind === "tool-followup");

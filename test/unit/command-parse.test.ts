@@ -101,7 +101,20 @@ describe("/shepherd completions", () => {
   const values = async (prefix: string) => (await completeShepherdArgs(prefix, src))?.map((i) => i.value) ?? null;
 
   it("completes subcommands and the alias", async () => {
-    assert.deepEqual(await values(""), ["herd ", "sheep ", "agents ", "start ", "status ", "read ", "close ", "prune ", "messages ", "reply ", "settings ", "help "]);
+    assert.deepEqual(await values(""), [
+      "herd ",
+      "sheep ",
+      "agents ",
+      "start ",
+      "status ",
+      "read ",
+      "close ",
+      "prune ",
+      "messages ",
+      "reply ",
+      "settings ",
+      "help ",
+    ]);
     assert.deepEqual(await values("st"), ["start ", "status "]);
     assert.deepEqual(await values("ag"), ["agents "]);
     assert.equal(await values("zz"), null);
