@@ -243,7 +243,7 @@ export const answerWhileWaitingCmd = (k: number, late: boolean, widget: boolean)
     release();
     r.world.runtime.liveness = liveness;
     const [item] = await waiting;
-    if (!item || item.status !== "completed") return;
+    if (item?.status !== "completed") return;
     if (!pushedBefore) {
       assert.ok(!resultPushes(r).includes(running.promptId), `${running.promptId} was pushed while a wait watched it`);
       if (p.notify) p.claimedByWait = true;
