@@ -40,6 +40,8 @@ const IDLE_SLEEP_MS = 60_000;
 export class Courier {
   private sink: CourierSink | undefined;
   private dirty = true;
+  /** A push the conversation did not take: try again after an interval, not after an idle sleep. */
+  private refused = false;
   private wake: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private readonly stopHearing: () => void;
@@ -83,6 +85,7 @@ export class Courier {
     while (this.sink && !herd.disposed) {
       if (this.dirty) {
         this.dirty = false;
+        this.refused = false;
         try {
           await this.sweep();
         } catch {
@@ -93,7 +96,7 @@ export class Courier {
       this.wake = new AbortController();
       // While results are owed, the sheep's liveness is asked about once an interval: a pane that
       // went away rings no file bell.
-      const ms = this.watched().length > 0 ? herd.opts.livenessIntervalMs : IDLE_SLEEP_MS;
+      const ms = this.refused || this.watched().length > 0 ? herd.opts.livenessIntervalMs : IDLE_SLEEP_MS;
       try {
         await herd.clock.sleep(ms, this.wake.signal);
         this.dirty = true;
@@ -218,6 +221,7 @@ export class Courier {
       return true;
     } catch {
       unmark();
+      this.refused = true;
       await this.herd.persist();
       return false;
     }

@@ -80,6 +80,8 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
     throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
   }
   await herd.persist();
+  // A prompt whose result is owed to the conversation is watched from now on, even if no file moves.
+  if (opts.notify) herd.bells.nudge();
   return {
     promptId,
     agentId: rec.agentId,
@@ -106,6 +108,7 @@ async function steer(herd: Herd, rec: AgentRecord, target: PromptRecord, message
     throw new ShepherdError("runtime_error", `could not deliver the steer to ${rec.agentId}: ${errorText(e)}`);
   }
   await herd.persist();
+  if (opts.notify) herd.bells.nudge();
   return handle(target, { deliverAs: "steer", steerId, ...(opts.requestId !== undefined ? { requestId: opts.requestId } : {}) });
 }
 

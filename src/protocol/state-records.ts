@@ -88,14 +88,14 @@ export function promptProblem(r: unknown): Problem {
 function itemProblem(x: unknown): Problem {
   if (!isRecord(x)) return "an item is not an object";
   if (!plainText(x.agent, 256) || typeof x.task !== "string") return "an item has no plain agent name or no task";
-  return (
+  const bad =
     optional(x, "agentId", id("agent")) ??
     optional(x, "promptId", id("prompt")) ??
     optional(x, "status", (v) => has(waitStatuses, v)) ??
     optional(x, "text", (v) => typeof v === "string") ??
     optional(x, "error", (v) => typeof v === "string") ??
-    optional(x, "step", (v) => Number.isSafeInteger(v) && (v as number) > 0)
-  );
+    optional(x, "step", (v) => Number.isSafeInteger(v) && (v as number) > 0);
+  return bad && `an item's ${bad}`;
 }
 
 export function delegationProblem(r: unknown): Problem {
