@@ -58,6 +58,7 @@ export async function delegateInBackground(
     waitTimeoutSec: o.waitTimeoutSec,
     signal: AbortSignal.any([call.signal, herd.lifetime.signal]),
     detach: herd.lifetime.signal,
+    background: true,
     clock: herd.clock,
     now: () => herd.clock.now(),
     hooks: {

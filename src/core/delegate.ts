@@ -3,7 +3,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { every } from "./signals.js";
 import { errorText, isShepherdError, ShepherdError } from "./errors.js";
 import type { Shepherd } from "./shepherd.js";
-import type { AgentDefinition, DelegateMode, Usage, WaitStatus } from "./types.js";
+import type { AgentDefinition, DelegateMode, Usage, WaitItem, WaitStatus } from "./types.js";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
@@ -53,6 +53,8 @@ export interface DelegateOptions {
    * reloading): what runs is left for the next shepherd to finish.
    */
   detach?: AbortSignal;
+  /** Runs while the shepherd talks on: a sheep that waits on a question is not a finished task. */
+  background?: boolean;
 }
 
 export interface DelegateHooks {
@@ -162,10 +164,7 @@ export class Delegation {
       const { promptId } = await this.shepherd.prompt(agentId, task, hooks?.delegationId ? { delegationId: hooks.delegationId } : {});
       hooks?.prompted?.(i, promptId);
       this.out(i);
-      const [r] = await this.shepherd.wait([promptId], {
-        timeoutSec: this.o.waitTimeoutSec,
-        ...(this.o.signal ? { signal: this.o.signal } : {}),
-      });
+      const r = await this.answer(promptId);
       const item: DelegateItem = {
         ...base,
         status: r!.status,
@@ -187,6 +186,27 @@ export class Delegation {
         ...(agentId ? { agentId } : {}),
         error: aborted ? "[cancelled] the delegation was aborted." : errorText(e),
       });
+    }
+  }
+
+  /**
+   * The task's result. A background delegation's own waits are no reader of the conversation (they
+   * neither hold nor claim anything), and a sheep that asks its shepherd something keeps its task
+   * going: the question is pushed, and the delegation waits for the answer's effect.
+   */
+  private async answer(promptId: string): Promise<WaitItem> {
+    const clock = this.o.clock ?? systemClock;
+    const deadline = clock.now() + this.o.waitTimeoutSec * 1000;
+    for (;;) {
+      const left = Math.max(0, (deadline - clock.now()) / 1000);
+      const [r] = await this.shepherd.wait([promptId], {
+        timeoutSec: left,
+        ...(this.o.signal ? { signal: this.o.signal } : {}),
+        ...(this.o.background ? { quiet: true } : {}),
+      });
+      if (!this.o.background || r!.status !== "blocked" || left <= 0) return r!;
+      await clock.sleep(1000, this.o.signal).catch(() => undefined);
+      if (this.o.signal?.aborted) throw new ShepherdError("aborted", "the delegation was cancelled.");
     }
   }
 

@@ -19,6 +19,11 @@ export interface WaitOptions {
   timeoutSec?: number;
   signal?: AbortSignal;
   onProgress?: (p: WaitProgress) => void;
+  /**
+   * A wait of the core itself (a background delegation's), whose results nobody reads yet: it
+   * neither holds results and questions back from the courier nor marks them delivered.
+   */
+  quiet?: boolean;
 }
 
 const FINAL = new Set(["completed", "failed", "cancelled"]);
@@ -45,10 +50,12 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
     opts.onProgress({ done: items.filter((i) => i.state !== "waiting").length, total: items.length, items });
   };
   // Held while the wait runs: a result or question of these goes back through this wait.
-  const held = promptIds.flatMap((id) => {
-    const p = registry.prompts.get(id);
-    return p ? [id, p.agentId] : [];
-  });
+  const held = opts.quiet
+    ? []
+    : promptIds.flatMap((id) => {
+        const p = registry.prompts.get(id);
+        return p ? [id, p.agentId] : [];
+      });
   for (const key of held) herd.waiting.add(key);
   report();
   // Elapsed time moves even when no state does: a person watching wants to see it tick.
@@ -62,7 +69,7 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
         return item;
       }),
     );
-    if (claimDelivery(herd, items)) await herd.persist();
+    if (!opts.quiet && claimDelivery(herd, items)) await herd.persist();
     return items;
   } finally {
     stopTicking();

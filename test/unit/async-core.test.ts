@@ -255,6 +255,37 @@ describe("async core: background delegations", () => {
     await s.dispose();
   });
 
+  it("a question of a background task is pushed, and the task goes on after the reply", async () => {
+    const t = setup();
+    const s = t.make("one");
+    const started = await s.delegateInBackground("single", [{ definition: def, task: "map it", cwd: "/w" }], {
+      keepOpen: false,
+      maxParallel: 1,
+      waitTimeoutSec: 600,
+    });
+    const agentId = started.items[0]!.agentId!;
+    t.world.say(agentId, { messageId: "m_00000000q1", kind: "question", text: "redis or memory?", awaitReply: true, timeoutSec: 60 });
+    await t.quiet();
+    await t.quiet();
+    assert.deepEqual(
+      t.pushes.map((p) => p.kind),
+      ["question"],
+      "the question came to the conversation; the task is not over",
+    );
+    await s.reply(agentId, "m_00000000q1", "redis");
+    t.world.stopAsking(agentId);
+    t.flock.answerNext(agentId);
+    await t.quiet();
+    await t.quiet();
+    const last = t.pushes.at(-1)!;
+    assert.ok(last.kind === "delegation");
+    assert.deepEqual(
+      last.items.map((i) => [i.status, i.text]),
+      [["completed", "re:map it"]],
+    );
+    await s.dispose();
+  });
+
   it("cut short by a reload: the next shepherd finishes what ran and reports what never started as cancelled", async () => {
     const t = setup();
     let s = t.make("one");

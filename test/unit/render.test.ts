@@ -103,16 +103,17 @@ describe("renderResult", () => {
   });
 });
 
+const base: AgentStatus = {
+  agentId: "a_1",
+  agent: "scout",
+  label: "recon",
+  runtime: "tmux",
+  state: "working",
+  paneAlive: true,
+  createdAt: "2026-01-01T00:00:00Z",
+};
+
 describe("herd widget", () => {
-  const base: AgentStatus = {
-    agentId: "a_1",
-    agent: "scout",
-    label: "recon",
-    runtime: "tmux",
-    state: "working",
-    paneAlive: true,
-    createdAt: "2026-01-01T00:00:00Z",
-  };
   it("lists live sheep with the elapsed time of the current prompt", () => {
     const lines = herdWidgetLines(
       [
@@ -129,15 +130,7 @@ describe("herd widget", () => {
 });
 
 describe("the async herd in the TUI", () => {
-  const status: AgentStatus = {
-    agentId: "a_1",
-    agent: "scout",
-    label: "recon",
-    runtime: "tmux",
-    state: "working",
-    paneAlive: true,
-    createdAt: "2026-01-01T00:00:00Z",
-  };
+  const status = base;
 
   it("the widget counts results still on their way, and shows a question or the latest progress", () => {
     const lines = herdWidgetLines(
