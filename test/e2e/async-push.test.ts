@@ -213,6 +213,14 @@ describe("the async herd: pushed results, background delegations, questions", { 
     const after = (await scene.ok({ action: "messages", agentId: sheep.agentId })).details.messages as { read: boolean; answer?: string; kind: string }[];
     assert.ok(after.every((x) => x.read));
     assert.equal(after.find((x) => x.kind === "question")?.answer, "replied");
+    // The same, for a person: /shepherd messages and reply run the same actions.
+    const [listing] = await s.slash("/shepherd messages asker");
+    assert.match(
+      listing!.text,
+      /^asker \(a_\w+\):\n {2}m_\w+ · progress · [^\n]* · read[\s\S]* · question · [^\n]* · read, during p_\w+, answered\n {4}Which pasture, north or south\?/,
+    );
+    const [refused] = await s.slash(`/shepherd reply asker ${m.messageId} South after all`);
+    assert.deepEqual([refused!.level, refused!.text.split(" ")[0]], ["error", "[reply_refused]"]);
     await sleep(1500);
     assert.equal(s.pushes().filter((x) => x.details.kind === "question").length, 1, "the question was not pushed again after the reload");
     await scene.ok({ action: "close", agentId: sheep.agentId });
