@@ -22,6 +22,8 @@ export interface Settings {
   startTimeout: number;
   /** Close this shepherd's sheep when the shepherd pi quits. */
   closeOnExit: boolean;
+  /** User-only: short names for what pi's --model takes, e.g. {"fast": "anthropic/claude-haiku-4-5"}. */
+  models: Record<string, string>;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -37,10 +39,20 @@ export const DEFAULT_SETTINGS: Settings = {
   maxDepth: 0,
   startTimeout: 60,
   closeOnExit: true,
+  models: {},
 };
 
-/** Keys a repository must not control: they decide what runs unasked and what a sheep may spawn. */
-export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>(["allowProjectAgentsWithoutUI", "maxDepth", "piCommand", "confirmProjectAgents"]);
+/**
+ * Keys a repository must not control: they decide what runs unasked, what a sheep may spawn, and
+ * (model aliases) which model a name the user typed really reaches.
+ */
+export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
+  "allowProjectAgentsWithoutUI",
+  "maxDepth",
+  "piCommand",
+  "confirmProjectAgents",
+  "models",
+]);
 
 type Check = (v: unknown) => boolean;
 const oneOf =
@@ -49,6 +61,10 @@ const oneOf =
     typeof v === "string" && xs.includes(v);
 const positiveInt: Check = (v) => typeof v === "number" && Number.isInteger(v) && v > 0;
 const bool: Check = (v) => typeof v === "boolean";
+/** What pi's --model takes: one plain word that cannot be read as an option. */
+const modelName = (v: unknown) => typeof v === "string" && v.trim() !== "" && !v.startsWith("-") && !/[\s\u0000-\u001f\u007f]/.test(v);
+const aliasMap: Check = (v) =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.entries(v).every(([k, x]) => modelName(k) && !k.includes(":") && modelName(x));
 
 const CHECKS: Record<keyof Settings, [Check, string]> = {
   runtime: [oneOf("auto", "herdr", "tmux"), '"auto", "herdr" or "tmux"'],
@@ -64,6 +80,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   piCommand: [(v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string" && x !== ""), "a non-empty list of strings (argv)"],
   startTimeout: [positiveInt, "a whole number of seconds above 0"],
   closeOnExit: [bool, "true or false"],
+  models: [aliasMap, 'an object of alias -> model, e.g. {"fast": "anthropic/claude-haiku-4-5"} (names without spaces, ":" or a leading "-")'],
 };
 
 /** Every known key, in the order they are documented. */

@@ -1,13 +1,14 @@
 import { errorText } from "../core/errors.js";
+import type { AuditEvent } from "../ports/audit.js";
 import type { Registry } from "../core/registry.js";
 import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import { quoteWord } from "./tokens.js";
 import type { ListedMessage } from "../core/mail.js";
 import { closeText, herdText, messagesText, replyText, sheepLine, startedLine } from "../tool/format.js";
-import { helpText, readNotice, settingsNotice } from "./text.js";
+import { helpText, logNotice, readNotice, settingsNotice } from "./text.js";
+import { quoteWord } from "./tokens.js";
 
 export interface Notice {
   level: "info" | "warning" | "error";
@@ -25,6 +26,8 @@ export interface CommandDeps {
   execute(command: ToolCommand): Promise<ActionResult>;
   /** The live registry, to find a sheep by label. */
   registry(): Promise<Registry>;
+  /** The last events of the audit log, oldest first; with `agent`, of that sheep only. */
+  log(o: { limit: number; agent?: string }): Promise<AuditEvent[]>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
   settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string }>;
   now(): number;
@@ -55,7 +58,8 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "herd":
       return info(herdText((await deps.execute(cmd.command)).details.agents as AgentStatus[], HOW_TO_START, deps.now()));
-    case "start": {
+    case "start":
+    case "resume": {
       const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
       return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : [])].join("\n"));
     }
@@ -82,6 +86,13 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "prune":
       return info(textOf(await deps.execute(cmd.command)));
+    case "doctor": {
+      const r = await deps.execute(cmd.command);
+      const counts = r.details.counts as { warn: number; fail: number };
+      return [{ level: counts.fail ? "error" : counts.warn ? "warning" : "info", text: textOf(r) }];
+    }
+    case "log":
+      return info(logNotice(await deps.log({ limit: cmd.limit, ...(cmd.agent !== undefined ? { agent: cmd.agent } : {}) }), cmd.agent));
     case "messages": {
       const agentId = cmd.target === undefined ? undefined : (await deps.registry()).resolve(cmd.target);
       const r = await deps.execute({ action: "messages", ...(agentId ? { agentId } : {}), unreadOnly: cmd.unreadOnly });

@@ -18,7 +18,8 @@ export type ErrorCode =
   | "pi_exited"
   | "provider_error"
   | "runtime_error"
-  | "delegate_failed";
+  | "delegate_failed"
+  | "not_resumable";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;
@@ -37,4 +38,15 @@ export function isShepherdError(e: unknown, code?: ErrorCode): e is ShepherdErro
 export function errorText(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
+}
+
+/** Error text short enough for one line of a log. */
+export function shorten(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** How a process ended, for texts: "exit code 3", "signal SIGKILL". */
+export function exitText(exit: { code: number | null; signal: string | null }): string {
+  if (exit.code !== null) return `exit code ${exit.code}`;
+  return exit.signal ? `signal ${exit.signal}` : "how is unknown: its process is gone";
 }

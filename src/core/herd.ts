@@ -1,3 +1,4 @@
+import { stamped, type AuditInput, type AuditSink } from "../ports/audit.js";
 import type { Runtime } from "../ports/runtime.js";
 import type { SheepHost } from "../ports/sheep-host.js";
 import type { StateStore } from "../ports/store.js";
@@ -22,6 +23,8 @@ export interface ShepherdOptions {
   store?: StateStore;
   /** Whether the shepherd named by an owner string still runs; its sheep are not ours to take. */
   ownerAlive?: (owner: string) => boolean;
+  /** Where each start, ready, prompt, result, close, adopt and prune is told. */
+  audit?: AuditSink;
 }
 
 const DEFAULTS = {
@@ -76,6 +79,8 @@ export class Herd {
   readonly liveness: LivenessMonitor;
   readonly opts: HerdOptions;
   private readonly watches = new Map<string, () => void>();
+  /** The tail of each sheep's queue of exclusive operations. */
+  private readonly queues = new Map<string, Promise<unknown>>();
   /** Records dropped from the registry: the store must drop them too, even under an old owner. */
   private readonly forgotten = new Set<string>();
   /**
@@ -96,6 +101,22 @@ export class Herd {
     this.liveness = new LivenessMonitor(options.runtime, this.clock, this.opts.livenessIntervalMs);
   }
 
+  /**
+   * Runs fn when every earlier exclusive operation on this sheep has ended. prompt, close and
+   * dropping a gone sheep change the same record across awaits; interleaved, a prompt could
+   * revive a sheep that a close had just ended.
+   */
+  exclusive<T>(agentId: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(agentId) ?? Promise.resolve();
+    const run = before.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(agentId, tail);
+    void tail.then(() => {
+      if (this.queues.get(agentId) === tail) this.queues.delete(agentId);
+    });
+    return run;
+  }
+
   /** Rings the sheep's bell whenever its files change, until unwatch. */
   watch(agentId: string): void {
     this.watches.set(
@@ -112,6 +133,17 @@ export class Herd {
   unwatchAll(): void {
     for (const off of this.watches.values()) off();
     this.watches.clear();
+  }
+
+  /** Tells the audit sink, stamped with the time and this shepherd; never throws. */
+  audit(event: AuditInput): void {
+    const sink = this.opts.audit;
+    if (!sink) return;
+    try {
+      sink.record(stamped(event, this.opts.owner, this.clock.now()));
+    } catch {
+      // a record of what happened must never change what happens
+    }
   }
 
   /** Drops a record and its prompts here and, at the next persist, from the store. */

@@ -4,6 +4,7 @@
  * active prompt hands its place to the next follow-up queued behind it.
  */
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
+import { shorten } from "./errors.js";
 import type { Herd } from "./herd.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
@@ -13,6 +14,16 @@ export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Wait
   if (prompt.settled) return prompt.settled;
   prompt.settled = { promptId: prompt.promptId, agentId: prompt.agentId, ...outcome };
   const rec = herd.registry.agents.get(prompt.agentId);
+  herd.audit({
+    event: "result",
+    agentId: prompt.agentId,
+    ...(rec ? { label: rec.label } : {}),
+    promptId: prompt.promptId,
+    status: outcome.status,
+    ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
+    ...(outcome.usage !== undefined ? { usage: outcome.usage } : {}),
+    ...(outcome.error !== undefined ? { error: shorten(outcome.error) } : {}),
+  });
   if (rec) advance(rec, prompt.promptId);
   intoDelegation(herd, prompt);
   herd.bells.ring(prompt.agentId);

@@ -36,8 +36,10 @@ export async function attach(herd: Herd): Promise<AttachReport> {
       herd.letGo(rec.agentId);
       continue;
     }
+    const from = rec.owner;
     rec.owner = owner;
     herd.registry.agents.set(rec.agentId, rec);
+    if (rec.state !== "closed") herd.audit({ event: "adopt", agentId: rec.agentId, label: rec.label, from });
     if (rec.state !== "closed") herd.watch(rec.agentId);
     report.adopted.push(rec.agentId);
   }
@@ -52,7 +54,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
   for (const id of report.adopted) {
     const rec = herd.registry.agents.get(id)!;
     if (rec.state === "closed" || rec.state === "starting") continue;
-    if ((await herd.liveness.get(rec, 0)) === "gone") {
+    if ((await herd.liveness.get(rec, 0))?.state === "gone") {
       // Gone while nobody watched: settle what it owed from its files, then drop it.
       report.pruned.push(...(await dropGone(herd, rec)));
     } else {
@@ -65,7 +67,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     const rec = herd.registry.agents.get(id);
     if (rec?.state !== "starting") continue;
     const snap = await host.snapshot(rec.agentId);
-    if (snap.ready && !snap.exited && (await herd.liveness.get(rec, 0)) === "alive") {
+    if (snap.ready && !snap.exited && !snap.piGone && (await herd.liveness.get(rec, 0))?.state === "alive") {
       rec.state = "idle";
       continue;
     }

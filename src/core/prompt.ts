@@ -29,67 +29,74 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
   if (requestId !== undefined && (requestId.length === 0 || requestId.length > MAX_REQUEST_ID_CHARS)) {
     throw new ShepherdError("invalid_params", `requestId must be 1 to ${MAX_REQUEST_ID_CHARS} characters.`);
   }
-  // The same requestId is the same prompt: its original handle, and nothing sent again.
-  const again = requestId === undefined ? undefined : seenBefore(herd, rec, requestId);
-  if (again) return again;
-  refuseIfGone(rec);
-  const snap = await refresh(herd, rec);
-  if (snap.exited) {
-    rec.state = "exited";
+  // One operation on a sheep at a time: a close racing this prompt must not be undone by it.
+  return herd.exclusive(rec.agentId, async () => {
+    if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
+    // The same requestId is the same prompt: its original handle, and nothing sent again.
+    const again = requestId === undefined ? undefined : seenBefore(herd, rec, requestId);
+    if (again) return again;
     refuseIfGone(rec);
-  }
-  const active = activePrompt(herd, rec);
-  if (active && opts.deliverAs === "steer") return steer(herd, rec, active, message, opts);
-  if (active && opts.deliverAs !== "followUp") {
-    throw new ShepherdError(
-      "prompt_pending",
-      `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).`,
-    );
-  }
-  const queued = active ? pendingPrompts(herd, rec).map((p) => p.promptId) : [];
-  if (queued.length > MAX_QUEUED) {
-    throw new ShepherdError(
-      "queue_full",
-      `sheep ${rec.agentId} (${rec.label}) already has ${MAX_QUEUED} follow-ups queued behind ${active!.promptId}; wait for some of them first.`,
-    );
-  }
-  const promptId = requestId === undefined ? newId("prompt") : derivedId("prompt", rec.agentId, requestId);
-  const submittedAt = new Date(herd.clock.now()).toISOString();
-  const record: PromptRecord = {
-    promptId,
-    agentId: rec.agentId,
-    submittedAt,
-    ...(opts.notify ? { notify: true as const } : {}),
-    ...(requestId !== undefined ? { requestId } : {}),
-    ...(opts.delegationId !== undefined ? { delegationId: opts.delegationId } : {}),
-  };
-  herd.registry.prompts.set(promptId, record);
-  const before = { activePromptId: rec.activePromptId, queue: rec.queue, state: rec.state };
-  if (active) rec.queue = [...(rec.queue ?? []), promptId];
-  else {
-    rec.activePromptId = promptId;
-    rec.state = "working";
-  }
-  try {
-    await herd.opts.host.submit(rec.agentId, { kind: "prompt", promptId, text: message });
-  } catch (e) {
-    herd.registry.prompts.delete(promptId);
-    Object.assign(rec, before);
-    if (!rec.activePromptId) delete rec.activePromptId;
-    if (!rec.queue) delete rec.queue;
-    throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
-  }
-  await herd.persist();
-  // A prompt whose result is owed to the conversation is watched from now on, even if no file moves.
-  if (opts.notify) herd.bells.nudge();
-  return {
-    promptId,
-    agentId: rec.agentId,
-    submittedAt,
-    ...(opts.notify ? { notify: true as const } : {}),
-    ...(active ? { deliverAs: "followUp" as const, queuedBehind: queued } : {}),
-    ...(requestId !== undefined ? { requestId } : {}),
-  };
+    const snap = await refresh(herd, rec);
+    const active = activePrompt(herd, rec);
+    if (active && opts.deliverAs === undefined) {
+      throw new ShepherdError(
+        "prompt_pending",
+        `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).`,
+      );
+    }
+    // Where the multiplexer reports pi's end (tmux) there is no exit report to read, but a pi
+    // that is not running answers no prompt either.
+    if (snap.exited || snap.piGone) {
+      rec.state = "exited";
+      refuseIfGone(rec);
+    }
+    if (active && opts.deliverAs === "steer") return steer(herd, rec, active, message, opts);
+    const queued = active ? pendingPrompts(herd, rec).map((p) => p.promptId) : [];
+    if (queued.length > MAX_QUEUED) {
+      throw new ShepherdError(
+        "queue_full",
+        `sheep ${rec.agentId} (${rec.label}) already has ${MAX_QUEUED} follow-ups queued behind ${active!.promptId}; wait for some of them first.`,
+      );
+    }
+    const promptId = requestId === undefined ? newId("prompt") : derivedId("prompt", rec.agentId, requestId);
+    const submittedAt = new Date(herd.clock.now()).toISOString();
+    const record: PromptRecord = {
+      promptId,
+      agentId: rec.agentId,
+      submittedAt,
+      ...(opts.notify ? { notify: true as const } : {}),
+      ...(requestId !== undefined ? { requestId } : {}),
+      ...(opts.delegationId !== undefined ? { delegationId: opts.delegationId } : {}),
+    };
+    herd.registry.prompts.set(promptId, record);
+    const before = { activePromptId: rec.activePromptId, queue: rec.queue, state: rec.state };
+    if (active) rec.queue = [...(rec.queue ?? []), promptId];
+    else {
+      rec.activePromptId = promptId;
+      rec.state = "working";
+    }
+    try {
+      await herd.opts.host.submit(rec.agentId, { kind: "prompt", promptId, text: message });
+    } catch (e) {
+      herd.registry.prompts.delete(promptId);
+      Object.assign(rec, before);
+      if (!rec.activePromptId) delete rec.activePromptId;
+      if (!rec.queue) delete rec.queue;
+      throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
+    }
+    await herd.persist();
+    herd.audit({ event: "prompt", agentId: rec.agentId, label: rec.label, promptId, bytes });
+    // A prompt whose result is owed to the conversation is watched from now on, even if no file moves.
+    if (opts.notify) herd.bells.nudge();
+    return {
+      promptId,
+      agentId: rec.agentId,
+      submittedAt,
+      ...(opts.notify ? { notify: true as const } : {}),
+      ...(active ? { deliverAs: "followUp" as const, queuedBehind: queued } : {}),
+      ...(requestId !== undefined ? { requestId } : {}),
+    };
+  });
 }
 
 /** Into the running turn: the answer comes on the active prompt, whose result counts its steers. */

@@ -12,8 +12,20 @@ import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "
 import { attach, othersSheep, type AttachReport } from "./persistence.js";
 import { prompt } from "./prompt.js";
 import type { Registry } from "./registry.js";
+import { resumable } from "./resume.js";
 import { start } from "./start.js";
-import type { AgentRecord, AgentStatus, CloseOutcome, DelegateMode, PromptOptions, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
+import type {
+  AgentRecord,
+  AgentStatus,
+  CloseOutcome,
+  DelegateMode,
+  PromptOptions,
+  ResumeCard,
+  StartedAgent,
+  StartRequest,
+  SubmittedPrompt,
+  WaitItem,
+} from "./types.js";
 import { herdFromFiles, herdStatus, readScreen, status, type HerdView } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
 
@@ -75,6 +87,11 @@ export class Shepherd {
 
   start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
     return start(this.herdState, req, signal);
+  }
+
+  /** The card of a closed or exited sheep, named by id or label, once it is sure it may be resumed; start it with `resume`. */
+  resumable(target: string): Promise<ResumeCard> {
+    return resumable(this.herdState, target);
   }
 
   prompt(agentId: unknown, message: unknown, opts?: PromptOptions): Promise<SubmittedPrompt> {

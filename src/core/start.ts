@@ -1,19 +1,28 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
 import { confirmGone } from "./close.js";
-import { errorText, ShepherdError } from "./errors.js";
+import { errorText, exitText, shorten, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { newId } from "./ids.js";
-import { labelProblem } from "./labels.js";
+import { labelProblem, MAX_LABEL_LENGTH } from "./labels.js";
+import { howEnded } from "./liveness.js";
+import { takeSession } from "./resume.js";
 import type { AgentRecord, StartedAgent, StartRequest } from "./types.js";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
-  const label = pickLabel(herd, req.label, req.definition.name);
-  const release = herd.registry.reserveLabel(label);
+  // A resume takes its session first: the sheep it continues, if merely exited, is closed then,
+  // and its label (kept when free) is free again.
+  const releaseSession = req.resume ? await takeSession(herd, req.resume) : () => {};
   try {
-    return await launch(herd, req, label, signal);
+    const label = pickLabel(herd, req.label, req.resume?.label ?? req.definition.name);
+    const release = herd.registry.reserveLabel(label);
+    try {
+      return await launch(herd, req, label, signal);
+    } finally {
+      // by now the record holds the label, or the start failed and it is free again
+      release();
+    }
   } finally {
-    // by now the record holds the label, or the start failed and it is free again
-    release();
+    releaseSession();
   }
 }
 
@@ -25,6 +34,9 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     definition: req.definition,
     cwd: req.cwd,
     ...(req.model !== undefined ? { model: req.model } : {}),
+    label,
+    createdAt: new Date(herd.clock.now()).toISOString(),
+    ...(req.resume ? { resume: { from: req.resume.agentId, sessionPath: req.resume.sessionPath } } : {}),
   });
   const pane = await runtime
     .createPane({
@@ -33,6 +45,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
       direction: req.direction ?? "right",
       cwd: req.cwd,
       label,
+      command: prepared.command,
     })
     .catch(async (e: unknown) => {
       await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
@@ -52,19 +65,31 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     owner: herd.opts.owner,
     state: "starting",
     ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}),
+    ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
   };
-  // Recorded before the launch line is typed: whatever happens next, we know the pane is ours.
+  // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
   herd.registry.agents.set(agentId, rec);
   await herd.persist();
+  herd.audit({
+    event: "start",
+    agentId,
+    label,
+    agent: rec.agent,
+    runtime: rec.runtime,
+    paneId: rec.paneId,
+    cwd: rec.cwd,
+    ...(model !== undefined ? { model } : {}),
+    ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
+  });
   herd.watch(agentId);
   try {
-    await runtime.runLauncher(pane.paneId, prepared.launcherArgv);
     await untilReady(herd, rec, signal);
   } catch (e) {
     await abandon(herd, rec, e);
   }
   rec.state = "idle";
   await herd.persist();
+  herd.audit({ event: "ready", agentId, label });
   const { owner: _owner, state: _state, activePromptId: _active, ...started } = rec;
   return started;
 }
@@ -80,7 +105,8 @@ function pickLabel(herd: Herd, wanted: string | undefined, name: string): string
     return label;
   }
   for (let n = 1; ; n++) {
-    const label = n === 1 ? name : `${name}-${n}`;
+    // A label taken from an earlier sheep may already be as long as a label can be.
+    const label = n === 1 ? name : `${[...name].slice(0, MAX_LABEL_LENGTH - 1 - String(n).length).join("")}-${n}`;
     if (!herd.registry.labelTaken(label)) return label;
   }
 }
@@ -89,15 +115,12 @@ async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): P
   const deadline = herd.clock.now() + herd.opts.startTimeoutMs;
   for (;;) {
     const snap = await herd.opts.host.snapshot(rec.agentId);
-    if (snap.exited) throw new ShepherdError("start_failed", `pi exited before it was ready (exit code ${snap.exited.code ?? snap.exited.signal}).`);
-    if (snap.ready) {
-      // The sheep just wrote from inside its pane: an answer up to an interval old will do.
-      if ((await herd.liveness.get(rec)) !== "gone") return;
-      throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
-    }
-    if ((await herd.liveness.get(rec)) === "gone") {
-      throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
-    }
+    // An answer up to an interval old will do: once ready, the sheep just wrote from its pane.
+    const live = await herd.liveness.get(rec);
+    const exit = howEnded(snap, live);
+    if (exit) throw new ShepherdError("start_failed", `pi exited before it was ready (${exitText(exit)}).`);
+    if (live?.state === "gone") throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
+    if (snap.ready) return;
     const left = deadline - herd.clock.now();
     if (left <= 0) throw new ShepherdError("start_failed", `the sheep was not ready after ${herd.opts.startTimeoutMs / 1000} s.`);
     await herd.bells.next([rec.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
@@ -116,6 +139,8 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<ne
   await herd.persist();
   const reason =
     cause instanceof ShepherdError && cause.code === "start_failed" ? cause.message.replace(/^\[start_failed\] /, "") : (abortText(cause) ?? errorText(cause));
+  // Logged here, where the sheep is still known; the tool's entry logs every other failure.
+  herd.audit({ event: "failure", agentId: rec.agentId, label: rec.label, reason: "start_failed", error: shorten(reason) });
   const tail = lines.trim() ? `\nLast lines of its pane:\n${lines.trimEnd().split("\n").slice(-15).join("\n")}` : "";
   throw new ShepherdError("start_failed", `sheep "${rec.label}" (${rec.agent}) did not start: ${reason}${tail}`, { cause });
 }

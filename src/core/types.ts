@@ -49,6 +49,8 @@ export interface AgentRecord {
   messagesRead?: number;
   /** How many of the sheep's messages were handled (told to the person, questions pushed). */
   messagesHandled?: number;
+  /** The sheep whose conversation (session file) this one continues. */
+  resumedFrom?: string;
 }
 
 export interface PromptRecord {
@@ -107,6 +109,25 @@ export interface StartRequest {
   direction?: Direction;
   cwd: string;
   model?: string;
+  /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
+  resume?: ResumeCard;
+}
+
+/**
+ * What a sheep leaves behind so that it can be resumed once closed: who it was and where its
+ * conversation is. Written when it starts, kept with its session file.
+ */
+export interface ResumeCard {
+  agentId: string;
+  agent: string;
+  label: string;
+  cwd: string;
+  model?: string;
+  sessionPath: string;
+  createdAt: string;
+  resumedFrom?: string;
+  /** The definition exactly as the sheep ran with it (its model already resolved). */
+  definition: AgentDefinition;
 }
 
 /** What start returns: the record without what only the shepherd itself tracks. */

@@ -3,9 +3,10 @@
  * and failed within about a second of its pane or pi going away. What a wait returns final is
  * the conversation's copy of that result: it is not pushed again.
  */
-import { ShepherdError } from "./errors.js";
+import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { settle, settleFromDisk } from "./ledger.js";
+import { howEnded } from "./liveness.js";
 import { every } from "./signals.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
@@ -69,8 +70,10 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
         return item;
       }),
     );
-    if (!opts.quiet && claimDelivery(herd, items)) await herd.persist();
-    return items;
+    // The same id asked twice: one waiter may settle it after another gave up on the deadline.
+    const final = items.map((item) => (item.status === "timeout" ? (registry.prompts.get(item.promptId)?.settled ?? item) : item));
+    if (!opts.quiet && claimDelivery(herd, final)) await herd.persist();
+    return final;
   } finally {
     stopTicking();
     for (const key of held) herd.waiting.release(key);
@@ -124,20 +127,25 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
   }
   const snap = await settleFromDisk(herd, rec, prompt);
   if (prompt.settled) return prompt.settled;
-  if (snap.exited) {
-    rec.state = "exited";
-    return settle(herd, prompt, {
-      status: "failed",
-      error: `[pi_exited] pi in sheep ${rec.agentId} exited (code ${snap.exited.code ?? snap.exited.signal}) before answering.`,
-    });
-  }
-  if ((await herd.liveness.get(rec)) === "gone") {
-    // The result may have landed just before the pane went: look once more.
+  // How pi ended comes from its exit report where the multiplexer cannot say, else from the
+  // multiplexer, which keeps the pane (and pi's last words) after pi is gone.
+  const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.get(rec);
+  const exit = howEnded(snap, live);
+  if (exit || live?.state === "gone") {
+    // The result may have landed just before pi or its pane went: look once more.
     await settleFromDisk(herd, rec, prompt);
     if (prompt.settled) return prompt.settled;
     rec.state = "exited";
-    return settle(herd, prompt, { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` });
+    return settle(
+      herd,
+      prompt,
+      exit
+        ? { status: "failed", error: `[pi_exited] pi in sheep ${rec.agentId} exited (${exitText(exit)}) before answering.` }
+        : { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` },
+    );
   }
+  // Another waiter on the same prompt may have settled it during the awaits above.
+  if (prompt.settled) return prompt.settled;
   // Only the turn that runs can wait on someone; a follow-up queued behind it is still just queued.
   if (snap.blocked !== undefined && rec.activePromptId === prompt.promptId) {
     return {

@@ -21,11 +21,14 @@ export interface SpecInput {
   depth: number;
   extraArgs?: readonly string[];
   hasSystemPrompt: boolean;
+  /** A resumed sheep's session: an earlier sheep's file instead of its own. */
+  sessionPath?: string;
 }
 
 /**
- * Variables a sheep needs to reach the same models as its shepherd. A pane's shell does not
- * inherit the shepherd's environment, so they travel in the (private) spec file instead.
+ * Variables a sheep needs to reach the same models as its shepherd. A pane does not inherit the
+ * shepherd's environment (it gets the multiplexer server's), and a variable on a command line
+ * would show in every process list, so they travel in the private spec file instead.
  */
 const CARRIED =
   /^(PI_(?!SHEPHERD_)\w+|PATH|LANG|LC_\w+|\w+_API_KEY|\w+_BASE_URL|ANTHROPIC_\w+|OPENAI_\w+|GEMINI_\w+|GOOGLE_\w+|AWS_\w+|AZURE_\w+|VERTEX_\w+|MISTRAL_\w+|GROQ_\w+|XAI_\w+|OPENROUTER_\w+|DEEPSEEK_\w+|CEREBRAS_\w+|COPILOT_\w+|GITHUB_TOKEN|GH_TOKEN|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE)$/;
@@ -40,7 +43,7 @@ function plainArg(kind: string, value: string): string {
 
 export function buildLaunchSpec(input: SpecInput): LaunchSpec {
   const { layout, definition } = input;
-  const args: string[] = ["--session", layout.session, "-e", input.sheepExtension];
+  const args: string[] = ["--session", input.sessionPath ?? layout.session, "-e", input.sheepExtension];
   const model = input.model ?? definition.model;
   if (model) args.push("--model", plainArg("model", model));
   if (definition.thinking) args.push("--thinking", plainArg("thinking", definition.thinking));
@@ -65,5 +68,5 @@ export function buildLaunchSpec(input: SpecInput): LaunchSpec {
     const v = input.env[k];
     if (v !== undefined) env[k] = v;
   }
-  return { argv: [...input.piCommand, ...args], env, cwd: input.cwd, exitFile: layout.exit };
+  return { argv: [...input.piCommand, ...args], env, cwd: input.cwd };
 }

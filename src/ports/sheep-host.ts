@@ -3,24 +3,52 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, SheepMessage, Usage } from "../core/types.js";
+import type { AgentDefinition, ResumeCard, SheepMessage, Usage } from "../core/types.js";
+import type { ExitStatus, PaneCommand } from "./runtime.js";
 
 export interface PrepareRequest {
   agentId: string;
   definition: AgentDefinition;
   cwd: string;
   model?: string;
+  label: string;
+  createdAt: string;
+  /** A resumed sheep: pi runs on this earlier sheep's session file. */
+  resume?: { from: string; sessionPath: string };
+}
+
+/** The card a host keeps for a sheep it prepared: who it is and which session it runs on. */
+export function resumeCardOf(req: PrepareRequest, sessionPath: string): ResumeCard {
+  const model = req.model ?? req.definition.model;
+  return {
+    agentId: req.agentId,
+    agent: req.definition.name,
+    label: req.label,
+    cwd: req.cwd,
+    ...(model !== undefined ? { model } : {}),
+    sessionPath,
+    createdAt: req.createdAt,
+    ...(req.resume ? { resumedFrom: req.resume.from } : {}),
+    // As the sheep runs it: a resumed sheep must reach the same model, alias or not.
+    definition: { ...req.definition, ...(model !== undefined ? { model } : {}) },
+  };
 }
 
 export interface PreparedSheep {
   sessionPath: string;
-  /** Fixed launcher command: absolute paths chosen by the package, nothing from the user. */
-  launcherArgv: string[];
+  /** The launcher, as the pane runs it: absolute paths chosen by the package, nothing from the user. */
+  command: PaneCommand;
 }
 
 export interface SheepSnapshot {
   ready?: { pid: number; readyAt: string; sessionPath?: string };
-  exited?: { code: number | null; signal: string | null; at: string };
+  /**
+   * How pi ended, from the sheep's exit report; or, `inferred`, only that the pid it reported has
+   * been gone for a while (code and signal null): then a multiplexer that saw the end knows better.
+   */
+  exited?: ExitStatus & { at: string; inferred?: true };
+  /** The pid the sheep reported is not running now; how it ended is for `exited` or the multiplexer to say. */
+  piGone?: true;
   /** Label of the question or approval the sheep waits on, when it does. */
   blocked?: string;
   /** The question to the shepherd whose reply the sheep waits for, when it does. */
@@ -65,6 +93,10 @@ export interface SheepHost {
   reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
-  /** Removes the sheep's private files except its session file. */
+  /** Removes the sheep's private files except its session file and the card to resume it by. */
   cleanup(agentId: string): Promise<void>;
+  /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */
+  resumeCard(agentId: string): Promise<ResumeCard | undefined>;
+  /** Every such card, any shepherd's, oldest first. */
+  resumeCards(): Promise<ResumeCard[]>;
 }

@@ -3,18 +3,31 @@ import { readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises"
 import { isWellFormedId } from "../core/ids.js";
 import type { SheepMessage } from "../core/types.js";
 import { buildLaunchSpec } from "../launch/spec.js";
-import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
+import type { ResumeCard } from "../core/types.js";
+import {
+  resumeCardOf,
+  type Delivery,
+  type PreparedSheep,
+  type PrepareRequest,
+  type ReplyOutcome,
+  type SheepHost,
+  type SheepResult,
+  type SheepSnapshot,
+} from "../ports/sheep-host.js";
 import { ensurePrivateDir, readJson, readJsonSync, writeJsonAtomic, writeJsonExclusive } from "./files.js";
 import { INBOX_FILE, sheepDir, sheepLayout } from "./layout.js";
 import { MAX_LOG_BYTES, parseMessageLog } from "./message-log.js";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.js";
 import { pidAlive } from "./pid.js";
+import { readResumeCard, readResumeCards } from "./resume-card.js";
 
 export interface FileHostOptions {
   agentDir: string;
   piCommand: readonly string[];
   nodePath: string;
   launcherPath: string;
+  /** src/launch/report-exit.sh, run by /bin/sh around the launcher where the multiplexer cannot report pi's exit. */
+  reportExitPath: string;
   sheepExtension: string;
   env: NodeJS.ProcessEnv;
   depth: number;
@@ -60,20 +73,25 @@ export class FileSheepHost implements SheepHost {
       depth: this.o.depth,
       ...(this.o.extraPiArgs ? { extraArgs: this.o.extraPiArgs } : {}),
       hasSystemPrompt: Boolean(systemPrompt),
+      ...(req.resume ? { sessionPath: req.resume.sessionPath } : {}),
     });
+    const sessionPath = req.resume?.sessionPath ?? layout.session;
+    const card = resumeCardOf(req, sessionPath);
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
     await ensurePrivateDir(layout.outbox);
     await ensurePrivateDir(layout.replies);
     if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
     await writeJsonAtomic(layout.spec, spec);
-    return { sessionPath: layout.session, launcherArgv: [this.o.nodePath, this.o.launcherPath, layout.spec] };
+    await writeJsonAtomic(layout.resume, card);
+    const argv = [this.o.nodePath, this.o.launcherPath, layout.spec];
+    return { sessionPath, command: { argv, reporting: ["/bin/sh", this.o.reportExitPath, layout.exit, ...argv] } };
   }
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
     const layout = this.layout(agentId);
     const status = readJsonSync<StatusReport>(layout.status);
-    const exit = readJsonSync<ExitReport>(layout.exit);
+    const exit = exitReport(readJsonSync<unknown>(layout.exit));
     const snap: SheepSnapshot = {};
     if (status) {
       snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
@@ -83,29 +101,32 @@ export class FileSheepHost implements SheepHost {
         snap.asking = { messageId: asking.messageId, text: asking.text };
       }
     }
+    const deadMs = status ? this.deadFor(agentId, status.pid) : undefined;
+    if (deadMs !== undefined) snap.piGone = true;
     if (exit) snap.exited = exit;
-    else if (status && this.pidGone(agentId, status.pid)) snap.exited = { code: null, signal: "unknown", at: new Date().toISOString() };
+    else if (deadMs !== undefined && deadMs >= (this.o.deadPidGraceMs ?? 3000))
+      snap.exited = { code: null, signal: null, at: new Date().toISOString(), inferred: true };
     return snap;
   }
 
   /**
-   * The launcher writes exit.json when pi ends, but not when the pane itself went: then the
-   * multiplexer says [pane_gone]. When the multiplexer cannot answer either (its server is
-   * gone), the pid the sheep reported in status.json is the last witness: dead for longer than
-   * the multiplexer needs to speak, it counts as exited. That holds for a shepherd that never
-   * saw the pid alive too (one restarted after the sheep died), or its wait would run to its
-   * deadline. A pid that is not a positive integer is no witness: kill(0) and kill(-1) ask
-   * about groups, and status.json may be corrupt.
+   * Where the multiplexer cannot report pi's exit itself, report-exit.sh writes exit.json when
+   * pi ends, but not when the pane itself went: then the multiplexer says [pane_gone]. When the
+   * multiplexer cannot answer either (its server is gone), the pid the sheep reported in
+   * status.json is the last witness: dead for longer than the multiplexer needs to speak, it
+   * counts as exited. That holds for a shepherd that never saw the pid alive too (one restarted
+   * after the sheep died), or its wait would run to its deadline. A pid that is not a positive integer is no witness: kill(0) and kill(-1) ask
+   * about groups, and status.json may be corrupt. Returns how long the pid has been seen dead.
    */
-  private pidGone(agentId: string, pid: unknown): boolean {
-    if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return false;
+  private deadFor(agentId: string, pid: unknown): number | undefined {
+    if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
     if (pidAlive(pid as number)) {
       this.deadSince.delete(agentId);
-      return false;
+      return undefined;
     }
     const since = this.deadSince.get(agentId) ?? Date.now();
     this.deadSince.set(agentId, since);
-    return Date.now() - since >= (this.o.deadPidGraceMs ?? 3000);
+    return Date.now() - since;
   }
 
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
@@ -211,15 +232,36 @@ export class FileSheepHost implements SheepHost {
     this.deadSince.delete(agentId);
     this.logs.delete(agentId);
     const layout = this.layout(agentId);
-    // The session file stays: it is the sheep's conversation, and the user may want it.
+    // The session file stays: it is the sheep's conversation, and the user may want it. So does
+    // the card that resumes it, while there is a conversation to resume (a resumed sheep's is
+    // in the directory of the sheep it continues).
+    const keep = new Set(["session.jsonl", ...(readResumeCard(this.o.agentDir, agentId) ? ["resume.json"] : [])]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
     } catch {
       return;
     }
-    await Promise.all(names.filter((n) => n !== "session.jsonl").map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
+    await Promise.all(names.filter((n) => !keep.has(n)).map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
   }
+
+  async resumeCard(agentId: string): Promise<ResumeCard | undefined> {
+    return readResumeCard(this.o.agentDir, agentId);
+  }
+
+  async resumeCards(): Promise<ResumeCard[]> {
+    return readResumeCards(this.o.agentDir);
+  }
+}
+
+/** exit.json as written by report-exit.sh; anything else in its place is no report. */
+function exitReport(v: unknown): ExitReport | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const { code, signal, at } = v as Record<string, unknown>;
+  if (!(code === null || Number.isSafeInteger(code)) || !(signal === null || (typeof signal === "string" && /^SIG[A-Z0-9+]{1,14}$/.test(signal))))
+    return undefined;
+  if (code === null && signal === null) return undefined;
+  return { code: code as number | null, signal: signal as string | null, at: typeof at === "string" ? at : new Date().toISOString() };
 }

@@ -20,6 +20,7 @@ export function sheepLayout(dir: string) {
     exit: join(dir, "exit.json"),
     session: join(dir, "session.jsonl"),
     systemPrompt: join(dir, "system-prompt.md"),
+    resume: join(dir, "resume.json"),
     inboxFile: (seq: string, id: string) => join(dir, "inbox", `${seq}-${id}.json`),
     outboxFile: (promptId: string) => join(dir, "outbox", `${promptId}.json`),
     takenFile: (id: string) => join(dir, "taken", id),

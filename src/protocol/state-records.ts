@@ -63,7 +63,8 @@ export function agentProblem(r: unknown): Problem {
     optional(r, "activePromptId", id("prompt")) ??
     optional(r, "queue", ids("prompt", MAX_QUEUED)) ??
     optional(r, "messagesRead", count) ??
-    optional(r, "messagesHandled", count)
+    optional(r, "messagesHandled", count) ??
+    optional(r, "resumedFrom", id("agent"))
   );
 }
 

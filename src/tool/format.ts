@@ -2,6 +2,7 @@ import type { ListedMessage } from "../core/mail.js";
 import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
 import type { AgentDefinition } from "../core/types.js";
 import type { SkippedFile } from "../agents/discover.js";
+import type { DoctorReport } from "../doctor/types.js";
 
 /**
  * The one family of texts about sheep. The facts are worded once, the same for the model and for
@@ -9,9 +10,10 @@ import type { SkippedFile } from "../agents/discover.js";
  * subcommand for a person), so callers pass that part in.
  */
 
-/** `Started "label" (agent) as id in tmux pane %1, cwd /x; it is idle.` */
+/** `Started "label" (agent) as id in tmux pane %1, cwd /x; it is idle.` (or `Resumed … from id, its conversation kept, as …`) */
 export function startedLine(a: StartedAgent): string {
-  return `Started "${a.label}" (${a.agent}) as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`;
+  const how = a.resumedFrom ? `Resumed "${a.label}" (${a.agent}) from ${a.resumedFrom}, its conversation kept,` : `Started "${a.label}" (${a.agent})`;
+  return `${how} as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`;
 }
 
 export function startText(a: StartedAgent): string {
@@ -79,7 +81,8 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
 export function sheepLine(s: AgentStatus, now = Date.now()): string {
   if (s.state === "closed") return `${s.label} (${s.agentId}, ${s.agent}): closed.`;
   const active = s.activePromptId ? `, working on ${s.activePromptId}${s.queued?.length ? ` (then ${s.queued.join(", ")})` : ""}` : "";
-  const pane = s.paneAlive ? "" : ", pane gone";
+  // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
+  const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
   return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;
 }
@@ -150,4 +153,19 @@ export function replyText(r: { agentId: string; messageId: string }, label: stri
 export function noticeText(n: { label: string; agentId: string; message: { kind: string; text: string; messageId: string } }): string {
   const what = n.message.kind === "done" ? "is done" : "reports";
   return `🐑 ${n.label} ${what}: ${n.message.text}`;
+}
+
+export function doctorText(r: DoctorReport): string {
+  const { pass, warn, fail } = r.counts;
+  const lines = r.checks.map((c) => `[${c.verdict}] ${c.name}: ${c.detail}${c.fix ? `\n       fix: ${c.fix}` : ""}`);
+  return [`Doctor: ${pass} pass, ${warn} warn, ${fail} fail. Nothing was changed.`, ...lines].join("\n");
+}
+
+/** The doctor in one line: what failed and its fix, else what warns, else that all passed. */
+export function verdictLine(r: DoctorReport): string {
+  const bad = r.checks.filter((c) => c.verdict === "fail");
+  const shown = bad.length ? bad : r.checks.filter((c) => c.verdict === "warn");
+  if (shown.length === 0) return `all ${r.checks.length} checks pass.`;
+  const kind = bad.length ? "fail" : "warn";
+  return `${shown.length} ${kind}: ${shown.map((c) => `${c.name}: ${c.detail} (fix: ${c.fix})`).join("; ")}`;
 }

@@ -1,8 +1,18 @@
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
-import type { SheepMessage } from "../../src/core/types.js";
-import type { Delivery, PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
+import { ShepherdError } from "../../src/core/errors.js";
+import type { ResumeCard, SheepMessage } from "../../src/core/types.js";
+import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
+import {
+  resumeCardOf,
+  type Delivery,
+  type PreparedSheep,
+  type PrepareRequest,
+  type SheepHost,
+  type SheepResult,
+  type SheepSnapshot,
+} from "../../src/ports/sheep-host.js";
 
 interface MemSheep {
+  card?: ResumeCard;
   paneId?: string;
   snapshot: SheepSnapshot;
   /** Text by prompt or steer id, as the sheep would find it in its inbox. */
@@ -18,12 +28,14 @@ interface MemSheep {
 
 /**
  * An in-memory multiplexer and sheep host for unit tests of the core. Sheep become ready when
- * their launcher "runs" unless told otherwise; answers come from the test.
+ * their pane "runs" its command unless told otherwise; answers come from the test. Like tmux, the
+ * multiplexer keeps a pane whose program ended and says how it ended.
  */
 export class MemoryWorld {
   readonly sheep = new Map<string, MemSheep>();
-  readonly panes = new Map<string, { agentId: string; alive: boolean; text: string; owner: "shepherd" | "user" }>();
+  readonly panes = new Map<string, { agentId: string; alive: boolean; exit?: ExitStatus; text: string; owner: "shepherd" | "user" }>();
   readonly calls: string[] = [];
+  readonly prepared: PrepareRequest[] = [];
   onLaunch: "ready" | "never" | "exit" = "ready";
   private nextPane = 1;
 
@@ -37,41 +49,46 @@ export class MemoryWorld {
       this.calls.push(`create ${paneId} ${req.placement}`);
       this.panes.set(paneId, { agentId: req.agentId, alive: true, text: `pane of ${req.label}\n`, owner: "shepherd" });
       this.mem(req.agentId).paneId = paneId;
-      return { paneId };
-    },
-    runLauncher: async (paneId: string) => {
       this.calls.push(`run ${paneId}`);
       const pane = this.panes.get(paneId)!;
-      const s = this.mem(pane.agentId);
+      const s = this.mem(req.agentId);
       if (this.onLaunch === "ready") s.snapshot.ready = { pid: 4242, readyAt: new Date().toISOString() };
       if (this.onLaunch === "exit") {
         pane.text += "Error: no model\n";
-        s.snapshot.exited = { code: 1, signal: null, at: new Date().toISOString() };
+        pane.exit = { code: 1, signal: null };
       }
-      this.ring(pane.agentId);
+      this.ring(req.agentId);
+      return { paneId };
     },
     liveness: async (refs: readonly PaneRef[]) => {
       this.calls.push(`liveness ${refs.length}`);
       const m = new Map<string, PaneLiveness>();
       for (const { paneId, agentId } of refs) {
         const pane = this.panes.get(paneId);
-        m.set(agentId, pane?.alive && pane.agentId === agentId ? "alive" : "gone");
+        if (!pane?.alive || pane.agentId !== agentId) m.set(agentId, { state: "gone" });
+        else m.set(agentId, pane.exit ? { state: "exited", exit: pane.exit } : { state: "alive" });
       }
       return m;
     },
+    markedPanes: async () => [...this.panes].filter(([, p]) => p.alive && p.owner === "shepherd").map(([paneId, p]) => ({ paneId, agentId: p.agentId })),
     read: async (paneId: string) => this.panes.get(paneId)?.text ?? "",
     close: async (paneId: string, agentId: string) => {
       this.calls.push(`close ${paneId}`);
       const pane = this.panes.get(paneId);
-      if (pane && pane.agentId !== agentId) throw new Error("closing a pane that is not ours");
+      // As the real runtimes do: a pane that carries another mark is refused, never closed.
+      if (pane?.alive && pane.agentId !== agentId) throw new ShepherdError("not_owned", `pane ${paneId} is not the pane of ${agentId}`);
       if (pane) pane.alive = false;
     },
   };
 
   readonly host: SheepHost = {
     prepare: async (req: PrepareRequest): Promise<PreparedSheep> => {
-      this.mem(req.agentId);
-      return { sessionPath: `/sessions/${req.agentId}.jsonl`, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
+      const s = this.mem(req.agentId);
+      const sessionPath = req.resume?.sessionPath ?? `/sessions/${req.agentId}.jsonl`;
+      s.card = resumeCardOf(req, sessionPath);
+      this.prepared.push(req);
+      const argv = ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`];
+      return { sessionPath, command: { argv, reporting: ["/bin/sh", "/report-exit.sh", `/exit/${req.agentId}.json`, ...argv] } };
     },
     snapshot: async (agentId) => ({ ...this.mem(agentId).snapshot }),
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
@@ -101,6 +118,9 @@ export class MemoryWorld {
     cleanup: async (agentId) => {
       this.mem(agentId).cleaned = true;
     },
+    // Every card is kept here: as if each sheep had answered, so its session file exists.
+    resumeCard: async (agentId) => this.sheep.get(agentId)?.card,
+    resumeCards: async () => [...this.sheep.values()].flatMap((s) => (s.card ? [s.card] : [])),
   };
 
   mem(agentId: string): MemSheep {
@@ -152,5 +172,11 @@ export class MemoryWorld {
   killPane(agentId: string) {
     const s = this.mem(agentId);
     this.panes.get(s.paneId!)!.alive = false;
+  }
+
+  /** The sheep's pi ends; its pane stays, as tmux keeps it. */
+  exitPi(agentId: string, exit: ExitStatus) {
+    this.panes.get(this.mem(agentId).paneId!)!.exit = exit;
+    this.ring(agentId);
   }
 }

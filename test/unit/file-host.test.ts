@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -21,6 +21,7 @@ function host(deadPidGraceMs = 50) {
     piCommand: ["pi"],
     nodePath: "/node",
     launcherPath: "/l.mjs",
+    reportExitPath: "/r.sh",
     sheepExtension: "/s.ts",
     env: {},
     depth: 1,
@@ -49,7 +50,7 @@ describe("sheep host: the pid witness", () => {
     await new Promise((r) => setTimeout(r, 80));
     const snap = await h.snapshot("a_deadpid0001");
     assert.ok(snap.exited, "dead for longer than the grace: exited");
-    assert.equal(snap.exited!.signal, "unknown");
+    assert.deepEqual([snap.exited!.code, snap.exited!.signal, snap.exited!.inferred], [null, null, true], "how it ended is not known");
   });
 
   it("a live pid is never taken for dead", async () => {
@@ -137,5 +138,126 @@ describe("sheep host: the async protocol on disk", () => {
       [],
       "no temp file left behind",
     );
+  });
+});
+
+describe("sheep host: resume cards", () => {
+  const def = { name: "worker", description: "d", source: "user" as const, path: "/a/worker.md", tools: ["read"], model: "m/x", systemPrompt: "Work." };
+  const prepare = (agentId: string, resume?: { from: string; sessionPath: string }) =>
+    host().prepare({ agentId, definition: def, cwd: "/work", label: "alpha", createdAt: new Date().toISOString(), ...(resume ? { resume } : {}) });
+
+  it("a card is written at prepare, kept at cleanup with the session, and dropped with a sheep that never wrote one", async () => {
+    const h = host();
+    const talked = await prepare("a_card000001");
+    await writeFile(talked.sessionPath, '{"type":"session"}\n');
+    await prepare("a_card000002");
+    assert.equal((await h.resumeCard("a_card000002"))?.agentId, undefined, "no session yet: nothing to resume");
+    await h.cleanup("a_card000001");
+    await h.cleanup("a_card000002");
+    assert.deepEqual((await readdir(sheepDir(agentDir, "a_card000001"))).sort(), ["resume.json", "session.jsonl"]);
+    await assert.rejects(readdir(sheepDir(agentDir, "a_card000002")), /ENOENT/, "a sheep that never talked leaves no directory");
+    const card = await h.resumeCard("a_card000001");
+    assert.deepEqual(
+      { ...card, createdAt: "t" },
+      {
+        agentId: "a_card000001",
+        agent: "worker",
+        label: "alpha",
+        cwd: "/work",
+        model: "m/x",
+        sessionPath: talked.sessionPath,
+        createdAt: "t",
+        definition: def,
+      },
+    );
+    // A resumed sheep runs pi on the first one's session, and its own card points there.
+    const resumed = await prepare("a_card000003", { from: "a_card000001", sessionPath: talked.sessionPath });
+    assert.equal(resumed.sessionPath, talked.sessionPath);
+    const spec = JSON.parse(await readFile(join(sheepDir(agentDir, "a_card000003"), "spec.json"), "utf8")) as { argv: string[] };
+    assert.equal(spec.argv[spec.argv.indexOf("--session") + 1], talked.sessionPath);
+    await h.cleanup("a_card000003");
+    assert.deepEqual(await readdir(sheepDir(agentDir, "a_card000003")), ["resume.json"], "its card stays while the conversation it continues exists");
+    assert.equal((await h.resumeCard("a_card000003"))?.resumedFrom, "a_card000001");
+    assert.ok((await h.resumeCards()).some((c) => c.agentId === "a_card000003"));
+  });
+
+  it("a forged card is not used: a session path outside the sheep directories, a wrong id, a hostile label or option", async () => {
+    const h = host();
+    const talked = await prepare("a_forge00001");
+    await writeFile(talked.sessionPath, "{}\n");
+    const cardPath = join(sheepDir(agentDir, "a_forge00001"), "resume.json");
+    const good = JSON.parse(await readFile(cardPath, "utf8")) as Record<string, unknown>;
+    const outside = join(agentDir, "elsewhere.jsonl");
+    await writeFile(outside, "{}\n");
+    for (const forged of [
+      { sessionPath: outside },
+      { sessionPath: join(sheepDir(agentDir, "a_forge00001"), "..", "..", "..", "elsewhere.jsonl") },
+      { sessionPath: "/etc/passwd" },
+      { agentId: "a_other00001" },
+      { label: "x\u001b[2J" },
+      { model: "--extension=/tmp/evil.ts" },
+      { definition: { ...(good.definition as object), tools: ["--evil"] } },
+      { definition: { ...(good.definition as object), source: "anywhere" } },
+    ]) {
+      await writeFile(cardPath, JSON.stringify({ ...good, ...forged }));
+      assert.equal(await h.resumeCard("a_forge00001"), undefined, JSON.stringify(forged));
+    }
+    await writeFile(cardPath, "not json");
+    assert.equal(await h.resumeCard("a_forge00001"), undefined);
+    assert.equal(await h.resumeCard("../../etc"), undefined, "only well-formed ids name a directory");
+    await writeFile(cardPath, JSON.stringify(good));
+    assert.equal((await h.resumeCard("a_forge00001"))?.agentId, "a_forge00001");
+  });
+});
+
+describe("sheep host: launch and exit reports", () => {
+  it("gives the pane the launcher and its reporting form; the spec carries argv, env and cwd only", async () => {
+    const h = host();
+    const prepared = await h.prepare({
+      agentId: "a_launch0001",
+      definition: { name: "w", description: "d", source: "user", path: "/w.md" },
+      cwd: "/work",
+      label: "w",
+      createdAt: new Date().toISOString(),
+    });
+    const dir = sheepDir(agentDir, "a_launch0001");
+    assert.deepEqual(prepared.command, {
+      argv: ["/node", "/l.mjs", join(dir, "spec.json")],
+      reporting: ["/bin/sh", "/r.sh", join(dir, "exit.json"), "/node", "/l.mjs", join(dir, "spec.json")],
+    });
+    const spec = JSON.parse(await readFile(join(dir, "spec.json"), "utf8")) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(spec).sort(), ["argv", "cwd", "env"]);
+  });
+
+  it("a pid that is not running marks the sheep gone at once; exited waits for the grace", async () => {
+    await statusWithPid("a_gonepid0001", deadPid());
+    const snap = await host(60_000).snapshot("a_gonepid0001");
+    assert.equal(snap.piGone, true);
+    assert.equal(snap.exited, undefined);
+    await statusWithPid("a_livepid0002", process.pid);
+    assert.equal((await host(0).snapshot("a_livepid0002")).piGone, undefined);
+  });
+
+  it("reads exit.json as written by report-exit.sh, and nothing else in its place", async () => {
+    const write = async (id: string, body: string) => {
+      const dir = sheepDir(agentDir, id);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await writeFile(join(dir, "exit.json"), body);
+    };
+    await write("a_exitgood01", '{"code":null,"signal":"SIGKILL","at":"2026-01-01T00:00:00Z"}\n');
+    assert.deepEqual((await host().snapshot("a_exitgood01")).exited, { code: null, signal: "SIGKILL", at: "2026-01-01T00:00:00Z" });
+    await write("a_exitgood02", '{"code":3,"signal":null,"at":"2026-01-01T00:00:00Z"}\n');
+    assert.equal((await host().snapshot("a_exitgood02")).exited?.code, 3);
+    for (const [n, forged] of [
+      '{"code":"3; rm -rf ~","signal":null}',
+      '{"code":null,"signal":"\\u001b]0;pwned\\u0007"}',
+      '{"code":null,"signal":null}',
+      "[]",
+      "null",
+      "{",
+    ].entries()) {
+      await write(`a_exitbad00${n}`, forged);
+      assert.equal((await host().snapshot(`a_exitbad00${n}`)).exited, undefined, forged);
+    }
   });
 });
