@@ -18,6 +18,8 @@ export class HerdWidget {
   private shown = "";
   /** The TUI the live widget is drawn in, to ask for a frame each second. */
   private tui: { requestRender(): void } | undefined;
+  /** The questions sheep wait on, as of the last refresh. */
+  private asking = new Map<string, { messageId: string; text: string }>();
   /** Tool calls under way: a call may start sheep at any moment, so keep looking while it runs. */
   private busy = 0;
 
@@ -60,22 +62,26 @@ export class HerdWidget {
     if (!shepherd || !ctx) return;
     let empty: boolean;
     try {
-      empty = (await shepherd.refreshFromFiles()).length === 0;
+      const refreshed = await shepherd.refreshFromFiles();
+      empty = refreshed.length === 0;
+      // A sheep's question is known from its files: as of this refresh.
+      this.asking = new Map(refreshed.flatMap((v) => (v.asking ? [[v.agentId, v.asking] as const] : [])));
     } catch {
       return;
     }
+    const views = () => shepherd.views().map((v) => ({ ...v, ...(this.asking.has(v.agentId) ? { asking: this.asking.get(v.agentId)! } : {}) }));
     // pi 1.6 says which UI it drives; only its TUI draws components.
     const live = (ctx as { mode?: string }).mode === "tui";
-    const key = empty ? "none" : live ? "live" : JSON.stringify(herdWidgetLines(shepherd.views(), Date.now()));
+    const key = empty ? "none" : live ? "live" : JSON.stringify(herdWidgetLines(views(), Date.now()));
     if (key !== this.shown) {
       this.shown = key;
       if (empty) ctx.ui.setWidget(KEY, undefined);
       else if (live) {
         ctx.ui.setWidget(KEY, (tui) => {
           this.tui = tui;
-          return new LiveText(() => (herdWidgetLines(shepherd.views(), this.clock.now()) ?? []).join("\n"), 1);
+          return new LiveText(() => (herdWidgetLines(views(), this.clock.now()) ?? []).join("\n"), 1);
         });
-      } else ctx.ui.setWidget(KEY, herdWidgetLines(shepherd.views(), Date.now()));
+      } else ctx.ui.setWidget(KEY, herdWidgetLines(views(), Date.now()));
     }
     if (live && !empty) this.tui?.requestRender();
     if (empty && this.busy === 0) this.stop();

@@ -1,8 +1,9 @@
 /** pi-tui wrappers around the text renderers in src/tool/render-text.ts. */
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
+import type { Push } from "../src/core/courier.js";
 import type { SheepView } from "../src/core/types.js";
-import { renderCallText, renderResultText, type Paint } from "../src/tool/render-text.js";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/tool/render-text.js";
 import { type FrameClock, LiveText } from "./live-text.js";
 
 type Theme = { fg(color: string, text: string): string; bold(text: string): string };
@@ -41,4 +42,15 @@ export function renderResult(
     );
   // Progress follows the herd between two reports, ticking with the widget; a result is fixed.
   return options.isPartial && details.progress ? new LiveText(draw) : new Text(draw(), 0, 0);
+}
+
+/** A pushed result, question or delegation in the transcript. */
+export function renderPush(message: { content: unknown; details?: unknown }, options: { expanded: boolean }, theme: Theme) {
+  const content =
+    typeof message.content === "string"
+      ? message.content
+      : Array.isArray(message.content)
+        ? message.content.map((c: { text?: string }) => c.text ?? "").join("")
+        : "";
+  return new Text(renderPushText(content, message.details as Push | undefined, options.expanded, paint(theme)), 0, 0);
 }

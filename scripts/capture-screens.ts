@@ -2,7 +2,8 @@
  * npm run screens: runs an interactive shepherd pi in a private tmux server on the scripted model
  * (the same TuiShepherd the screen tests use) and saves text captures of what a person sees to
  * docs/screens/: /shepherd answers kept in the transcript, a wait's progress beside the herd
- * widget, a parallel delegation to two sheep of one agent, an expanded chain, and read.
+ * widget, a parallel delegation to two sheep of one agent, an expanded chain, read, and working
+ * asynchronously (a background delegation whose sheep asks a question; a pushed result).
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,6 +15,13 @@ import { TuiShepherd } from "../test/support/tui-shepherd.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out = join(repoRoot, "docs", "screens");
+
+/** What the shepherd's scripted model says to a message pushed into its conversation. */
+function answerToPush(text: string): string {
+  if (text.startsWith("[pi-shepherd] Sheep")) return "The scout asks which session store to map; let me answer it.";
+  if (text.startsWith("[pi-shepherd] Background")) return "The scout reported back: the redis session store is mapped.";
+  return `ECHO: ${text}`;
+}
 
 /** The screen from the last line that matches `from` down, blank runs collapsed. */
 function cut(screen: string, from: RegExp): string {
@@ -31,12 +39,13 @@ function cut(screen: string, from: RegExp): string {
 
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-screens-"));
-  const model = await startScriptedModel();
+  const model = await startScriptedModel({ fallback: answerToPush });
   const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { agents: {} });
   const work = join(dir, "work");
   await mkdir(work);
   await mkdir(out, { recursive: true });
   const tui = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
+  let bg: TuiShepherd | undefined;
   const saved: string[] = [];
   const save = async (name: string, text: string) => {
     await writeFile(join(out, name), `${text}\n`);
@@ -101,8 +110,47 @@ async function main() {
     await sleep(800);
     await save("chain-expanded.txt", cut(await tui.screen(), /shepherd delegate chain/));
     await tui.keys("C-o");
+
+    // Working asynchronously, in a shepherd of its own (a clean screen): a background delegation
+    // returns at once; its sheep asks a question, which comes into the shepherd's conversation by
+    // itself; the reply goes back; the result follows.
+    bg = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
+    await bg.until(/scripted-model/);
+    const ask = directive({
+      tool: {
+        name: "shepherd_message",
+        arguments: { kind: "question", text: "Two session stores exist (redis and memory). Which one should I map?", awaitReply: true, timeout: 120 },
+      },
+      afterTool: "Mapped the redis store: src/auth/redis-store.ts:12-90 (sessions expire after 30 minutes).",
+      delayMs: 1500,
+    });
+    await bg.type(
+      directive({
+        tool: { name: "shepherd", arguments: { action: "delegate", agent: "scout", task: ask, background: true } },
+        afterTool: "The scout works in the background; I will tell you what it finds.",
+      }),
+    );
+    await bg.until(/let me answer it\./, 60_000);
+    await sleep(1500); // the widget refreshes once a second: let it show the sheep blocked on its question
+    const question = await bg.screen();
+    // The ids, as the model reads them in the pushed question.
+    const flat = question.replace(/\n/g, "");
+    const agentId = /"agentId":"(a_[0-9a-z]{10})"/.exec(flat)?.[1];
+    const messageId = /asks (m_[0-9a-z]{10})/.exec(flat)?.[1];
+    if (!agentId || !messageId) throw new Error(`no question on screen:\n${question}`);
+    await bg.type(
+      directive({
+        tool: { name: "shepherd", arguments: { action: "reply", agentId, messageId, text: "The redis one; memory is only for tests." } },
+        afterTool: "Told the scout to map the redis store.",
+      }),
+    );
+    await bg.until(/the redis session store is mapped\./, 60_000);
+    await sleep(1500); // the delegation closed its sheep: let the widget go
+    await save("async-question.txt", question.replace(/\n{3,}/g, "\n\n").trim());
+    await save("async-result.txt", (await bg.screen()).replace(/\n{3,}/g, "\n\n").trim());
     process.stdout.write(saved.join("\n"));
   } finally {
+    await bg?.stop();
     await tui.stop();
     await model.close();
     await rm(dir, { recursive: true, force: true });

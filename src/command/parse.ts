@@ -10,6 +10,8 @@ export interface SubcommandInfo {
   summary: string;
   /** Flag name -> the tool parameter it becomes. */
   flags?: Record<string, string>;
+  /** Flags that take no value: their presence sets the parameter to true. */
+  switches?: Record<string, string>;
 }
 
 /** The /shepherd subcommands; the order is the order of the help text and of completions. */
@@ -39,6 +41,13 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
   { name: "doctor", usage: "doctor", summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)" },
   { name: "log", usage: "log [N] [--agent ID|LABEL]", summary: "the last N events of the audit log (default 20)", flags: { agent: "agent" } },
+  {
+    name: "messages",
+    usage: "messages [<id|label>] [--unread]",
+    summary: "what the sheep told or asked their shepherd (listed ones count as read)",
+    switches: { unread: "unreadOnly" },
+  },
+  { name: "reply", usage: "reply <id|label> <messageId> <text…>", summary: "answer a sheep's question that waits for a reply" },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
   { name: "help", usage: "help", summary: "this help" },
 ];
@@ -46,7 +55,7 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | { sub: "sheep" | "herd" | "start" | "resume" | "read" | "status" | "close" | "prune" | "doctor"; command: ToolCommand }
+  | { sub: "sheep" | "herd" | "start" | "resume" | "read" | "status" | "close" | "prune" | "doctor" | "messages" | "reply"; command: ToolCommand }
   /** The audit log is the person's record, not an action of the tool. */
   | { sub: "log"; limit: number; agent?: string };
 
@@ -73,6 +82,12 @@ function split(info: SubcommandInfo, words: string[]): { positional: string[]; f
     }
     const eq = w.indexOf("=");
     const name = w.slice(2, eq < 0 ? undefined : eq);
+    const toggle = info.switches?.[name];
+    if (toggle && eq < 0) {
+      if (toggle in flags) throw usageError(info, `"--${name}" is given twice`);
+      flags[toggle] = true;
+      continue;
+    }
     const param = info.flags?.[name];
     if (!param) throw usageError(info, `unknown option "--${name}" for "${info.name}"`);
     let value: string | undefined;
@@ -115,6 +130,23 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "close":
       arity(1, 1, "a sheep's id or label");
       return { sub: info.name, command: parseToolCommand({ action: info.name, agentId: positional[0] }) };
+    case "messages":
+      arity(0, 1, "");
+      return {
+        sub: "messages",
+        command: parseToolCommand({
+          action: "messages",
+          ...(positional[0] !== undefined ? { agentId: positional[0] } : {}),
+          unreadOnly: flags.unreadOnly === true,
+        }),
+      };
+    case "reply":
+      if (positional.length < 3) throw usageError(info, `"reply" needs a sheep's id or label, the question's id and your answer`);
+      // The answer is the rest of the line, so it needs no quotes.
+      return {
+        sub: "reply",
+        command: parseToolCommand({ action: "reply", agentId: positional[0], messageId: positional[1], text: positional.slice(2).join(" ") }),
+      };
     case "herd":
     case "prune":
     case "doctor":

@@ -4,8 +4,10 @@ import type { AgentStatus, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import { herdText, sheepLine, startedLine } from "../tool/format.js";
+import type { ListedMessage } from "../core/mail.js";
+import { herdText, messagesText, sheepLine, startedLine } from "../tool/format.js";
 import { helpText, logNotice, settingsNotice } from "./text.js";
+import { quoteWord } from "./tokens.js";
 
 export interface Notice {
   level: "info" | "warning" | "error";
@@ -75,6 +77,15 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "log":
       return info(logNotice(await deps.log({ limit: cmd.limit, ...(cmd.agent !== undefined ? { agent: cmd.agent } : {}) }), cmd.agent));
+    case "messages": {
+      const r = await deps.execute(cmd.command);
+      const unreadOnly = cmd.command.action === "messages" && cmd.command.unreadOnly === true;
+      const list = r.details.messages as ListedMessage[];
+      return info(messagesText(list, unreadOnly, (m) => `Answer it: /shepherd reply ${quoteWord(m.label)} ${m.messageId} <your answer>`));
+    }
+    case "reply":
+      // The tool's own words: a reply reads the same to the model and to a person.
+      return info(textOf(await deps.execute(cmd.command)));
   }
 }
 

@@ -1,7 +1,7 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
 import { isShepherdError, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
-import { activePrompt, settle, settleFromDisk } from "./ledger.js";
+import { pendingPrompts, refresh, settle, settleAll } from "./ledger.js";
 import { findRecord } from "./persistence.js";
 import type { AgentRecord, CloseOutcome } from "./types.js";
 
@@ -14,19 +14,12 @@ export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome>
   return herd.exclusive(rec.agentId, async () => {
     if (rec.state === "closed") return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true };
     if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
-    const active = activePrompt(herd, rec);
     // A result already on disk is the answer, not a cancellation.
-    if (active) await settleFromDisk(herd, rec, active);
+    await refresh(herd, rec);
     await closeOurPane(herd, rec);
-    const cancelled: string[] = [];
-    if (active && !active.settled) {
-      // The answer may have landed while the pane went; only then is the prompt truly cancelled.
-      await settleFromDisk(herd, rec, active);
-      if (!active.settled) {
-        settle(herd, active, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
-        cancelled.push(active.promptId);
-      }
-    }
+    // The answer may have landed while the pane went; what is left, active or queued, is cancelled.
+    await refresh(herd, rec);
+    const cancelled = settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
     rec.state = "closed";
     delete rec.activePromptId;
     herd.unwatch(rec.agentId);
@@ -74,11 +67,8 @@ export async function prune(herd: Herd): Promise<string[]> {
 export function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
   return herd.exclusive(rec.agentId, async () => {
     if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return [];
-    const active = activePrompt(herd, rec);
-    if (active) {
-      await settleFromDisk(herd, rec, active);
-      if (!active.settled) settle(herd, active, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
-    }
+    await refresh(herd, rec).catch(() => undefined);
+    for (const p of pendingPrompts(herd, rec)) settle(herd, p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
     herd.unwatch(rec.agentId);
     await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
     herd.forget(rec);

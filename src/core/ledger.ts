@@ -1,6 +1,7 @@
 /**
  * The ledger of prompts: each settles exactly once, from the sheep's result file or from what
- * the core saw happen, and the first outcome is the one every later wait returns.
+ * the core saw happen, and the first outcome is the one every later wait returns. A settled
+ * active prompt hands its place to the next follow-up queued behind it.
  */
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
 import { shorten } from "./errors.js";
@@ -23,10 +24,36 @@ export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Wait
     ...(outcome.usage !== undefined ? { usage: outcome.usage } : {}),
     ...(outcome.error !== undefined ? { error: shorten(outcome.error) } : {}),
   });
-  if (rec && rec.activePromptId === prompt.promptId && rec.state === "working") rec.state = "idle";
+  if (rec) advance(rec, prompt.promptId);
+  intoDelegation(herd, prompt);
   herd.bells.ring(prompt.agentId);
   void herd.persist();
   return prompt.settled;
+}
+
+/** The next queued follow-up becomes the sheep's active prompt; the sheep takes them in the same order. */
+function advance(rec: AgentRecord, promptId: string): void {
+  if (rec.queue?.includes(promptId)) rec.queue = rec.queue.filter((id) => id !== promptId);
+  if (rec.activePromptId === promptId) {
+    const next = rec.queue?.shift();
+    if (next) {
+      rec.activePromptId = next;
+      if (rec.state === "idle" || rec.state === "blocked") rec.state = "working";
+    } else if (rec.state === "working") rec.state = "idle";
+  }
+  if (rec.queue?.length === 0) delete rec.queue;
+}
+
+/** A background delegation keeps each task's outcome itself: its prompt may be forgotten before the message goes out. */
+function intoDelegation(herd: Herd, prompt: PromptRecord): void {
+  if (!prompt.delegationId || !prompt.settled) return;
+  const item = herd.registry.delegations.get(prompt.delegationId)?.items.find((i) => i.promptId === prompt.promptId);
+  if (!item || item.status !== undefined) return;
+  const s = prompt.settled;
+  item.status = s.status;
+  if (s.text !== undefined) item.text = s.text;
+  if (s.error !== undefined) item.error = s.error;
+  if (s.usage !== undefined) item.usage = s.usage;
 }
 
 /** Settles the prompt when its result file is there; returns the sheep's latest report. */
@@ -36,15 +63,36 @@ export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: Promp
   return herd.opts.host.snapshot(rec.agentId);
 }
 
-/** Reads the sheep's files once: settles its active prompt if answered, and returns its report. */
+/**
+ * Reads the sheep's files once: settles its active prompt if answered, then each follow-up the
+ * sheep answered after it, and returns its report.
+ */
 export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapshot> {
-  const active = activePrompt(herd, rec);
-  return active ? settleFromDisk(herd, rec, active) : herd.opts.host.snapshot(rec.agentId);
+  for (;;) {
+    const active = activePrompt(herd, rec);
+    const result = active ? await herd.opts.host.result(rec.agentId, active.promptId) : undefined;
+    if (!active || !result) return herd.opts.host.snapshot(rec.agentId);
+    settle(herd, active, fromResult(result, active, rec));
+  }
 }
 
-/** The sheep's unsettled prompt, if it has one. */
+/** The sheep's unsettled active prompt, if it has one. */
 export function activePrompt(herd: Herd, rec: AgentRecord): PromptRecord | undefined {
   return herd.registry.pending(rec);
+}
+
+/** Every prompt the sheep still owes: the active one, then the queued follow-ups in order. */
+export function pendingPrompts(herd: Herd, rec: AgentRecord): PromptRecord[] {
+  const active = activePrompt(herd, rec);
+  const queued = (rec.queue ?? []).map((id) => herd.registry.prompts.get(id)).filter((p): p is PromptRecord => p !== undefined && !p.settled);
+  return active ? [active, ...queued] : queued;
+}
+
+/** Settles everything the sheep still owes with one outcome (it closed, or it is gone). */
+export function settleAll(herd: Herd, rec: AgentRecord, outcome: Outcome): string[] {
+  const pending = pendingPrompts(herd, rec);
+  for (const p of pending) settle(herd, p, outcome);
+  return pending.map((p) => p.promptId);
 }
 
 function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Outcome {
@@ -56,6 +104,8 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
       : r.status === "cancelled"
         ? `[cancelled] ${r.errorMessage ?? "the turn was aborted in the sheep"}`
         : undefined;
+  const sent = prompt.steerIds ?? [];
+  const got = Array.isArray(r.steered) ? r.steered.filter((id) => sent.includes(id)).length : 0;
   return {
     status: r.status,
     text: r.text,
@@ -65,5 +115,6 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
     ...(r.model !== undefined ? { model: r.model } : {}),
     sessionPath: r.sessionPath ?? rec.sessionPath,
     ...(Number.isFinite(finished - started) ? { durationMs: finished - started } : {}),
+    ...(sent.length > 0 ? { steered: got, ...(sent.length > got ? { steersMissed: sent.length - got } : {}) } : {}),
   };
 }

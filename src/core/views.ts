@@ -1,12 +1,28 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
 import type { SheepSnapshot } from "../ports/sheep-host.js";
+import type { Courier } from "./courier.js";
 import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
-import { activePrompt, refresh } from "./ledger.js";
+import { activePrompt, pendingPrompts, refresh } from "./ledger.js";
 import { howEnded } from "./liveness.js";
 import { findRecord } from "./persistence.js";
 import type { Registry } from "./registry.js";
 import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.js";
+
+/**
+ * A sheep as the widget shows it: the view every live view shares (its state and clock), and
+ * what the asynchronous herd adds.
+ */
+export interface HerdView extends SheepView {
+  /** Prompts queued behind the active one (follow-ups). */
+  queued?: number;
+  /** Results of this sheep owed to the conversation and not yet delivered (notify, background). */
+  undelivered?: number;
+  /** Its latest progress message. */
+  progress?: string;
+  /** The question it waits to have answered (known from its files: as of the last refresh). */
+  asking?: { messageId: string; text: string };
+}
 
 /**
  * Asks the multiplexer (liveness, and its own agent status where it has one) and the files; once
@@ -19,9 +35,10 @@ export async function status(herd: Herd, agentId: unknown): Promise<AgentStatus>
   if (rec.state !== "closed") {
     // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
     // not answer is no news.
-    const live = await herd.liveness.fresh(rec);
-    paneAlive = live === undefined || live.state === "alive";
+    const asked = await herd.liveness.fresh(rec);
     const snap = await refresh(herd, rec);
+    const live = await herd.liveness.unlessStale(rec, snap, asked);
+    paneAlive = live === undefined || live.state === "alive";
     deriveState(herd, rec, snap, paneAlive);
     const exit = howEnded(snap, live);
     const { runtime } = herd.opts;
@@ -44,18 +61,40 @@ export async function herdStatus(herd: Herd): Promise<AgentStatus[]> {
  * cheap enough to run every second for the widget. Reading the files settles any result that
  * landed, and that is written through like every other settlement.
  */
-export async function refreshFromFiles(herd: Herd): Promise<SheepView[]> {
+export async function refreshFromFiles(herd: Herd, courier?: Courier): Promise<HerdView[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
+  const asking = new Map<string, { messageId: string; text: string }>();
   await Promise.all(
     live.map(async (rec) => {
       // A dialog in the sheep opens and closes with no tool call to notice it: the sheep's report
       // decides between working, blocked and idle here too.
       const snap = await refresh(herd, rec).catch(() => undefined);
       if (snap) deriveState(herd, rec, snap, rec.state !== "exited");
+      if (snap?.asking) asking.set(rec.agentId, snap.asking);
     }),
   );
   // The sheep refreshed here that are still ours: one recorded meanwhile is shown next time.
-  return live.filter((rec) => herd.registry.agents.get(rec.agentId) === rec && rec.state !== "closed").map((rec) => sheepView(herd.registry, rec));
+  return live
+    .filter((rec) => herd.registry.agents.get(rec.agentId) === rec && rec.state !== "closed")
+    .map((rec) => {
+      const question = asking.get(rec.agentId);
+      return { ...herdView(herd, rec, courier), ...(question ? { asking: question } : {}) };
+    });
+}
+
+/** A sheep for the widget from the records and the courier alone (no file, no multiplexer). */
+export function herdView(herd: Herd, rec: AgentRecord, courier?: Courier): HerdView {
+  const active = activePrompt(herd, rec);
+  const queued = pendingPrompts(herd, rec).filter((p) => p !== active).length;
+  let undelivered = 0;
+  if (courier) for (const p of herd.registry.prompts.values()) if (p.agentId === rec.agentId && courier.undelivered(p)) undelivered++;
+  const progress = courier?.lastProgress.get(rec.agentId);
+  return {
+    ...sheepView(herd.registry, rec),
+    ...(queued ? { queued } : {}),
+    ...(undelivered ? { undelivered } : {}),
+    ...(progress ? { progress: progress.text } : {}),
+  };
 }
 
 /** What every live view shows of one sheep, from the records alone (no file, no multiplexer). */
@@ -67,9 +106,9 @@ export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
   return pending ? { ...base, since: pending.submittedAt } : base;
 }
 
-/** Every sheep that is not closed, as the live views show them. */
-export function herdViews(registry: Registry): SheepView[] {
-  return [...registry.agents.values()].filter((a) => a.state !== "closed").map((a) => sheepView(registry, a));
+/** Every sheep that is not closed, as the widget shows them (a question asked as of the last refresh left out). */
+export function herdViews(herd: Herd, courier?: Courier): HerdView[] {
+  return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier));
 }
 
 export async function readScreen(herd: Herd, agentId: unknown, lines: number): Promise<string> {
@@ -100,6 +139,9 @@ function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAliv
 
 function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatus?: string): AgentStatus {
   const active = activePrompt(herd, rec);
+  const queued = pendingPrompts(herd, rec)
+    .map((p) => p.promptId)
+    .filter((id) => id !== active?.promptId);
   return {
     agentId: rec.agentId,
     agent: rec.agent,
@@ -107,6 +149,7 @@ function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatu
     runtime: rec.runtime,
     state: rec.state,
     ...(active ? { activePromptId: active.promptId } : {}),
+    ...(queued.length ? { queued } : {}),
     paneAlive,
     ...(runtimeStatus !== undefined ? { runtimeStatus } : {}),
     createdAt: rec.createdAt,

@@ -1,3 +1,4 @@
+import type { BackgroundStarted } from "../core/background.js";
 import { Delegation, type DelegateTask } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
 import type { ToolCommand } from "./command.js";
@@ -20,6 +21,15 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
   const pick = await definitionPicker(ctx, scope, confirm);
   const tasks: DelegateTask[] = [];
   for (const t of list) tasks.push({ definition: await pick(t.agent), task: t.task, cwd: resolveCwd(baseCwd, t.cwd) });
+  if (cmd.background) {
+    const started = await ctx.shepherd.delegateInBackground(mode, tasks, {
+      keepOpen,
+      maxParallel: settings.maxParallel,
+      waitTimeoutSec: settings.waitTimeout,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    return { text: backgroundText(started), details: { mode, background: true, delegationId: started.delegationId, items: started.items } };
+  }
   const items = await new Delegation(ctx.shepherd, mode, tasks, {
     keepOpen,
     maxParallel: settings.maxParallel,
@@ -29,4 +39,21 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
   }).run();
   const { summary } = delegateOutcome(mode, items, list.length);
   return { text: delegateText(mode, items, summary), details: { mode, results: items } };
+}
+
+/** What a background delegation says when it returns: what runs, what waits, and that the results will come. */
+function backgroundText(b: BackgroundStarted): string {
+  const lines = b.items.map((i, n) => {
+    const state = i.status
+      ? `${i.status}${i.error ? `: ${i.error}` : ""}`
+      : i.promptId
+        ? `working (sheep ${i.agentId}, prompt ${i.promptId})`
+        : "waits for its turn";
+    return `${n + 1}. ${i.agent}: ${state}`;
+  });
+  return [
+    `Background ${b.mode} delegation ${b.delegationId} started (${b.items.length} task${b.items.length === 1 ? "" : "s"}):`,
+    ...lines,
+    "One message with every result, in this order, comes to you by itself when the last one is final; go on with other work meanwhile; there is no need to wait for these prompts.",
+  ].join("\n");
 }

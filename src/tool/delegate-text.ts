@@ -11,7 +11,7 @@ export function itemName(i: DelegateItem): string {
 const reason = (i: DelegateItem) => `${i.status}${i.error ? ` ${i.error}` : ""}`;
 
 /** Items numbered in input order (a chain's by step), those that failed alike said once. */
-function grouped(items: DelegateItem[]): { names: string; item: DelegateItem }[] {
+function grouped(items: readonly DelegateItem[]): { names: string; item: DelegateItem }[] {
   const numbered = items.map((item, n) => ({ item, n: item.step ?? n + 1 }));
   return sameReason(numbered, ({ item }) => (item.status === "completed" ? undefined : reason(item))).map((g) => ({
     names: g.map(({ item, n }) => `${n}. ${itemName(item)}`).join(", "),
@@ -21,12 +21,18 @@ function grouped(items: DelegateItem[]): { names: string; item: DelegateItem }[]
 
 /** The tool's verdict: every item failed throws; anything else returns. */
 export function delegateOutcome(mode: DelegateMode, items: DelegateItem[], total: number): { ok: number; summary: string } {
-  const ok = items.filter((i) => i.status === "completed").length;
-  if (ok === 0) {
+  const verdict = delegateSummary(mode, items, total);
+  if (verdict.ok === 0) {
     const reasons = grouped(items).map((g) => `${g.names}: ${reason(g.item)}`);
     const code = items.every((i) => i.status === "cancelled") ? "aborted" : "delegate_failed";
     throw new ShepherdError(code, `${mode} delegation: no task succeeded.\n${reasons.join("\n")}`);
   }
+  return verdict;
+}
+
+/** How many succeeded and the line that says so; a chain says where it stopped. */
+export function delegateSummary(mode: DelegateMode, items: readonly DelegateItem[], total: number): { ok: number; summary: string } {
+  const ok = items.filter((i) => i.status === "completed").length;
   if (mode === "chain") {
     const stopped = items.find((i) => i.status !== "completed");
     return {
@@ -36,11 +42,15 @@ export function delegateOutcome(mode: DelegateMode, items: DelegateItem[], total
         : `Chain: ${ok}/${total} steps succeeded.`,
     };
   }
-  return { ok, summary: mode === "single" ? "" : `Parallel: ${ok}/${total} succeeded.` };
+  return {
+    ok,
+    summary:
+      mode === "single" ? (ok === 1 ? "" : `The task did not succeed: ${items[0]?.error ?? items[0]?.status ?? ""}`) : `Parallel: ${ok}/${total} succeeded.`,
+  };
 }
 
-export function delegateText(mode: DelegateMode, items: DelegateItem[], summary: string): string {
-  const body = (i: DelegateItem) => (i.status === "completed" ? (i.text ?? "") : reason(i));
+export function delegateText(mode: DelegateMode, items: readonly DelegateItem[], summary: string): string {
+  const body = (i: DelegateItem) => (i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`);
   if (mode === "single") return body(items[0]!);
   const last = items[items.length - 1]!;
   if (mode === "chain" && last.status === "completed") return `${summary}\n\n${body(last)}`;

@@ -63,7 +63,7 @@ export function coerce(raw: unknown): Params {
   for (const k of ["timeout", "lines", "turns"]) {
     if (typeof out[k] === "string" && (out[k] as string).trim() !== "" && Number.isFinite(Number(out[k]))) out[k] = Number(out[k]);
   }
-  for (const k of ["confirmProjectAgents", "keepOpen", "all"]) {
+  for (const k of ["confirmProjectAgents", "keepOpen", "all", "notify", "background", "unreadOnly"]) {
     if (out[k] === "true") out[k] = true;
     if (out[k] === "false") out[k] = false;
   }

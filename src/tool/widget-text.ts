@@ -1,4 +1,4 @@
-import type { SheepView } from "../core/types.js";
+import type { HerdView } from "../core/views.js";
 import { ageText } from "./format.js";
 
 /** `label · agent`, or the label alone when it is the agent's own name. */
@@ -20,9 +20,26 @@ export function stateClock(state: string, since: string | undefined, now: number
   return since ? `${state} ${ageText(now - Date.parse(since))}` : state;
 }
 
-/** The herd widget: one line per live sheep, plain text (RPC clients get it verbatim). */
-export function herdWidgetLines(herd: SheepView[], now: number): string[] | undefined {
+const oneLine = (s: string, max: number) => {
+  const flat = s.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+/**
+ * The herd widget: one line per live sheep, plain text (RPC clients get it verbatim). A sheep
+ * with results still on their way to the conversation (notify, background) shows how many; its
+ * latest progress message and a question it waits on follow on lines of their own.
+ */
+export function herdWidgetLines(herd: HerdView[], now: number): string[] | undefined {
   const live = herd.filter((s) => s.state !== "closed");
   if (live.length === 0) return undefined;
-  return [`🐑 herd (${live.length})`, ...live.map((s) => `  ${sheepStateText(s, now)}`)];
+  const lines = [`🐑 herd (${live.length})`];
+  for (const s of live) {
+    const queued = s.queued ? ` +${s.queued} queued` : "";
+    const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
+    lines.push(`  ${sheepStateText(s, now)}${queued}${owed}`);
+    if (s.asking) lines.push(`    ? ${s.asking.messageId}: ${oneLine(s.asking.text, 80)}`);
+    else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
+  }
+  return lines;
 }

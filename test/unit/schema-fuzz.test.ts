@@ -43,6 +43,13 @@ const FIELDS = [
   "chain",
   "all",
   "keepOpen",
+  "notify",
+  "deliverAs",
+  "requestId",
+  "background",
+  "unreadOnly",
+  "messageId",
+  "text",
 ] as const;
 
 /** Ids the world has handed out so far, so fuzzed calls also hit live records. */
@@ -150,7 +157,7 @@ function junkValue(r: Rng, pool: Pool, depth = 0): unknown {
 /** The fields each action reads; a "clean" call sets only these. */
 const RELEVANT: Record<string, readonly string[]> = {
   start: ["agent", "label", "placement", "cwd", "model", "agentScope", "confirmProjectAgents"],
-  prompt: ["agentId", "message"],
+  prompt: ["agentId", "message", "notify", "deliverAs", "requestId"],
   wait: ["promptId", "promptIds", "timeout"],
   status: ["agentId"],
   close: ["agentId"],
@@ -158,7 +165,9 @@ const RELEVANT: Record<string, readonly string[]> = {
   herd: ["all"],
   read: ["target", "lines"],
   prune: [],
-  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd"],
+  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd", "background"],
+  messages: ["agentId", "unreadOnly"],
+  reply: ["agentId", "messageId", "text"],
 };
 
 /** Half clean calls (the right fields, mostly plausible), half noise; a few not even objects. */
@@ -196,6 +205,13 @@ function randomParams(r: Rng, pool: Pool): unknown {
     confirmProjectAgents: () => r.pick([true, false, "true"]),
     keepOpen: () => r.pick([true, false, "false"]),
     all: () => r.pick([true, false]),
+    notify: () => r.pick([true, false, "true"]),
+    deliverAs: () => r.pick(["steer", "followUp", "later"]),
+    requestId: () => r.pick(["r1", "r2", "", "x".repeat(300)]),
+    background: () => r.pick([true, false]),
+    unreadOnly: () => r.pick([true, false, "true"]),
+    messageId: () => r.pick(["m_0000000000", "m_../../x", "p_0000000000"]),
+    text: () => r.pick(["an answer", ""]),
   };
   for (const f of FIELDS) {
     if (f === "action") continue;
