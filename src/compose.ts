@@ -12,7 +12,8 @@ import { Shepherd } from "./core/shepherd.js";
 import { defaultPiCommand } from "./launch/pi-command.js";
 import type { Runtime, RuntimeName } from "./ports/runtime.js";
 import { FileSheepHost } from "./protocol/file-host.js";
-import { stateDir } from "./protocol/layout.js";
+import { GitWorkspace } from "./git/workspace.js";
+import { stateDir, worktreesDir } from "./protocol/layout.js";
 import { pidAlive } from "./protocol/pid.js";
 import { FileStateStore } from "./protocol/state-store.js";
 import { chooseRuntime } from "./runtimes/choose.js";
@@ -115,6 +116,9 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     ownerAlive,
     startTimeoutMs: settings.startTimeout * 1000,
     defaultWaitTimeoutSec: settings.waitTimeout,
+    workspace: new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) }),
+    evidence: settings.evidence,
+    evidenceInlineLines: settings.diffInlineLines,
   });
   return { shepherd, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
 }

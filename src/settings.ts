@@ -22,6 +22,10 @@ export interface Settings {
   startTimeout: number;
   /** Close this shepherd's sheep when the shepherd pi quits. */
   closeOnExit: boolean;
+  /** Record each prompt's changes (git) as evidence in its result. */
+  evidence: boolean;
+  /** Lines of a prompt's patch shown inline in its result; the whole patch is on disk. */
+  diffInlineLines: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -37,6 +41,8 @@ export const DEFAULT_SETTINGS: Settings = {
   maxDepth: 0,
   startTimeout: 60,
   closeOnExit: true,
+  evidence: true,
+  diffInlineLines: 200,
 };
 
 /** Keys a repository must not control: they decide what runs unasked and what a sheep may spawn. */
@@ -64,6 +70,8 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   piCommand: [(v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string" && x !== ""), "a non-empty list of strings (argv)"],
   startTimeout: [positiveInt, "a whole number of seconds above 0"],
   closeOnExit: [bool, "true or false"],
+  evidence: [bool, "true or false"],
+  diffInlineLines: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 100_000, "a whole number from 0 to 100000"],
 };
 
 /** Every known key, in the order they are documented. */

@@ -42,17 +42,18 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
   } else {
     const info = findSubcommand(words[0]!);
     if (!info) return null;
-    const flags = Object.keys(info.flags ?? {});
+    const flags = [...Object.keys(info.flags ?? {}), ...Object.keys(info.switches ?? {})];
+    const takesValue = (w: string) => w.startsWith("--") && !w.includes("=") && !Object.hasOwn(info.switches ?? {}, w.slice(2));
     const prev = words[words.length - 1]!;
     const used = new Set(words.filter((w) => w.startsWith("--")).map((w) => w.slice(2).split("=")[0]!));
     // Words after the subcommand that are not flags or flag values.
     let positional = 0;
     for (let i = 1; i < words.length; i++) {
       if (words[i]!.startsWith("--")) {
-        if (!words[i]!.includes("=")) i++;
+        if (takesValue(words[i]!)) i++;
       } else positional++;
     }
-    if (prev.startsWith("--") && !prev.includes("=") && words.length > 1) {
+    if (takesValue(prev) && words.length > 1) {
       const values = FLAG_VALUES[prev.slice(2)];
       if (!values) return null; // a free value such as a label or a path
       candidates = values.map((word) => ({ word }));
@@ -60,7 +61,7 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
       candidates = flags.filter((f) => !used.has(f)).map((f) => ({ word: `--${f}`, raw: true }));
     } else if (positional === 0 && info.name === "start") {
       candidates = (await src.agents()).map((a) => ({ word: a.name, description: `${a.source}: ${a.description}` }));
-    } else if (positional === 0 && ["status", "read", "close"].includes(info.name)) {
+    } else if (positional === 0 && ["status", "read", "close", "diff", "land"].includes(info.name)) {
       const live = src.sheep();
       candidates = live.map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent} · ${s.state}` }));
       if (current.startsWith("a_")) candidates = live.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent} · ${s.state}` }));

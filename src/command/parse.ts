@@ -10,6 +10,8 @@ export interface SubcommandInfo {
   summary: string;
   /** Flag name -> the tool parameter it becomes. */
   flags?: Record<string, string>;
+  /** Flags that take no value: name -> the boolean tool parameter they set. */
+  switches?: Record<string, string>;
 }
 
 /** The /shepherd subcommands; the order is the order of the help text and of completions. */
@@ -18,13 +20,32 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "sheep", aliases: ["agents"], usage: "sheep [user|project|both]", summary: "agent definitions, and files skipped with the reason" },
   {
     name: "start",
-    usage: "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--cwd DIR] [--scope user|project|both] [--model M]",
-    summary: "start a sheep from an agent definition (no task is sent)",
+    usage:
+      "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--cwd DIR] [--scope user|project|both] [--model M] [--isolate]",
+    summary: "start a sheep from an agent definition (no task is sent); --isolate: in a git worktree of its own",
     flags: { label: "label", placement: "placement", direction: "direction", cwd: "cwd", scope: "agentScope", model: "model" },
+    switches: { isolate: "isolate" },
   },
   { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
   { name: "read", usage: "read <id|label> [--lines N]", summary: "recent screen text of a sheep", flags: { lines: "lines" } },
-  { name: "close", usage: "close <id|label>", summary: "close a sheep and its pane (its session file is kept)" },
+  {
+    name: "diff",
+    usage: "diff <id|label> [--stat]",
+    summary: "what the sheep's last prompt changed (the patch, or with --stat the files)",
+    switches: { stat: "stat" },
+  },
+  {
+    name: "land",
+    usage: "land <id|label> [--squash]",
+    summary: "merge an isolated sheep's work into your current branch (only if your tree and the merge are clean)",
+    switches: { squash: "squash" },
+  },
+  {
+    name: "close",
+    usage: "close <id|label> [--remove-worktree [--force]]",
+    summary: "close a sheep and its pane (its session file is kept; a worktree too, unless --remove-worktree)",
+    switches: { "remove-worktree": "removeWorktree", force: "force" },
+  },
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
   { name: "help", usage: "help", summary: "this help" },
@@ -33,9 +54,11 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | { sub: "sheep" | "herd" | "start" | "read" | "prune"; command: ToolCommand }
+  | { sub: "sheep" | "herd" | "start" | "read" | "prune" | "diff"; command: ToolCommand }
   /** The tool takes an agentId here; the command also takes a label, resolved first. */
-  | { sub: "status" | "close"; target: string };
+  | { sub: "status"; target: string }
+  | { sub: "close"; target: string; removeWorktree?: boolean; force?: boolean }
+  | { sub: "land"; target: string; squash?: boolean };
 
 export function findSubcommand(word: string): SubcommandInfo | undefined {
   return SUBCOMMANDS.find((s) => s.name === word || s.aliases?.includes(word));
@@ -57,6 +80,13 @@ function split(info: SubcommandInfo, words: string[]): { positional: string[]; f
     }
     const eq = w.indexOf("=");
     const name = w.slice(2, eq < 0 ? undefined : eq);
+    const toggle = info.switches?.[name];
+    if (toggle) {
+      if (eq >= 0) throw usageError(info, `"--${name}" takes no value`);
+      if (toggle in flags) throw usageError(info, `"--${name}" is given twice`);
+      flags[toggle] = true;
+      continue;
+    }
     const param = info.flags?.[name];
     if (!param) throw usageError(info, `unknown option "--${name}" for "${info.name}"`);
     let value: string | undefined;
@@ -93,9 +123,20 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       arity(1, 1, "a sheep's id or label");
       return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };
     case "status":
-    case "close":
       arity(1, 1, "a sheep's id or label");
       return { sub: info.name, target: positional[0]! };
+    case "close": {
+      arity(1, 1, "a sheep's id or label");
+      // Checked by the tool's own rules (force needs removeWorktree) before anything runs.
+      parseToolCommand({ ...flags, action: "close", agentId: positional[0] });
+      return { sub: info.name, target: positional[0]!, ...(flags as { removeWorktree?: boolean; force?: boolean }) };
+    }
+    case "land":
+      arity(1, 1, "a sheep's id or label");
+      return { sub: info.name, target: positional[0]!, ...(flags as { squash?: boolean }) };
+    case "diff":
+      arity(1, 1, "a sheep's id or label");
+      return { sub: "diff", command: parseToolCommand({ ...flags, action: "diff", target: positional[0] }) };
     case "herd":
     case "prune":
       arity(0, 0, "");

@@ -3,6 +3,7 @@ import type { Registry } from "../core/registry.js";
 import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
+import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
 import { closeNotice, helpText, herdNotice, readNotice, settingsNotice, startNotice, statusNotice } from "./text.js";
 
@@ -58,11 +59,24 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       return info(statusNotice(r.details.status as AgentStatus, deps.now()));
     }
     case "close": {
-      const agentId = (await deps.registry()).resolve(cmd.target);
+      // A closed sheep's label still leads to the worktree it kept.
+      const agentId = (await deps.registry()).resolve(cmd.target, { closed: cmd.removeWorktree === true });
       const label = await labelOf(deps, agentId);
-      const r = await deps.execute({ action: "close", agentId });
+      const r = await deps.execute({
+        action: "close",
+        agentId,
+        ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
+        ...(cmd.force !== undefined ? { force: cmd.force } : {}),
+      });
       return info(closeNotice(r.details.closed as CloseOutcome, label));
     }
+    case "land": {
+      const agentId = (await deps.registry()).resolve(cmd.target, { closed: true });
+      return info(textOf(await deps.execute({ action: "land", agentId, ...(cmd.squash !== undefined ? { squash: cmd.squash } : {}) })));
+    }
+    case "diff":
+      // Patches hold the repository's bytes: escape sequences in them must not reach the terminal as such.
+      return info(visibleControls(textOf(await deps.execute(cmd.command))));
     case "read": {
       const r = await deps.execute(cmd.command);
       const agentId = r.details.agentId as string;

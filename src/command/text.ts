@@ -1,8 +1,9 @@
 /** What /shepherd shows a person: the same facts as the tool's results, worded for the UI. */
 import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
-import { ageText } from "../tool/format.js";
+import { ageText, closedWorktreeText } from "../tool/format.js";
 import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.js";
 import { SUBCOMMANDS } from "./parse.js";
+import { quoteWord } from "./tokens.js";
 
 function sheepLine(s: AgentStatus, now: number): string {
   const age = ageText(now - Date.parse(s.createdAt));
@@ -30,9 +31,11 @@ export function startNotice(a: StartedAgent): string {
 
 export function closeNotice(c: CloseOutcome, label: string | undefined): string {
   const who = label ? `${label} (${c.agentId})` : c.agentId;
-  if (c.alreadyClosed) return `${who} was already closed.`;
+  const name = label ?? c.agentId;
+  const worktree = closedWorktreeText(c, { land: `/shepherd land ${quoteWord(name)}`, remove: `/shepherd close ${quoteWord(name)} --remove-worktree` });
+  if (c.alreadyClosed) return `${who} was already closed.${worktree}`;
   const cancelled = c.cancelledPromptIds.length ? ` Cancelled its pending prompt ${c.cancelledPromptIds.join(", ")}.` : "";
-  return `Closed ${who}; its session file is kept.${cancelled}`;
+  return `Closed ${who}; its session file is kept.${cancelled}${worktree}`;
 }
 
 export function readNotice(label: string | undefined, agentId: string, text: string): string {

@@ -15,7 +15,12 @@ export type ErrorCode =
   | "pi_exited"
   | "provider_error"
   | "runtime_error"
-  | "delegate_failed";
+  | "delegate_failed"
+  | "not_a_repository"
+  | "git_error"
+  | "dirty_worktree"
+  | "land_refused"
+  | "no_evidence";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

@@ -3,25 +3,37 @@
  * the core saw happen, and the first outcome is the one every later wait returns.
  */
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
+import { evidenceOf } from "./evidence.js";
 import type { Herd } from "./herd.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
 export type Outcome = Omit<WaitItem, "promptId" | "agentId">;
 
-export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): WaitItem {
-  if (prompt.settled) return prompt.settled;
-  prompt.settled = { promptId: prompt.promptId, agentId: prompt.agentId, ...outcome };
-  const rec = herd.registry.agents.get(prompt.agentId);
-  if (rec && rec.activePromptId === prompt.promptId && rec.state === "working") rec.state = "idle";
-  herd.bells.ring(prompt.agentId);
-  void herd.persist();
-  return prompt.settled;
+/**
+ * Settles the prompt with its evidence. Evidence takes a moment (git snapshots the working tree),
+ * so whoever asks meanwhile (a wait, a close, the widget) gets the same outcome: the first one.
+ */
+export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Promise<WaitItem> {
+  if (prompt.settled) return Promise.resolve(prompt.settled);
+  const going = herd.settling.get(prompt.promptId);
+  if (going) return going;
+  const done = (async () => {
+    const evidence = await evidenceOf(herd, prompt);
+    prompt.settled = { promptId: prompt.promptId, agentId: prompt.agentId, ...outcome, ...evidence };
+    const rec = herd.registry.agents.get(prompt.agentId);
+    if (rec && rec.activePromptId === prompt.promptId && rec.state === "working") rec.state = "idle";
+    herd.bells.ring(prompt.agentId);
+    void herd.persist();
+    return prompt.settled;
+  })().finally(() => herd.settling.delete(prompt.promptId));
+  herd.settling.set(prompt.promptId, done);
+  return done;
 }
 
 /** Settles the prompt when its result file is there; returns the sheep's latest report. */
 export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: PromptRecord): Promise<SheepSnapshot> {
   const result = await herd.opts.host.result(rec.agentId, prompt.promptId);
-  if (result) settle(herd, prompt, fromResult(result, prompt, rec));
+  if (result) await settle(herd, prompt, fromResult(result, prompt, rec));
   return herd.opts.host.snapshot(rec.agentId);
 }
 

@@ -1,5 +1,6 @@
 /** Handing a sheep a prompt: one unsettled prompt per sheep, delivered as a file, never typed. */
 import { errorText, ShepherdError } from "./errors.js";
+import { takeBaseline } from "./evidence.js";
 import type { Herd } from "./herd.js";
 import { newId } from "./ids.js";
 import { activePrompt, refresh } from "./ledger.js";
@@ -37,6 +38,10 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown): Pr
   herd.registry.prompts.set(promptId, record);
   rec.activePromptId = promptId;
   rec.state = "working";
+  // Before the sheep can see the prompt, and after the record holds it, so a second prompt in the
+  // same turn is refused while the baseline is being taken.
+  await takeBaseline(herd, rec, record);
+  if (record.settled) throw new ShepherdError("agent_closed", `sheep ${rec.agentId} (${rec.label}) was closed while the prompt was being sent.`);
   try {
     await herd.opts.host.submit(rec.agentId, promptId, message);
   } catch (e) {

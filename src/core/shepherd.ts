@@ -3,18 +3,23 @@
  * sheep host. Each job lives in its own module; this class only holds the shared state (Herd).
  * Knows nothing of pi, herdr or tmux.
  */
-import { close, prune } from "./close.js";
+import { close, type PruneOutcome, prune } from "./close.js";
+import { type LatestEvidence, latestEvidence } from "./evidence.js";
 import { Herd, type ShepherdOptions } from "./herd.js";
 import { attach, othersSheep, type AttachReport } from "./persistence.js";
+import { type LandOutcome, land } from "./land.js";
 import { prompt } from "./prompt.js";
 import type { Registry } from "./registry.js";
 import { start } from "./start.js";
-import type { AgentRecord, AgentStatus, CloseOutcome, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
+import type { AgentRecord, AgentStatus, CloseOptions, CloseOutcome, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
 import { herdFromFiles, herdStatus, readScreen, status } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
 
 export type { ShepherdOptions } from "./herd.js";
 export { MAX_CLOSED_KEPT, MAX_SETTLED_KEPT } from "./herd.js";
+export type { KeptWorktree, PruneOutcome } from "./close.js";
+export type { LatestEvidence } from "./evidence.js";
+export type { LandOutcome } from "./land.js";
 export type { AttachReport } from "./persistence.js";
 export type { WaitProgress } from "./wait.js";
 
@@ -82,11 +87,21 @@ export class Shepherd {
     return readScreen(this.herdState, agentId, lines);
   }
 
-  close(agentId: unknown): Promise<CloseOutcome> {
-    return close(this.herdState, agentId);
+  close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome> {
+    return close(this.herdState, agentId, options);
   }
 
-  prune(): Promise<string[]> {
+  prune(): Promise<PruneOutcome> {
     return prune(this.herdState);
+  }
+
+  /** The evidence of the sheep's newest settled prompt. */
+  diff(agentId: unknown): Promise<LatestEvidence> {
+    return latestEvidence(this.herdState, agentId);
+  }
+
+  /** Brings an isolated sheep's work into the branch checked out in the user's checkout. */
+  land(agentId: unknown, options: { squash: boolean }): Promise<LandOutcome> {
+    return land(this.herdState, agentId, options);
   }
 }

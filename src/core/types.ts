@@ -1,4 +1,5 @@
 import type { Direction, Placement, RuntimeName } from "../ports/runtime.js";
+import type { Baseline, Diffstat, Worktree } from "../ports/workspace.js";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
@@ -14,6 +15,8 @@ export interface AgentDefinition {
   thinking?: string;
   /** Appended to the sheep's system prompt. */
   systemPrompt?: string;
+  /** `isolation: worktree` in the front matter: the sheep gets a worktree of its own unless the call says otherwise. */
+  isolation?: "worktree";
 }
 
 export interface Usage {
@@ -40,6 +43,8 @@ export interface AgentRecord {
   state: AgentState;
   activePromptId?: string;
   attachHint?: string;
+  /** An isolated sheep's own checkout; kept after close unless removed. */
+  worktree?: Worktree;
 }
 
 export interface PromptRecord {
@@ -48,6 +53,16 @@ export interface PromptRecord {
   submittedAt: string;
   /** Set once, never replaced: a prompt settles exactly once. */
   settled?: WaitItem;
+  /** The sheep's working tree when the prompt was submitted, for evidence. */
+  baseline?: Baseline;
+  /** Why no baseline could be taken in a git working tree. */
+  evidenceError?: string;
+}
+
+/** What changed in the sheep's working tree during one prompt. */
+export interface Evidence extends Diffstat {
+  /** The sheep works in the user's checkout: the diff can hold edits anyone made there meanwhile. */
+  shared: boolean;
 }
 
 export interface WaitItem {
@@ -61,6 +76,9 @@ export interface WaitItem {
   model?: string;
   sessionPath?: string;
   durationMs?: number;
+  evidence?: Evidence;
+  /** Evidence was due (a git working tree) but could not be made: why. */
+  evidenceError?: string;
 }
 
 export interface StartRequest {
@@ -70,6 +88,8 @@ export interface StartRequest {
   direction?: Direction;
   cwd: string;
   model?: string;
+  /** A worktree of the cwd's repository on a branch of its own. */
+  isolate?: boolean;
 }
 
 /** What start returns: the record without what only the shepherd itself tracks. */
@@ -91,10 +111,20 @@ export interface AgentStatus {
   paneAlive: boolean;
   runtimeStatus?: string;
   createdAt: string;
+  worktree?: Worktree;
+}
+
+export interface CloseOptions {
+  /** Also remove the sheep's worktree and branch. */
+  removeWorktree?: boolean;
+  /** Remove them even with changes that were never landed. */
+  force?: boolean;
 }
 
 export interface CloseOutcome {
   agentId: string;
   cancelledPromptIds: string[];
   alreadyClosed: boolean;
+  /** An isolated sheep's worktree after the close: kept (the default) or removed. */
+  worktree?: { path: string; branch: string; removed: boolean };
 }

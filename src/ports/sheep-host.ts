@@ -46,6 +46,8 @@ export interface SheepHost {
   submit(agentId: string, promptId: string, text: string): Promise<void>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
-  /** Removes the sheep's private files except its session file. */
+  /** A private file for the patch of a prompt's evidence (its directory made); kept after close. */
+  evidencePath(agentId: string, promptId: string): Promise<string>;
+  /** Removes the sheep's private files except its session file and its evidence. */
   cleanup(agentId: string): Promise<void>;
 }

@@ -140,17 +140,25 @@ export class FileSheepHost implements SheepHost {
     };
   }
 
+  async evidencePath(agentId: string, promptId: string): Promise<string> {
+    const layout = this.layout(agentId);
+    await ensurePrivateDir(layout.evidence);
+    return layout.evidenceFile(promptId);
+  }
+
   async cleanup(agentId: string): Promise<void> {
     this.deadSince.delete(agentId);
     const layout = this.layout(agentId);
-    // The session file stays: it is the sheep's conversation, and the user may want it.
+    // The session file and the evidence stay: the sheep's conversation and the patches of its
+    // work, which a result names and the user may want after the sheep is gone.
     let names: string[];
     try {
       names = await readdir(layout.dir);
     } catch {
       return;
     }
-    await Promise.all(names.filter((n) => n !== "session.jsonl").map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
+    const kept = new Set(["session.jsonl", "evidence"]);
+    await Promise.all(names.filter((n) => !kept.has(n)).map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
   }

@@ -11,6 +11,8 @@ export function sheepLayout(dir: string) {
     exit: join(dir, "exit.json"),
     session: join(dir, "session.jsonl"),
     systemPrompt: join(dir, "system-prompt.md"),
+    evidence: join(dir, "evidence"),
+    evidenceFile: (promptId: string) => join(dir, "evidence", `${promptId}.patch`),
     inboxFile: (promptId: string) => join(dir, "inbox", `${promptId}.json`),
     outboxFile: (promptId: string) => join(dir, "outbox", `${promptId}.json`),
   };
@@ -24,4 +26,9 @@ export function stateDir(agentDir: string): string {
 
 export function sheepDir(agentDir: string, agentId: string): string {
   return join(stateDir(agentDir), "sheep", agentId);
+}
+
+/** Worktrees of isolated sheep: private, and outside any checkout of the user's. */
+export function worktreesDir(agentDir: string): string {
+  return join(stateDir(agentDir), "worktrees");
 }

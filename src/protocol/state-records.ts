@@ -1,7 +1,9 @@
 import { isWellFormedId } from "../core/ids.js";
 import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.js";
 import type { AgentRecord, AgentState, PromptRecord, WaitStatus } from "../core/types.js";
+import { basename, dirname, isAbsolute, normalize } from "node:path";
 import type { RuntimeName } from "../ports/runtime.js";
+import { OBJECT_ID, WORKTREE_BRANCH } from "../ports/workspace.js";
 
 /**
  * state.json is a file anyone with the user's rights can edit, and its records become paths
@@ -38,6 +40,43 @@ function optional(r: Record<string, unknown>, key: string, ok: (x: unknown) => b
   return r[key] === undefined || ok(r[key]) ? undefined : `${key} is not well-formed`;
 }
 
+/** A path git will be pointed at: absolute, normalized (no ".." steps), nothing a terminal would act on. */
+function plainPath(x: unknown): x is string {
+  return typeof x === "string" && isAbsolute(x) && normalize(x) === x && !x.includes("\0") && !CONTROL.test(x);
+}
+
+const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
+
+/**
+ * A worktree record leads git to a directory and a branch to remove: only our own shapes pass, a
+ * path named `<…>/worktrees/<this agentId>` and a branch `shepherd/…`.
+ */
+function worktreeProblem(w: unknown, agentId: string): Problem {
+  if (!isObject(w)) return "worktree is not an object";
+  if (!plainPath(w.path) || basename(w.path) !== agentId || basename(dirname(w.path)) !== "worktrees") return "worktree.path is not this sheep's worktree path";
+  if (typeof w.branch !== "string" || !WORKTREE_BRANCH.test(w.branch)) return "worktree.branch is not a branch the shepherd makes";
+  if (!plainPath(w.repoRoot)) return "worktree.repoRoot is not an absolute path";
+  if (typeof w.base !== "string" || !OBJECT_ID.test(w.base)) return "worktree.base is not an object id";
+  return count(w.leftBehind) ? undefined : "worktree.leftBehind is not a count";
+}
+
+function baselineProblem(b: unknown): Problem {
+  if (!isObject(b) || !plainPath(b.root) || typeof b.takenAt !== "string") return "baseline is not well-formed";
+  if (typeof b.tree !== "string" || !OBJECT_ID.test(b.tree)) return "baseline.tree is not an object id";
+  return optional(b, "commit", (x) => typeof x === "string" && OBJECT_ID.test(x));
+}
+
+function evidenceProblem(e: unknown): Problem {
+  if (!isObject(e)) return "evidence is not an object";
+  const bad = baselineProblem(e.baseline);
+  if (bad) return `evidence: ${bad}`;
+  if (!(["insertions", "deletions", "fileCount"] as const).every((k) => count(e[k]))) return "evidence counts are not counts";
+  if (typeof e.patch !== "string" || !plainPath(e.patchPath) || typeof e.shared !== "boolean" || typeof e.truncated !== "boolean")
+    return "evidence is not well-formed";
+  const fileOk = (f: unknown) => isObject(f) && typeof f.path === "string" && typeof f.status === "string" && count(f.insertions) && count(f.deletions);
+  return Array.isArray(e.files) && e.files.every(fileOk) ? undefined : "evidence.files is not a file list";
+}
+
 export function agentProblem(r: unknown): Problem {
   if (!isObject(r)) return "not an object";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
@@ -53,7 +92,8 @@ export function agentProblem(r: unknown): Problem {
   return (
     optional(r, "model", (x) => plainText(x, 256)) ??
     optional(r, "attachHint", (x) => plainText(x, 4096)) ??
-    optional(r, "activePromptId", (x) => typeof x === "string" && isWellFormedId(x, "prompt"))
+    optional(r, "activePromptId", (x) => typeof x === "string" && isWellFormedId(x, "prompt")) ??
+    (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId))
   );
 }
 
@@ -62,10 +102,16 @@ export function promptProblem(r: unknown): Problem {
   if (typeof r.promptId !== "string" || !isWellFormedId(r.promptId, "prompt")) return "promptId is not a well-formed prompt id";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
   if (typeof r.submittedAt !== "string") return "submittedAt is not a string";
-  if (r.settled === undefined) return undefined;
+  const early = (r.baseline === undefined ? undefined : baselineProblem(r.baseline)) ?? optional(r, "evidenceError", (x) => typeof x === "string");
+  if (early || r.settled === undefined) return early;
   const s = r.settled;
   if (!isObject(s) || !has(waitStatuses, s.status)) return "settled has no known status";
-  return optional(s, "text", (x) => typeof x === "string") ?? optional(s, "error", (x) => typeof x === "string");
+  return (
+    optional(s, "text", (x) => typeof x === "string") ??
+    optional(s, "error", (x) => typeof x === "string") ??
+    optional(s, "evidenceError", (x) => typeof x === "string") ??
+    (s.evidence === undefined ? undefined : evidenceProblem(s.evidence))
+  );
 }
 
 export interface RejectedRecord {

@@ -13,7 +13,8 @@ const newestFirst = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
 
 export function withinBounds(agents: readonly AgentRecord[], prompts: readonly PromptRecord[]): { agents: AgentRecord[]; prompts: PromptRecord[] } {
   // Across every owner: a closed sheep's record only answers late questions about it, the newest matter most.
-  const closed = agents.filter((a) => a.state === "closed").sort((a, b) => newestFirst(a.createdAt, b.createdAt));
+  // A closed sheep that kept its worktree leads to work not yet landed: kept like a live one.
+  const closed = agents.filter((a) => a.state === "closed" && !a.worktree).sort((a, b) => newestFirst(a.createdAt, b.createdAt));
   const dropped = new Set(closed.slice(MAX_CLOSED_AGENTS).map((a) => a.agentId));
   const keptAgents = agents.filter((a) => !dropped.has(a.agentId));
   const kept = new Set(keptAgents.map((a) => a.agentId));

@@ -6,7 +6,18 @@ import type { AgentScope } from "../agents/discover.js";
 import type { DelegateMode } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
 import type { Direction, Placement } from "../ports/runtime.js";
-import { actionOf, coerce, optionalBoolean, optionalEnum, optionalNumber, optionalString, promptIdsOf, requireString, type Params } from "./params.js";
+import {
+  actionOf,
+  booleanText,
+  coerce,
+  optionalBoolean,
+  optionalEnum,
+  optionalNumber,
+  optionalString,
+  promptIdsOf,
+  requireString,
+  type Params,
+} from "./params.js";
 
 const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;
@@ -16,6 +27,7 @@ export interface RawTask {
   agent: string;
   task: string;
   cwd?: string;
+  isolate?: boolean;
 }
 
 export type ToolCommand =
@@ -29,10 +41,14 @@ export type ToolCommand =
       model?: string;
       agentScope?: AgentScope;
       confirmProjectAgents?: boolean;
+      isolate?: boolean;
     }
   | { action: "prompt"; agentId: string; message: string }
   | { action: "wait"; promptIds: string[]; timeout?: number }
-  | { action: "status" | "close"; agentId: string }
+  | { action: "status"; agentId: string }
+  | { action: "close"; agentId: string; removeWorktree?: boolean; force?: boolean }
+  | { action: "diff"; target: string; stat?: boolean }
+  | { action: "land"; agentId: string; squash?: boolean }
   | { action: "sheep"; agentScope?: AgentScope }
   | { action: "herd"; all?: boolean }
   | { action: "read"; target: string; lines?: number }
@@ -45,6 +61,7 @@ export type ToolCommand =
       confirmProjectAgents?: boolean;
       keepOpen?: boolean;
       cwd?: string;
+      isolate?: boolean;
     };
 
 type CommandOf<A extends ToolCommand["action"]> = Extract<ToolCommand, { action: A }>;
@@ -72,6 +89,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         model: optionalString(p, "model"),
         agentScope: optionalEnum(p, "agentScope", SCOPES),
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
+        isolate: optionalBoolean(p, "isolate"),
       });
     case "prompt": {
       const agentId = requireString(p, "agentId", action);
@@ -84,8 +102,19 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     case "wait":
       return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
     case "status":
-    case "close":
       return { action, agentId: requireString(p, "agentId", action) };
+    case "close": {
+      const removeWorktree = optionalBoolean(p, "removeWorktree");
+      const force = optionalBoolean(p, "force");
+      if (force !== undefined && removeWorktree !== true) {
+        throw new ShepherdError("invalid_params", '"force" only applies together with "removeWorktree": true.');
+      }
+      return defined<CommandOf<"close">>({ action, agentId: requireString(p, "agentId", action), removeWorktree, force });
+    }
+    case "diff":
+      return defined<CommandOf<"diff">>({ action, target: requireString(p, "target", action), stat: optionalBoolean(p, "stat") });
+    case "land":
+      return defined<CommandOf<"land">>({ action, agentId: requireString(p, "agentId", action), squash: optionalBoolean(p, "squash") });
     case "sheep":
       return defined<CommandOf<"sheep">>({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
     case "herd":
@@ -104,6 +133,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
         keepOpen: optionalBoolean(p, "keepOpen"),
         cwd: optionalString(p, "cwd"),
+        isolate: optionalBoolean(p, "isolate"),
       });
     }
   }
@@ -121,7 +151,9 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
     if (typeof o.agent !== "string" || o.agent.trim() === "") throw new ShepherdError("invalid_params", `${where} needs "agent" (a non-empty string).`);
     if (typeof o.task !== "string" || o.task.length === 0) throw new ShepherdError("invalid_params", `${where} needs "task" (a non-empty string).`);
     if (o.cwd !== undefined && typeof o.cwd !== "string") throw new ShepherdError("invalid_params", `${where}: "cwd" must be a string.`);
-    return { agent: o.agent, task: o.task, ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}) };
+    const isolate = booleanText(o.isolate);
+    if (isolate !== undefined && typeof isolate !== "boolean") throw new ShepherdError("invalid_params", `${where}: "isolate" must be true or false.`);
+    return { agent: o.agent, task: o.task, ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}), ...(typeof isolate === "boolean" ? { isolate } : {}) };
   };
   if (single) return { mode: "single", tasks: [check({ agent: p.agent, task: p.task }, 'single delegation ("agent" + "task")')] };
   const key = p.tasks !== undefined ? "tasks" : "chain";

@@ -2,7 +2,7 @@ import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
 import { resolveCwd } from "./cwd.js";
 import { delegateAction } from "./delegate-action.js";
-import { closeText, herdText, promptText, sheepText, startText, statusText, waitText } from "./format.js";
+import { closeText, diffText, herdText, landText, promptText, pruneText, sheepText, startText, statusText, waitText } from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { definitionPicker, discoverFor } from "./definitions.js";
 import type { TrustContext } from "./trust.js";
@@ -56,6 +56,8 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
           direction: cmd.direction ?? settings.direction,
           ...(cmd.label !== undefined ? { label: cmd.label } : {}),
           ...(cmd.model !== undefined ? { model: cmd.model } : {}),
+          // The call decides; without a word from it, the agent file's `isolation: worktree` does.
+          isolate: cmd.isolate ?? definition.isolation === "worktree",
         },
         ctx.signal,
       );
@@ -79,8 +81,20 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
       return result(action, statusText(status), { status });
     }
     case "close": {
-      const closed = await shepherd.close(cmd.agentId);
+      const closed = await shepherd.close(cmd.agentId, {
+        ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
+        ...(cmd.force !== undefined ? { force: cmd.force } : {}),
+      });
       return result(action, closeText(closed), { closed });
+    }
+    case "diff": {
+      // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.
+      const evidence = await shepherd.diff(shepherd.registry.resolve(cmd.target, { closed: true }));
+      return result(action, diffText(evidence, cmd.stat === true), { ...evidence });
+    }
+    case "land": {
+      const landed = await shepherd.land(cmd.agentId, { squash: cmd.squash === true });
+      return result(action, landText(landed), { landed });
     }
     case "sheep": {
       // Lists agent definitions, not running sheep (that is "herd"); the name is the contract's.
@@ -121,10 +135,8 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
       return result(action, text, details);
     }
     case "prune": {
-      const removed = await shepherd.prune();
-      return result(action, removed.length ? `Pruned ${removed.length}: ${removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive.", {
-        removed,
-      });
+      const pruned = await shepherd.prune();
+      return result(action, pruneText(pruned), { removed: pruned.removed, kept: pruned.kept });
     }
   }
 }

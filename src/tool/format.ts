@@ -1,6 +1,7 @@
-import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
-import type { AgentDefinition } from "../core/types.js";
 import type { SkippedFile } from "../agents/discover.js";
+import type { LandOutcome, LatestEvidence, PruneOutcome } from "../core/shepherd.js";
+import type { AgentDefinition, AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
+import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.js";
 
 /** Texts a model reads: what happened, and the next step. */
 
@@ -10,6 +11,19 @@ export function startText(a: StartedAgent): string {
     `Next: prompt it with {"action":"prompt","agentId":"${a.agentId}","message":"..."}, then collect the answer with {"action":"wait","promptId":"..."}.`,
   ];
   if (a.attachHint) lines.push(`A person can watch it with: ${a.attachHint}`);
+  if (a.worktree) lines.push(isolationText(a));
+  return lines.join("\n");
+}
+
+/** Where an isolated sheep works, and what of the user's it does not have. */
+export function isolationText(a: Pick<StartedAgent, "agentId" | "worktree">): string {
+  const wt = a.worktree!;
+  const lines = [
+    `It works in its own ${worktreeText(wt)}, never in your checkout ${wt.repoRoot}; bring its work in with {"action":"land","agentId":"${a.agentId}"}.`,
+  ];
+  if (wt.leftBehind > 0) {
+    lines.push(`Your uncommitted changes (${wt.leftBehind} file${wt.leftBehind === 1 ? "" : "s"}) are not in it: it starts from your last commit.`);
+  }
   return lines.join("\n");
 }
 
@@ -29,10 +43,11 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
       .map((i) => {
         const who = labels.get(i.agentId) ? `${labels.get(i.agentId)} (${i.agentId})` : i.agentId || "unknown sheep";
         const title = `## ${i.promptId} · ${who} · ${i.status}`;
-        if (i.status === "completed") return `${title}\n${i.text ?? ""}`;
         if (i.status === "timeout") return `${title}\nStill working; nothing was stopped. Wait again with the same promptId.`;
         if (i.status === "blocked") return `${title}\nThe sheep waits on: ${i.error ?? "a question"}. Look at it with action "read".`;
-        return `${title}\n${i.error ?? ""}${i.text ? `\nPartial text:\n${i.text}` : ""}`;
+        const body = i.status === "completed" ? `${title}\n${i.text ?? ""}` : `${title}\n${i.error ?? ""}${i.text ? `\nPartial text:\n${i.text}` : ""}`;
+        const evidence = evidenceBlock(i, { patch: true });
+        return evidence ? `${body}\n\n${evidence}` : body;
       })
       .join("\n\n")
   );
@@ -60,10 +75,42 @@ export function herdText(list: AgentStatus[], now = Date.now()): string {
   return list.map((s) => `${statusText(s)} Started ${ageText(now - Date.parse(s.createdAt))} ago.`).join("\n");
 }
 
+/** What became of an isolated sheep's worktree when it closed; "" for a sheep without one. */
+export function closedWorktreeText(c: CloseOutcome, how: { land: string; remove: string }): string {
+  const wt = c.worktree;
+  if (!wt) return "";
+  if (wt.removed) return ` Its worktree ${wt.path} and branch ${wt.branch} were removed.`;
+  return ` Its worktree ${wt.path} and branch ${wt.branch} are kept: land its work with ${how.land}, or remove them with ${how.remove}.`;
+}
+
 export function closeText(c: CloseOutcome): string {
-  if (c.alreadyClosed) return `${c.agentId} was already closed.`;
+  const worktree = closedWorktreeText(c, {
+    land: `{"action":"land","agentId":"${c.agentId}"}`,
+    remove: `{"action":"close","agentId":"${c.agentId}","removeWorktree":true}`,
+  });
+  if (c.alreadyClosed) return `${c.agentId} was already closed.${worktree}`;
   const cancelled = c.cancelledPromptIds.length ? ` Cancelled: ${c.cancelledPromptIds.join(", ")}.` : "";
-  return `Closed ${c.agentId}; its pane is gone and its session file is kept.${cancelled}`;
+  return `Closed ${c.agentId}; its pane is gone and its session file is kept.${cancelled}${worktree}`;
+}
+
+export function pruneText(p: PruneOutcome): string {
+  const lines = [p.removed.length ? `Pruned ${p.removed.length}: ${p.removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive."];
+  for (const k of p.kept) lines.push(`Kept the worktree of ${k.label} (${k.agentId}) at ${k.path}, branch ${k.branch}: it has ${k.reason}.`);
+  return lines.join("\n");
+}
+
+export function diffText(d: LatestEvidence, stat: boolean): string {
+  const head = `Evidence of ${d.label} (${d.agentId}), prompt ${d.promptId}${d.pending ? `; prompt ${d.pending} is still running` : ""}:`;
+  return `${head}\n${d.evidence ? evidenceText(d.evidence, { patch: !stat }) : `none, ${d.evidenceError ?? "no evidence"}`}`;
+}
+
+export function landText(l: LandOutcome): string {
+  if (!l.landed) return `Nothing to land: ${l.into} already holds everything ${l.label} (${l.agentId}) did on ${l.branch}.`;
+  const how = l.squash ? "as one squashed commit" : "merged";
+  return [
+    `Landed ${l.branch} of ${l.label} (${l.agentId}) into ${l.into} ${how} (${l.commit?.slice(0, 10)}): ${changeSummary(l)}.`,
+    ...fileLines(l.files, l.fileCount),
+  ].join("\n");
 }
 
 export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): string {

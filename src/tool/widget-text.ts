@@ -8,7 +8,8 @@ export function herdWidgetLines(herd: (AgentStatus & { promptSubmittedAt?: strin
   const lines = [`🐑 herd (${live.length})`];
   for (const s of live) {
     const since = s.promptSubmittedAt ? ` ${ageText(now - Date.parse(s.promptSubmittedAt))}` : "";
-    lines.push(`  ${s.label} · ${s.agent} · ${s.state}${s.state === "working" ? since : ""}`);
+    // ⎇ marks a sheep in a worktree of its own: its edits are not in your checkout.
+    lines.push(`  ${s.label}${s.worktree ? " ⎇" : ""} · ${s.agent} · ${s.state}${s.state === "working" ? since : ""}`);
   }
   return lines;
 }
