@@ -112,7 +112,20 @@ describe("/shepherd completions", () => {
   const values = async (prefix: string) => (await completeShepherdArgs(prefix, src))?.map((i) => i.value) ?? null;
 
   it("completes subcommands and the alias", async () => {
-    assert.deepEqual(await values(""), ["herd ", "sheep ", "agents ", "start ", "status ", "read ", "diff ", "land ", "close ", "prune ", "settings ", "help "]);
+    assert.deepEqual(await values(""), [
+      "herd ",
+      "sheep ",
+      "agents ",
+      "start ",
+      "status ",
+      "read ",
+      "diff ",
+      "land ",
+      "close ",
+      "prune ",
+      "settings ",
+      "help ",
+    ]);
     assert.deepEqual(await values("st"), ["start ", "status "]);
     assert.deepEqual(await values("ag"), ["agents "]);
     assert.equal(await values("zz"), null);
