@@ -65,9 +65,9 @@ export class Scene {
     assert.deepEqual(await livingSheep(this.agentDir, this.pids), [], "no sheep pi is alive");
     const files = await sheepFiles(this.agentDir);
     assert.deepEqual(
-      files.filter((f) => !f.endsWith("/session.jsonl")),
+      files.filter((f) => !f.endsWith("/session.jsonl") && !f.endsWith("/evidence")),
       [],
-      "no sheep file other than session files remains",
+      "no sheep file other than session files and evidence remains",
     );
   }
 }
