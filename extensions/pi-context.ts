@@ -3,6 +3,7 @@
  * older pi does not, and the trust object the tool and /shepherd both hand to dispatch.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ShepherdApp } from "../src/compose.js";
 import type { DispatchContext } from "../src/tool/dispatch.js";
 
 /** pi's own trust question, bound to its context; undefined on a pi that has none. */
@@ -14,6 +15,18 @@ function trustQuestion(ctx: ExtensionContext): (() => boolean) | undefined {
 /** pi's answer on the project's trust; undefined where this pi cannot say. */
 export function projectTrusted(ctx: ExtensionContext): boolean | undefined {
   return trustQuestion(ctx)?.();
+}
+
+/** What every call into dispatch needs from the app and pi; callers add a signal and progress. */
+export function dispatchContext(app: ShepherdApp, ctx: ExtensionContext): DispatchContext {
+  return {
+    shepherd: app.shepherd,
+    settings: app.loaded.settings,
+    cwd: ctx.cwd,
+    agentDir: app.agentDir,
+    bundledDir: app.bundledDir,
+    trust: trustOf(ctx),
+  };
 }
 
 export function trustOf(ctx: ExtensionContext): DispatchContext["trust"] {

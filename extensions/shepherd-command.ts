@@ -12,7 +12,7 @@ import { agentDirOf, packageRoot, type ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
 import { loadSettings, type LoadedSettings } from "../src/settings.js";
 import { execute } from "../src/tool/dispatch.js";
-import { projectTrusted, trustOf } from "./pi-context.js";
+import { dispatchContext, projectTrusted } from "./pi-context.js";
 
 export interface CommandAppAccess {
   /** The app the tool uses, composed on first need. */
@@ -82,17 +82,9 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       trustedNow = projectTrusted(ctx);
       const notices = await runShepherdCommand(args, {
         execute: async (command) => {
-          const { shepherd, loaded, agentDir, bundledDir } = await access.appFor(ctx);
-          return execute(command, {
-            shepherd,
-            settings: loaded.settings,
-            cwd: ctx.cwd,
-            agentDir,
-            bundledDir,
-            // No abort signal: ctx.signal belongs to the agent's turn, and Escape on that turn
-            // should not cancel a sheep the person started by hand.
-            trust: trustOf(ctx),
-          });
+          // No abort signal: ctx.signal belongs to the agent's turn, and Escape on that turn
+          // should not cancel a sheep the person started by hand.
+          return execute(command, dispatchContext(await access.appFor(ctx), ctx));
         },
         registry: async () => (await access.appFor(ctx)).shepherd.registry,
         settings: async () => {

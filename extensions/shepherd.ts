@@ -13,7 +13,7 @@ import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
 import { HerdWidget } from "./herd-widget.js";
-import { projectTrusted, trustOf } from "./pi-context.js";
+import { dispatchContext, projectTrusted } from "./pi-context.js";
 import { renderCall, renderResult } from "./render.js";
 import { registerShepherdCommand } from "./shepherd-command.js";
 
@@ -70,18 +70,13 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     renderCall: (args, theme) => renderCall(args, theme),
     renderResult: (result, options, theme, context) => renderResult(result, options, theme, context),
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
-      const { shepherd, loaded, agentDir, bundledDir } = await appFor(ctx);
+      const app = await appFor(ctx);
       // A few updates a second at most: the TUI redraws on each.
       const progress = throttle(250, (u: { content: { type: "text"; text: string }[]; details: Record<string, unknown> }) => onUpdate?.(u));
       try {
         return await widget.during(ctx, () =>
           dispatch(params, {
-            shepherd,
-            settings: loaded.settings,
-            cwd: ctx.cwd,
-            agentDir,
-            bundledDir,
-            trust: trustOf(ctx),
+            ...dispatchContext(app, ctx),
             ...(signal ? { signal } : {}),
             onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
           }),

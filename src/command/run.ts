@@ -5,7 +5,8 @@ import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
 import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import { closeNotice, helpText, herdNotice, readNotice, settingsNotice, startNotice, statusNotice } from "./text.js";
+import { closeText, herdText, isolationText, sheepLine, startedLine } from "../tool/format.js";
+import { commandWorktreeSteps, helpText, readNotice, settingsNotice } from "./text.js";
 
 export interface Notice {
   level: "info" | "warning" | "error";
@@ -27,6 +28,8 @@ export interface CommandDeps {
   settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string }>;
   now(): number;
 }
+
+const HOW_TO_START = "Start one with /shepherd start <agent> (/shepherd sheep lists agents).";
 
 const textOf = (r: ActionResult) => r.content.map((c) => c.text).join("");
 
@@ -50,13 +53,16 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       return [...herd, { level: "info", text: helpText() }];
     }
     case "herd":
-      return info(herdNotice((await deps.execute(cmd.command)).details.agents as AgentStatus[], deps.now()));
-    case "start":
-      return info(startNotice((await deps.execute(cmd.command)).details.agent as StartedAgent));
+      return info(herdText((await deps.execute(cmd.command)).details.agents as AgentStatus[], HOW_TO_START, deps.now()));
+    case "start": {
+      const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
+      const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
+      return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
+    }
     case "status": {
       const agentId = (await deps.registry()).resolve(cmd.target);
       const r = await deps.execute({ action: "status", agentId });
-      return info(statusNotice(r.details.status as AgentStatus, deps.now()));
+      return info(sheepLine(r.details.status as AgentStatus, deps.now()));
     }
     case "close": {
       // A closed sheep's label still leads to the worktree it kept.
@@ -68,7 +74,7 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
         ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
         ...(cmd.force !== undefined ? { force: cmd.force } : {}),
       });
-      return info(closeNotice(r.details.closed as CloseOutcome, label));
+      return info(closeText(r.details.closed as CloseOutcome, label, commandWorktreeSteps(label ?? agentId)));
     }
     case "land": {
       const agentId = (await deps.registry()).resolve(cmd.target, { closed: true });

@@ -1,5 +1,5 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import { ShepherdError } from "./errors.js";
+import { isShepherdError, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { activePrompt, settle, settleFromDisk } from "./ledger.js";
 import { findRecord } from "./persistence.js";
@@ -11,35 +11,40 @@ export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}):
   if (rec.owner !== herd.opts.owner) {
     throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may close it.`);
   }
-  // Refused before anything happens: a worktree with work in it is not removed without force.
-  if (o.removeWorktree) await guardRemoval(herd, rec, o.force === true);
-  if (rec.state === "closed") {
-    const worktree = await worktreeAfterClose(herd, rec, o);
-    if (worktree.worktree?.removed) await herd.persist();
-    return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true, ...worktree };
-  }
-  const cancelled: string[] = [];
-  const active = activePrompt(herd, rec);
-  if (active) {
-    // A result already on disk is the answer, not a cancellation.
-    await settleFromDisk(herd, rec, active);
-    if (!active.settled) {
-      await settle(herd, active, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
-      cancelled.push(active.promptId);
+  // One operation on a sheep at a time: a prompt racing a close must not bring it back.
+  return herd.exclusive(rec.agentId, async () => {
+    // Refused before anything happens: a worktree with work in it is not removed without force.
+    if (o.removeWorktree) await guardRemoval(herd, rec, o.force === true);
+    if (rec.state === "closed") {
+      const worktree = await worktreeAfterClose(herd, rec, o);
+      if (worktree.worktree?.removed) await herd.persist();
+      return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true, ...worktree };
     }
-  }
-  await herd.opts.runtime.close(rec.paneId, rec.agentId);
-  await confirmGone(herd, rec);
-  rec.state = "closed";
-  delete rec.activePromptId;
-  herd.unwatch(rec.agentId);
-  // Only now that the pane is confirmed gone can nothing still be reading these files.
-  await herd.opts.host.cleanup(rec.agentId);
-  // With the sheep gone, nothing writes to its worktree any more.
-  const worktree = await worktreeAfterClose(herd, rec, o);
-  herd.bells.ring(rec.agentId);
-  await herd.persist();
-  return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...worktree };
+    if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
+    const active = activePrompt(herd, rec);
+    // A result already on disk is the answer, not a cancellation.
+    if (active) await settleFromDisk(herd, rec, active);
+    await closeOurPane(herd, rec);
+    const cancelled: string[] = [];
+    if (active && !active.settled) {
+      // The answer may have landed while the pane went; only then is the prompt truly cancelled.
+      await settleFromDisk(herd, rec, active);
+      if (!active.settled) {
+        await settle(herd, active, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
+        cancelled.push(active.promptId);
+      }
+    }
+    rec.state = "closed";
+    delete rec.activePromptId;
+    herd.unwatch(rec.agentId);
+    // Only now that the pane is confirmed gone can nothing still be reading these files.
+    await herd.opts.host.cleanup(rec.agentId);
+    // With the sheep gone, nothing writes to its worktree any more.
+    const worktree = await worktreeAfterClose(herd, rec, o);
+    herd.bells.ring(rec.agentId);
+    await herd.persist();
+    return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...worktree };
+  });
 }
 
 async function worktreeAfterClose(herd: Herd, rec: AgentRecord, o: CloseOptions): Promise<Pick<CloseOutcome, "worktree">> {
@@ -48,6 +53,23 @@ async function worktreeAfterClose(herd: Herd, rec: AgentRecord, o: CloseOptions)
   // Checked again without force: the sheep may have written more before its pane went.
   const removed = o.removeWorktree === true && (await removeWorktree(herd, rec, o.force === true));
   return { worktree: { path: wt.path, branch: wt.branch, removed } };
+}
+
+/**
+ * Closes the sheep's pane and waits until it is gone. A pane id that now carries another mark
+ * (tmux restarted and reused it, or herdr did) means ours went already: the runtime refuses to
+ * touch it, and liveness, which reads the mark, confirms ours is gone.
+ */
+async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
+  try {
+    await herd.opts.runtime.close(rec.paneId, rec.agentId);
+  } catch (e) {
+    if (!isShepherdError(e, "not_owned")) throw e;
+    const now = await herd.liveness.fresh(rec);
+    if (now === undefined) throw new ShepherdError("runtime_error", `could not tell whether pane ${rec.paneId} is still ${rec.agentId}'s; close it again.`);
+    if (now !== "gone") throw e;
+  }
+  await confirmGone(herd, rec);
 }
 
 export interface KeptWorktree {
@@ -78,7 +100,7 @@ export async function prune(herd: Herd): Promise<PruneOutcome> {
   const out: PruneOutcome = { removed: [], kept: [] };
   for (const rec of [...herd.registry.agents.values()]) {
     if (rec.state === "closed") {
-      const why = await tidyWorktree(herd, rec);
+      const why = await herd.exclusive(rec.agentId, () => tidyWorktree(herd, rec));
       if (why) out.kept.push(keptOf(rec, why));
       else herd.forget(rec);
       continue;
@@ -96,22 +118,25 @@ export async function prune(herd: Herd): Promise<PruneOutcome> {
  * A sheep whose pane is gone: settle what it owed from its files, then forget it, unless its
  * worktree holds work: then the record stays, closed, so the work can still be landed.
  */
-export async function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[]; kept?: string }> {
-  const active = activePrompt(herd, rec);
-  if (active) {
-    await settleFromDisk(herd, rec, active);
-    if (!active.settled) await settle(herd, active, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
-  }
-  herd.unwatch(rec.agentId);
-  await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
-  const kept = await tidyWorktree(herd, rec);
-  if (kept === undefined) {
-    herd.forget(rec);
-    return { ids: [rec.agentId] };
-  }
-  rec.state = "closed";
-  delete rec.activePromptId;
-  return { ids: [rec.agentId], kept };
+export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[]; kept?: string }> {
+  return herd.exclusive(rec.agentId, async () => {
+    if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return { ids: [] };
+    const active = activePrompt(herd, rec);
+    if (active) {
+      await settleFromDisk(herd, rec, active);
+      if (!active.settled) await settle(herd, active, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
+    }
+    herd.unwatch(rec.agentId);
+    await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
+    const kept = await tidyWorktree(herd, rec);
+    if (kept === undefined) {
+      herd.forget(rec);
+      return { ids: [rec.agentId] };
+    }
+    rec.state = "closed";
+    delete rec.activePromptId;
+    return { ids: [rec.agentId], kept };
+  });
 }
 
 /** Closing is asynchronous in some multiplexers: files are removed only once the pane is gone. */

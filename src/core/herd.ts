@@ -59,6 +59,8 @@ export class Herd {
   private readonly watches = new Map<string, () => void>();
   /** Prompts being settled (evidence takes a moment): everyone asking meanwhile gets the same outcome. */
   readonly settling = new Map<string, Promise<WaitItem>>();
+  /** The tail of each sheep's queue of exclusive operations. */
+  private readonly queues = new Map<string, Promise<unknown>>();
   /** Records dropped from the registry: the store must drop them too, even under an old owner. */
   private readonly forgotten = new Set<string>();
 
@@ -66,6 +68,22 @@ export class Herd {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
     this.clock = options.clock ?? systemClock;
     this.liveness = new LivenessMonitor(options.runtime, this.clock, this.opts.livenessIntervalMs);
+  }
+
+  /**
+   * Runs fn when every earlier exclusive operation on this sheep has ended. prompt, close and
+   * dropping a gone sheep change the same record across awaits; interleaved, a prompt could
+   * revive a sheep that a close had just ended.
+   */
+  exclusive<T>(agentId: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(agentId) ?? Promise.resolve();
+    const run = before.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(agentId, tail);
+    void tail.then(() => {
+      if (this.queues.get(agentId) === tail) this.queues.delete(agentId);
+    });
+    return run;
   }
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */

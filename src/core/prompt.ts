@@ -19,39 +19,41 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown): Pr
       `message is ${bytes} bytes; the limit is ${herd.opts.maxPromptBytes}. Put the material in a file and name the file in the prompt.`,
     );
   }
-  refuseIfGone(rec);
-  const snap = await refresh(herd, rec);
-  const active = activePrompt(herd, rec);
-  if (active) {
-    throw new ShepherdError(
-      "prompt_pending",
-      `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it before prompting again.`,
-    );
-  }
-  if (snap.exited) {
-    rec.state = "exited";
+  // One operation on a sheep at a time: a close racing this prompt must not be undone by it.
+  return herd.exclusive(rec.agentId, async () => {
+    if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
     refuseIfGone(rec);
-  }
-  const promptId = newId("prompt");
-  const submittedAt = new Date(herd.clock.now()).toISOString();
-  const record: PromptRecord = { promptId, agentId: rec.agentId, submittedAt };
-  herd.registry.prompts.set(promptId, record);
-  rec.activePromptId = promptId;
-  rec.state = "working";
-  // Before the sheep can see the prompt, and after the record holds it, so a second prompt in the
-  // same turn is refused while the baseline is being taken.
-  await takeBaseline(herd, rec, record);
-  if (record.settled) throw new ShepherdError("agent_closed", `sheep ${rec.agentId} (${rec.label}) was closed while the prompt was being sent.`);
-  try {
-    await herd.opts.host.submit(rec.agentId, promptId, message);
-  } catch (e) {
-    herd.registry.prompts.delete(promptId);
-    delete rec.activePromptId;
-    rec.state = "idle";
-    throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
-  }
-  await herd.persist();
-  return { promptId, agentId: rec.agentId, submittedAt };
+    const snap = await refresh(herd, rec);
+    const active = activePrompt(herd, rec);
+    if (active) {
+      throw new ShepherdError(
+        "prompt_pending",
+        `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it before prompting again.`,
+      );
+    }
+    if (snap.exited) {
+      rec.state = "exited";
+      refuseIfGone(rec);
+    }
+    const promptId = newId("prompt");
+    const submittedAt = new Date(herd.clock.now()).toISOString();
+    const record: PromptRecord = { promptId, agentId: rec.agentId, submittedAt };
+    herd.registry.prompts.set(promptId, record);
+    rec.activePromptId = promptId;
+    rec.state = "working";
+    // Before the sheep can see the prompt: its work starts from this state of its working tree.
+    await takeBaseline(herd, rec, record);
+    try {
+      await herd.opts.host.submit(rec.agentId, promptId, message);
+    } catch (e) {
+      herd.registry.prompts.delete(promptId);
+      delete rec.activePromptId;
+      rec.state = "idle";
+      throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
+    }
+    await herd.persist();
+    return { promptId, agentId: rec.agentId, submittedAt };
+  });
 }
 
 function refuseIfGone(rec: AgentRecord): void {

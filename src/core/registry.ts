@@ -22,7 +22,11 @@ export class Registry {
     if (idKind(agentId) === "prompt") {
       throw new ShepherdError("unknown_agent", `"${agentId}" is a promptId, not an agentId; pass the agentId that start returned.`);
     }
-    throw new ShepherdError("unknown_agent", `no sheep with agentId "${agentId}"; use action "herd" to list live sheep.`);
+    throw this.unknownAgent(agentId);
+  }
+
+  unknownAgent(agentId: string): ShepherdError {
+    return new ShepherdError("unknown_agent", `no sheep with agentId "${agentId}"; use action "herd" to list live sheep.`);
   }
 
   /** Undefined with the reason when the id is not a known prompt. */

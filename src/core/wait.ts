@@ -45,7 +45,7 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
   // Elapsed time moves even when no state does: a person watching wants to see it tick.
   const stopTicking = opts.onProgress ? every(clock, 1000, report) : () => undefined;
   try {
-    return await Promise.all(
+    const items = await Promise.all(
       promptIds.map(async (id) => {
         const item = await waitOne(herd, id, deadline, opts.signal);
         states.set(id, item.status);
@@ -53,6 +53,8 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
         return item;
       }),
     );
+    // The same id asked twice: one waiter may settle it after another gave up on the deadline.
+    return items.map((item) => (item.status === "timeout" ? (registry.prompts.get(item.promptId)?.settled ?? item) : item));
   } finally {
     stopTicking();
   }
@@ -84,6 +86,8 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
       rec.state = "exited";
       return settle(herd, prompt, { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` });
     }
+    // Another waiter on the same prompt may have settled it during the awaits above.
+    if (prompt.settled) return prompt.settled;
     if (snap.blocked !== undefined) {
       return { promptId, agentId: rec.agentId, status: "blocked", error: snap.blocked || "blocked" };
     }

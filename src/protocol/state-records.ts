@@ -1,3 +1,4 @@
+import { isRecord } from "../core/guards.js";
 import { isWellFormedId } from "../core/ids.js";
 import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.js";
 import type { AgentRecord, AgentState, PromptRecord, WaitStatus } from "../core/types.js";
@@ -22,10 +23,6 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const PANE_ID = /^(?!-)[A-Za-z0-9%_:.-]{1,64}$/;
 
 type Problem = string | undefined;
-
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
 
 function has(values: Record<string, true>, x: unknown): boolean {
   return typeof x === "string" && Object.hasOwn(values, x);
@@ -52,7 +49,7 @@ const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
  * path named `<…>/worktrees/<this agentId>` and a branch `shepherd/…`.
  */
 function worktreeProblem(w: unknown, agentId: string): Problem {
-  if (!isObject(w)) return "worktree is not an object";
+  if (!isRecord(w)) return "worktree is not an object";
   if (!plainPath(w.path) || basename(w.path) !== agentId || basename(dirname(w.path)) !== "worktrees") return "worktree.path is not this sheep's worktree path";
   if (typeof w.branch !== "string" || !WORKTREE_BRANCH.test(w.branch)) return "worktree.branch is not a branch the shepherd makes";
   if (!plainPath(w.repoRoot)) return "worktree.repoRoot is not an absolute path";
@@ -61,24 +58,24 @@ function worktreeProblem(w: unknown, agentId: string): Problem {
 }
 
 function baselineProblem(b: unknown): Problem {
-  if (!isObject(b) || !plainPath(b.root) || typeof b.takenAt !== "string") return "baseline is not well-formed";
+  if (!isRecord(b) || !plainPath(b.root) || typeof b.takenAt !== "string") return "baseline is not well-formed";
   if (typeof b.tree !== "string" || !OBJECT_ID.test(b.tree)) return "baseline.tree is not an object id";
   return optional(b, "commit", (x) => typeof x === "string" && OBJECT_ID.test(x));
 }
 
 function evidenceProblem(e: unknown): Problem {
-  if (!isObject(e)) return "evidence is not an object";
+  if (!isRecord(e)) return "evidence is not an object";
   const bad = baselineProblem(e.baseline);
   if (bad) return `evidence: ${bad}`;
   if (!(["insertions", "deletions", "fileCount"] as const).every((k) => count(e[k]))) return "evidence counts are not counts";
   if (typeof e.patch !== "string" || !plainPath(e.patchPath) || typeof e.shared !== "boolean" || typeof e.truncated !== "boolean")
     return "evidence is not well-formed";
-  const fileOk = (f: unknown) => isObject(f) && typeof f.path === "string" && typeof f.status === "string" && count(f.insertions) && count(f.deletions);
+  const fileOk = (f: unknown) => isRecord(f) && typeof f.path === "string" && typeof f.status === "string" && count(f.insertions) && count(f.deletions);
   return Array.isArray(e.files) && e.files.every(fileOk) ? undefined : "evidence.files is not a file list";
 }
 
 export function agentProblem(r: unknown): Problem {
-  if (!isObject(r)) return "not an object";
+  if (!isRecord(r)) return "not an object";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
   if (!plainText(r.agent, 256)) return "agent is not a plain name";
   if (typeof r.label !== "string" || labelProblem(r.label)) return `label is not plain text of 1-${MAX_LABEL_LENGTH} characters`;
@@ -98,14 +95,14 @@ export function agentProblem(r: unknown): Problem {
 }
 
 export function promptProblem(r: unknown): Problem {
-  if (!isObject(r)) return "not an object";
+  if (!isRecord(r)) return "not an object";
   if (typeof r.promptId !== "string" || !isWellFormedId(r.promptId, "prompt")) return "promptId is not a well-formed prompt id";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
   if (typeof r.submittedAt !== "string") return "submittedAt is not a string";
   const early = (r.baseline === undefined ? undefined : baselineProblem(r.baseline)) ?? optional(r, "evidenceError", (x) => typeof x === "string");
   if (early || r.settled === undefined) return early;
   const s = r.settled;
-  if (!isObject(s) || !has(waitStatuses, s.status)) return "settled has no known status";
+  if (!isRecord(s) || !has(waitStatuses, s.status)) return "settled has no known status";
   return (
     optional(s, "text", (x) => typeof x === "string") ??
     optional(s, "error", (x) => typeof x === "string") ??
@@ -131,7 +128,7 @@ export interface CheckedRecords {
 function idCounts(records: readonly unknown[], key: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const r of records) {
-    const id = isObject(r) ? r[key] : undefined;
+    const id = isRecord(r) ? r[key] : undefined;
     if (typeof id === "string") counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
@@ -151,7 +148,7 @@ export function checkRecords(agents: readonly unknown[], prompts: readonly unkno
       out.agents.push(a);
       return;
     }
-    if (isObject(record) && typeof record.agentId === "string") rejectedAgents.add(record.agentId);
+    if (isRecord(record) && typeof record.agentId === "string") rejectedAgents.add(record.agentId);
     out.rejected.push({ kind: "agent", index, reason, record });
   });
   prompts.forEach((record, index) => {

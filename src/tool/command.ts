@@ -5,6 +5,7 @@
 import type { AgentScope } from "../agents/discover.js";
 import type { DelegateMode } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
+import { isRecord } from "../core/guards.js";
 import type { Direction, Placement } from "../ports/runtime.js";
 import {
   actionOf,
@@ -146,7 +147,7 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
     throw new ShepherdError("invalid_params", 'action "delegate" takes exactly one of: "agent" + "task" (single), "tasks" (parallel), "chain".');
   }
   const check = (v: unknown, where: string): RawTask => {
-    if (!v || typeof v !== "object" || Array.isArray(v)) throw new ShepherdError("invalid_params", `${where} must be an object {agent, task, cwd?}.`);
+    if (!isRecord(v)) throw new ShepherdError("invalid_params", `${where} must be an object {agent, task, cwd?}.`);
     const o = v as Record<string, unknown>;
     if (typeof o.agent !== "string" || o.agent.trim() === "") throw new ShepherdError("invalid_params", `${where} needs "agent" (a non-empty string).`);
     if (typeof o.task !== "string" || o.task.length === 0) throw new ShepherdError("invalid_params", `${where} needs "task" (a non-empty string).`);

@@ -2,7 +2,7 @@ import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
 import { resolveCwd } from "./cwd.js";
 import { delegateAction } from "./delegate-action.js";
-import { closeText, diffText, herdText, landText, promptText, pruneText, sheepText, startText, statusText, waitText } from "./format.js";
+import { closeText, diffText, herdText, landText, promptText, pruneText, sheepLine, sheepText, startText, waitText } from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { definitionPicker, discoverFor } from "./definitions.js";
 import type { TrustContext } from "./trust.js";
@@ -24,6 +24,7 @@ export interface DispatchContext {
 }
 
 const MAX_TEXT = 50_000;
+const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 
 function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
   // The full text always stays in details; only what the model reads inline is capped.
@@ -78,14 +79,15 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
     }
     case "status": {
       const status = await shepherd.status(cmd.agentId);
-      return result(action, statusText(status), { status });
+      return result(action, sheepLine(status), { status });
     }
     case "close": {
+      const label = shepherd.registry.agents.get(cmd.agentId)?.label;
       const closed = await shepherd.close(cmd.agentId, {
         ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
         ...(cmd.force !== undefined ? { force: cmd.force } : {}),
       });
-      return result(action, closeText(closed), { closed });
+      return result(action, closeText(closed, label), { closed });
     }
     case "diff": {
       // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.
@@ -112,7 +114,7 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
     }
     case "herd": {
       const agents = await shepherd.herd();
-      if (cmd.all !== true) return result(action, herdText(agents), { agents });
+      if (cmd.all !== true) return result(action, herdText(agents, HOW_TO_START), { agents });
       const others = (await shepherd.others()).map((a) => ({
         agentId: a.agentId,
         agent: a.agent,
@@ -123,7 +125,10 @@ export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<T
         createdAt: a.createdAt,
       }));
       const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
-      return result(action, [herdText(agents), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), { agents, others });
+      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), {
+        agents,
+        others,
+      });
     }
     case "read": {
       const agentId = shepherd.registry.resolve(cmd.target);

@@ -3,11 +3,20 @@ import type { LandOutcome, LatestEvidence, PruneOutcome } from "../core/shepherd
 import type { AgentDefinition, AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
 import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.js";
 
-/** Texts a model reads: what happened, and the next step. */
+/**
+ * The one family of texts about sheep. The facts are worded once, the same for the model and for
+ * a person; only the next step differs by who reads it (a tool call for the model, a /shepherd
+ * subcommand for a person), so callers pass that part in.
+ */
+
+/** `Started "label" (agent) as id in tmux pane %1, cwd /x; it is idle.` */
+export function startedLine(a: StartedAgent): string {
+  return `Started "${a.label}" (${a.agent}) as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`;
+}
 
 export function startText(a: StartedAgent): string {
   const lines = [
-    `Started sheep "${a.label}" (agent ${a.agent}) as ${a.agentId} on ${a.runtime} pane ${a.paneId}; it is idle and ready.`,
+    startedLine(a),
     `Next: prompt it with {"action":"prompt","agentId":"${a.agentId}","message":"..."}, then collect the answer with {"action":"wait","promptId":"..."}.`,
   ];
   if (a.attachHint) lines.push(`A person can watch it with: ${a.attachHint}`);
@@ -16,11 +25,9 @@ export function startText(a: StartedAgent): string {
 }
 
 /** Where an isolated sheep works, and what of the user's it does not have. */
-export function isolationText(a: Pick<StartedAgent, "agentId" | "worktree">): string {
+export function isolationText(a: Pick<StartedAgent, "agentId" | "worktree">, land = toolWorktreeSteps(a.agentId).land): string {
   const wt = a.worktree!;
-  const lines = [
-    `It works in its own ${worktreeText(wt)}, never in your checkout ${wt.repoRoot}; bring its work in with {"action":"land","agentId":"${a.agentId}"}.`,
-  ];
+  const lines = [`It works in its own ${worktreeText(wt)}, never in your checkout ${wt.repoRoot}; bring its work in with ${land}.`];
   if (wt.leftBehind > 0) {
     lines.push(`Your uncommitted changes (${wt.leftBehind} file${wt.leftBehind === 1 ? "" : "s"}) are not in it: it starts from your last commit.`);
   }
@@ -53,10 +60,14 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
   );
 }
 
-export function statusText(s: AgentStatus): string {
+/** `label (id, agent): state, working on p · tmux · 3m old` (and what the multiplexer says, if asked). */
+export function sheepLine(s: AgentStatus, now = Date.now()): string {
+  if (s.state === "closed") return `${s.label} (${s.agentId}, ${s.agent}): closed.`;
   const active = s.activePromptId ? `, working on ${s.activePromptId}` : "";
-  const rt = s.runtimeStatus ? `, ${s.runtime} says ${s.runtimeStatus}` : "";
-  return `${s.label} (${s.agentId}, agent ${s.agent}): ${s.state}${active}; pane ${s.paneAlive ? "alive" : "gone"} on ${s.runtime}${rt}.`;
+  const pane = s.paneAlive ? "" : ", pane gone";
+  const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
+  const wt = s.worktree ? ` · ⎇ ${s.worktree.branch}` : "";
+  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;
 }
 
 /** A compact age such as "45s", "12m", "3h 5m" or "2d 4h". */
@@ -70,27 +81,37 @@ export function ageText(ms: number): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
-export function herdText(list: AgentStatus[], now = Date.now()): string {
-  if (list.length === 0) return 'No live sheep. Start one with {"action":"start","agent":"<name>"}.';
-  return list.map((s) => `${statusText(s)} Started ${ageText(now - Date.parse(s.createdAt))} ago.`).join("\n");
+/** The herd, one sheep a line; `empty` says how to start one to whoever reads it. */
+export function herdText(list: AgentStatus[], empty: string, now = Date.now()): string {
+  if (list.length === 0) return `No live sheep. ${empty}`;
+  return [`Herd (${list.length}):`, ...list.map((s) => `  ${sheepLine(s, now)}`)].join("\n");
+}
+
+/** How the reader lands or removes a kept worktree: tool calls for the model, /shepherd lines for a person. */
+export interface WorktreeSteps {
+  land: string;
+  remove: string;
+}
+
+export function toolWorktreeSteps(agentId: string): WorktreeSteps {
+  return { land: `{"action":"land","agentId":"${agentId}"}`, remove: `{"action":"close","agentId":"${agentId}","removeWorktree":true}` };
 }
 
 /** What became of an isolated sheep's worktree when it closed; "" for a sheep without one. */
-export function closedWorktreeText(c: CloseOutcome, how: { land: string; remove: string }): string {
+function closedWorktreeText(c: CloseOutcome, next: WorktreeSteps): string {
   const wt = c.worktree;
   if (!wt) return "";
   if (wt.removed) return ` Its worktree ${wt.path} and branch ${wt.branch} were removed.`;
-  return ` Its worktree ${wt.path} and branch ${wt.branch} are kept: land its work with ${how.land}, or remove them with ${how.remove}.`;
+  return ` Its worktree ${wt.path} and branch ${wt.branch} are kept: land its work with ${next.land}, or remove them with ${next.remove}.`;
 }
 
-export function closeText(c: CloseOutcome): string {
-  const worktree = closedWorktreeText(c, {
-    land: `{"action":"land","agentId":"${c.agentId}"}`,
-    remove: `{"action":"close","agentId":"${c.agentId}","removeWorktree":true}`,
-  });
-  if (c.alreadyClosed) return `${c.agentId} was already closed.${worktree}`;
-  const cancelled = c.cancelledPromptIds.length ? ` Cancelled: ${c.cancelledPromptIds.join(", ")}.` : "";
-  return `Closed ${c.agentId}; its pane is gone and its session file is kept.${cancelled}${worktree}`;
+/** `Closed label (id); its session file is kept.` and what became of its worktree. */
+export function closeText(c: CloseOutcome, label: string | undefined, next: WorktreeSteps = toolWorktreeSteps(c.agentId)): string {
+  const who = label ? `${label} (${c.agentId})` : c.agentId;
+  const worktree = closedWorktreeText(c, next);
+  if (c.alreadyClosed) return `${who} was already closed.${worktree}`;
+  const cancelled = c.cancelledPromptIds.length ? ` Cancelled its pending prompt ${c.cancelledPromptIds.join(", ")}.` : "";
+  return `Closed ${who}; its session file is kept.${cancelled}${worktree}`;
 }
 
 export function pruneText(p: PruneOutcome): string {

@@ -171,7 +171,8 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
       agents.map((a) => [a.agentId, a.label, a.state, a.runtime, a.paneAlive]),
       [[probe.agentId, "probe-1", "idle", "tmux", true]],
     );
-    assert.match(r.text, /^probe-1 \(a_\w{10}, agent probe\): idle; pane alive on tmux\. Started \d+s ago\.$/);
+    // the same words /shepherd herd shows a person (one formatter family)
+    assert.match(r.text, /^Herd \(1\):\n {2}probe-1 \(a_\w{10}, probe\): idle · tmux · \d+s old$/);
     let text = "";
     for (let i = 0; i < 40 && !text.includes("probe says hi"); i++) {
       if (i) await sleep(250);

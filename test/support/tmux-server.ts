@@ -68,7 +68,7 @@ export async function privateSocketOnly(): Promise<PrivateSocket> {
     socket,
     tmux,
     serverRunning,
-    serverGone: async (withinMs = 5_000) => {
+    serverGone: async (withinMs = 30_000) => {
       // The server exits a moment after its last session closes, not within the kill-pane call.
       const deadline = Date.now() + withinMs;
       while (await serverRunning()) {

@@ -7,7 +7,8 @@ import { TmuxRuntime } from "../../src/runtimes/tmux/runtime.js";
 import { TmuxError } from "../../src/runtimes/tmux/tmux-cli.js";
 import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
 
-const until = async (check: () => Promise<boolean>, ms = 5000) => {
+// A deadline for polling, not a timing claim: a shell starting in a pane on a loaded 2-core machine can take seconds.
+const until = async (check: () => Promise<boolean>, ms = 30_000) => {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await check()) return;

@@ -6,6 +6,7 @@
 import { execa, ExecaError } from "execa";
 import { ShepherdError } from "../../core/errors.js";
 import { herdrEnvelopeError, herdrMissingError, herdrRawError, herdrUsageError, HerdrCommandError } from "./errors.js";
+import { isRecord } from "../../core/guards.js";
 
 export interface HerdrCliOptions {
   bin: string;
@@ -119,8 +120,4 @@ function lastEnvelope(stderr: string): { code: string; message: string } | undef
     }
   }
   return undefined;
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

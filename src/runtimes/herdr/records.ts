@@ -2,7 +2,8 @@
  * The few fields of herdr's PaneInfo / WorkspaceInfo / AgentInfo records that the adapter
  * reads, checked at the boundary so a surprising answer fails loudly instead of later.
  */
-import { isRecord, type HerdrResult } from "./cli.js";
+import { isRecord } from "../../core/guards.js";
+import type { HerdrResult } from "./cli.js";
 import { HerdrCommandError } from "./errors.js";
 
 export interface PaneRecord {

@@ -1,0 +1,433 @@
+import type { Clock } from "../../src/core/clock.js";
+import { ShepherdError } from "../../src/core/errors.js";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
+import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
+import type { StateStore, StoredState } from "../../src/ports/store.js";
+import { prng, type Rng } from "./prng.js";
+
+/**
+ * An in-memory tmux server and sheep host that misbehaves the way real ones do, for the
+ * model-based test of the core: the server ends with its last pane and numbers the next one
+ * %0 again, CLI calls fail now and then, people close panes and open their own, pi crashes,
+ * and a shepherd process can die in the middle of anything. Nothing here waits in real time:
+ * delays run on the clock the test drives.
+ */
+
+export type FlakyOp = "liveness" | "createPane" | "runLauncher" | "close";
+export const FLAKY_OPS: readonly FlakyOp[] = ["liveness", "createPane", "runLauncher", "close"];
+
+/** How pi in a new pane comes up. "vanish": the user closes the pane while pi starts. */
+export type BootPlan =
+  | { kind: "ready"; afterMs: number }
+  | { kind: "crash"; afterMs: number; code: number | null; signal: string | null }
+  | { kind: "never" }
+  | { kind: "vanish"; afterMs: number };
+
+/** How a sheep answers a prompt: after some test steps, or after some time on the clock. */
+export interface AnswerPlan {
+  outcome: "completed" | "failed" | "cancelled" | "never";
+  afterSteps: number;
+  afterMs: number;
+}
+
+export interface ChaosPane {
+  paneId: string;
+  kind: "sheep" | "user" | "foreign";
+  /** The ownership mark (@pi_shepherd_agent); user panes have none. */
+  mark?: string;
+  text: string;
+}
+
+export interface ChaosSheep {
+  agentId: string;
+  paneId?: string;
+  boot: BootPlan;
+  /** pi's process is gone: crashed, or killed with its pane. */
+  dead: boolean;
+  ready?: { pid: number; readyAt: string };
+  exited?: { code: number | null; signal: string | null; at: string };
+  inbox: Map<string, string>;
+  /** Every result pi wrote, kept after cleanup so the test knows what was on disk. */
+  outbox: Map<string, SheepResult>;
+  /** Prompts answered after a number of test steps: steps left. */
+  dueInSteps: Map<string, { steps: number; plan: AnswerPlan }>;
+  listeners: Set<() => void>;
+  cleaned: boolean;
+}
+
+export const NEIGHBOUR = "neighbour";
+
+export class ChaosWorld {
+  /** The panes of the one server; empty means no server. */
+  readonly panes = new Map<string, ChaosPane>();
+  readonly sheep = new Map<string, ChaosSheep>();
+  /** Shepherd processes that died: their calls never return and their writes never land. */
+  readonly deadOwners = new Set<string>();
+  readonly store: ChaosStore;
+  /** Calls of each kind that failed on purpose, so a test can tell which outcomes were excused. */
+  readonly injected: Record<FlakyOp, number> = { liveness: 0, createPane: 0, runLauncher: 0, close: 0 };
+  /** The next n calls of an op fail. */
+  readonly failNext: Record<FlakyOp, number> = { liveness: 0, createPane: 0, runLauncher: 0, close: 0 };
+  /** Besides failNext, each call fails with this probability. */
+  failRate = 0;
+  /**
+   * Each call waits up to this many microtask turns before it acts, a seeded number: calls
+   * running together interleave differently from seed to seed, as processes and files do.
+   */
+  maxJitter = 0;
+  /** Answers liveness by pane id alone, as adapters did before the mark was checked. */
+  judgeByPaneIdOnly = false;
+  /** Panes runtime.close killed. */
+  readonly kills: { paneId: string; agentId: string }[] = [];
+  /** Agent ids in the order prepare saw them. */
+  readonly prepared: string[] = [];
+  /** Boot plans handed to the next prepares, in order; a ready sheep when empty. */
+  readonly bootPlans: { boot: BootPlan; answer?: AnswerPlan }[] = [];
+  /** Answer plans by prompt text. */
+  readonly promptPlans = new Map<string, AnswerPlan>();
+  private nextPane = 0;
+  /** Sheep of a neighbouring shepherd, by agent id: their panes. */
+  private readonly neighbours = new Map<string, string>();
+  private readonly rng: Rng;
+
+  constructor(
+    private readonly clock: Clock,
+    seed: number,
+  ) {
+    this.rng = prng(seed);
+    this.store = new ChaosStore(this.deadOwners);
+  }
+
+  /** The ports as one shepherd process sees them. */
+  view(owner: string): { runtime: Runtime; host: SheepHost } {
+    const dead = () => this.deadOwners.has(owner);
+    // A dead process does not get answers: its pending work stays pending forever.
+    const hang = new Promise<never>(() => undefined);
+    const guard =
+      <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+      async (...a: A): Promise<R> => {
+        if (dead()) return hang;
+        await this.jitter();
+        return dead() ? hang : fn(...a);
+      };
+    return {
+      runtime: {
+        name: "tmux",
+        createPane: guard((req: CreatePaneRequest) => this.createPane(req)),
+        runLauncher: guard((paneId: string, argv: readonly string[]) => this.runLauncher(paneId, argv)),
+        liveness: guard((refs: readonly PaneRef[]) => this.liveness(refs)),
+        read: guard(async (paneId: string) => this.read(paneId)),
+        close: guard((paneId: string, agentId: string) => this.close(paneId, agentId)),
+      },
+      host: {
+        // Not jittered: boot plans go to starts in the order they were called.
+        prepare: (req: PrepareRequest) => (dead() ? hang : this.prepare(req)),
+        snapshot: guard(async (agentId: string) => this.snapshot(agentId)),
+        result: guard(async (agentId: string, promptId: string) => {
+          const s = this.sheep.get(agentId);
+          const r = s && !s.cleaned ? s.outbox.get(promptId) : undefined;
+          return r ? structuredClone(r) : undefined;
+        }),
+        submit: guard(async (agentId: string, promptId: string, text: string) => this.submit(agentId, promptId, text)),
+        evidencePath: async (agentId: string, promptId: string) => `/evidence/${agentId}/${promptId}.patch`,
+        subscribe: (agentId: string, onChange: () => void) => {
+          const s = this.mem(agentId);
+          s.listeners.add(onChange);
+          return () => s.listeners.delete(onChange);
+        },
+        cleanup: guard(async (agentId: string) => {
+          this.mem(agentId).cleaned = true;
+        }),
+      },
+    };
+  }
+
+  // --- the multiplexer ------------------------------------------------------------------
+
+  private async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
+    this.maybeFail("createPane", "could not create a pane");
+    const pane = this.openPane("sheep", req.agentId, `pane of ${req.label}\n$ `);
+    this.mem(req.agentId).paneId = pane.paneId;
+    return { paneId: pane.paneId, attachHint: "tmux -S /chaos/socket attach -t pi-shepherd" };
+  }
+
+  private async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
+    this.maybeFail("runLauncher", "could not type the launcher command");
+    const pane = this.panes.get(paneId);
+    if (!pane) throw new ShepherdError("runtime_error", `could not type the launcher command: can't find pane: ${paneId}`);
+    // The launcher reads the spec named on its line; the spec says whose sheep this is.
+    const agentId = /\/spec\/(.+)\.json$/.exec(argv[argv.length - 1] ?? "")?.[1];
+    const s = agentId ? this.sheep.get(agentId) : undefined;
+    if (!s || s.paneId !== paneId) {
+      pane.text += "launcher: no such spec\n";
+      return;
+    }
+    const boot = s.boot;
+    if (boot.kind === "never") return;
+    this.after(boot.afterMs, () => {
+      if (!this.piAlive(s)) return;
+      if (boot.kind === "ready") s.ready = { pid: 4000 + this.prepared.indexOf(s.agentId), readyAt: new Date(this.clock.now()).toISOString() };
+      if (boot.kind === "crash") {
+        pane.text += "Error: no API key for the model\n";
+        this.crash(s.agentId, { code: boot.code, signal: boot.signal }, false);
+      }
+      if (boot.kind === "vanish") this.removePane(paneId, false);
+      this.ring(s.agentId);
+    });
+  }
+
+  private async liveness(refs: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
+    this.maybeFail("liveness", "could not list panes");
+    const out = new Map<string, PaneLiveness>();
+    for (const { paneId, agentId } of refs) {
+      const pane = this.panes.get(paneId);
+      out.set(agentId, pane && (this.judgeByPaneIdOnly || pane.mark === agentId) ? "alive" : "gone");
+    }
+    return out;
+  }
+
+  private read(paneId: string): string {
+    const pane = this.panes.get(paneId);
+    if (!pane) throw new ShepherdError("runtime_error", `could not read the pane: can't find pane: ${paneId}`);
+    return pane.text;
+  }
+
+  private async close(paneId: string, agentId: string): Promise<void> {
+    this.maybeFail("close", "could not close the pane");
+    const pane = this.panes.get(paneId);
+    if (!pane) return;
+    if (pane.mark !== agentId) {
+      throw new ShepherdError("not_owned", `pane ${paneId} is not the pane this shepherd created for ${agentId}; it was left alone.`);
+    }
+    this.kills.push({ paneId, agentId });
+    this.removePane(paneId, false);
+  }
+
+  // --- the sheep host -------------------------------------------------------------------
+
+  private async prepare(req: PrepareRequest): Promise<PreparedSheep> {
+    const plan = this.bootPlans.shift() ?? { boot: { kind: "ready", afterMs: 0 } };
+    const s = this.mem(req.agentId);
+    s.boot = plan.boot;
+    if (plan.answer) this.promptPlans.set(`*${req.agentId}`, plan.answer);
+    this.prepared.push(req.agentId);
+    return { sessionPath: `/sessions/${req.agentId}.jsonl`, launcherArgv: ["/node", "/pkg/launcher.mjs", `/spec/${req.agentId}.json`] };
+  }
+
+  private snapshot(agentId: string): SheepSnapshot {
+    const s = this.sheep.get(agentId);
+    // status.json and exit.json go with cleanup, like the sheep's other files.
+    if (!s || s.cleaned) return {};
+    return { ...(s.ready ? { ready: { ...s.ready } } : {}), ...(s.exited ? { exited: { ...s.exited } } : {}) };
+  }
+
+  private submit(agentId: string, promptId: string, text: string): void {
+    const s = this.mem(agentId);
+    if (s.cleaned) throw Object.assign(new Error(`ENOENT: no such file or directory, open '/state/${agentId}/inbox/${promptId}.json'`), { code: "ENOENT" });
+    s.inbox.set(promptId, text);
+    const plan = this.promptPlans.get(text) ?? this.promptPlans.get(`*${agentId}`);
+    if (!plan || plan.outcome === "never") return;
+    if (plan.afterSteps > 0) s.dueInSteps.set(promptId, { steps: plan.afterSteps, plan });
+    else this.after(plan.afterMs, () => this.answer(agentId, promptId, plan));
+  }
+
+  // --- what happens in the world --------------------------------------------------------
+
+  /** One step of the test: sheep counting steps towards an answer get closer to it. */
+  step(): void {
+    for (const s of this.sheep.values()) {
+      for (const [promptId, due] of [...s.dueInSteps]) {
+        if (--due.steps > 0) continue;
+        s.dueInSteps.delete(promptId);
+        this.answer(s.agentId, promptId, due.plan);
+      }
+    }
+  }
+
+  /** pi writes its result, if it still runs. */
+  answer(agentId: string, promptId: string, plan: AnswerPlan): void {
+    const s = this.sheep.get(agentId);
+    if (!s || !this.piAlive(s) || s.outbox.has(promptId) || plan.outcome === "never") return;
+    const text = s.inbox.get(promptId) ?? "";
+    const at = new Date(this.clock.now()).toISOString();
+    s.outbox.set(promptId, {
+      promptId,
+      status: plan.outcome,
+      text: plan.outcome === "completed" ? `answer to ${text}` : "",
+      stopReason: plan.outcome === "completed" ? "stop" : plan.outcome === "failed" ? "error" : "aborted",
+      ...(plan.outcome === "failed" ? { errorMessage: "429 rate limited" } : {}),
+      ...(plan.outcome === "cancelled" ? { errorMessage: "aborted by the user" } : {}),
+      usage: { input: 10, output: 5, totalTokens: 15 },
+      model: "scripted/one",
+      sessionPath: `/sessions/${agentId}.jsonl`,
+      startedAt: at,
+      finishedAt: at,
+    });
+    this.ring(agentId);
+  }
+
+  /** pi ends inside the pane; the shell keeps the pane, or the pane goes with it. */
+  crash(agentId: string, exit: { code: number | null; signal: string | null }, paneGoes: boolean): void {
+    const s = this.sheep.get(agentId);
+    if (!s || s.dead) return;
+    s.dead = true;
+    s.exited = { ...exit, at: new Date(this.clock.now()).toISOString() };
+    if (paneGoes && s.paneId && this.panes.get(s.paneId)?.mark === agentId) this.removePane(s.paneId, false);
+    this.ring(agentId);
+  }
+
+  /**
+   * A pane goes from outside. pi goes with it; `witness` says whether the host later notices
+   * its pid is gone (the file host reports that as an exit), or nothing says so but the pane.
+   */
+  removePane(paneId: string, witness: boolean): void {
+    const pane = this.panes.get(paneId);
+    if (!pane) return;
+    this.panes.delete(paneId);
+    const s = pane.mark ? this.sheep.get(pane.mark) : undefined;
+    if (s && s.paneId === paneId && !s.dead) {
+      s.dead = true;
+      if (witness && s.ready) s.exited = { code: null, signal: "unknown", at: new Date(this.clock.now()).toISOString() };
+      this.ring(s.agentId);
+    }
+    // tmux exits with its last pane; the next server numbers panes from %0 again.
+    if (this.panes.size === 0) this.nextPane = 0;
+  }
+
+  /** The whole server goes (tmux kill-server, a reboot): every pane with it. */
+  serverDies(): void {
+    for (const id of [...this.panes.keys()]) this.removePane(id, false);
+  }
+
+  openUserPane(): ChaosPane {
+    return this.openPane("user", undefined, "user@host:~$ vim notes.md\n");
+  }
+
+  /** A sheep of another shepherd that still runs: its pane and its record in the shared store. */
+  async addNeighbour(): Promise<string | undefined> {
+    if (this.neighbours.size >= 10) return undefined;
+    const agentId = `a_neighbour${this.neighbours.size}`;
+    this.neighbours.set(agentId, this.openPane("foreign", agentId, "another shepherd's sheep\n").paneId);
+    const agents = [...this.neighbours].map(([id, paneId]) => ({
+      agentId: id,
+      agent: "worker",
+      label: `neighbour-${id.slice(-1)}`,
+      runtime: "tmux" as const,
+      paneId,
+      cwd: "/elsewhere",
+      sessionPath: `/sessions/${id}.jsonl`,
+      createdAt: new Date(this.clock.now()).toISOString(),
+      owner: NEIGHBOUR,
+      state: "idle" as const,
+    }));
+    await this.store.save(NEIGHBOUR, { agents, prompts: [] });
+    return agentId;
+  }
+
+  get neighbourIds(): string[] {
+    return [...this.neighbours.keys()];
+  }
+
+  // --- truths the test checks against -------------------------------------------------
+
+  /** The pane that still carries this agent's mark, if any. */
+  paneOf(agentId: string): ChaosPane | undefined {
+    const s = this.sheep.get(agentId);
+    const pane = s?.paneId ? this.panes.get(s.paneId) : undefined;
+    return pane?.mark === agentId ? pane : undefined;
+  }
+
+  piAlive(s: ChaosSheep): boolean {
+    return !s.dead && this.paneOf(s.agentId) !== undefined;
+  }
+
+  mem(agentId: string): ChaosSheep {
+    let s = this.sheep.get(agentId);
+    if (!s) {
+      s = {
+        agentId,
+        boot: { kind: "ready", afterMs: 0 },
+        dead: false,
+        inbox: new Map(),
+        outbox: new Map(),
+        dueInSteps: new Map(),
+        listeners: new Set(),
+        cleaned: false,
+      };
+      this.sheep.set(agentId, s);
+    }
+    return s;
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  private openPane(kind: ChaosPane["kind"], mark: string | undefined, text: string): ChaosPane {
+    const pane: ChaosPane = { paneId: `%${this.nextPane++}`, kind, ...(mark !== undefined ? { mark } : {}), text };
+    this.panes.set(pane.paneId, pane);
+    return pane;
+  }
+
+  private maybeFail(op: FlakyOp, what: string): void {
+    let fail = false;
+    if (this.failNext[op] > 0) {
+      this.failNext[op]--;
+      fail = true;
+    } else if (this.failRate > 0 && this.rng.chance(this.failRate)) {
+      fail = true;
+    }
+    if (!fail) return;
+    this.injected[op]++;
+    // What the tmux adapter makes of a tmux process that exits non-zero for a passing reason.
+    throw new ShepherdError("runtime_error", `${what}: tmux exited with code 1: server exited unexpectedly (injected)`);
+  }
+
+  private async jitter(): Promise<void> {
+    if (this.maxJitter <= 0) return;
+    for (let n = this.rng.int(this.maxJitter + 1); n > 0; n--) await Promise.resolve();
+  }
+
+  private after(ms: number, fn: () => void): void {
+    if (ms <= 0) queueMicrotask(fn);
+    else void this.clock.sleep(ms).then(fn);
+  }
+
+  private ring(agentId: string): void {
+    for (const fn of [...this.mem(agentId).listeners]) fn();
+  }
+}
+
+interface StateFile extends StoredState {
+  version: 1;
+}
+
+/**
+ * The shared state file in memory: every load and save goes through JSON text, so nothing the
+ * core keeps a reference to can change what a later shepherd reads. Saves merge by owner as
+ * the file store does; a dead owner's late saves never land.
+ */
+export class ChaosStore implements StateStore {
+  private text = JSON.stringify({ version: 1, agents: [], prompts: [] } satisfies StateFile);
+
+  constructor(private readonly deadOwners: ReadonlySet<string>) {}
+
+  async load(): Promise<{ state: StoredState; warnings: string[] }> {
+    return { state: this.peek(), warnings: [] };
+  }
+
+  async save(owner: string, mine: StoredState): Promise<void> {
+    if (this.deadOwners.has(owner)) return;
+    const before = this.peek();
+    const theirs = new Set([...mine.agents.map((a) => a.agentId), ...(mine.forgotten ?? [])]);
+    const agents = [...before.agents.filter((a) => a.owner !== owner && !theirs.has(a.agentId)), ...mine.agents];
+    const kept = new Set(agents.map((a) => a.agentId));
+    const minePrompts = new Set(mine.prompts.map((p) => p.promptId));
+    const prompts = [...before.prompts.filter((p) => kept.has(p.agentId) && !theirs.has(p.agentId) && !minePrompts.has(p.promptId)), ...mine.prompts];
+    this.text = JSON.stringify({ version: 1, agents, prompts } satisfies StateFile);
+  }
+
+  /** The records as the file holds them now. */
+  peek(): StoredState {
+    const data = JSON.parse(this.text) as StateFile;
+    return { agents: data.agents, prompts: data.prompts };
+  }
+}

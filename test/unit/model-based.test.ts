@@ -1,0 +1,1056 @@
+/**
+ * A model-based test of the core: random sequences of start, prompt, wait, close, delegate,
+ * prune and shepherd restarts (some issued two at once, as pi runs a turn's tool calls),
+ * interleaved with what real multiplexers and sheep do to them: pane ids reused by a new tmux
+ * server, transient CLI failures, panes closed by the user, pi crashing. After every step the
+ * outcome is checked against a small model of what must hold.
+ *
+ * Seeded: PI_SHEPHERD_SEED picks the seed (a new one each run otherwise, shown in the test
+ * name); a failure prints the seed, the shrunk sequence, what the shepherd answered at each
+ * step, and the command line that replays it exactly. PI_SHEPHERD_RUNS sets the number of runs.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { Delegation } from "../../src/core/delegate.js";
+import { Shepherd } from "../../src/core/shepherd.js";
+import type { AgentDefinition, AgentStatus, WaitItem } from "../../src/core/types.js";
+import { ChaosWorld, FLAKY_OPS, NEIGHBOUR, type AnswerPlan, type BootPlan, type FlakyOp } from "../support/chaos-world.js";
+import { FakeClock } from "../support/fake-clock.js";
+
+const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
+const INTERVAL_MS = 1000;
+const START_TIMEOUT_MS = 5000;
+/** A wait at least this long must notice a dead sheep: two liveness intervals and a margin. */
+const NOTICE_SEC = 3;
+const UNKNOWN_PROMPT = "p_zzzzzzzzzz";
+
+interface Real {
+  world: ChaosWorld;
+  clock: FakeClock;
+  shepherd: Shepherd;
+  owner: string;
+  generation: number;
+  trace: string[];
+}
+
+interface SheepModel {
+  label: string;
+  closed: boolean;
+  /** Forgotten by the shepherd (pruned, let go on attach): its id is unknown from now on. */
+  dropped: boolean;
+}
+
+interface PromptModel {
+  agentId: string;
+  /** The one final result, once a wait returned it: every later wait must return it again. */
+  final?: WaitItem;
+  dropped: boolean;
+  cancelledByClose: boolean;
+}
+
+interface Model {
+  sheep: Map<string, SheepModel>;
+  prompts: Map<string, PromptModel>;
+  counter: number;
+  /** Our panes that no record names, each excused by a close that failed on purpose. */
+  orphans: Set<string>;
+}
+
+type Cmd = fc.AsyncCommand<Model, Real>;
+
+// --- driving the fake clock ---------------------------------------------------------------
+
+async function quiesce(): Promise<void> {
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+}
+
+/** Runs a call to its end on the fake clock, jumping from timer to timer. */
+async function drive<T>(r: Real, call: Promise<T>, what: string): Promise<T> {
+  let done = false;
+  const tracked = call.finally(() => {
+    done = true;
+  });
+  tracked.catch(() => undefined);
+  const limit = r.clock.now() + 30 * 60_000;
+  for (;;) {
+    await quiesce();
+    if (done) return tracked;
+    if (r.clock.now() > limit) throw new Error(`${what} still runs after 30 minutes on the clock`);
+    if (!r.clock.fireNext()) throw new Error(`${what} hangs: it has not finished and nothing is scheduled`);
+  }
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+function outcome<T>(p: Promise<T>): Promise<Outcome<T>> {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+function codeOf(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  return /^\[(\w+)\]/.exec(text)?.[1] ?? `uncoded error: ${text}`;
+}
+
+function firstLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split("\n")[0]!;
+}
+
+const show = (x: unknown) => JSON.stringify(x);
+
+// --- small helpers --------------------------------------------------------------------------
+
+function pick<T>(xs: readonly T[], k: number): T | undefined {
+  return xs.length === 0 ? undefined : xs[k % xs.length];
+}
+
+function sheepIds(m: Model, keep: (s: SheepModel, id: string) => boolean = () => true): string[] {
+  return [...m.sheep].filter(([id, s]) => keep(s, id)).map(([id]) => id);
+}
+
+function injectedNow(r: Real): Record<FlakyOp, number> {
+  return { ...r.world.injected };
+}
+
+function flakedSince(r: Real, before: Record<FlakyOp, number>, ops: readonly FlakyOp[] = FLAKY_OPS): boolean {
+  return ops.some((op) => r.world.injected[op] > before[op]);
+}
+
+function note(r: Real, line: string): void {
+  r.trace.push(line);
+}
+
+function drop(m: Model, agentId: string): void {
+  m.sheep.get(agentId)!.dropped = true;
+  for (const p of m.prompts.values()) if (p.agentId === agentId) p.dropped = true;
+}
+
+function liveLabels(r: Real): Set<string> {
+  return new Set([...r.shepherd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => a.label));
+}
+
+function makeShepherd(r: Real): Shepherd {
+  const { runtime, host } = r.world.view(r.owner);
+  const owner = r.owner;
+  return new Shepherd({
+    runtime,
+    host,
+    owner,
+    clock: r.clock,
+    livenessIntervalMs: INTERVAL_MS,
+    startTimeoutMs: START_TIMEOUT_MS,
+    defaultWaitTimeoutSec: NOTICE_SEC,
+    store: r.world.store,
+    ownerAlive: (o) => o === owner || o === NEIGHBOUR,
+  });
+}
+
+// --- what must hold after every step -------------------------------------------------------
+
+function checkInvariants(m: Model, r: Real, flakedClose: boolean): void {
+  const reg = r.shepherd.registry;
+  const live = [...reg.agents.values()].filter((a) => a.state !== "closed");
+  const labels = live.map((a) => a.label);
+  assert.equal(new Set(labels).size, labels.length, `labels of live sheep are not unique: ${labels.join(", ")}`);
+
+  for (const a of reg.agents.values()) {
+    const s = m.sheep.get(a.agentId);
+    assert.ok(s && !s.dropped, `the registry holds ${a.agentId}, which is not a sheep of ours`);
+    assert.equal(a.owner, r.owner, `record ${a.agentId} names owner ${a.owner}`);
+    assert.equal(a.label, s.label, `${a.agentId} changed its label`);
+    if (s.closed) assert.equal(a.state, "closed", `${a.agentId} was closed and is ${a.state} again`);
+  }
+  for (const id of sheepIds(m, (s) => !s.dropped)) assert.ok(reg.agents.has(id), `${id} vanished from the registry`);
+
+  const ours = new Set(r.world.prepared);
+  for (const k of r.world.kills) assert.ok(ours.has(k.agentId), `pane ${k.paneId} of ${k.agentId} was closed, and that sheep is not ours`);
+  const stored = r.world.store.peek();
+  assert.deepEqual(
+    stored.agents.filter((a) => a.owner === NEIGHBOUR).map((a) => a.agentId),
+    r.world.neighbourIds,
+    "another shepherd's records were lost from the shared store",
+  );
+
+  // The store holds what the registry holds, so a restarted shepherd adopts exactly that.
+  const storedMine = stored.agents.filter((a) => a.owner === r.owner);
+  assert.deepEqual(storedMine.map((a) => a.agentId).sort(), [...reg.agents.keys()].sort(), "the store and the registry hold different sheep");
+  for (const a of storedMine) {
+    // state is derived again from the panes and files by whoever reads the record next
+    const { state: _stored, ...rest } = a;
+    const { state: _held, ...want } = reg.agents.get(a.agentId)!;
+    assert.deepStrictEqual(rest, want, `the stored record of ${a.agentId} differs from the registry's`);
+  }
+  for (const p of reg.prompts.values()) {
+    if (!p.settled) continue;
+    const s = stored.prompts.find((x) => x.promptId === p.promptId);
+    assert.deepStrictEqual(s?.settled, p.settled, `the stored result of ${p.promptId} differs from the registry's`);
+  }
+
+  for (const [id, p] of m.prompts) {
+    if (!p.final || p.dropped) continue;
+    assert.deepStrictEqual(reg.prompts.get(id)?.settled, p.final, `the settled result of ${id} changed`);
+  }
+
+  // A pane of ours that no live record names can never be closed by us again.
+  const recorded = new Set(live.map((a) => a.agentId));
+  for (const pane of r.world.panes.values()) {
+    if (pane.kind !== "sheep" || !pane.mark || recorded.has(pane.mark) || m.orphans.has(pane.mark)) continue;
+    assert.ok(flakedClose, `pane ${pane.paneId} of ${pane.mark} is alive but no record of ours names it (a leaked sheep)`);
+    m.orphans.add(pane.mark);
+  }
+}
+
+/** Every command: one world step, the body, then the invariants; a failure carries the trace. */
+function command(name: string, body: (m: Model, r: Real) => Promise<void>): Cmd {
+  return {
+    check: () => true,
+    async run(m, r) {
+      r.world.step();
+      const before = injectedNow(r);
+      try {
+        await body(m, r);
+        checkInvariants(m, r, flakedSince(r, before, ["close"]));
+      } catch (e) {
+        throw new Error(
+          `${name}: ${e instanceof Error ? e.message : String(e)}\nWhat happened, step by step:\n  ${[...r.trace, `${name} -> FAILED`].join("\n  ")}`,
+        );
+      }
+    },
+    toString: () => name,
+  };
+}
+
+// --- the shepherd's calls, each begun now and checked once everything of its step ended ----
+
+interface Begun {
+  done: Promise<unknown>;
+  /** Checks the outcome and updates the model; `concurrent` when another call ran alongside. */
+  finish(concurrent: boolean): void;
+}
+
+interface Op {
+  name: string;
+  /**
+   * Order of finishing in a concurrent step: the model learns of new prompts, then closes, then
+   * prunes, before it judges statuses and waits that ran alongside them.
+   */
+  rank: number;
+  begin(m: Model, r: Real): Begun;
+}
+
+function begun<T>(call: Promise<T>, finish: (value: T, concurrent: boolean) => void): Begun {
+  let value: { v: T } | undefined;
+  const done = call.then((v) => {
+    value = { v };
+  });
+  return { done, finish: (concurrent) => finish(value!.v, concurrent) };
+}
+
+function single(op: Op): Cmd {
+  return command(op.name, async (m, r) => {
+    const b = op.begin(m, r);
+    await drive(r, b.done, op.name);
+    b.finish(false);
+  });
+}
+
+function together(a: Op, b: Op): Cmd {
+  const name = `at once: ${a.name} & ${b.name}`;
+  return command(name, async (m, r) => {
+    const started = [a, b].map((op) => ({ op, b: op.begin(m, r) }));
+    await drive(r, Promise.all(started.map((x) => x.b.done)), name);
+    for (const x of started.sort((p, q) => p.op.rank - q.op.rank)) x.b.finish(true);
+  });
+}
+
+function startOp(label: string | undefined, twin: boolean, plans: readonly BootPlan[]): Op {
+  const used = twin ? plans.slice(0, 2) : plans.slice(0, 1);
+  return {
+    name: `start(${twin ? "twice at once, " : ""}label=${label ?? "-"}, boot=${show(twin ? used : used[0])})`,
+    rank: 0,
+    begin(m, r) {
+      const taken = liveLabels(r);
+      const before = injectedNow(r);
+      const firstPrepared = r.world.prepared.length;
+      r.world.bootPlans.length = 0;
+      r.world.bootPlans.push(...used.map((boot) => ({ boot })));
+      const calls = used.map(() => outcome(r.shepherd.start({ definition: def, cwd: "/work", ...(label !== undefined ? { label } : {}) })));
+      return begun(Promise.all(calls), (outs) => {
+        r.world.bootPlans.length = 0;
+        const prepared = r.world.prepared.slice(firstPrepared);
+        const flaked = flakedSince(r, before, ["createPane", "runLauncher"]);
+        let launched = 0;
+        for (const [i, out] of outs.entries()) {
+          // The second of two starts with one label finds it reserved by the first.
+          const refused = label !== undefined && (taken.has(label) || i === 1);
+          if (out.ok) {
+            const a = out.value;
+            note(r, `start -> ${a.agentId} "${a.label}" ${a.paneId}`);
+            assert.ok(!refused, `start took label "${a.label}", which a live sheep or the other start held`);
+            if (label !== undefined) assert.equal(a.label, label);
+            const plan = used[launched++]!;
+            assert.equal(r.world.paneOf(a.agentId)?.paneId, a.paneId, `start returned ${a.agentId} on ${a.paneId}, which is not its pane`);
+            assert.ok(r.world.sheep.get(a.agentId)?.ready, `start returned ${a.agentId} though pi never came up (boot ${show(plan)})`);
+            m.sheep.set(a.agentId, { label: a.label, closed: false, dropped: false });
+            continue;
+          }
+          const code = codeOf(out.error);
+          note(r, `start -> ${firstLine(out.error)}`);
+          if (refused) {
+            assert.equal(code, "invalid_params", `a start with a taken label failed with ${firstLine(out.error)}`);
+            continue;
+          }
+          assert.notEqual(code, "invalid_params", `start refused a free label: ${firstLine(out.error)}`);
+          const plan = used[launched]!;
+          const agentId = prepared[launched++];
+          if (plan.kind === "ready") {
+            assert.ok(flaked, `start failed though pi came up and the multiplexer never failed: ${firstLine(out.error)}`);
+          }
+          assert.ok(["start_failed", "runtime_error"].includes(code), `start failed with ${firstLine(out.error)}`);
+          if (agentId) assert.ok(!r.shepherd.registry.agents.has(agentId), `a failed start left its record ${agentId}`);
+        }
+      });
+    },
+  };
+}
+
+function promptOp(k: number, plan: AnswerPlan): Op {
+  return {
+    name: `prompt(#${k}, answer=${show(plan)})`,
+    rank: 1,
+    begin(m, r) {
+      const id = pick(sheepIds(m), k);
+      if (!id) return begun(Promise.resolve(), () => undefined);
+      const text = `m${++m.counter}`;
+      r.world.promptPlans.set(text, plan);
+      const active = r.shepherd.registry.agents.get(id)?.activePromptId;
+      const sheep = r.world.sheep.get(id)!;
+      const alive = r.world.piAlive(sheep);
+      const wasClosed = m.sheep.get(id)!.closed;
+      return begun(outcome(r.shepherd.prompt(id, text)), (out, concurrent) => {
+        const s = m.sheep.get(id)!;
+        if (out.ok) {
+          note(r, `prompt ${id} "${text}" -> ${out.value.promptId}`);
+          assert.ok(!wasClosed, "prompt was accepted by a closed sheep");
+          // Only a prune alongside can have forgotten the sheep: as if it ran right after the prompt.
+          assert.ok(!s.dropped || concurrent, `prompt was accepted by ${id}, which the shepherd had forgotten`);
+          m.prompts.set(out.value.promptId, { agentId: id, dropped: s.dropped, cancelledByClose: false });
+          return;
+        }
+        const code = codeOf(out.error);
+        note(r, `prompt ${id} -> ${firstLine(out.error)}`);
+        // With a close or prune alongside, either may have come first.
+        const rec = r.shepherd.registry.agents.get(id);
+        const goneAlongside = concurrent && (!rec || rec.state === "closed");
+        if (code === "unknown_agent" && (s.dropped || (concurrent && !rec))) return;
+        if (wasClosed) return assert.equal(code, "agent_closed");
+        if (code === "prompt_pending") {
+          return assert.ok(!(active !== undefined && sheep.outbox.has(active) && !concurrent), `prompt_pending though ${active} has its result on disk`);
+        }
+        if (code === "agent_closed") return assert.ok(!alive || goneAlongside, `a live sheep was refused as gone: ${firstLine(out.error)}`);
+        // A close or prune alongside may remove the inbox under a prompt that already passed its checks.
+        if (code === "runtime_error" && goneAlongside) return;
+        assert.fail(`prompt failed with ${firstLine(out.error)}`);
+      });
+    },
+  };
+}
+
+interface Meanwhile {
+  afterMs: number;
+  what: "kill" | "crash" | "answer";
+}
+
+function waitOp(picks: readonly number[], unknown: boolean, timeoutSec: number, meanwhile?: Meanwhile): Op {
+  const during = meanwhile ? `, ${meanwhile.what} at +${meanwhile.afterMs}ms` : "";
+  return {
+    name: `wait(${picks.map((k) => `#${k}`).join(",")}${unknown ? ",unknown" : ""}, ${timeoutSec}s${during})`,
+    rank: 9,
+    begin(m, r) {
+      const all = [...m.prompts.keys()];
+      const ids = [...(all.length ? picks.map((k) => pick(all, k)!) : []), ...(unknown ? [UNKNOWN_PROMPT] : [])];
+      if (ids.length === 0) return begun(Promise.resolve(), () => undefined);
+      const diesAt = new Map<string, number>();
+      const answeredAt = new Map<string, number>();
+      for (const id of ids) {
+        const p = m.prompts.get(id);
+        const s = p && r.world.sheep.get(p.agentId);
+        if (s && !r.world.piAlive(s)) diesAt.set(id, 0);
+        if (s?.outbox.has(id)) answeredAt.set(id, 0);
+      }
+      // Something happens to the first prompt's sheep while the wait runs.
+      const target = m.prompts.get(ids[0]!);
+      const stop = new AbortController();
+      if (meanwhile && target) {
+        void r.clock
+          .sleep(meanwhile.afterMs, stop.signal)
+          .then(() => {
+            const s = r.world.sheep.get(target.agentId)!;
+            if (!r.world.piAlive(s)) return;
+            if (meanwhile.what === "kill") r.world.removePane(s.paneId!, false);
+            if (meanwhile.what === "crash") r.world.crash(s.agentId, { code: 1, signal: null }, false);
+            if (meanwhile.what === "answer") r.world.answer(s.agentId, ids[0]!, { outcome: "completed", afterSteps: 0, afterMs: 0 });
+            note(r, `world, during the wait: ${meanwhile.what} ${s.agentId}`);
+            for (const id of ids) {
+              if (m.prompts.get(id)?.agentId !== target.agentId) continue;
+              if (meanwhile.what === "answer") {
+                if (r.world.sheep.get(target.agentId)!.outbox.has(id) && !answeredAt.has(id)) answeredAt.set(id, meanwhile.afterMs);
+              } else if (!diesAt.has(id)) diesAt.set(id, meanwhile.afterMs);
+            }
+          })
+          .catch(() => undefined);
+      }
+      const before = injectedNow(r);
+      return begun(
+        r.shepherd.wait(ids, { timeoutSec }).finally(() => stop.abort()),
+        (items, concurrent) => {
+          const flaked = flakedSince(r, before, ["liveness"]);
+          note(r, `wait ${ids.join(",")} ${timeoutSec}s -> ${items.map((i) => `${i.status}${i.error ? ` ${i.error.split(" ")[0]}` : ""}`).join(", ")}`);
+          assert.deepEqual(
+            items.map((i) => i.promptId),
+            ids,
+            "wait did not answer in the order asked",
+          );
+          const budgetMs = timeoutSec * 1000;
+          for (const [n, item] of items.entries()) {
+            const id = ids[n]!;
+            const died = diesAt.get(id);
+            const answered = answeredAt.get(id);
+            checkWaitItem(m, r, id, item, {
+              mustSeeDeath: died !== undefined && budgetMs - died >= NOTICE_SEC * 1000 && !flaked && !concurrent,
+              mustSeeResult: answered !== undefined && answered < budgetMs && !concurrent,
+              resultBefore: answered === 0,
+              concurrent,
+            });
+          }
+        },
+      );
+    },
+  };
+}
+
+function checkWaitItem(
+  m: Model,
+  r: Real,
+  id: string,
+  item: WaitItem,
+  expect: { mustSeeDeath: boolean; mustSeeResult: boolean; resultBefore: boolean; concurrent: boolean },
+): void {
+  const p = m.prompts.get(id);
+  if (!p) {
+    assert.equal(item.status, "failed");
+    assert.match(item.error ?? "", /^\[unknown_prompt\]/);
+    return;
+  }
+  if (p.dropped && item.status === "failed" && item.error?.startsWith("[unknown_prompt]")) return;
+  // A wait that ran alongside the one that got the result may have timed out before it came.
+  if (p.final && expect.concurrent && item.status === "timeout") return;
+  if (p.final) {
+    assert.deepStrictEqual(item, p.final, `a later wait on ${id} returned another result than the first`);
+    return;
+  }
+  const s = r.world.sheep.get(p.agentId)!;
+  const written = s.outbox.get(id);
+  const closed = m.sheep.get(p.agentId)!.closed;
+  switch (item.status) {
+    case "timeout":
+      assert.ok(!expect.mustSeeResult || closed, `wait timed out on ${id} though its result was on disk`);
+      assert.ok(
+        !expect.mustSeeDeath,
+        `wait reported ${id} still working to its deadline, but its sheep's ${r.world.paneOf(p.agentId) ? "pi exited" : "pane is gone"}`,
+      );
+      return;
+    case "completed":
+      assert.equal(written?.status, "completed", `wait said completed, the sheep wrote ${show(written)}`);
+      assert.equal(item.text, written!.text, "wait's text is not the sheep's text");
+      break;
+    case "failed": {
+      const code = codeOf(item.error);
+      if (code === "provider_error") assert.equal(written?.status, "failed", `provider_error, but the sheep wrote ${show(written)}`);
+      else if (code === "pane_gone") {
+        assert.ok(!r.world.paneOf(p.agentId), `wait failed ${id} with pane_gone, but the sheep's pane ${s.paneId} is alive and carries its mark`);
+        assert.ok(!expect.resultBefore, `wait failed ${id} with pane_gone though its result was on disk`);
+      } else if (code === "pi_exited") {
+        assert.ok(s.exited, `wait failed ${id} with pi_exited, but pi runs`);
+        assert.ok(!expect.resultBefore, `wait failed ${id} with pi_exited though its result was on disk`);
+      } else assert.fail(`wait failed ${id} with ${item.error}`);
+      break;
+    }
+    case "cancelled":
+      assert.ok(
+        written?.status === "cancelled" || ((closed || p.cancelledByClose) && /^\[cancelled\]/.test(item.error ?? "")),
+        `wait said cancelled: ${item.error}; the sheep wrote ${show(written)}`,
+      );
+      break;
+    default:
+      assert.fail(`wait returned ${item.status} for ${id}`);
+  }
+  p.final = structuredClone(item);
+}
+
+function closeOp(k: number, twice: boolean): Op {
+  return {
+    name: `close(#${k}${twice ? ", twice" : ""})`,
+    rank: 2,
+    begin(m, r) {
+      const id = pick(sheepIds(m), k);
+      if (!id) return begun(Promise.resolve(), () => undefined);
+      const wasClosed = m.sheep.get(id)!.closed;
+      const pending = [...m.prompts].filter(([, p]) => p.agentId === id && !p.final && !p.cancelledByClose).map(([pid]) => pid);
+      const answered = new Set(pending.filter((pid) => r.world.sheep.get(id)!.outbox.has(pid)));
+      const before = injectedNow(r);
+      const kills = r.world.kills.length;
+      const call = (async () => {
+        const first = await outcome(r.shepherd.close(id));
+        const again = twice && first.ok ? await outcome(r.shepherd.close(id)) : undefined;
+        return { first, again };
+      })();
+      return begun(call, ({ first: out, again }, concurrent) => {
+        const s = m.sheep.get(id)!;
+        note(r, `close ${id} -> ${out.ok ? show(out.value) : firstLine(out.error)}`);
+        if (!concurrent) for (const k of r.world.kills.slice(kills)) assert.equal(k.agentId, id, `closing ${id} closed the pane of ${k.agentId}`);
+        if (s.dropped && !out.ok && codeOf(out.error) === "unknown_agent") return;
+        // prune forgets closed sheep at once: a close alongside it may find the id unknown
+        if (concurrent && wasClosed && !out.ok && codeOf(out.error) === "unknown_agent" && !r.shepherd.registry.agents.has(id)) return;
+        if (wasClosed) {
+          assert.ok(out.ok, `closing a closed sheep again failed: ${out.ok ? "" : firstLine(out.error)}`);
+          return assert.deepEqual(out.value, { agentId: id, cancelledPromptIds: [], alreadyClosed: true });
+        }
+        if (!out.ok) {
+          // A close that failed may have cancelled the prompt already (one handed over alongside, too).
+          for (const [pid, p] of m.prompts) {
+            if (p.agentId === id && !p.final && r.shepherd.registry.prompts.get(pid)?.settled?.status === "cancelled") p.cancelledByClose = true;
+          }
+          const sheep = r.world.sheep.get(id)!;
+          const now = sheep.paneId ? r.world.panes.get(sheep.paneId) : undefined;
+          assert.ok(
+            flakedSince(r, before, ["close", "liveness"]) && codeOf(out.error) === "runtime_error",
+            `closing our own sheep failed: ${firstLine(out.error)} (its pane ${r.world.paneOf(id) ? "is alive" : `is gone, and ${sheep.paneId} is now ${now ? `${now.kind} pane ${show(now.mark ?? "unmarked")}` : "nobody's"}`})`,
+          );
+          return;
+        }
+        if (!concurrent) assert.equal(out.value.alreadyClosed, false);
+        assert.ok(!r.world.paneOf(id), `close returned but the pane of ${id} is still there`);
+        for (const pid of out.value.cancelledPromptIds) {
+          // A prompt alongside may have been handed over just before the close.
+          const fresh = concurrent && m.prompts.get(pid)?.agentId === id && !m.prompts.get(pid)?.final;
+          assert.ok(pending.includes(pid) || fresh, `close cancelled ${pid}, which was not pending`);
+          assert.ok(!answered.has(pid), `close cancelled ${pid} though its result was on disk`);
+          m.prompts.get(pid)!.cancelledByClose = true;
+        }
+        s.closed = true;
+        if (again) {
+          note(r, `close ${id} again -> ${again.ok ? show(again.value) : firstLine(again.error)}`);
+          assert.ok(again.ok, `closing twice failed: ${again.ok ? "" : firstLine(again.error)}`);
+          assert.deepEqual(again.value, { agentId: id, cancelledPromptIds: [], alreadyClosed: true });
+        }
+      });
+    },
+  };
+}
+
+function checkStatus(m: Model, r: Real, st: AgentStatus, flaked: boolean, concurrent: boolean): void {
+  const s = m.sheep.get(st.agentId)!;
+  if (s.closed) {
+    if (!concurrent) assert.equal(st.state, "closed");
+    return;
+  }
+  const sheep = r.world.sheep.get(st.agentId)!;
+  const paneAlive = !!r.world.paneOf(st.agentId);
+  if (paneAlive && !sheep.exited) {
+    assert.ok(st.paneAlive, `status says the pane of live ${st.agentId} is gone`);
+    assert.ok(["idle", "working"].includes(st.state), `a live sheep ${st.agentId} is reported ${st.state}`);
+  }
+  if (flaked || concurrent) return;
+  assert.equal(st.paneAlive, paneAlive, `status says the pane of ${st.agentId} is ${st.paneAlive ? "alive" : "gone"}; it is ${paneAlive ? "alive" : "gone"}`);
+  if (!paneAlive || sheep.exited) assert.equal(st.state, "exited", `a dead sheep ${st.agentId} is reported ${st.state}`);
+}
+
+function statusOp(k: number): Op {
+  return {
+    name: `status(#${k})`,
+    rank: 5,
+    begin(m, r) {
+      const id = pick(sheepIds(m), k);
+      if (!id) return begun(Promise.resolve(), () => undefined);
+      const before = injectedNow(r);
+      return begun(outcome(r.shepherd.status(id)), (out, concurrent) => {
+        note(r, `status ${id} -> ${out.ok ? `${out.value.state} paneAlive=${out.value.paneAlive}` : firstLine(out.error)}`);
+        if (m.sheep.get(id)!.dropped && !out.ok && codeOf(out.error) === "unknown_agent") return;
+        assert.ok(out.ok, `status failed: ${out.ok ? "" : firstLine(out.error)}`);
+        checkStatus(m, r, out.value, flakedSince(r, before, ["liveness"]), concurrent);
+      });
+    },
+  };
+}
+
+const herdOp: Op = {
+  name: "herd()",
+  rank: 5,
+  begin(m, r) {
+    const before = injectedNow(r);
+    return begun(r.shepherd.herd(), (herd, concurrent) => {
+      note(r, `herd -> ${herd.map((h) => `${h.label}:${h.state}`).join(" ") || "(none)"}`);
+      for (const st of herd) checkStatus(m, r, st, flakedSince(r, before, ["liveness"]), concurrent);
+      if (concurrent) return;
+      const live = [...r.shepherd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => a.agentId);
+      assert.deepEqual(herd.map((h) => h.agentId).sort(), live.sort(), "herd does not list exactly the sheep that are not closed");
+    });
+  },
+};
+
+/** The widget's view: records and files only, never the multiplexer. */
+const herdFromFilesOp: Op = {
+  name: "herdFromFiles()",
+  rank: 5,
+  begin(m, r) {
+    return begun(outcome(r.shepherd.herdFromFiles()), (out) => {
+      assert.ok(out.ok, `herdFromFiles failed: ${out.ok ? "" : firstLine(out.error)}`);
+      note(r, `herdFromFiles -> ${out.value.map((h) => `${h.label}:${h.state}`).join(" ") || "(none)"}`);
+      for (const h of out.value) {
+        assert.ok(m.sheep.has(h.agentId), `herdFromFiles lists ${h.agentId}, which is not ours`);
+        const pending = h.activePromptId !== undefined;
+        assert.equal(h.promptSubmittedAt !== undefined, pending, `herdFromFiles: ${h.agentId} has a prompt time without a pending prompt, or the reverse`);
+      }
+    });
+  },
+};
+
+const pruneOp: Op = {
+  name: "prune()",
+  rank: 3,
+  begin(m, r) {
+    const before = injectedNow(r);
+    return begun(outcome(r.shepherd.prune()), (out, concurrent) => {
+      assert.ok(out.ok, `prune failed: ${out.ok ? "" : firstLine(out.error)}`);
+      const removed = out.value.removed;
+      note(r, `prune -> ${removed.join(",") || "(none)"}`);
+      for (const id of removed) {
+        assert.ok(!r.world.paneOf(id), `prune dropped ${id}, whose pane is alive`);
+        drop(m, id);
+      }
+      // Closed sheep are forgotten silently.
+      for (const id of sheepIds(m, (s) => !s.dropped)) {
+        if (r.shepherd.registry.agents.has(id)) continue;
+        assert.ok(m.sheep.get(id)!.closed || (concurrent && !r.world.paneOf(id)), `prune forgot ${id}, which was neither closed nor gone`);
+        drop(m, id);
+      }
+      if (concurrent || flakedSince(r, before, ["liveness"])) return;
+      for (const id of sheepIds(m, (s) => !s.dropped)) assert.ok(r.world.paneOf(id), `prune kept ${id}, whose pane is gone`);
+    });
+  },
+};
+
+function delegateOp(parallel: boolean, plans: readonly { boot: BootPlan; answer: AnswerPlan }[], keepOpen: boolean): Op {
+  const mode = parallel ? "parallel" : "single";
+  const used = parallel ? plans : plans.slice(0, 1);
+  return {
+    name: `delegate(${mode}${keepOpen ? ", keepOpen" : ""}, ${show(used)})`,
+    rank: 0,
+    begin(m, r) {
+      const texts = used.map(() => `t${++m.counter}`);
+      r.world.bootPlans.length = 0;
+      r.world.bootPlans.push(...used.map((p) => ({ boot: p.boot, answer: p.answer })));
+      const before = injectedNow(r);
+      const tasks = texts.map((task) => ({ definition: def, task, cwd: "/work" }));
+      const run = new Delegation(r.shepherd, mode, tasks, {
+        keepOpen,
+        maxParallel: 2,
+        waitTimeoutSec: NOTICE_SEC,
+        clock: r.clock,
+        now: () => r.clock.now(),
+      }).run();
+      return begun(run, (items) => {
+        r.world.bootPlans.length = 0;
+        note(r, `delegate -> ${items.map((i) => `${i.agentId ?? "-"} ${i.status}${i.error ? ` ${i.error.split(" ")[0]}` : ""}`).join(", ")}`);
+        const flaked = flakedSince(r, before);
+        assert.deepEqual(
+          items.map((i) => i.task),
+          texts,
+          "delegate answered out of order",
+        );
+        for (const [i, item] of items.entries()) {
+          const plan = used[i]!;
+          if (item.agentId) assert.equal(r.world.sheep.get(item.agentId)?.boot, plan.boot, "the test handed boot plans to the wrong tasks");
+          if (!flaked) {
+            const a = plan.answer;
+            const expected =
+              plan.boot.kind !== "ready"
+                ? "failed [start_failed]"
+                : a.outcome === "never" || a.afterMs >= NOTICE_SEC * 1000
+                  ? "timeout"
+                  : a.outcome === "completed"
+                    ? "completed"
+                    : a.outcome === "failed"
+                      ? "failed [provider_error]"
+                      : "cancelled";
+            const got = item.status === "failed" ? `failed [${codeOf(item.error)}]` : item.status;
+            assert.equal(got, expected, `delegated task ${i + 1} (${show(plan)}) ended ${got}: ${item.error ?? ""}`);
+            if (expected === "completed") assert.equal(item.text, `answer to ${texts[i]}`);
+          } else {
+            assert.ok(["completed", "failed", "cancelled", "timeout"].includes(item.status), `delegated task ended ${item.status}`);
+          }
+          if (!item.agentId) continue;
+          const rec = r.shepherd.registry.agents.get(item.agentId);
+          assert.ok(rec, `delegate's sheep ${item.agentId} has no record`);
+          m.sheep.set(item.agentId, { label: rec.label, closed: rec.state === "closed", dropped: false });
+          if (!keepOpen && !flaked) assert.equal(rec.state, "closed", `delegate left ${item.agentId} open`);
+          for (const p of r.shepherd.registry.prompts.values()) {
+            if (p.agentId !== item.agentId) continue;
+            const pm: PromptModel = { agentId: p.agentId, dropped: false, cancelledByClose: p.settled?.status === "cancelled" && rec.state === "closed" };
+            if (p.settled) {
+              if (item.status !== "timeout") assert.equal(p.settled.status, item.status, "delegate reported another result than the prompt's");
+              pm.final = structuredClone(p.settled);
+            }
+            m.prompts.set(p.promptId, pm);
+          }
+        }
+      });
+    },
+  };
+}
+
+/**
+ * The shepherd process dies (optionally in the middle of a start) and a new one, with a new
+ * owner name, attaches to the same multiplexer and store.
+ */
+function restartCmd(midStart?: { boot: BootPlan; ticks: number }): Cmd {
+  const name = `restart(${midStart ? `while a start is under way: boot=${show(midStart.boot)}, ${midStart.ticks} ticks in` : ""})`;
+  return command(name, async (m, r) => {
+    const old = r.shepherd;
+    let inflight: string | undefined;
+    if (midStart) {
+      const first = r.world.prepared.length;
+      r.world.bootPlans.length = 0;
+      r.world.bootPlans.push({ boot: midStart.boot });
+      void outcome(old.start({ definition: def, cwd: "/work" }));
+      await quiesce();
+      for (let i = 0; i < midStart.ticks; i++) {
+        r.clock.fireNext();
+        await quiesce();
+      }
+      r.world.bootPlans.length = 0;
+      inflight = r.world.prepared[first];
+      if (inflight && old.registry.agents.get(inflight)?.state !== "starting") {
+        // The start ended before the shepherd died: an ordinary sheep, or none at all.
+        const rec = old.registry.agents.get(inflight);
+        if (rec) m.sheep.set(inflight, { label: rec.label, closed: false, dropped: false });
+        inflight = undefined;
+      }
+    }
+    const oldAgents = structuredClone([...old.registry.agents.values()]);
+    const oldPrompts = structuredClone([...old.registry.prompts.values()]);
+    const storedRecs = r.world.store.peek().agents.filter((a) => a.owner === r.owner);
+    const stored = storedRecs.map((a) => a.agentId);
+    // A dead shepherd's closed sheep are let go, not adopted: nothing is left to use.
+    const closedBefore = storedRecs.filter((a) => a.state === "closed").map((a) => a.agentId);
+    r.world.deadOwners.add(r.owner);
+    old.dispose();
+    r.generation++;
+    r.owner = `shepherd-${r.generation}`;
+    r.shepherd = makeShepherd(r);
+    const before = injectedNow(r);
+    const report = await drive(r, r.shepherd.attach(), "attach");
+    const flaked = flakedSince(r, before, ["liveness", "close"]);
+    note(
+      r,
+      `restart as ${r.owner} -> adopted ${report.adopted.join(",") || "-"}; pruned ${report.pruned.join(",") || "-"}${inflight ? `; ${inflight} was starting` : ""}`,
+    );
+
+    assert.deepEqual(
+      [...report.adopted].sort(),
+      stored.filter((id) => !closedBefore.includes(id)).sort(),
+      "attach did not take back exactly the dead shepherd's open sheep",
+    );
+    if (!inflight) assert.deepEqual([...stored].sort(), oldAgents.map((a) => a.agentId).sort(), "the store lost or kept records the shepherd had");
+    for (const id of closedBefore) {
+      assert.ok(!r.world.store.peek().agents.some((a) => a.agentId === id), `the closed ${id} was kept in the store after its shepherd died`);
+      drop(m, id);
+    }
+    for (const id of r.world.neighbourIds) assert.ok(!report.adopted.includes(id), `attach took ${id}, a live neighbour's sheep`);
+    const pruned = new Set(report.pruned);
+    for (const id of pruned) {
+      assert.ok(report.adopted.includes(id), `attach pruned ${id}, which it did not adopt`);
+      if (id === inflight) continue;
+      assert.ok(!r.world.paneOf(id), `attach dropped ${id}, whose pane is alive`);
+      drop(m, id);
+    }
+    for (const id of report.adopted) {
+      if (pruned.has(id)) continue;
+      const now = r.shepherd.registry.agents.get(id)!;
+      if (id === inflight) {
+        const sheep = r.world.sheep.get(id)!;
+        assert.ok(sheep.ready && r.world.piAlive(sheep), `attach kept ${id}, caught starting, though its pi is not up`);
+        m.sheep.set(id, { label: now.label, closed: false, dropped: false });
+        continue;
+      }
+      const was = oldAgents.find((a) => a.agentId === id)!;
+      for (const key of ["agent", "label", "paneId", "cwd", "sessionPath", "createdAt", "runtime", "model", "attachHint"] as const) {
+        assert.deepStrictEqual(now[key], was[key], `${id}.${key} came back from the store as ${show(now[key])}, was ${show(was[key])}`);
+      }
+      if (!flaked && was.state !== "closed") assert.ok(r.world.paneOf(id), `attach kept ${id}, whose pane is gone`);
+    }
+    for (const p of oldPrompts) {
+      if (!report.adopted.includes(p.agentId) || pruned.has(p.agentId)) continue;
+      const now = r.shepherd.registry.prompts.get(p.promptId);
+      assert.ok(now, `prompt ${p.promptId} was lost across the restart`);
+      if (p.settled) assert.deepStrictEqual(now.settled, p.settled, `the result of ${p.promptId} changed across the restart`);
+    }
+  });
+}
+
+// --- what the world does by itself ---------------------------------------------------------
+
+function userClosesSheepPane(k: number, witness: boolean): Cmd {
+  return command(`world: user closes sheep pane #${k}${witness ? " (its pid is seen gone)" : ""}`, async (_m, r) => {
+    const ours = new Set(r.world.prepared);
+    const pane = pick(
+      [...r.world.panes.values()].filter((p) => p.kind === "sheep" && p.mark && ours.has(p.mark)),
+      k,
+    );
+    if (!pane) return;
+    r.world.removePane(pane.paneId, witness);
+    note(r, `world: pane ${pane.paneId} of ${pane.mark} closed from outside${r.world.panes.size === 0 ? "; the server ended" : ""}`);
+  });
+}
+
+const worldCmds: fc.Arbitrary<Cmd>[] = [
+  fc.record({ k: fc.nat(), witness: fc.boolean() }).map(({ k, witness }) => userClosesSheepPane(k, witness)),
+  fc
+    .record({ k: fc.nat(), paneGoes: fc.boolean(), exit: fc.constantFrom<[number | null, string | null]>([1, null], [137, null], [null, "SIGABRT"]) })
+    .map(({ k, paneGoes, exit }) =>
+      command(`world: pi crashes in sheep #${k} (exit ${show(exit)}${paneGoes ? ", pane goes" : ""})`, async (m, r) => {
+        const id = pick(
+          sheepIds(m, (_s, id) => r.world.piAlive(r.world.sheep.get(id)!)),
+          k,
+        );
+        if (!id) return;
+        r.world.crash(id, { code: exit[0], signal: exit[1] }, paneGoes);
+        note(r, `world: pi in ${id} crashed${paneGoes ? " and its pane went" : ""}`);
+      }),
+    ),
+  fc.constant(null).map(() =>
+    command("world: the tmux server dies", async (_m, r) => {
+      r.world.serverDies();
+      note(r, "world: the tmux server died");
+    }),
+  ),
+  fc.record({ open: fc.boolean(), k: fc.nat() }).map(({ open, k }) =>
+    command(open ? "world: user opens a pane" : `world: user closes their pane #${k}`, async (_m, r) => {
+      if (open) return note(r, `world: user opened ${r.world.openUserPane().paneId}`);
+      const pane = pick(
+        [...r.world.panes.values()].filter((p) => p.kind === "user"),
+        k,
+      );
+      if (!pane) return;
+      r.world.removePane(pane.paneId, false);
+      note(r, `world: user closed their ${pane.paneId}`);
+    }),
+  ),
+  fc.constant(null).map(() =>
+    command("world: a neighbouring shepherd starts a sheep", async (_m, r) => {
+      const id = await r.world.addNeighbour();
+      if (id) note(r, `world: neighbour's sheep ${id} on ${r.world.store.peek().agents.find((a) => a.agentId === id)!.paneId}`);
+    }),
+  ),
+  fc.record({ op: fc.constantFrom(...FLAKY_OPS), n: fc.integer({ min: 1, max: 3 }) }).map(({ op, n }) =>
+    command(`world: the next ${n} ${op} call(s) fail`, async (_m, r) => {
+      r.world.failNext[op] += n;
+      note(r, `world: next ${n} ${op} fail`);
+    }),
+  ),
+  fc.constantFrom(500, 1500, 4000).map((ms) =>
+    command(`world: ${ms} ms pass`, async (_m, r) => {
+      await r.clock.advance(ms, ms);
+      await quiesce();
+    }),
+  ),
+  fc.nat().map((k) =>
+    command(`close a neighbour's sheep #${k}`, async (_m, r) => {
+      const id = pick(r.world.neighbourIds, k);
+      if (!id) return;
+      const paneId = r.world.store.peek().agents.find((a) => a.agentId === id)!.paneId;
+      const had = r.world.panes.has(paneId);
+      const out = await drive(r, outcome(r.shepherd.close(id)), "close");
+      note(r, `close neighbour ${id} -> ${out.ok ? "ok" : firstLine(out.error)}`);
+      assert.equal(out.ok ? "ok" : codeOf(out.error), "not_owned", "closing another shepherd's sheep was not refused");
+      assert.equal(r.world.panes.has(paneId), had, "a neighbour's pane was touched");
+    }),
+  ),
+];
+
+// --- arbitraries ----------------------------------------------------------------------------
+
+const bootArb: fc.Arbitrary<BootPlan> = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(0, 300, 1500).map((afterMs): BootPlan => ({ kind: "ready", afterMs })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom<[number | null, string | null]>([1, null], [null, "SIGSEGV"])
+      .map(([code, signal]): BootPlan => ({ kind: "crash", afterMs: 200, code, signal })),
+  },
+  { weight: 1, arbitrary: fc.constant<BootPlan>({ kind: "never" }) },
+  { weight: 1, arbitrary: fc.constantFrom(0, 200).map((afterMs): BootPlan => ({ kind: "vanish", afterMs })) },
+);
+
+const outcomeArb = fc.oneof(
+  { weight: 5, arbitrary: fc.constant("completed" as const) },
+  { weight: 1, arbitrary: fc.constant("failed" as const) },
+  { weight: 1, arbitrary: fc.constant("cancelled" as const) },
+  { weight: 1, arbitrary: fc.constant("never" as const) },
+);
+
+/** Sheep answer prompts after some steps of the test, or some time on the clock. */
+const promptPlanArb: fc.Arbitrary<AnswerPlan> = fc.record({
+  outcome: outcomeArb,
+  afterSteps: fc.integer({ min: 0, max: 4 }),
+  afterMs: fc.constantFrom(0, 700, 2500),
+});
+
+/** Delegated prompts must answer within their command: time, not steps. */
+const delegatePlanArb: fc.Arbitrary<AnswerPlan> = fc.record({
+  outcome: outcomeArb,
+  afterSteps: fc.constant(0),
+  afterMs: fc.constantFrom(0, 400, 6000),
+});
+
+const labelArb = fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom("alpha", "beta", "worker-2") });
+const timeoutArb = fc.constantFrom(0, 1, NOTICE_SEC, 5);
+const picksArb = fc.array(fc.nat(), { minLength: 1, maxLength: 3 });
+const unknownArb = fc.integer({ min: 0, max: 4 }).map((n) => n === 0);
+const meanwhileArb = fc.option(
+  fc.record({ afterMs: fc.constantFrom(500, 1500), what: fc.constantFrom("kill" as const, "crash" as const, "answer" as const) }),
+  {
+    nil: undefined,
+    freq: 3,
+  },
+);
+
+const startArb = fc.record({ label: labelArb, twin: fc.boolean(), plans: fc.tuple(bootArb, bootArb) }).map((x) => startOp(x.label, x.twin, x.plans));
+const promptArb = fc.record({ k: fc.nat(), plan: promptPlanArb }).map((x) => promptOp(x.k, x.plan));
+const waitArb = fc
+  .record({ picks: picksArb, unknown: unknownArb, timeoutSec: timeoutArb, meanwhile: meanwhileArb })
+  .map((x) => waitOp(x.picks, x.unknown, x.timeoutSec, x.meanwhile));
+const closeArb = fc.record({ k: fc.nat(), twice: fc.boolean() }).map((x) => closeOp(x.k, x.twice));
+const statusArb = fc.nat().map(statusOp);
+const delegateArb = fc
+  .record({
+    parallel: fc.boolean(),
+    plans: fc.array(fc.record({ boot: bootArb, answer: delegatePlanArb }), { minLength: 1, maxLength: 3 }),
+    keepOpen: fc.boolean(),
+  })
+  .map((x) => delegateOp(x.parallel, x.plans, x.keepOpen));
+const restartArb = fc.option(fc.record({ boot: bootArb, ticks: fc.integer({ min: 0, max: 4 }) }), { nil: undefined }).map(restartCmd);
+
+/** Calls pi may run together in one turn; small indices so both often touch the same sheep. */
+const concurrentOpArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.tuple(bootArb).map(([boot]) => startOp(undefined, false, [boot])),
+  fc.record({ k: fc.nat(3), plan: promptPlanArb }).map((x) => promptOp(x.k, x.plan)),
+  fc
+    .record({ picks: fc.array(fc.nat(3), { minLength: 1, maxLength: 2 }), timeoutSec: fc.constantFrom(1, NOTICE_SEC) })
+    .map((x) => waitOp(x.picks, false, x.timeoutSec)),
+  fc.nat(3).map((k) => closeOp(k, false)),
+  fc.nat(3).map(statusOp),
+  fc.constant(pruneOp),
+  fc.constant(herdFromFilesOp),
+);
+
+const commandArb: fc.Arbitrary<Cmd> = fc.oneof(
+  { weight: 5, arbitrary: startArb.map(single) },
+  { weight: 5, arbitrary: promptArb.map(single) },
+  { weight: 5, arbitrary: waitArb.map(single) },
+  { weight: 3, arbitrary: closeArb.map(single) },
+  { weight: 2, arbitrary: statusArb.map(single) },
+  { weight: 1, arbitrary: fc.constant(herdOp).map(single) },
+  { weight: 1, arbitrary: fc.constant(herdFromFilesOp).map(single) },
+  { weight: 1, arbitrary: fc.constant(pruneOp).map(single) },
+  { weight: 2, arbitrary: delegateArb.map(single) },
+  { weight: 2, arbitrary: restartArb },
+  { weight: 5, arbitrary: fc.tuple(concurrentOpArb, concurrentOpArb).map(([a, b]) => together(a, b)) },
+  ...worldCmds.map((arbitrary, i) => ({ weight: i === 0 ? 4 : 1, arbitrary })),
+);
+
+// --- running --------------------------------------------------------------------------------
+
+interface WorldOptions {
+  /** Liveness by pane id alone, as the adapters answered before the ownership mark counted. */
+  judgeByPaneIdOnly?: boolean;
+  /** How far calls running together may be shuffled; see ChaosWorld.maxJitter. */
+  jitter?: number;
+}
+
+async function runCommands(worldSeed: number, failRate: number, cmds: Iterable<Cmd>, opts: WorldOptions = {}): Promise<void> {
+  const clock = new FakeClock();
+  const world = new ChaosWorld(clock, worldSeed);
+  world.failRate = failRate;
+  world.judgeByPaneIdOnly = opts.judgeByPaneIdOnly ?? false;
+  world.maxJitter = opts.jitter ?? 0;
+  const real: Real = { world, clock, owner: "shepherd-1", generation: 1, trace: [], shepherd: undefined as unknown as Shepherd };
+  real.shepherd = makeShepherd(real);
+  const model: Model = { sheep: new Map(), prompts: new Map(), counter: 0, orphans: new Set() };
+  try {
+    await fc.asyncModelRun(() => ({ model, real }), cmds);
+  } finally {
+    real.shepherd.dispose();
+  }
+}
+
+function property(replayPath: string | undefined) {
+  return fc.asyncProperty(
+    fc.integer({ min: 0, max: 0x7fffffff }),
+    fc.constantFrom(0, 0, 0.02, 0.08),
+    fc.constantFrom(0, 3, 12, 12),
+    fc.commands([commandArb], { maxCommands: 30, size: "max", ...(replayPath ? { replayPath } : {}) }),
+    (worldSeed, failRate, jitter, cmds) => runCommands(worldSeed, failRate, cmds, { jitter }),
+  );
+}
+
+type Failure = fc.RunDetailsFailureProperty<[number, number, number, Iterable<Cmd>]>;
+
+function failureReport(out: Failure, seed: number): string {
+  const [worldSeed, failRate, jitter, cmds] = out.counterexample;
+  const replay = /replayPath="([^"]*)"/.exec(String(cmds))?.[1];
+  const steps = [...cmds].map((c, i) => `  ${i + 1}. ${String(c)}`).join("\n");
+  const env = `PI_SHEPHERD_SEED=${seed} PI_SHEPHERD_PATH=${JSON.stringify(out.counterexamplePath)}${replay ? ` PI_SHEPHERD_REPLAY=${JSON.stringify(replay)}` : ""}`;
+  return [
+    `The model-based test of the core failed (seed ${seed}, run ${out.numRuns}, shrunk ${out.numShrinks} times).`,
+    `Replay exactly: ${env} npx node --import tsx --test test/unit/model-based.test.ts`,
+    `World: seed ${worldSeed}, random failure rate ${failRate}, jitter ${jitter}. Smallest failing sequence:`,
+    steps,
+    "",
+    out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance),
+  ].join("\n");
+}
+
+const SEED = process.env.PI_SHEPHERD_SEED ? Number(process.env.PI_SHEPHERD_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
+const RUNS = Number(process.env.PI_SHEPHERD_RUNS ?? 6000);
+
+describe("model-based: the core against a multiplexer that misbehaves like real ones", () => {
+  it(`random sequences keep every promise (seed ${SEED}, ${RUNS} runs; PI_SHEPHERD_SEED=${SEED} replays)`, { timeout: 10 * 60_000 }, async () => {
+    const path = process.env.PI_SHEPHERD_PATH;
+    const out = await fc.check(property(process.env.PI_SHEPHERD_REPLAY), { seed: SEED, numRuns: RUNS, ...(path ? { path } : {}) });
+    if (!out.failed) return;
+    assert.fail(out.counterexample ? failureReport(out as Failure, SEED) : (fc.defaultReportMessage(out) ?? "the property failed"));
+  });
+
+  it("would have caught liveness judged by pane id alone (a new tmux server's %0 is not our old sheep)", async () => {
+    const sequence = () => [
+      single(startOp(undefined, false, [{ kind: "ready", afterMs: 0 }])),
+      single(promptOp(0, { outcome: "never", afterSteps: 0, afterMs: 0 })),
+      userClosesSheepPane(0, false),
+      single(startOp(undefined, false, [{ kind: "ready", afterMs: 0 }])),
+      single(waitOp([0], false, NOTICE_SEC)),
+      single(statusOp(0)),
+    ];
+    await runCommands(1, 0, sequence());
+    await assert.rejects(runCommands(1, 0, sequence(), { judgeByPaneIdOnly: true }), (e: Error) => {
+      assert.match(e.message, /wait reported p_\w+ still working to its deadline, but its sheep's pane is gone/);
+      assert.match(e.message, /start -> a_\w+ "worker-2" %0/, "the second sheep got the first one's pane id");
+      return true;
+    });
+  });
+});
