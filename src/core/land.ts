@@ -22,12 +22,18 @@ export async function land(herd: Herd, agentId: unknown, o: { squash: boolean })
       `sheep ${rec.agentId} (${rec.label}) has no worktree of its own (it was not isolated, or its worktree was removed): its changes, if any, are already in its cwd ${rec.cwd}.`,
     );
   }
-  // A sheep still writing would land half its work.
-  if (rec.state !== "closed" && activePrompt(herd, rec)) await refresh(herd, rec);
-  const active = rec.state !== "closed" ? activePrompt(herd, rec) : undefined;
-  if (active) {
-    throw new ShepherdError("prompt_pending", `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it, then land.`);
-  }
-  const landed = await workspace.land(rec.worktree, { squash: o.squash, label: rec.label });
-  return { agentId: rec.agentId, label: rec.label, ...landed };
+  const worktree = rec.worktree;
+  // One operation on a sheep at a time: no prompt can reach it, and no close remove its worktree, while it lands.
+  return herd.exclusive(rec.agentId, async () => {
+    // A sheep still writing would land half its work.
+    if (rec.state !== "closed" && activePrompt(herd, rec)) await refresh(herd, rec);
+    const active = rec.state !== "closed" ? activePrompt(herd, rec) : undefined;
+    if (active) {
+      throw new ShepherdError("prompt_pending", `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it, then land.`);
+    }
+    if (rec.worktree !== worktree)
+      throw new ShepherdError("invalid_params", `the worktree of ${rec.agentId} (${rec.label}) was removed; there is nothing to land.`);
+    const landed = await workspace.land(worktree, { squash: o.squash, label: rec.label });
+    return { agentId: rec.agentId, label: rec.label, ...landed };
+  });
 }

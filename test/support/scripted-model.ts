@@ -140,6 +140,7 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     const round = messages.slice(messages.lastIndexOf(lastUser!) + 1).filter((m) => m.role === "assistant" && m.tool_calls).length;
     if (d.rounds && round < d.rounds.length) {
       entry.kind = "tool";
+      if (d.delayMs) await sleep(d.delayMs);
       await streamToolCall(res, entry, d.rounds[round]!, true);
       return;
     }
