@@ -21,7 +21,9 @@ const DESCRIPTION = [
   "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",
   "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId),",
   "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
-  "herd (list live sheep), read (recent screen text of a sheep), prune (forget sheep whose panes are gone).",
+  "herd (list live sheep), read (recent screen text of a sheep), prune (forget sheep whose panes are gone),",
+  "delegate (single, parallel or chain tasks), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's work into your branch).",
+  "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
   "Errors start with a [code].",
 ].join(" ");
 
@@ -63,6 +65,7 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
       "shepherd: to run work in parallel, `start` several sheep, `prompt` each one, then make ONE `wait` call with all their `promptIds`; they work at the same time.",
       "shepherd: a `wait` that returns `timeout` stopped nothing; call `wait` again with the same promptId. A sheep holds one unanswered prompt at a time.",
       "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
+      "shepherd: a sheep that edits files should get `isolate: true` (its own git worktree and branch); trust the `evidence` in its result over its words, and `land` its work when it is right.",
     ],
     parameters: shepherdParameters,
     // Before pi's schema check, which would reject task objects sent as JSON text.
