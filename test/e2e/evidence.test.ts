@@ -10,6 +10,8 @@ import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { Evidence, WaitItem } from "../../src/core/types.js";
+import type { FileChange, Worktree } from "../../src/ports/workspace.js";
 import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
 import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.js";
 import { RpcShepherd } from "../support/rpc-shepherd.js";
@@ -24,20 +26,8 @@ const bash = (command: string): Call => ({ name: "bash", arguments: { command } 
 /** A prompt that makes the sheep run these tool calls, one round after another, then answer. */
 const work = (rounds: Call[][], reply: string) => directive({ rounds, afterTool: reply });
 
-type FileChange = { path: string; status: string; insertions: number; deletions: number };
-type Evidence = {
-  files: FileChange[];
-  fileCount: number;
-  insertions: number;
-  deletions: number;
-  patchPath: string;
-  patch: string;
-  truncated: boolean;
-  shared: boolean;
-  baseline: { commit?: string; root: string };
-};
-type Result = { promptId: string; status: string; text?: string; error?: string; evidence?: Evidence; evidenceError?: string };
-type Worktree = { path: string; branch: string; repoRoot: string; base: string; leftBehind: number };
+// The result shapes are the core's own: what travels over RPC is what the tool returned.
+type Result = Pick<WaitItem, "promptId" | "status" | "text" | "error" | "evidence" | "evidenceError">;
 
 const changes = (e: Evidence | undefined) => e?.files.map((f) => [f.path, f.status, f.insertions, f.deletions]);
 
