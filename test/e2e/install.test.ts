@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { execa } from "execa";
 import { existsSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, lstat, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -31,6 +31,9 @@ async function copyWorkingTree(to: string): Promise<void> {
   for (const file of stdout.split("\0").filter(Boolean)) {
     const from = join(repoRoot, file);
     if (!existsSync(from)) continue; // deleted in the working tree, not yet in the index
+    // Never a node_modules, and never a symlink: a worktree's node_modules may be a link to a
+    // shared install, and `npm ci` in the checkout would empty whatever it points to.
+    if (file.split("/").includes("node_modules") || (await lstat(from)).isSymbolicLink()) continue;
     await mkdir(join(to, file, ".."), { recursive: true });
     await cp(from, join(to, file), { preserveTimestamps: true });
   }
