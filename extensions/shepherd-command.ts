@@ -7,18 +7,23 @@ import { join } from "node:path";
 import { discoverAgents } from "../src/agents/discover.js";
 import { completeShepherdArgs } from "../src/command/complete.js";
 import { runShepherdCommand, type Notice } from "../src/command/run.js";
-import { liveSheep } from "../src/command/target.js";
+import { liveSheep, resumableSheep } from "../src/command/target.js";
 import { agentDirOf, packageRoot, type ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
 import { loadSettings, type LoadedSettings } from "../src/settings.js";
-import { execute } from "../src/tool/dispatch.js";
-import { dispatchContext, projectTrusted } from "./pi-context.js";
+import { readAudit } from "../src/protocol/audit-log.js";
+import { stateDir } from "../src/protocol/layout.js";
+import { readResumeCards } from "../src/protocol/resume-card.js";
+import { runCommand, type EntryDeps } from "../src/tool/entry.js";
+import { projectTrusted } from "./pi-context.js";
 
 export interface CommandAppAccess {
   /** The app the tool uses, composed on first need. */
   appFor(ctx: ExtensionContext): Promise<ShepherdApp>;
   /** The app if it was composed already: completions must not start a runtime. */
   current(): Promise<ShepherdApp> | undefined;
+  /** The tool's own entry, for this context: every subcommand that is an action runs through it. */
+  entry(ctx: ExtensionContext): EntryDeps;
   /** Called after each subcommand, e.g. to refresh a widget. */
   onChange?(ctx: ExtensionContext): void;
 }
@@ -59,7 +64,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
   });
 
   pi.registerCommand("shepherd", {
-    description: "Manage the sheep: herd, sheep, start, status, read, close, prune, settings (no argument: herd and help)",
+    description: "Manage the sheep: herd, sheep, start, resume, status, read, close, prune, doctor, log, settings (no argument: herd and help)",
     getArgumentCompletions: async (prefix) => {
       const app = await peek();
       const settings = await settingsNow();
@@ -75,17 +80,15 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
             })
           ).agents,
         sheep: () => (app ? liveSheep(app.shepherd.registry) : []),
+        resumable: async () => resumableSheep(readResumeCards(app?.agentDir ?? agentDirOf(process.env)), app?.shepherd.registry),
       });
     },
     handler: async (args, ctx) => {
       cwd = ctx.cwd;
       trustedNow = projectTrusted(ctx);
       const notices = await runShepherdCommand(args, {
-        execute: async (command) => {
-          // No abort signal: ctx.signal belongs to the agent's turn, and Escape on that turn
-          // should not cancel a sheep the person started by hand.
-          return execute(command, dispatchContext(await access.appFor(ctx), ctx));
-        },
+        execute: (command) => runCommand(command, access.entry(ctx)),
+        log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),
         registry: async () => (await access.appFor(ctx)).shepherd.registry,
         settings: async () => {
           try {

@@ -5,10 +5,12 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { agentDirOf, composeShepherd, type ShepherdApp } from "../src/compose.js";
+import { agentDirOf, auditTrail, composeShepherd, doctor, processOwner, type ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
+import { stamped } from "../src/ports/audit.js";
 import { loadSettings } from "../src/settings.js";
-import { dispatch } from "../src/tool/dispatch.js";
+import type { DispatchContext } from "../src/tool/dispatch.js";
+import { runToolCall, type EntryDeps } from "../src/tool/entry.js";
 import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
@@ -22,7 +24,8 @@ const DESCRIPTION = [
   "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId),",
   "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
   "herd (list live sheep), read (recent screen text of a sheep), prune (forget sheep whose panes are gone),",
-  "delegate (single, parallel or chain tasks), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's work into your branch).",
+  "delegate (single, parallel or chain tasks), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's work into your branch),",
+  "doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
   "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
   "Errors start with a [code].",
 ].join(" ");
@@ -43,10 +46,11 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     if (lastCtx?.hasUI) lastCtx.ui.notify(message, "warning");
     else console.error(message);
   };
+  const audit = auditTrail(process.env, warn);
   const appFor = (ctx: ExtensionContext) => {
     lastCtx = ctx;
     const trusted = projectTrusted(ctx);
-    app ??= composeShepherd({ cwd: ctx.cwd, onWarning: warn, ...(trusted === undefined ? {} : { projectTrusted: trusted }) })
+    app ??= composeShepherd({ cwd: ctx.cwd, onWarning: warn, audit, ...(trusted === undefined ? {} : { projectTrusted: trusted }) })
       .then((a) => (ready = a))
       .catch((e) => {
         app = undefined; // let a later call try again, e.g. after tmux was installed
@@ -54,6 +58,16 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
       });
     return app;
   };
+
+  /** What the tool and /shepherd both enter through: the shepherd when it can be composed, the doctor always. */
+  const entry = (ctx: ExtensionContext, extra: Pick<DispatchContext, "signal" | "onProgress"> = {}): EntryDeps => ({
+    context: async () => ({ ...dispatchContext(await appFor(ctx), ctx), ...extra }),
+    doctor: (brief) => {
+      const trusted = projectTrusted(ctx);
+      return doctor({ cwd: ctx.cwd, brief, ...(ready ? { shepherd: ready.shepherd } : {}), ...(trusted === undefined ? {} : { projectTrusted: trusted }) });
+    },
+    audit: (event) => audit.record(stamped(event, processOwner(), Date.now())),
+  });
 
   pi.registerTool({
     name: "shepherd",
@@ -73,16 +87,17 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     renderCall: (args, theme) => renderCall(args, theme),
     renderResult: (result, options, theme, context) => renderResult(result, options, theme, context),
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
-      const app = await appFor(ctx);
       // A few updates a second at most: the TUI redraws on each.
       const progress = throttle(250, (u: { content: { type: "text"; text: string }[]; details: Record<string, unknown> }) => onUpdate?.(u));
       try {
         return await widget.during(ctx, () =>
-          dispatch(params, {
-            ...dispatchContext(app, ctx),
-            ...(signal ? { signal } : {}),
-            onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
-          }),
+          runToolCall(
+            params,
+            entry(ctx, {
+              ...(signal ? { signal } : {}),
+              onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
+            }),
+          ),
         );
       } finally {
         progress.cancel();
@@ -90,7 +105,9 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     },
   });
 
-  registerShepherdCommand(pi, { appFor, current: () => app, onChange: (ctx) => widget.touch(ctx) });
+  // No abort signal for /shepherd: ctx.signal belongs to the agent's turn, and Escape on that turn
+  // should not cancel a sheep the person started by hand.
+  registerShepherdCommand(pi, { appFor, current: () => app, entry: (ctx) => entry(ctx), onChange: (ctx) => widget.touch(ctx) });
 
   // After /reload (or in a new shepherd on the same agent dir) the sheep still run: take them back
   // at once, so their ids keep working and prompts sent before can still be waited for.

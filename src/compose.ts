@@ -2,7 +2,6 @@
  * The composition root: settings -> runtime -> sheep host -> core. The only place that knows
  * every piece; extensions/shepherd.ts calls it and stays thin.
  */
-import { execa } from "execa";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,15 +9,20 @@ import { ShepherdError } from "./core/errors.js";
 import { newId } from "./core/ids.js";
 import { Shepherd } from "./core/shepherd.js";
 import { defaultPiCommand } from "./launch/pi-command.js";
-import type { Runtime, RuntimeName } from "./ports/runtime.js";
+import type { RuntimeName } from "./ports/runtime.js";
+import { runDoctor } from "./doctor/run.js";
+import type { DoctorReport } from "./doctor/types.js";
+import type { AuditSink } from "./ports/audit.js";
+import { AuditLog } from "./protocol/audit-log.js";
 import { FileSheepHost } from "./protocol/file-host.js";
 import { GitWorkspace } from "./git/workspace.js";
 import { stateDir, worktreesDir } from "./protocol/layout.js";
 import { pidAlive } from "./protocol/pid.js";
 import { FileStateStore } from "./protocol/state-store.js";
 import { chooseRuntime } from "./runtimes/choose.js";
-import { HerdrRuntime, herdrServerAnswers } from "./runtimes/herdr/index.js";
-import { TmuxRuntime } from "./runtimes/tmux/runtime.js";
+import { herdrServerAnswers } from "./runtimes/herdr/index.js";
+import { makeRuntime } from "./runtimes/make.js";
+import { tmuxVersion } from "./runtimes/tmux/tmux-cli.js";
 import { loadSettings, type LoadedSettings } from "./settings.js";
 
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -47,6 +51,8 @@ export interface ComposeOptions {
   projectTrusted?: boolean;
   /** Where problems found later (the state file failing to write) are told to the person. */
   onWarning?: (message: string) => void;
+  /** Where the core tells what happened to each sheep (see auditTrail). */
+  audit?: AuditSink;
 }
 
 /**
@@ -83,9 +89,36 @@ export function sheepHost(o: { agentDir: string; piCommand: readonly string[]; e
   });
 }
 
-async function tmuxInstalled(env: NodeJS.ProcessEnv): Promise<boolean> {
-  const r = await execa("tmux", ["-V"], { reject: false, env, stdin: "ignore" });
-  return r.exitCode === 0;
+/** The audit log of this agent dir; one per shepherd process, shared by the core and the tool's entry. */
+export function auditTrail(env: NodeJS.ProcessEnv, onWarning?: (message: string) => void): AuditSink {
+  return new AuditLog({ dir: stateDir(agentDirOf(env)), ...(onWarning ? { onWarning } : {}) });
+}
+
+export interface DoctorOptions {
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  projectTrusted?: boolean;
+  /** The composed shepherd, when there is one: its records are newer than the state file. */
+  shepherd?: Shepherd;
+  brief: boolean;
+}
+
+/** The doctor, wired like the shepherd it examines: same agent dir, same pi, same owner. */
+export function doctor(o: DoctorOptions): Promise<DoctorReport> {
+  const env = o.env ?? process.env;
+  const shepherdPi = defaultPiCommand();
+  return runDoctor({
+    env,
+    cwd: o.cwd,
+    agentDir: agentDirOf(env),
+    bundledDir: join(packageRoot, "agents"),
+    ...(o.projectTrusted === undefined ? {} : { projectTrusted: o.projectTrusted }),
+    ...(shepherdPi ? { shepherdPi } : {}),
+    records: o.shepherd ? [...o.shepherd.registry.agents.values()] : [],
+    owner: processOwner(),
+    ownerAlive,
+    brief: o.brief,
+  });
 }
 
 export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
@@ -96,12 +129,9 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   const runtimeName = await chooseRuntime({
     setting: settings.runtime,
     env,
-    probes: { herdrServerAnswers: () => herdrServerAnswers({ env }), tmuxInstalled: () => tmuxInstalled(env) },
+    probes: { herdrServerAnswers: () => herdrServerAnswers({ env }), tmuxInstalled: async () => (await tmuxVersion(env)) !== undefined },
   });
-  const runtime: Runtime =
-    runtimeName === "herdr"
-      ? new HerdrRuntime({ env })
-      : new TmuxRuntime({ env, ...(env.PI_SHEPHERD_TMUX_SOCKET ? { socket: env.PI_SHEPHERD_TMUX_SOCKET } : {}) });
+  const runtime = makeRuntime(runtimeName, env);
   const piCommand = settings.piCommand ?? o.piCommand ?? defaultPiCommand();
   if (!piCommand) {
     throw new ShepherdError("runtime_unavailable", 'cannot tell which pi runs this shepherd; set "piCommand" (e.g. ["pi"]) in the shepherd settings.');
@@ -114,6 +144,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     owner: processOwner(),
     store: new FileStateStore(stateDir(agentDir), o.onWarning ? { onWarning: o.onWarning } : {}),
     ownerAlive,
+    ...(o.audit ? { audit: o.audit } : {}),
     startTimeoutMs: settings.startTimeout * 1000,
     defaultWaitTimeoutSec: settings.waitTimeout,
     workspace: new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) }),

@@ -26,6 +26,8 @@ export interface Settings {
   evidence: boolean;
   /** Lines of a prompt's patch shown inline in its result; the whole patch is on disk. */
   diffInlineLines: number;
+  /** User-only: short names for what pi's --model takes, e.g. {"fast": "anthropic/claude-haiku-4-5"}. */
+  models: Record<string, string>;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -43,10 +45,20 @@ export const DEFAULT_SETTINGS: Settings = {
   closeOnExit: true,
   evidence: true,
   diffInlineLines: 200,
+  models: {},
 };
 
-/** Keys a repository must not control: they decide what runs unasked and what a sheep may spawn. */
-export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>(["allowProjectAgentsWithoutUI", "maxDepth", "piCommand", "confirmProjectAgents"]);
+/**
+ * Keys a repository must not control: they decide what runs unasked, what a sheep may spawn, and
+ * (model aliases) which model a name the user typed really reaches.
+ */
+export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
+  "allowProjectAgentsWithoutUI",
+  "maxDepth",
+  "piCommand",
+  "confirmProjectAgents",
+  "models",
+]);
 
 type Check = (v: unknown) => boolean;
 const oneOf =
@@ -55,6 +67,10 @@ const oneOf =
     typeof v === "string" && xs.includes(v);
 const positiveInt: Check = (v) => typeof v === "number" && Number.isInteger(v) && v > 0;
 const bool: Check = (v) => typeof v === "boolean";
+/** What pi's --model takes: one plain word that cannot be read as an option. */
+const modelName = (v: unknown) => typeof v === "string" && v.trim() !== "" && !v.startsWith("-") && !/[\s\u0000-\u001f\u007f]/.test(v);
+const aliasMap: Check = (v) =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.entries(v).every(([k, x]) => modelName(k) && !k.includes(":") && modelName(x));
 
 const CHECKS: Record<keyof Settings, [Check, string]> = {
   runtime: [oneOf("auto", "herdr", "tmux"), '"auto", "herdr" or "tmux"'],
@@ -72,6 +88,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   closeOnExit: [bool, "true or false"],
   evidence: [bool, "true or false"],
   diffInlineLines: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 100_000, "a whole number from 0 to 100000"],
+  models: [aliasMap, 'an object of alias -> model, e.g. {"fast": "anthropic/claude-haiku-4-5"} (names without spaces, ":" or a leading "-")'],
 };
 
 /** Every known key, in the order they are documented. */

@@ -24,7 +24,7 @@ export function specHost(agentDir: string, piCommand: readonly string[], env: No
  */
 export async function bareBoot(mode: BareMode, host: FileSheepHost, fixture: RuntimeFixture, definition: AgentDefinition, cwd: string): Promise<number> {
   const agentId = newId("agent");
-  const prepared = await host.prepare({ agentId, definition, cwd });
+  const prepared = await host.prepare({ agentId, definition, cwd, label: "bare", createdAt: new Date().toISOString() });
   const specPath = prepared.launcherArgv[prepared.launcherArgv.length - 1]!;
   const spec = JSON.parse(await readFile(specPath, "utf8")) as LaunchSpec;
   const layout = sheepLayout(dirname(specPath));

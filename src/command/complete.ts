@@ -11,6 +11,8 @@ export interface CompletionItem {
 export interface CompletionSources {
   agents(): Promise<{ name: string; source: string; description: string }[]>;
   sheep(): { agentId: string; label: string; agent: string; state: string }[];
+  /** Closed or exited sheep whose conversation can be resumed, newest last. */
+  resumable(): Promise<{ agentId: string; label: string; agent: string }[]>;
 }
 
 const FLAG_VALUES: Record<string, string[]> = {
@@ -65,6 +67,13 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
       const live = src.sheep();
       candidates = live.map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent} · ${s.state}` }));
       if (current.startsWith("a_")) candidates = live.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent} · ${s.state}` }));
+    } else if (positional === 0 && info.name === "resume") {
+      const all = await src.resumable();
+      // One entry per label (the newest: resume by label takes that one), ids when typing one.
+      const byLabel = new Map(all.map((s) => [s.label, s]));
+      candidates = current.startsWith("a_")
+        ? all.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent}` }))
+        : [...byLabel.values()].map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent}` }));
     } else if (positional === 0 && info.name === "sheep") {
       candidates = SCOPES.map((word) => ({ word }));
     } else if (current === "") {

@@ -26,6 +26,12 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     flags: { label: "label", placement: "placement", direction: "direction", cwd: "cwd", scope: "agentScope", model: "model" },
     switches: { isolate: "isolate" },
   },
+  {
+    name: "resume",
+    usage: "resume <id|label> [--label L] [--placement tab|pane|workspace] [--direction right|down]",
+    summary: "continue a closed or exited sheep's conversation in a new pane",
+    flags: { label: "label", placement: "placement", direction: "direction" },
+  },
   { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
   { name: "read", usage: "read <id|label> [--lines N]", summary: "recent screen text of a sheep", flags: { lines: "lines" } },
   {
@@ -47,6 +53,8 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     switches: { "remove-worktree": "removeWorktree", force: "force" },
   },
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
+  { name: "doctor", usage: "doctor", summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)" },
+  { name: "log", usage: "log [N] [--agent ID|LABEL]", summary: "the last N events of the audit log (default 20)", flags: { agent: "agent" } },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
   { name: "help", usage: "help", summary: "this help" },
 ];
@@ -54,11 +62,16 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | { sub: "sheep" | "herd" | "start" | "read" | "prune" | "diff"; command: ToolCommand }
+  | { sub: "sheep" | "herd" | "start" | "resume" | "read" | "prune" | "doctor" | "diff"; command: ToolCommand }
+  /** The audit log is the person's record, not an action of the tool. */
+  | { sub: "log"; limit: number; agent?: string }
   /** The tool takes an agentId here; the command also takes a label, resolved first. */
   | { sub: "status"; target: string }
   | { sub: "close"; target: string; removeWorktree?: boolean; force?: boolean }
   | { sub: "land"; target: string; squash?: boolean };
+
+export const DEFAULT_LOG_LINES = 20;
+export const MAX_LOG_LINES = 1000;
 
 export function findSubcommand(word: string): SubcommandInfo | undefined {
   return SUBCOMMANDS.find((s) => s.name === word || s.aliases?.includes(word));
@@ -119,6 +132,9 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "start":
       arity(1, 1, "an agent name");
       return { sub: "start", command: parseToolCommand({ ...flags, action: "start", agent: positional[0] }) };
+    case "resume":
+      arity(1, 1, "the id or label of a closed or exited sheep");
+      return { sub: "resume", command: parseToolCommand({ ...flags, action: "start", resume: positional[0] }) };
     case "read":
       arity(1, 1, "a sheep's id or label");
       return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };
@@ -139,8 +155,16 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       return { sub: "diff", command: parseToolCommand({ ...flags, action: "diff", target: positional[0] }) };
     case "herd":
     case "prune":
+    case "doctor":
       arity(0, 0, "");
       return { sub: info.name, command: parseToolCommand({ action: info.name }) };
+    case "log": {
+      arity(0, 1, "");
+      const limit = positional[0] === undefined ? DEFAULT_LOG_LINES : Number(positional[0]);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_LINES) throw usageError(info, `N must be a whole number from 1 to ${MAX_LOG_LINES}`);
+      const agent = flags.agent;
+      return { sub: "log", limit, ...(typeof agent === "string" ? { agent } : {}) };
+    }
     case "settings":
     case "help":
       arity(0, 0, "");

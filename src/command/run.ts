@@ -1,4 +1,5 @@
 import { errorText } from "../core/errors.js";
+import type { AuditEvent } from "../ports/audit.js";
 import type { Registry } from "../core/registry.js";
 import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
@@ -6,7 +7,7 @@ import type { ToolCommand } from "../tool/command.js";
 import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
 import { closeText, herdText, isolationText, sheepLine, startedLine } from "../tool/format.js";
-import { commandWorktreeSteps, helpText, readNotice, settingsNotice } from "./text.js";
+import { commandWorktreeSteps, helpText, logNotice, readNotice, settingsNotice } from "./text.js";
 
 export interface Notice {
   level: "info" | "warning" | "error";
@@ -24,6 +25,8 @@ export interface CommandDeps {
   execute(command: ToolCommand): Promise<ActionResult>;
   /** The live registry, to find a sheep by label. */
   registry(): Promise<Registry>;
+  /** The last events of the audit log, oldest first; with `agent`, of that sheep only. */
+  log(o: { limit: number; agent?: string }): Promise<AuditEvent[]>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
   settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string }>;
   now(): number;
@@ -54,7 +57,8 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "herd":
       return info(herdText((await deps.execute(cmd.command)).details.agents as AgentStatus[], HOW_TO_START, deps.now()));
-    case "start": {
+    case "start":
+    case "resume": {
       const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
       const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
       return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
@@ -95,6 +99,13 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "prune":
       return info(textOf(await deps.execute(cmd.command)));
+    case "doctor": {
+      const r = await deps.execute(cmd.command);
+      const counts = r.details.counts as { warn: number; fail: number };
+      return [{ level: counts.fail ? "error" : counts.warn ? "warning" : "info", text: textOf(r) }];
+    }
+    case "log":
+      return info(logNotice(await deps.log({ limit: cmd.limit, ...(cmd.agent !== undefined ? { agent: cmd.agent } : {}) }), cmd.agent));
   }
 }
 

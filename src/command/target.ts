@@ -1,6 +1,18 @@
 import type { Registry } from "../core/registry.js";
+import type { ResumeCard } from "../core/types.js";
 
 /** Live sheep for completions: label and id of every record that is not closed. */
 export function liveSheep(registry: Registry): { agentId: string; label: string; agent: string; state: string }[] {
   return [...registry.agents.values()].filter((a) => a.state !== "closed").map((a) => ({ agentId: a.agentId, label: a.label, agent: a.agent, state: a.state }));
+}
+
+/** Cards of sheep that can be resumed now: none whose sheep, or whose conversation, runs in this shepherd. */
+export function resumableSheep(cards: readonly ResumeCard[], registry: Registry | undefined): { agentId: string; label: string; agent: string }[] {
+  return cards
+    .filter((c) => {
+      const rec = registry?.agents.get(c.agentId);
+      if (rec && rec.state !== "closed" && rec.state !== "exited") return false;
+      return registry?.sessionUser(c.sessionPath) === undefined;
+    })
+    .map((c) => ({ agentId: c.agentId, label: c.label, agent: c.agent }));
 }

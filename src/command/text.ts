@@ -1,4 +1,6 @@
 /** What only /shepherd shows: help, settings and screens. Facts about sheep are worded in src/tool/format.ts. */
+import { oneLine } from "../core/labels.js";
+import type { AuditEvent } from "../ports/audit.js";
 import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.js";
 import type { WorktreeSteps } from "../tool/format.js";
 import { SUBCOMMANDS } from "./parse.js";
@@ -40,4 +42,44 @@ export function settingsNotice(loaded: LoadedSettings, runtime?: string): string
   if (problems.length) lines.push("Problems:", ...problems.map((p) => `  - ${p}`));
   else lines.push("No problems.");
   return lines.join("\n");
+}
+
+/** A line of the log is file content someone may have forged: shown as one plain line. */
+const shown = oneLine;
+
+function eventLine(e: AuditEvent): string {
+  const who = e.agentId ? ` ${e.label ? `${shown(e.label)} (${shown(e.agentId)})` : shown(e.agentId)}` : "";
+  const prompt = e.promptId ? ` ${shown(e.promptId)}` : "";
+  let what = "";
+  switch (e.event) {
+    case "start":
+      what = ` ${shown(e.agent ?? "?")} on ${shown(e.runtime ?? "?")} pane ${shown(e.paneId ?? "?")}${e.model ? `, model ${shown(e.model)}` : ""}${e.resumedFrom ? `, resuming ${shown(e.resumedFrom)}` : ""}`;
+      break;
+    case "prompt":
+      what = ` ${e.bytes ?? "?"} bytes`;
+      break;
+    case "result": {
+      const dur = typeof e.durationMs === "number" ? ` in ${(e.durationMs / 1000).toFixed(1)}s` : "";
+      const tokens = e.usage && typeof e.usage === "object" ? ` ↑${Number(e.usage.input ?? 0)} ↓${Number(e.usage.output ?? 0)}` : "";
+      what = ` ${shown(e.status ?? "?")}${dur}${tokens}${e.error ? `: ${shown(e.error)}` : ""}`;
+      break;
+    }
+    case "close":
+      what = Array.isArray(e.cancelledPromptIds) && e.cancelledPromptIds.length ? `, cancelled ${e.cancelledPromptIds.map(shown).join(", ")}` : "";
+      break;
+    case "adopt":
+      what = e.from ? ` from shepherd ${shown(e.from)}` : "";
+      break;
+    case "refusal":
+    case "failure":
+      what = ` ${shown(e.action ?? "")} [${shown(e.reason ?? "?")}]${e.error ? ` ${shown(e.error)}` : ""}`;
+      break;
+  }
+  return `${shown(e.time).slice(0, 19).replace("T", " ")}  ${e.event.padEnd(7)}${who}${prompt}${what}`;
+}
+
+export function logNotice(events: AuditEvent[], agent?: string): string {
+  const whose = agent !== undefined ? ` of ${shown(agent)}` : "";
+  if (events.length === 0) return `No audit events${whose} yet.`;
+  return [`Audit log${whose}, last ${events.length} (UTC):`, ...events.map((e) => `  ${eventLine(e)}`)].join("\n");
 }

@@ -43,6 +43,7 @@ export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}):
     const worktree = await worktreeAfterClose(herd, rec, o);
     herd.bells.ring(rec.agentId);
     await herd.persist();
+    herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
     return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...worktree };
   });
 }
@@ -128,6 +129,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[];
     }
     herd.unwatch(rec.agentId);
     await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
+    herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
     const kept = await tidyWorktree(herd, rec);
     if (kept === undefined) {
       herd.forget(rec);

@@ -20,7 +20,8 @@ export type ErrorCode =
   | "git_error"
   | "dirty_worktree"
   | "land_refused"
-  | "no_evidence";
+  | "no_evidence"
+  | "not_resumable";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;
@@ -39,4 +40,9 @@ export function isShepherdError(e: unknown, code?: ErrorCode): e is ShepherdErro
 export function errorText(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
+}
+
+/** Error text short enough for one line of a log. */
+export function shorten(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

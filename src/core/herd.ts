@@ -1,3 +1,4 @@
+import { stamped, type AuditInput, type AuditSink } from "../ports/audit.js";
 import type { Runtime } from "../ports/runtime.js";
 import type { SheepHost } from "../ports/sheep-host.js";
 import type { StateStore } from "../ports/store.js";
@@ -29,6 +30,8 @@ export interface ShepherdOptions {
   evidence?: boolean;
   /** Lines of a prompt's patch kept inline in its result; the whole patch is on disk. */
   evidenceInlineLines?: number;
+  /** Where each start, ready, prompt, result, close, adopt and prune is told. */
+  audit?: AuditSink;
 }
 
 const DEFAULTS = {
@@ -102,6 +105,17 @@ export class Herd {
   unwatchAll(): void {
     for (const off of this.watches.values()) off();
     this.watches.clear();
+  }
+
+  /** Tells the audit sink, stamped with the time and this shepherd; never throws. */
+  audit(event: AuditInput): void {
+    const sink = this.opts.audit;
+    if (!sink) return;
+    try {
+      sink.record(stamped(event, this.opts.owner, this.clock.now()));
+    } catch {
+      // a record of what happened must never change what happens
+    }
   }
 
   /** Drops a record and its prompts here and, at the next persist, from the store. */

@@ -4,6 +4,7 @@
  */
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
 import { evidenceOf } from "./evidence.js";
+import { shorten } from "./errors.js";
 import type { Herd } from "./herd.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
@@ -21,6 +22,16 @@ export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Prom
     const evidence = await evidenceOf(herd, prompt);
     prompt.settled = { promptId: prompt.promptId, agentId: prompt.agentId, ...outcome, ...evidence };
     const rec = herd.registry.agents.get(prompt.agentId);
+    herd.audit({
+      event: "result",
+      agentId: prompt.agentId,
+      ...(rec ? { label: rec.label } : {}),
+      promptId: prompt.promptId,
+      status: outcome.status,
+      ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
+      ...(outcome.usage !== undefined ? { usage: outcome.usage } : {}),
+      ...(outcome.error !== undefined ? { error: shorten(outcome.error) } : {}),
+    });
     if (rec && rec.activePromptId === prompt.promptId && rec.state === "working") rec.state = "idle";
     herd.bells.ring(prompt.agentId);
     void herd.persist();

@@ -37,8 +37,10 @@ export async function attach(herd: Herd): Promise<AttachReport> {
       herd.letGo(rec.agentId);
       continue;
     }
+    const from = rec.owner;
     rec.owner = owner;
     herd.registry.agents.set(rec.agentId, rec);
+    if (rec.state !== "closed") herd.audit({ event: "adopt", agentId: rec.agentId, label: rec.label, from });
     if (rec.state !== "closed") herd.watch(rec.agentId);
     report.adopted.push(rec.agentId);
   }

@@ -52,6 +52,7 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown): Pr
       throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
     }
     await herd.persist();
+    herd.audit({ event: "prompt", agentId: rec.agentId, label: rec.label, promptId, bytes });
     return { promptId, agentId: rec.agentId, submittedAt };
   });
 }

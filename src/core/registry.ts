@@ -12,6 +12,8 @@ export class Registry {
    * it is picked, not when its record lands.
    */
   private readonly reserved = new Set<string>();
+  /** Session files promised to resumes in flight: two pi on one session would interleave it. */
+  private readonly sessions = new Set<string>();
 
   agent(agentId: unknown): AgentRecord {
     if (typeof agentId !== "string" || agentId.trim() === "") {
@@ -65,6 +67,19 @@ export class Registry {
 
   labelTaken(label: string): boolean {
     return this.reserved.has(label) || this.liveByLabel(label) !== undefined;
+  }
+
+  /** The sheep that runs (or is about to run) pi on this session file, if any. */
+  sessionUser(sessionPath: string): AgentRecord | "starting" | undefined {
+    if (this.sessions.has(sessionPath)) return "starting";
+    for (const a of this.agents.values()) if (a.sessionPath === sessionPath && a.state !== "closed" && a.state !== "exited") return a;
+    return undefined;
+  }
+
+  /** Holds a session file for a resume until release; call it in the same synchronous step as sessionUser. */
+  reserveSession(sessionPath: string): () => void {
+    this.sessions.add(sessionPath);
+    return () => this.sessions.delete(sessionPath);
   }
 
   /** Holds a label until release; call both in the same synchronous step as the check. */

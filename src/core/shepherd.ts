@@ -10,8 +10,9 @@ import { attach, othersSheep, type AttachReport } from "./persistence.js";
 import { type LandOutcome, land } from "./land.js";
 import { prompt } from "./prompt.js";
 import type { Registry } from "./registry.js";
+import { resumable } from "./resume.js";
 import { start } from "./start.js";
-import type { AgentRecord, AgentStatus, CloseOptions, CloseOutcome, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
+import type { AgentRecord, AgentStatus, CloseOptions, CloseOutcome, ResumeCard, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
 import { herdFromFiles, herdStatus, readScreen, status } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
 
@@ -54,6 +55,11 @@ export class Shepherd {
 
   start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
     return start(this.herdState, req, signal);
+  }
+
+  /** The card of a closed or exited sheep, named by id or label, once it is sure it may be resumed; start it with `resume`. */
+  resumable(target: string): Promise<ResumeCard> {
+    return resumable(this.herdState, target);
   }
 
   prompt(agentId: unknown, message: unknown): Promise<SubmittedPrompt> {

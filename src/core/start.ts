@@ -1,20 +1,28 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
 import { confirmGone } from "./close.js";
-import { errorText, ShepherdError } from "./errors.js";
+import { errorText, shorten, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { newId } from "./ids.js";
-import { labelProblem } from "./labels.js";
+import { labelProblem, MAX_LABEL_LENGTH } from "./labels.js";
+import { takeSession } from "./resume.js";
 import type { AgentRecord, StartedAgent, StartRequest } from "./types.js";
 import { isolate } from "./worktrees.js";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
-  const label = pickLabel(herd, req.label, req.definition.name);
-  const release = herd.registry.reserveLabel(label);
+  // A resume takes its session first: the sheep it continues, if merely exited, is closed then,
+  // and its label (kept when free) is free again.
+  const releaseSession = req.resume ? await takeSession(herd, req.resume) : () => {};
   try {
-    return await launch(herd, req, label, signal);
+    const label = pickLabel(herd, req.label, req.resume?.label ?? req.definition.name);
+    const release = herd.registry.reserveLabel(label);
+    try {
+      return await launch(herd, req, label, signal);
+    } finally {
+      // by now the record holds the label, or the start failed and it is free again
+      release();
+    }
   } finally {
-    // by now the record holds the label, or the start failed and it is free again
-    release();
+    releaseSession();
   }
 }
 
@@ -34,6 +42,9 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
       definition: req.definition,
       cwd,
       ...(req.model !== undefined ? { model: req.model } : {}),
+      label,
+      createdAt: new Date(herd.clock.now()).toISOString(),
+      ...(req.resume ? { resume: { from: req.resume.agentId, sessionPath: req.resume.sessionPath } } : {}),
     })
     .catch(discard);
   const pane = await runtime
@@ -63,10 +74,22 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     state: "starting",
     ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}),
     ...(isolated ? { worktree: isolated.worktree } : {}),
+    ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
   };
   // Recorded before the launch line is typed: whatever happens next, we know the pane is ours.
   herd.registry.agents.set(agentId, rec);
   await herd.persist();
+  herd.audit({
+    event: "start",
+    agentId,
+    label,
+    agent: rec.agent,
+    runtime: rec.runtime,
+    paneId: rec.paneId,
+    cwd: rec.cwd,
+    ...(model !== undefined ? { model } : {}),
+    ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
+  });
   herd.watch(agentId);
   try {
     await runtime.runLauncher(pane.paneId, prepared.launcherArgv);
@@ -76,6 +99,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   }
   rec.state = "idle";
   await herd.persist();
+  herd.audit({ event: "ready", agentId, label });
   const { owner: _owner, state: _state, activePromptId: _active, ...started } = rec;
   return started;
 }
@@ -91,7 +115,8 @@ function pickLabel(herd: Herd, wanted: string | undefined, name: string): string
     return label;
   }
   for (let n = 1; ; n++) {
-    const label = n === 1 ? name : `${name}-${n}`;
+    // A label taken from an earlier sheep may already be as long as a label can be.
+    const label = n === 1 ? name : `${[...name].slice(0, MAX_LABEL_LENGTH - 1 - String(n).length).join("")}-${n}`;
     if (!herd.registry.labelTaken(label)) return label;
   }
 }
@@ -129,6 +154,8 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<ne
   await herd.persist();
   const reason =
     cause instanceof ShepherdError && cause.code === "start_failed" ? cause.message.replace(/^\[start_failed\] /, "") : (abortText(cause) ?? errorText(cause));
+  // Logged here, where the sheep is still known; the tool's entry logs every other failure.
+  herd.audit({ event: "failure", agentId: rec.agentId, label: rec.label, reason: "start_failed", error: shorten(reason) });
   const tail = lines.trim() ? `\nLast lines of its pane:\n${lines.trimEnd().split("\n").slice(-15).join("\n")}` : "";
   throw new ShepherdError("start_failed", `sheep "${rec.label}" (${rec.agent}) did not start: ${reason}${tail}`, { cause });
 }

@@ -45,6 +45,8 @@ export interface AgentRecord {
   attachHint?: string;
   /** An isolated sheep's own checkout; kept after close unless removed. */
   worktree?: Worktree;
+  /** The sheep whose conversation (session file) this one continues. */
+  resumedFrom?: string;
 }
 
 export interface PromptRecord {
@@ -90,6 +92,25 @@ export interface StartRequest {
   model?: string;
   /** A worktree of the cwd's repository on a branch of its own. */
   isolate?: boolean;
+  /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
+  resume?: ResumeCard;
+}
+
+/**
+ * What a sheep leaves behind so that it can be resumed once closed: who it was and where its
+ * conversation is. Written when it starts, kept with its session file.
+ */
+export interface ResumeCard {
+  agentId: string;
+  agent: string;
+  label: string;
+  cwd: string;
+  model?: string;
+  sessionPath: string;
+  createdAt: string;
+  resumedFrom?: string;
+  /** The definition exactly as the sheep ran with it (its model already resolved). */
+  definition: AgentDefinition;
 }
 
 /** What start returns: the record without what only the shepherd itself tracks. */

@@ -18,6 +18,8 @@ export interface SpecInput {
   depth: number;
   extraArgs?: readonly string[];
   hasSystemPrompt: boolean;
+  /** A resumed sheep's session: an earlier sheep's file instead of its own. */
+  sessionPath?: string;
 }
 
 /**
@@ -37,7 +39,7 @@ function plainArg(kind: string, value: string): string {
 
 export function buildLaunchSpec(input: SpecInput): LaunchSpec {
   const { layout, definition } = input;
-  const args: string[] = ["--session", layout.session, "-e", input.sheepExtension];
+  const args: string[] = ["--session", input.sessionPath ?? layout.session, "-e", input.sheepExtension];
   const model = input.model ?? definition.model;
   if (model) args.push("--model", plainArg("model", model));
   if (definition.thinking) args.push("--thinking", plainArg("thinking", definition.thinking));

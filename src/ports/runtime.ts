@@ -48,6 +48,11 @@ export interface Runtime {
    * only a multiplexer whose server is not there at all makes every pane gone.
    */
   liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>>;
+  /**
+   * Every pane that carries a sheep's mark, whichever shepherd made it: the doctor compares
+   * them with the records to find orphans. A server that is not running has none.
+   */
+  markedPanes(): Promise<PaneRef[]>;
   /** Recent text of the pane, oldest line first. */
   read(paneId: string, lines: number): Promise<string>;
   /** Closes a pane this shepherd created. Closing a pane that is already gone is not an error. */

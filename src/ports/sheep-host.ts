@@ -3,13 +3,34 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, Usage } from "../core/types.js";
+import type { AgentDefinition, ResumeCard, Usage } from "../core/types.js";
 
 export interface PrepareRequest {
   agentId: string;
   definition: AgentDefinition;
   cwd: string;
   model?: string;
+  label: string;
+  createdAt: string;
+  /** A resumed sheep: pi runs on this earlier sheep's session file. */
+  resume?: { from: string; sessionPath: string };
+}
+
+/** The card a host keeps for a sheep it prepared: who it is and which session it runs on. */
+export function resumeCardOf(req: PrepareRequest, sessionPath: string): ResumeCard {
+  const model = req.model ?? req.definition.model;
+  return {
+    agentId: req.agentId,
+    agent: req.definition.name,
+    label: req.label,
+    cwd: req.cwd,
+    ...(model !== undefined ? { model } : {}),
+    sessionPath,
+    createdAt: req.createdAt,
+    ...(req.resume ? { resumedFrom: req.resume.from } : {}),
+    // As the sheep runs it: a resumed sheep must reach the same model, alias or not.
+    definition: { ...req.definition, ...(model !== undefined ? { model } : {}) },
+  };
 }
 
 export interface PreparedSheep {
@@ -48,6 +69,10 @@ export interface SheepHost {
   subscribe(agentId: string, onChange: () => void): () => void;
   /** A private file for the patch of a prompt's evidence (its directory made); kept after close. */
   evidencePath(agentId: string, promptId: string): Promise<string>;
-  /** Removes the sheep's private files except its session file and its evidence. */
+  /** Removes the sheep's private files except its session file, its evidence and the card to resume it by. */
   cleanup(agentId: string): Promise<void>;
+  /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */
+  resumeCard(agentId: string): Promise<ResumeCard | undefined>;
+  /** Every such card, any shepherd's, oldest first. */
+  resumeCards(): Promise<ResumeCard[]>;
 }

@@ -1,11 +1,13 @@
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { buildLaunchSpec } from "../launch/spec.js";
-import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
+import type { ResumeCard } from "../core/types.js";
+import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../ports/sheep-host.js";
 import { ensurePrivateDir, readJsonSync, writeJsonAtomic } from "./files.js";
 import { sheepDir, sheepLayout } from "./layout.js";
 import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
 import { pidAlive } from "./pid.js";
+import { readResumeCard, readResumeCards } from "./resume-card.js";
 
 export interface FileHostOptions {
   agentDir: string;
@@ -53,13 +55,17 @@ export class FileSheepHost implements SheepHost {
       depth: this.o.depth,
       ...(this.o.extraPiArgs ? { extraArgs: this.o.extraPiArgs } : {}),
       hasSystemPrompt: Boolean(systemPrompt),
+      ...(req.resume ? { sessionPath: req.resume.sessionPath } : {}),
     });
+    const sessionPath = req.resume?.sessionPath ?? layout.session;
+    const card = resumeCardOf(req, sessionPath);
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
     await ensurePrivateDir(layout.outbox);
     if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
     await writeJsonAtomic(layout.spec, spec);
-    return { sessionPath: layout.session, launcherArgv: [this.o.nodePath, this.o.launcherPath, layout.spec] };
+    await writeJsonAtomic(layout.resume, card);
+    return { sessionPath, launcherArgv: [this.o.nodePath, this.o.launcherPath, layout.spec] };
   }
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
@@ -149,17 +155,27 @@ export class FileSheepHost implements SheepHost {
   async cleanup(agentId: string): Promise<void> {
     this.deadSince.delete(agentId);
     const layout = this.layout(agentId);
-    // The session file and the evidence stay: the sheep's conversation and the patches of its
-    // work, which a result names and the user may want after the sheep is gone.
+    // The session file stays: it is the sheep's conversation, and the user may want it. So does
+    // the card that resumes it, while there is a conversation to resume (a resumed sheep's is
+    // in the directory of the sheep it continues), and the evidence: the patches of its work,
+    // which its results name.
+    const keep = new Set(["session.jsonl", "evidence", ...(readResumeCard(this.o.agentDir, agentId) ? ["resume.json"] : [])]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
     } catch {
       return;
     }
-    const kept = new Set(["session.jsonl", "evidence"]);
-    await Promise.all(names.filter((n) => !kept.has(n)).map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
+    await Promise.all(names.filter((n) => !keep.has(n)).map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
+  }
+
+  async resumeCard(agentId: string): Promise<ResumeCard | undefined> {
+    return readResumeCard(this.o.agentDir, agentId);
+  }
+
+  async resumeCards(): Promise<ResumeCard[]> {
+    return readResumeCards(this.o.agentDir);
   }
 }

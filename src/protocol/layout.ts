@@ -13,6 +13,7 @@ export function sheepLayout(dir: string) {
     systemPrompt: join(dir, "system-prompt.md"),
     evidence: join(dir, "evidence"),
     evidenceFile: (promptId: string) => join(dir, "evidence", `${promptId}.patch`),
+    resume: join(dir, "resume.json"),
     inboxFile: (promptId: string) => join(dir, "inbox", `${promptId}.json`),
     outboxFile: (promptId: string) => join(dir, "outbox", `${promptId}.json`),
   };

@@ -90,6 +90,7 @@ export function agentProblem(r: unknown): Problem {
     optional(r, "model", (x) => plainText(x, 256)) ??
     optional(r, "attachHint", (x) => plainText(x, 4096)) ??
     optional(r, "activePromptId", (x) => typeof x === "string" && isWellFormedId(x, "prompt")) ??
+    optional(r, "resumedFrom", (x) => typeof x === "string" && isWellFormedId(x, "agent")) ??
     (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId))
   );
 }

@@ -1,5 +1,6 @@
 import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
+import type { AgentRecord } from "../core/types.js";
 import type { StateStore, StoredState } from "../ports/store.js";
 import { ensurePrivateDir, writeJsonAtomic } from "./files.js";
 import { withFileLock } from "./state-lock.js";
@@ -159,4 +160,27 @@ function mergeOwner(state: StoredState, owner: string, mine: StoredState): Store
   const mineP = new Set(mine.prompts.map((p) => p.promptId));
   const prompts = [...state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId) && !mineP.has(p.promptId)), ...mine.prompts];
   return { agents, prompts };
+}
+
+/**
+ * state.json as it is, read without the lock and without changing anything: a corrupt file is
+ * reported, not moved aside, and rejected records are counted, not set aside. The doctor's view.
+ */
+export async function peekState(dir: string): Promise<{ agents: AgentRecord[]; rejected: number; problem?: string }> {
+  const file = join(dir, "state.json");
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { agents: [], rejected: 0 };
+    return { agents: [], rejected: 0, problem: `${file} cannot be read (${(e as Error).message})` };
+  }
+  try {
+    const data = JSON.parse(text) as Partial<StateFile>;
+    if (data.version !== 1 || !Array.isArray(data.agents) || !Array.isArray(data.prompts)) throw new Error("unexpected shape");
+    const checked = checkRecords(data.agents, data.prompts);
+    return { agents: checked.agents, rejected: checked.rejected.length };
+  } catch (e) {
+    return { agents: [], rejected: 0, problem: `${file} is not a state file (${(e as Error).message})` };
+  }
 }

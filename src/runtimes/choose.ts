@@ -24,20 +24,26 @@ export interface RuntimeChoiceInput {
 const SETTINGS: readonly string[] = ["auto", "herdr", "tmux"];
 
 export async function chooseRuntime(input: RuntimeChoiceInput): Promise<RuntimeName> {
+  return (await explainRuntime(input)).runtime;
+}
+
+/** The runtime, and why it is the one: for the doctor, which tells a person the reason. */
+export async function explainRuntime(input: RuntimeChoiceInput): Promise<{ runtime: RuntimeName; why: string }> {
   const fromEnv = input.env.PI_SHEPHERD_RUNTIME?.trim();
   const raw = fromEnv || input.setting?.trim() || "auto";
   const wanted = raw.toLowerCase();
+  const source = fromEnv ? "PI_SHEPHERD_RUNTIME" : "the runtime setting";
   if (!SETTINGS.includes(wanted)) {
-    const source = fromEnv ? "PI_SHEPHERD_RUNTIME" : "the runtime setting";
     throw new ShepherdError("invalid_params", `unknown runtime ${JSON.stringify(raw)} in ${source}; use auto, herdr or tmux`);
   }
-  if (wanted === "herdr" || wanted === "tmux") return wanted;
+  if (wanted === "herdr" || wanted === "tmux") return { runtime: wanted, why: `${source} asks for it` };
 
   // The multiplexer pi already runs in is the one the user is looking at.
-  if (input.env.HERDR_ENV === "1") return "herdr";
-  if (input.env.TMUX) return "tmux";
-  if (await probe(input.probes.herdrServerAnswers)) return "herdr";
-  if (await probe(input.probes.tmuxInstalled)) return "tmux";
+  if (input.env.HERDR_ENV === "1") return { runtime: "herdr", why: "pi runs inside herdr (HERDR_ENV=1)" };
+  if (input.env.TMUX) return { runtime: "tmux", why: "pi runs inside tmux ($TMUX is set)" };
+  if (await probe(input.probes.herdrServerAnswers)) return { runtime: "herdr", why: "a herdr server answers" };
+  if (await probe(input.probes.tmuxInstalled))
+    return { runtime: "tmux", why: "no herdr server answers and tmux is installed (sheep go into a detached session)" };
   throw new ShepherdError(
     "runtime_unavailable",
     "pi-shepherd needs herdr or tmux to show its agents, and found neither: no herdr server answers and tmux is not installed. " +

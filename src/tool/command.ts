@@ -44,6 +44,15 @@ export type ToolCommand =
       confirmProjectAgents?: boolean;
       isolate?: boolean;
     }
+  /** A start that continues a closed or exited sheep: its definition, cwd and model come back with it. */
+  | {
+      action: "start";
+      resume: string;
+      label?: string;
+      placement?: Placement;
+      direction?: Direction;
+      confirmProjectAgents?: boolean;
+    }
   | { action: "prompt"; agentId: string; message: string }
   | { action: "wait"; promptIds: string[]; timeout?: number }
   | { action: "status"; agentId: string }
@@ -54,6 +63,7 @@ export type ToolCommand =
   | { action: "herd"; all?: boolean }
   | { action: "read"; target: string; lines?: number }
   | { action: "prune" }
+  | { action: "doctor" }
   | {
       action: "delegate";
       mode: DelegateMode;
@@ -66,6 +76,8 @@ export type ToolCommand =
     };
 
 type CommandOf<A extends ToolCommand["action"]> = Extract<ToolCommand, { action: A }>;
+export type ResumeCommand = Extract<ToolCommand, { resume: string }>;
+type NewStartCommand = Exclude<CommandOf<"start">, ResumeCommand>;
 /** A command as the checkers return it: each optional field is a value or undefined. */
 type Loose<T> = { [K in keyof T]-?: T[K] | undefined };
 
@@ -79,8 +91,10 @@ export function parseToolCommand(raw: unknown): ToolCommand {
   const p = coerce(raw);
   const action = actionOf(p);
   switch (action) {
-    case "start":
-      return defined<CommandOf<"start">>({
+    case "start": {
+      const resume = optionalString(p, "resume");
+      if (resume !== undefined) return resumeCommand(p, resume);
+      return defined<NewStartCommand>({
         action,
         agent: requireString(p, "agent", action),
         label: optionalString(p, "label"),
@@ -92,6 +106,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
         isolate: optionalBoolean(p, "isolate"),
       });
+    }
     case "prompt": {
       const agentId = requireString(p, "agentId", action);
       const message = p.message;
@@ -123,6 +138,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     case "read":
       return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), lines: optionalNumber(p, "lines", 1, 10_000) });
     case "prune":
+    case "doctor":
       return { action };
     case "delegate": {
       const { mode, tasks } = delegateTasks(p);
@@ -138,6 +154,23 @@ export function parseToolCommand(raw: unknown): ToolCommand {
       });
     }
   }
+}
+
+function resumeCommand(p: Params, resume: string): ResumeCommand {
+  if (resume.trim() === "") throw new ShepherdError("invalid_params", '"resume" must name a sheep: its agentId or label.');
+  for (const key of ["agent", "cwd", "model", "agentScope", "isolate"]) {
+    if (p[key] !== undefined) {
+      throw new ShepherdError("invalid_params", `"resume" continues a sheep with its own agent definition, cwd and model; leave "${key}" out.`);
+    }
+  }
+  return defined<ResumeCommand>({
+    action: "start",
+    resume: resume.trim(),
+    label: optionalString(p, "label"),
+    placement: optionalEnum(p, "placement", PLACEMENTS),
+    direction: optionalEnum(p, "direction", DIRECTIONS),
+    confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
+  });
 }
 
 function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {

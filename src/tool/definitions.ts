@@ -2,7 +2,8 @@ import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../a
 import { ShepherdError } from "../core/errors.js";
 import type { AgentDefinition } from "../core/types.js";
 import type { DispatchContext } from "./dispatch.js";
-import { approveDefinition } from "./trust.js";
+import { withModelAlias } from "./models.js";
+import { approveDefinition, type TrustContext } from "./trust.js";
 
 /**
  * Discovery as this call's context allows it: asked fresh on every call, since the user may
@@ -20,9 +21,15 @@ export function discoverFor(ctx: DispatchContext, scope: AgentScope): Promise<Di
   });
 }
 
+/** The trust rules of this call: pi's answers and UI, and the user's own settings. */
+export function trustFor(ctx: DispatchContext): TrustContext {
+  return { ...ctx.trust, allowWithoutUI: ctx.settings.allowProjectAgentsWithoutUI, userConfirms: ctx.settings.confirmProjectAgents };
+}
+
 /**
  * Definitions for one call, read fresh from disk. Each named definition must exist and pass the
  * trust rules before anything is started; a file approved once in the call is not asked again.
+ * Its `model:` comes back resolved through the user's aliases.
  */
 export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, confirm: boolean) {
   const found = await discoverFor(ctx, scope);
@@ -41,13 +48,9 @@ export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, 
       throw new ShepherdError("unknown_definition", `no agent definition named "${name}" in scope "${scope}". Available: ${names}.`);
     }
     if (!approved.has(definition.path)) {
-      await approveDefinition(definition, confirm, {
-        ...ctx.trust,
-        allowWithoutUI: ctx.settings.allowProjectAgentsWithoutUI,
-        userConfirms: ctx.settings.confirmProjectAgents,
-      });
+      await approveDefinition(definition, confirm, trustFor(ctx));
       approved.add(definition.path);
     }
-    return definition;
+    return withModelAlias(definition, ctx.settings.models);
   };
 }

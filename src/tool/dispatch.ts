@@ -1,10 +1,11 @@
+import { ShepherdError } from "../core/errors.js";
 import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
-import { resolveCwd } from "./cwd.js";
 import { delegateAction } from "./delegate-action.js";
 import { closeText, diffText, herdText, landText, promptText, pruneText, sheepLine, sheepText, startText, waitText } from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
-import { definitionPicker, discoverFor } from "./definitions.js";
+import { discoverFor } from "./definitions.js";
+import { startAction } from "./start-action.js";
 import type { TrustContext } from "./trust.js";
 
 export interface ToolResult {
@@ -26,7 +27,7 @@ export interface DispatchContext {
 const MAX_TEXT = 50_000;
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 
-function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
+export function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
   // The full text always stays in details; only what the model reads inline is capped.
   const shown =
     text.length > MAX_TEXT
@@ -35,33 +36,23 @@ function result(action: string, text: string, details: Record<string, unknown>):
   return { content: [{ type: "text", text: shown }], details: { action, ...details } };
 }
 
-/** The tool's entry: raw parameters are parsed once, then routed. */
+/** Raw parameters parsed once, then routed; for callers that hold a composed shepherd (tests). */
 export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<ToolResult> {
-  return execute(parseToolCommand(raw), ctx);
+  const cmd = parseToolCommand(raw);
+  if (cmd.action === "doctor") throw new ShepherdError("invalid_params", 'action "doctor" runs through the tool\'s entry (src/tool/entry.ts).');
+  return execute(cmd, ctx);
 }
 
+/** A command that needs the composed shepherd: every one but doctor, which must work without one. */
+export type ShepherdCommand = Exclude<ToolCommand, { action: "doctor" }>;
+
 /** Runs one checked command; the /shepherd command builds the same commands. */
-export async function execute(cmd: ToolCommand, ctx: DispatchContext): Promise<ToolResult> {
+export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
   const { shepherd, settings } = ctx;
   const { action } = cmd;
   switch (cmd.action) {
     case "start": {
-      const scope = cmd.agentScope ?? settings.agentScope;
-      const cwd = resolveCwd(ctx.cwd, cmd.cwd);
-      const definition = await (await definitionPicker(ctx, scope, cmd.confirmProjectAgents ?? true))(cmd.agent);
-      const started = await shepherd.start(
-        {
-          definition,
-          cwd,
-          placement: cmd.placement ?? settings.placement,
-          direction: cmd.direction ?? settings.direction,
-          ...(cmd.label !== undefined ? { label: cmd.label } : {}),
-          ...(cmd.model !== undefined ? { model: cmd.model } : {}),
-          // The call decides; without a word from it, the agent file's `isolation: worktree` does.
-          isolate: cmd.isolate ?? definition.isolation === "worktree",
-        },
-        ctx.signal,
-      );
+      const started = await startAction(cmd, ctx);
       return result(action, startText(started), { agent: started });
     }
     case "prompt": {

@@ -1,4 +1,5 @@
 import type { SkippedFile } from "../agents/discover.js";
+import type { DoctorReport } from "../doctor/types.js";
 import type { LandOutcome, LatestEvidence, PruneOutcome } from "../core/shepherd.js";
 import type { AgentDefinition, AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
 import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.js";
@@ -9,9 +10,10 @@ import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } f
  * subcommand for a person), so callers pass that part in.
  */
 
-/** `Started "label" (agent) as id in tmux pane %1, cwd /x; it is idle.` */
+/** `Started "label" (agent) as id in tmux pane %1, cwd /x; it is idle.` (or `Resumed … from id, its conversation kept, as …`) */
 export function startedLine(a: StartedAgent): string {
-  return `Started "${a.label}" (${a.agent}) as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`;
+  const how = a.resumedFrom ? `Resumed "${a.label}" (${a.agent}) from ${a.resumedFrom}, its conversation kept,` : `Started "${a.label}" (${a.agent})`;
+  return `${how} as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`;
 }
 
 export function startText(a: StartedAgent): string {
@@ -143,4 +145,19 @@ export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): st
     for (const s of skipped) lines.push(`- ${s.path}: ${s.reason}`);
   }
   return lines.join("\n") || "No agent definitions found.";
+}
+
+export function doctorText(r: DoctorReport): string {
+  const { pass, warn, fail } = r.counts;
+  const lines = r.checks.map((c) => `[${c.verdict}] ${c.name}: ${c.detail}${c.fix ? `\n       fix: ${c.fix}` : ""}`);
+  return [`Doctor: ${pass} pass, ${warn} warn, ${fail} fail. Nothing was changed.`, ...lines].join("\n");
+}
+
+/** The doctor in one line: what failed and its fix, else what warns, else that all passed. */
+export function verdictLine(r: DoctorReport): string {
+  const bad = r.checks.filter((c) => c.verdict === "fail");
+  const shown = bad.length ? bad : r.checks.filter((c) => c.verdict === "warn");
+  if (shown.length === 0) return `all ${r.checks.length} checks pass.`;
+  const kind = bad.length ? "fail" : "warn";
+  return `${shown.length} ${kind}: ${shown.map((c) => `${c.name}: ${c.detail} (fix: ${c.fix})`).join("; ")}`;
 }

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 
 /** Actions the tool offers today; the enum lists only what works. */
-export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune", "delegate", "diff", "land"] as const;
+export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune", "delegate", "diff", "land", "doctor"] as const;
 export type Action = (typeof ACTIONS)[number];
 
 /** A plain string enum: unions at any level make some providers send `{}`. */
@@ -26,6 +26,12 @@ export const shepherdParameters = Type.Object({
   cwd: Type.Optional(Type.String({ description: "start: working directory of the sheep." })),
   model: Type.Optional(Type.String({ description: "start: model for the sheep (provider/id or pattern)." })),
   agentScope: Type.Optional(stringEnum(["user", "project", "both"] as const, 'start/sheep: which agent definitions to use (default "user").')),
+  resume: Type.Optional(
+    Type.String({
+      description:
+        'start: the agentId or label of a closed or exited sheep; a new sheep continues its conversation with the same agent, cwd and model (leave "agent" out).',
+    }),
+  ),
   confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
   agentId: Type.Optional(Type.String({ description: "prompt/status/close/land: the id start returned." })),
   message: Type.Optional(Type.String({ description: "prompt: the text to send." })),

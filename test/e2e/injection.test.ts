@@ -291,7 +291,7 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     };
     const root = join(scene.agentDir, "pi-shepherd");
     const files = await readdir(join(root, "sheep", agentId));
-    for (const f of ["spec.json", "status.json", "inbox", "outbox", "system-prompt.md", "session.jsonl"])
+    for (const f of ["spec.json", "status.json", "inbox", "outbox", "system-prompt.md", "session.jsonl", "resume.json"])
       assert.ok(files.includes(f), `${f} exists to be checked`);
     await walk(root);
     assert.deepEqual(wrong, []);

@@ -3,13 +3,13 @@
  * One suite, run once per runtime.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.js";
+import { RpcShepherd, testNode, testPiCli, type ToolOutcome } from "../support/rpc-shepherd.js";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
 
 export interface RuntimeFixture {
@@ -88,6 +88,11 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       assert.equal(model.log.filter((l) => !l.tag?.startsWith("call-")).length, 0, "the sheep made no model request");
       const session = existsSync(A.sessionPath) ? await readFile(A.sessionPath, "utf8") : "";
       assert.ok(!session.split("\n").some((l) => l.includes('"role":"user"')), "the sheep's session holds no user message");
+      // The sheep runs the very pi and node under test (PI_SHEPHERD_TEST_* in CI's older-pi run); pi
+      // renames its process, so its launch spec says which pi, and /proc which node.
+      const spec = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", A.agentId, "spec.json"), "utf8")) as { argv: string[] };
+      assert.equal(spec.argv[1], realpathSync(testPiCli));
+      if (existsSync("/proc/self/exe")) assert.equal(realpathSync(`/proc/${sheepPids[0]}/exe`), realpathSync(testNode));
       B = await start("beta");
     });
 
@@ -184,7 +189,29 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       assert.equal(again.alreadyClosed, true, "closing twice is fine");
       assert.ok(!(await rt.panes()).includes(B.paneId), "the pane is gone");
       const left = await readdir(join(agentDir, "pi-shepherd", "sheep", B.agentId));
-      assert.deepEqual(left, ["session.jsonl"], "only the session file is kept");
+      assert.deepEqual(left.sort(), ["resume.json", "session.jsonl"], "only the session file and the card that resumes it are kept");
+    });
+
+    it("a closed sheep resumed goes on with its conversation; a running or unknown one is refused", async () => {
+      const D = await start("delta");
+      const first = directive({ reply: "noted: the word is PAPAYA", tag: "D1" });
+      const p1 = await prompt(D.agentId, first);
+      assert.equal((await wait({ promptId: p1.promptId }))[0]!.status, "completed");
+      await ok({ action: "close", agentId: D.agentId });
+      const r = await ok({ action: "start", resume: "delta" });
+      const E = r.details.agent as { agentId: string; label: string; resumedFrom?: string; sessionPath: string };
+      assert.match(r.text, /^Resumed "delta" \(echo\) from a_\w+, its conversation kept, as a_\w+ in /);
+      assert.deepEqual([E.label, E.resumedFrom, E.sessionPath], ["delta", D.agentId, D.sessionPath]);
+      const status = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", E.agentId, "status.json"), "utf8")) as { pid: number };
+      sheepPids.push(status.pid);
+      const p2 = await prompt(E.agentId, directive({ reply: "still here", tag: "E1" }));
+      assert.equal((await wait({ promptId: p2.promptId }))[0]!.text, "still here");
+      const seen = model.log.find((l) => l.tag === "E1")!;
+      assert.ok(seen.userTexts.includes(first), "the earlier prompt reached the model with the new one");
+      assert.match((await shepherd.call({ action: "start", resume: "delta" })).text, /^\[not_resumable\] sheep a_\w+ \(delta\) is still running/);
+      assert.match((await shepherd.call({ action: "start", resume: D.agentId })).text, /^\[not_resumable\] the conversation of a_\w+ already goes on in/);
+      assert.match((await shepherd.call({ action: "start", resume: "nobody" })).text, /^\[unknown_agent\]/);
+      await ok({ action: "close", agentId: E.agentId });
     });
 
     it("a pane the shepherd did not create survives everything, and nothing took focus", async () => {

@@ -14,7 +14,7 @@ import { composeShepherd } from "../../src/compose.js";
 import type { Shepherd } from "../../src/core/shepherd.js";
 import type { AgentDefinition, WaitItem } from "../../src/core/types.js";
 import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { killSheep, livingSheep, sheepFiles, sheepPid } from "../support/leftovers.js";
+import { killSheep, livingSheep, notKept, sheepFiles, sheepPid } from "../support/leftovers.js";
 import { node22, piCli } from "../support/rpc-shepherd.js";
 import { tmuxPanes, untilLogged } from "../support/scene.js";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
@@ -160,10 +160,6 @@ describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout
 
     assert.deepEqual(await tmuxPanes(tmux.socket)(), [tmux.userPane], "no pane the test created remains");
     assert.deepEqual(await livingSheep(agentDir, pids), [], "no sheep pi is alive");
-    assert.deepEqual(
-      (await sheepFiles(agentDir)).filter((f) => !f.endsWith("/session.jsonl")),
-      [],
-      "only session files remain",
-    );
+    assert.deepEqual(notKept(await sheepFiles(agentDir)), [], "only session files remain");
   });
 });

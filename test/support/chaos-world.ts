@@ -116,6 +116,7 @@ export class ChaosWorld {
         createPane: guard((req: CreatePaneRequest) => this.createPane(req)),
         runLauncher: guard((paneId: string, argv: readonly string[]) => this.runLauncher(paneId, argv)),
         liveness: guard((refs: readonly PaneRef[]) => this.liveness(refs)),
+        markedPanes: guard(async () => [...this.panes.values()].flatMap((p) => (p.mark ? [{ paneId: p.paneId, agentId: p.mark }] : []))),
         read: guard(async (paneId: string) => this.read(paneId)),
         close: guard((paneId: string, agentId: string) => this.close(paneId, agentId)),
       },
@@ -138,6 +139,9 @@ export class ChaosWorld {
         cleanup: guard(async (agentId: string) => {
           this.mem(agentId).cleaned = true;
         }),
+        // This world keeps no conversations: nothing in it can be resumed.
+        resumeCard: guard(async () => undefined),
+        resumeCards: guard(async () => []),
       },
     };
   }

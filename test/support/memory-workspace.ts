@@ -2,6 +2,7 @@
  * An in-memory workspace for unit tests of the core: a "repository" is any cwd under /repo, and
  * the test decides what a worktree holds and when a diff finishes.
  */
+import { ShepherdError } from "../../src/core/errors.js";
 import type { Baseline, Diffstat, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.js";
 
 const tree = (n: number) => n.toString(16).padStart(40, "0");
@@ -16,9 +17,16 @@ export class MemoryWorkspace implements Workspace {
   failBaseline = false;
   private n = 0;
 
+  /** Working trees are the cwds under these directories. */
+  constructor(private readonly repos: readonly string[] = ["/repo", "/wt"]) {}
+
+  private inRepo(cwd: string): boolean {
+    return this.repos.some((r) => cwd === r || cwd.startsWith(`${r}/`));
+  }
+
   async baseline(cwd: string): Promise<Baseline | undefined> {
     this.calls.push(`baseline ${cwd}`);
-    if (!cwd.startsWith("/repo") && !cwd.startsWith("/wt")) return undefined;
+    if (!this.inRepo(cwd)) return undefined;
     if (this.failBaseline) throw new Error("[git_error] git add failed");
     return { root: cwd, commit: tree(1), tree: tree(++this.n), takenAt: new Date(0).toISOString() };
   }
@@ -41,7 +49,7 @@ export class MemoryWorkspace implements Workspace {
 
   async isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {
     this.calls.push(`isolate ${o.cwd}`);
-    if (!o.cwd.startsWith("/repo")) throw new Error("[not_a_repository] isolate needs a git repository");
+    if (!this.inRepo(o.cwd) || o.cwd.startsWith("/wt")) throw new ShepherdError("not_a_repository", "isolate needs a git repository");
     const path = `/wt/worktrees/${o.agentId}`;
     this.states.set(path, { exists: true, uncommitted: [], unlanded: false });
     return { worktree: { path, branch: `shepherd/${o.agentId.slice(2)}`, repoRoot: "/repo", base: tree(1), leftBehind: 0 }, cwd: path };

@@ -1,7 +1,10 @@
+import { ShepherdError } from "../../src/core/errors.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
-import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
+import type { ResumeCard } from "../../src/core/types.js";
+import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../../src/ports/sheep-host.js";
 
 interface MemSheep {
+  card?: ResumeCard;
   paneId?: string;
   snapshot: SheepSnapshot;
   inbox: Map<string, string>;
@@ -18,6 +21,7 @@ export class MemoryWorld {
   readonly sheep = new Map<string, MemSheep>();
   readonly panes = new Map<string, { agentId: string; alive: boolean; text: string; owner: "shepherd" | "user" }>();
   readonly calls: string[] = [];
+  readonly prepared: PrepareRequest[] = [];
   onLaunch: "ready" | "never" | "exit" = "ready";
   private nextPane = 1;
 
@@ -53,19 +57,24 @@ export class MemoryWorld {
       }
       return m;
     },
+    markedPanes: async () => [...this.panes].filter(([, p]) => p.alive && p.owner === "shepherd").map(([paneId, p]) => ({ paneId, agentId: p.agentId })),
     read: async (paneId: string) => this.panes.get(paneId)?.text ?? "",
     close: async (paneId: string, agentId: string) => {
       this.calls.push(`close ${paneId}`);
       const pane = this.panes.get(paneId);
-      if (pane && pane.agentId !== agentId) throw new Error("closing a pane that is not ours");
+      // As the real runtimes do: a pane that carries another mark is refused, never closed.
+      if (pane?.alive && pane.agentId !== agentId) throw new ShepherdError("not_owned", `pane ${paneId} is not the pane of ${agentId}`);
       if (pane) pane.alive = false;
     },
   };
 
   readonly host: SheepHost = {
     prepare: async (req: PrepareRequest): Promise<PreparedSheep> => {
-      this.mem(req.agentId);
-      return { sessionPath: `/sessions/${req.agentId}.jsonl`, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
+      const s = this.mem(req.agentId);
+      const sessionPath = req.resume?.sessionPath ?? `/sessions/${req.agentId}.jsonl`;
+      s.card = resumeCardOf(req, sessionPath);
+      this.prepared.push(req);
+      return { sessionPath, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
     },
     snapshot: async (agentId) => ({ ...this.mem(agentId).snapshot }),
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
@@ -81,6 +90,9 @@ export class MemoryWorld {
     cleanup: async (agentId) => {
       this.mem(agentId).cleaned = true;
     },
+    // Every card is kept here: as if each sheep had answered, so its session file exists.
+    resumeCard: async (agentId) => this.sheep.get(agentId)?.card,
+    resumeCards: async () => [...this.sheep.values()].flatMap((s) => (s.card ? [s.card] : [])),
   };
 
   mem(agentId: string): MemSheep {

@@ -7,6 +7,13 @@ export const repoRoot = resolve(import.meta.dirname, "..", "..");
 export const piCli = join(repoRoot, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js");
 /** Node 22 from the node@22 dev dependency: pi 1.6 needs it. */
 export const node22 = join(repoRoot, "node_modules", "node", "bin", "node");
+/**
+ * The pi a shepherd under test runs, and the node that runs it: the dev dependency on Node 22 by
+ * default; PI_SHEPHERD_TEST_PI_CLI and PI_SHEPHERD_TEST_NODE point a run at another pi (CI runs the
+ * lifecycle suite again on pi 0.73 under the machine's own Node 20). Sheep run the same pair.
+ */
+export const testPiCli = process.env.PI_SHEPHERD_TEST_PI_CLI || piCli;
+export const testNode = process.env.PI_SHEPHERD_TEST_NODE || node22;
 
 export interface ToolOutcome {
   isError: boolean;
@@ -38,7 +45,7 @@ export class RpcShepherd {
   }
 
   static start(o: { cwd: string; env: NodeJS.ProcessEnv; extraArgs?: string[] }): RpcShepherd {
-    const proc = execa(node22, [piCli, "--mode", "rpc", "--no-session", "-e", join(repoRoot, "extensions", "shepherd.ts"), ...(o.extraArgs ?? [])], {
+    const proc = execa(testNode, [testPiCli, "--mode", "rpc", "--no-session", "-e", join(repoRoot, "extensions", "shepherd.ts"), ...(o.extraArgs ?? [])], {
       cwd: o.cwd,
       env: o.env,
       extendEnv: false,

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { execa } from "execa";
-import { killSheep, livingSheep, sheepFiles, sheepPid } from "./leftovers.js";
+import { killSheep, livingSheep, notKept, sheepFiles, sheepPid } from "./leftovers.js";
 import type { RpcShepherd, ToolOutcome } from "./rpc-shepherd.js";
 import type { ScriptedModel } from "./scripted-model.js";
 
@@ -55,7 +55,7 @@ export class Scene {
     await killSheep(this.agentDir, this.pids);
   }
 
-  /** Nothing of this scene's sheep runs any more; only session files (kept by design) remain. */
+  /** Nothing of this scene's sheep runs any more; only session files and resume cards (kept by design) remain. */
   async assertNothingLeft(panes: () => Promise<string[]>, baseline: readonly string[]) {
     assert.deepEqual(
       (await panes()).filter((p) => !baseline.includes(p)),
@@ -64,11 +64,7 @@ export class Scene {
     );
     assert.deepEqual(await livingSheep(this.agentDir, this.pids), [], "no sheep pi is alive");
     const files = await sheepFiles(this.agentDir);
-    assert.deepEqual(
-      files.filter((f) => !f.endsWith("/session.jsonl") && !f.endsWith("/evidence")),
-      [],
-      "no sheep file other than session files and evidence remains",
-    );
+    assert.deepEqual(notKept(files), [], "no sheep file other than session files, resume cards and evidence remains");
   }
 }
 

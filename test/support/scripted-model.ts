@@ -42,6 +42,8 @@ export interface LoggedRequest {
   model: string;
   lastRole: string;
   lastUserText: string;
+  /** Every user message of the request, oldest first: what of a conversation reached the model. */
+  userTexts: string[];
   system: string;
   toolNames: string[];
   messageCount: number;
@@ -124,6 +126,7 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
       model: body.model ?? "",
       lastRole: last?.role ?? "",
       lastUserText,
+      userTexts: messages.filter((m) => m.role === "user").map((m) => textOf(m.content)),
       system: messages
         .filter((m) => m.role === "system" || m.role === "developer")
         .map((m) => textOf(m.content))

@@ -510,7 +510,13 @@ describe("/shepherd completions read a project's agents only when pi trusts it",
     const cwd = process.cwd();
     process.chdir(repo);
     try {
-      registerShepherdCommand(pi as unknown as ExtensionAPI, { appFor: () => Promise.reject(new Error("no app in this test")), current: () => undefined });
+      registerShepherdCommand(pi as unknown as ExtensionAPI, {
+        appFor: () => Promise.reject(new Error("no app in this test")),
+        current: () => undefined,
+        entry: () => {
+          throw new Error("no entry in this test");
+        },
+      });
     } finally {
       process.chdir(cwd);
     }

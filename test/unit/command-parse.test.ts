@@ -63,6 +63,13 @@ describe("/shepherd arguments: subcommands", () => {
     assert.deepEqual(parseShepherdCommand("diff recon"), { sub: "diff", command: { action: "diff", target: "recon" } });
     assert.deepEqual(parseShepherdCommand("land recon --squash"), { sub: "land", target: "recon", squash: true });
     assert.deepEqual(parseShepherdCommand("land recon"), { sub: "land", target: "recon" });
+    assert.deepEqual(parseShepherdCommand('resume "recon one" --label again --placement workspace'), {
+      sub: "resume",
+      command: { action: "start", resume: "recon one", label: "again", placement: "workspace" },
+    });
+    assert.deepEqual(parseShepherdCommand("doctor"), { sub: "doctor", command: { action: "doctor" } });
+    assert.deepEqual(parseShepherdCommand("log"), { sub: "log", limit: 20 });
+    assert.deepEqual(parseShepherdCommand("log 5 --agent recon"), { sub: "log", limit: 5, agent: "recon" });
   });
 
   it("refuses mistakes with [invalid_params] and the usage", () => {
@@ -86,6 +93,10 @@ describe("/shepherd arguments: subcommands", () => {
       ["land x --squash --squash", /"--squash" is given twice/],
       ["land", /"land" needs a sheep's id or label/],
       ["diff", /"diff" needs a sheep's id or label/],
+      ["resume", /"resume" needs the id or label of a closed or exited sheep\. Usage: \/shepherd resume <id\|label>/],
+      ["resume x --model m", /unknown option "--model" for "resume"/],
+      ["log many", /N must be a whole number from 1 to 1000/],
+      ["log 5 6", /unexpected "6"/],
     ];
     for (const [args, re] of cases) {
       assert.throws(
@@ -108,6 +119,11 @@ describe("/shepherd completions", () => {
       { agentId: "a_aaaaaaaaaa", label: "recon", agent: "scout", state: "idle" },
       { agentId: "a_bbbbbbbbbb", label: "big job", agent: "worker", state: "working" },
     ],
+    resumable: async () => [
+      { agentId: "a_cccccccccc", label: "old recon", agent: "scout" },
+      { agentId: "a_dddddddddd", label: "planner", agent: "planner" },
+      { agentId: "a_eeeeeeeeee", label: "old recon", agent: "scout" },
+    ],
   };
   const values = async (prefix: string) => (await completeShepherdArgs(prefix, src))?.map((i) => i.value) ?? null;
 
@@ -117,12 +133,15 @@ describe("/shepherd completions", () => {
       "sheep ",
       "agents ",
       "start ",
+      "resume ",
       "status ",
       "read ",
       "diff ",
       "land ",
       "close ",
       "prune ",
+      "doctor ",
+      "log ",
       "settings ",
       "help ",
     ]);
@@ -139,6 +158,9 @@ describe("/shepherd completions", () => {
     assert.deepEqual(await values("read a_b"), ["read a_bbbbbbbbbb "], "ids when an id is being typed");
     assert.deepEqual(await values('read "big'), ['read "big job" '], "inside an open quote");
     assert.deepEqual(await values("sheep "), ["sheep user ", "sheep project ", "sheep both "]);
+    assert.deepEqual(await values("resume "), ['resume "old recon" ', "resume planner "], "resumable sheep, one per label");
+    assert.deepEqual(await values("resume a_"), ["resume a_cccccccccc ", "resume a_dddddddddd ", "resume a_eeeeeeeeee "]);
+    assert.deepEqual(await values("resume planner "), ["resume planner --label ", "resume planner --placement ", "resume planner --direction "]);
     assert.equal(await values("herd "), null);
     assert.equal(await values("bogus "), null);
   });

@@ -7,7 +7,9 @@ import { runShepherdCommand, type CommandDeps } from "../../src/command/run.js";
 import { ShepherdError } from "../../src/core/errors.js";
 import { Shepherd } from "../../src/core/shepherd.js";
 import { loadSettings, type LoadedSettings } from "../../src/settings.js";
-import { execute } from "../../src/tool/dispatch.js";
+import { report, type DoctorReport } from "../../src/doctor/types.js";
+import type { AuditEvent } from "../../src/ports/audit.js";
+import { runCommand } from "../../src/tool/entry.js";
 import { FakeClock } from "../support/fake-clock.js";
 import { MemoryWorld } from "../support/memory-world.js";
 
@@ -20,6 +22,9 @@ describe("/shepherd subcommands run the tool's core", () => {
   let loaded: LoadedSettings;
   const dispatched: Record<string, unknown>[] = [];
   let deps: CommandDeps;
+  let doctorReport: DoctorReport = report([]);
+  const logAsked: { limit: number; agent?: string }[] = [];
+  let logEvents: AuditEvent[] = [];
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), "pi-shepherd-command-"));
@@ -36,14 +41,21 @@ describe("/shepherd subcommands run the tool's core", () => {
     deps = {
       execute: (command) => {
         dispatched.push(command);
-        return execute(command, {
-          shepherd,
-          settings: loaded.settings,
-          cwd: join(root, "work"),
-          agentDir: join(root, "agent"),
-          bundledDir: join(root, "bundled"),
-          trust: { hasUI: false },
+        return runCommand(command, {
+          context: async () => ({
+            shepherd,
+            settings: loaded.settings,
+            cwd: join(root, "work"),
+            agentDir: join(root, "agent"),
+            bundledDir: join(root, "bundled"),
+            trust: { hasUI: false },
+          }),
+          doctor: async () => doctorReport,
         });
+      },
+      log: async (o) => {
+        logAsked.push(o);
+        return logEvents;
       },
       registry: async () => shepherd.registry,
       settings: async () => ({ loaded, runtime: "tmux" }),
@@ -135,6 +147,68 @@ describe("/shepherd subcommands run the tool's core", () => {
       assert.equal(n.level, "error", args);
       assert.match(n.text, re, args);
     }
+  });
+
+  it("doctor shows each check with its fix, at the level of the worst verdict", async () => {
+    doctorReport = report([
+      { name: "node", verdict: "pass", detail: "Node v22" },
+      { name: "tmux", verdict: "fail", detail: "not found on PATH", fix: "install tmux" },
+    ]);
+    const n = await one("doctor");
+    assert.equal(n.level, "error");
+    assert.match(
+      n.text,
+      /^Doctor: 1 pass, 0 warn, 1 fail\. Nothing was changed\.\n\[pass\] node: Node v22\n\[fail\] tmux: not found on PATH\n +fix: install tmux$/,
+    );
+    doctorReport = report([{ name: "node", verdict: "pass", detail: "Node v22" }]);
+    assert.equal((await one("doctor")).level, "info");
+    assert.match((await one("doctor now")).text, /^\[invalid_params\] unexpected "now"\. Usage: \/shepherd doctor$/);
+  });
+
+  it("log shows the last events readably, of one sheep with --agent, and plain even when the file was forged", async () => {
+    logEvents = [
+      {
+        event: "start",
+        time: "2026-01-02T03:04:05.678Z",
+        owner: "1:x",
+        agentId: "a_0000000001",
+        label: "recon",
+        agent: "scout",
+        runtime: "tmux",
+        paneId: "%3",
+      },
+      { event: "prompt", time: "2026-01-02T03:04:06.000Z", owner: "1:x", agentId: "a_0000000001", label: "recon", promptId: "p_0000000001", bytes: 12 },
+      {
+        event: "result",
+        time: "2026-01-02T03:04:08.000Z",
+        owner: "1:x",
+        agentId: "a_0000000001",
+        label: "re\u001b[2Jcon",
+        promptId: "p_0000000001",
+        status: "completed",
+        durationMs: 1500,
+        usage: { input: 10, output: 20 },
+      },
+      { event: "refusal", time: "2026-01-02T03:04:09.000Z", owner: "1:x", action: "start", reason: "trust", error: "[project_agent_refused] no" },
+    ];
+    const n = await one("log 4 --agent recon");
+    assert.deepEqual(logAsked.at(-1), { limit: 4, agent: "recon" });
+    assert.equal(
+      n.text,
+      [
+        "Audit log of recon, last 4 (UTC):",
+        "  2026-01-02 03:04:05  start   recon (a_0000000001) scout on tmux pane %3",
+        "  2026-01-02 03:04:06  prompt  recon (a_0000000001) p_0000000001 12 bytes",
+        "  2026-01-02 03:04:08  result  re?[2Jcon (a_0000000001) p_0000000001 completed in 1.5s ↑10 ↓20",
+        "  2026-01-02 03:04:09  refusal start [trust] [project_agent_refused] no",
+      ].join("\n"),
+    );
+    await one("log");
+    assert.deepEqual(logAsked.at(-1), { limit: 20 });
+    assert.match((await one("log 0")).text, /^\[invalid_params\] N must be a whole number from 1 to 1000/);
+    assert.match((await one("log --agent")).text, /^\[invalid_params\] "--agent" needs a value/);
+    logEvents = [];
+    assert.equal((await one("log")).text, "No audit events yet.");
   });
 
   it("settings shows every value with its origin, the files and the problems", async () => {

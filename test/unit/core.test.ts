@@ -225,6 +225,19 @@ describe("core: close and start failures", () => {
     await assert.rejects(s.shepherd.prompt(a.agentId, "more"), /^ShepherdError: \[agent_closed\]/);
   });
 
+  it("a sheep whose pane id came back with another sheep closes without touching that pane", async () => {
+    const s = setup();
+    const a = await started(s);
+    s.world.killPane(a.agentId);
+    assert.equal((await s.shepherd.status(a.agentId)).state, "exited");
+    // Every pane gone: the next server numbers from %1 again, and b gets a's old pane id.
+    const b = await started(s);
+    assert.equal(b.paneId, a.paneId);
+    const closed = await s.shepherd.close(a.agentId);
+    assert.deepEqual(closed, { agentId: a.agentId, cancelledPromptIds: [], alreadyClosed: false });
+    assert.equal((await s.shepherd.status(b.agentId)).paneAlive, true, "b's pane was left alone");
+  });
+
   it("a result already written is kept rather than cancelled on close", async () => {
     const s = setup();
     const a = await started(s);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -72,4 +72,73 @@ describe("sheep host: the pid witness", () => {
       assert.equal((await h.snapshot(id)).exited, undefined);
     });
   }
+});
+
+describe("sheep host: resume cards", () => {
+  const def = { name: "worker", description: "d", source: "user" as const, path: "/a/worker.md", tools: ["read"], model: "m/x", systemPrompt: "Work." };
+  const prepare = (agentId: string, resume?: { from: string; sessionPath: string }) =>
+    host().prepare({ agentId, definition: def, cwd: "/work", label: "alpha", createdAt: new Date().toISOString(), ...(resume ? { resume } : {}) });
+
+  it("a card is written at prepare, kept at cleanup with the session, and dropped with a sheep that never wrote one", async () => {
+    const h = host();
+    const talked = await prepare("a_card000001");
+    await writeFile(talked.sessionPath, '{"type":"session"}\n');
+    await prepare("a_card000002");
+    assert.equal((await h.resumeCard("a_card000002"))?.agentId, undefined, "no session yet: nothing to resume");
+    await h.cleanup("a_card000001");
+    await h.cleanup("a_card000002");
+    assert.deepEqual((await readdir(sheepDir(agentDir, "a_card000001"))).sort(), ["resume.json", "session.jsonl"]);
+    await assert.rejects(readdir(sheepDir(agentDir, "a_card000002")), /ENOENT/, "a sheep that never talked leaves no directory");
+    const card = await h.resumeCard("a_card000001");
+    assert.deepEqual(
+      { ...card, createdAt: "t" },
+      {
+        agentId: "a_card000001",
+        agent: "worker",
+        label: "alpha",
+        cwd: "/work",
+        model: "m/x",
+        sessionPath: talked.sessionPath,
+        createdAt: "t",
+        definition: def,
+      },
+    );
+    // A resumed sheep runs pi on the first one's session, and its own card points there.
+    const resumed = await prepare("a_card000003", { from: "a_card000001", sessionPath: talked.sessionPath });
+    assert.equal(resumed.sessionPath, talked.sessionPath);
+    const spec = JSON.parse(await readFile(join(sheepDir(agentDir, "a_card000003"), "spec.json"), "utf8")) as { argv: string[] };
+    assert.equal(spec.argv[spec.argv.indexOf("--session") + 1], talked.sessionPath);
+    await h.cleanup("a_card000003");
+    assert.deepEqual(await readdir(sheepDir(agentDir, "a_card000003")), ["resume.json"], "its card stays while the conversation it continues exists");
+    assert.equal((await h.resumeCard("a_card000003"))?.resumedFrom, "a_card000001");
+    assert.ok((await h.resumeCards()).some((c) => c.agentId === "a_card000003"));
+  });
+
+  it("a forged card is not used: a session path outside the sheep directories, a wrong id, a hostile label or option", async () => {
+    const h = host();
+    const talked = await prepare("a_forge00001");
+    await writeFile(talked.sessionPath, "{}\n");
+    const cardPath = join(sheepDir(agentDir, "a_forge00001"), "resume.json");
+    const good = JSON.parse(await readFile(cardPath, "utf8")) as Record<string, unknown>;
+    const outside = join(agentDir, "elsewhere.jsonl");
+    await writeFile(outside, "{}\n");
+    for (const forged of [
+      { sessionPath: outside },
+      { sessionPath: join(sheepDir(agentDir, "a_forge00001"), "..", "..", "..", "elsewhere.jsonl") },
+      { sessionPath: "/etc/passwd" },
+      { agentId: "a_other00001" },
+      { label: "x\u001b[2J" },
+      { model: "--extension=/tmp/evil.ts" },
+      { definition: { ...(good.definition as object), tools: ["--evil"] } },
+      { definition: { ...(good.definition as object), source: "anywhere" } },
+    ]) {
+      await writeFile(cardPath, JSON.stringify({ ...good, ...forged }));
+      assert.equal(await h.resumeCard("a_forge00001"), undefined, JSON.stringify(forged));
+    }
+    await writeFile(cardPath, "not json");
+    assert.equal(await h.resumeCard("a_forge00001"), undefined);
+    assert.equal(await h.resumeCard("../../etc"), undefined, "only well-formed ids name a directory");
+    await writeFile(cardPath, JSON.stringify(good));
+    assert.equal((await h.resumeCard("a_forge00001"))?.agentId, "a_forge00001");
+  });
 });

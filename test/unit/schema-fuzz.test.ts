@@ -14,6 +14,7 @@ import { DEFAULT_SETTINGS } from "../../src/settings.js";
 import { dispatch, type DispatchContext } from "../../src/tool/dispatch.js";
 import { ACTIONS } from "../../src/tool/schema.js";
 import { FakeClock, settle } from "../support/fake-clock.js";
+import { MemoryWorkspace } from "../support/memory-workspace.js";
 import { MemoryWorld } from "../support/memory-world.js";
 import { prng, type Rng } from "../support/prng.js";
 
@@ -43,6 +44,11 @@ const FIELDS = [
   "chain",
   "all",
   "keepOpen",
+  "isolate",
+  "removeWorktree",
+  "force",
+  "squash",
+  "stat",
 ] as const;
 
 /** Ids the world has handed out so far, so fuzzed calls also hit live records. */
@@ -149,16 +155,19 @@ function junkValue(r: Rng, pool: Pool, depth = 0): unknown {
 
 /** The fields each action reads; a "clean" call sets only these. */
 const RELEVANT: Record<string, readonly string[]> = {
-  start: ["agent", "label", "placement", "cwd", "model", "agentScope", "confirmProjectAgents"],
+  start: ["agent", "label", "placement", "cwd", "model", "agentScope", "confirmProjectAgents", "isolate"],
   prompt: ["agentId", "message"],
   wait: ["promptId", "promptIds", "timeout"],
   status: ["agentId"],
-  close: ["agentId"],
+  close: ["agentId", "removeWorktree", "force"],
   sheep: ["agentScope"],
   herd: ["all"],
   read: ["target", "lines"],
   prune: [],
-  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd"],
+  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd", "isolate"],
+  diff: ["target", "stat"],
+  land: ["agentId", "squash"],
+  doctor: [],
 };
 
 /** Half clean calls (the right fields, mostly plausible), half noise; a few not even objects. */
@@ -196,6 +205,11 @@ function randomParams(r: Rng, pool: Pool): unknown {
     confirmProjectAgents: () => r.pick([true, false, "true"]),
     keepOpen: () => r.pick([true, false, "false"]),
     all: () => r.pick([true, false]),
+    isolate: () => r.pick([true, false, "true"]),
+    removeWorktree: () => r.pick([true, false]),
+    force: () => r.pick([true, false]),
+    squash: () => r.pick([true, false, "false"]),
+    stat: () => r.pick([true, false]),
   };
   for (const f of FIELDS) {
     if (f === "action") continue;
@@ -235,7 +249,9 @@ describe("schema fuzz: dispatch gives a result or a [code] error", { timeout: 30
     const r = prng(SEED);
     const world = new MemoryWorld();
     const clock = new FakeClock();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s_fuzz", clock, startTimeoutMs: 10_000 });
+    // The fuzz's cwd counts as a repository: isolation, evidence, diff and land are fuzzed too.
+    const workspace = new MemoryWorkspace([dir, "/wt"]);
+    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s_fuzz", clock, startTimeoutMs: 10_000, workspace });
     const ctx: DispatchContext = {
       shepherd,
       settings: { ...DEFAULT_SETTINGS, waitTimeout: 5 },

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
 import { DEFAULT_SETTINGS, loadSettings, SETTING_KEYS } from "../../src/settings.js";
+import { resolveModel, withModelAlias } from "../../src/tool/models.js";
 
 describe("settings", () => {
   let root: string | undefined;
@@ -120,5 +121,33 @@ describe("settings", () => {
     const u = await loadSettings(agentDir, cwd);
     assert.equal(u.settings.allowProjectAgentsWithoutUI, true, "the user may set them");
     assert.equal(u.settings.confirmProjectAgents, false);
+  });
+
+  it("model aliases come from the user's file only; a project's aliases are ignored and reported", async () => {
+    await writeFile(userFile, JSON.stringify({ models: { fast: "anthropic/claude-haiku-4-5", deep: "anthropic/claude-opus-4-5:high" } }));
+    await writeFile(projectFile, JSON.stringify({ models: { fast: "evil/exfiltrator" } }));
+    const l = await loadSettings(agentDir, cwd);
+    assert.deepEqual(l.settings.models, { fast: "anthropic/claude-haiku-4-5", deep: "anthropic/claude-opus-4-5:high" });
+    assert.equal(l.origins.models, "user");
+    assert.deepEqual(l.problems, [`${projectFile}: "models" can only be set in the user's settings (${userFile}); ignored here`]);
+    const { models } = l.settings;
+    assert.equal(resolveModel("fast", models), "anthropic/claude-haiku-4-5");
+    assert.equal(resolveModel("deep", models), "anthropic/claude-opus-4-5:high");
+    assert.equal(resolveModel("fast:low", models), "anthropic/claude-haiku-4-5:low", "pi's thinking suffix is kept");
+    assert.equal(resolveModel("deep:low", models), "deep:low", "an alias that names a level takes no second one");
+    assert.equal(resolveModel("openai/gpt-5", models), "openai/gpt-5", "an unknown name goes to pi unchanged");
+    assert.equal(resolveModel("constructor", models), "constructor", "only the user's own keys are aliases");
+    const def = { name: "scout", description: "d", source: "user" as const, path: "/a/scout.md", model: "fast" };
+    assert.equal(withModelAlias(def, models).model, "anthropic/claude-haiku-4-5");
+  });
+
+  it("a bad alias map is reported and none of it is used", async () => {
+    for (const bad of [{ fast: "-x" }, { fast: "" }, { "a b": "m" }, { "fast:high": "m" }, ["fast"], { fast: 3 }]) {
+      await writeFile(userFile, JSON.stringify({ models: bad }));
+      const l = await loadSettings(agentDir, cwd);
+      assert.deepEqual(l.settings.models, {}, JSON.stringify(bad));
+      assert.equal(l.problems.length, 1);
+      assert.match(l.problems[0]!, /"models" must be an object of alias -> model/);
+    }
   });
 });

@@ -26,3 +26,9 @@ export function markedPaneLabel(label: string, agentId: string): string {
 export function carriesMark(paneLabel: unknown, agentId: string): boolean {
   return typeof paneLabel === "string" && paneLabel.endsWith(`[${agentId}]`);
 }
+
+/** The agent id a pane label carries as its mark, if any. */
+export function markOf(paneLabel: unknown): string | undefined {
+  if (typeof paneLabel !== "string") return undefined;
+  return /\[(a_[0-9a-z]{10})\]$/.exec(paneLabel)?.[1];
+}

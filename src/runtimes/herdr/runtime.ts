@@ -8,7 +8,7 @@ import { ShepherdError } from "../../core/errors.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.js";
 import { HerdrCli, resolveHerdrBin } from "./cli.js";
 import { isHerdrCode } from "./errors.js";
-import { carriesMark, cliSafeLabel, markedPaneLabel } from "./labels.js";
+import { carriesMark, cliSafeLabel, markedPaneLabel, markOf } from "./labels.js";
 import { agentStatusOf, paneList, paneRecord, type PaneRecord, workspaceId } from "./records.js";
 import { shellLine } from "../shell-line.js";
 import { checkHerdrVersion } from "./version.js";
@@ -94,6 +94,17 @@ export class HerdrRuntime implements Runtime {
       result.set(agentId, pane && carriesMark(pane.label, agentId) ? "alive" : "gone");
     }
     return result;
+  }
+
+  async markedPanes(): Promise<PaneRef[]> {
+    await this.#ensureVersion();
+    const panes = paneList(await this.#cli.request(["pane", "list"], "pane_list"), "pane list");
+    const out: PaneRef[] = [];
+    for (const p of panes) {
+      const agentId = markOf(p.label);
+      if (agentId) out.push({ paneId: p.pane_id, agentId });
+    }
+    return out;
   }
 
   async read(paneId: string, lines: number): Promise<string> {

@@ -163,6 +163,17 @@ export class TmuxRuntime implements Runtime {
     return result;
   }
 
+  async markedPanes(): Promise<PaneRef[]> {
+    let marks: Map<string, string>;
+    try {
+      marks = await this.marks();
+    } catch (e) {
+      if (e instanceof TmuxError && e.noServer) return [];
+      throw this.wrap(e, "could not list panes");
+    }
+    return [...marks].filter(([, agentId]) => agentId !== "").map(([paneId, agentId]) => ({ paneId, agentId }));
+  }
+
   /** Every pane of the server with its ownership mark, in one tmux call. */
   private async marks(): Promise<Map<string, string>> {
     const rows = (await this.cli.run(["list-panes", "-a", "-F", `#{pane_id} #{${MARK}}`])).split("\n");

@@ -59,3 +59,9 @@ export class TmuxCli {
     return String(r.stdout);
   }
 }
+
+/** What `tmux -V` prints (e.g. "tmux 3.3a"), or undefined when tmux cannot be run. */
+export async function tmuxVersion(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const r = await execa("tmux", ["-V"], { reject: false, env, extendEnv: false, stdin: "ignore", timeout: 10_000 });
+  return r.exitCode === 0 ? String(r.stdout).trim() : undefined;
+}

@@ -1,0 +1,64 @@
+/**
+ * The doctor: every check, in the order a person would look. It changes nothing: files are read,
+ * multiplexers are asked, pi is run with --version, and that is all.
+ */
+import { discoverAgents } from "../agents/discover.js";
+import type { AgentRecord } from "../core/types.js";
+import { piPackageOf } from "../launch/pi-package.js";
+import { stateDir } from "../protocol/layout.js";
+import { loadSettings } from "../settings.js";
+import { agentChecks, environmentCheck, settingsChecks, stateDirChecks } from "./config.js";
+import { herdChecks } from "./herd.js";
+import { runtimeChecks } from "./runtime.js";
+import { report, type DoctorReport } from "./types.js";
+import { nodeCheck, piCheck, piCommandCheck } from "./versions.js";
+
+export interface DoctorInput {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  agentDir: string;
+  bundledDir: string;
+  projectTrusted?: boolean;
+  /** The node and pi running this shepherd (argv), when known. */
+  shepherdPi?: string[];
+  /** Records this shepherd holds, and who it is. */
+  records?: readonly AgentRecord[];
+  owner?: string;
+  ownerAlive(owner: string): boolean;
+  /** Only what decides the runtime: quick enough to add to an error. */
+  brief?: boolean;
+}
+
+export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
+  const { env } = input;
+  // Read fresh: the person may just have edited a file to fix what the last run said.
+  const loaded = await loadSettings(input.agentDir, input.cwd, input.projectTrusted === undefined ? {} : { projectTrusted: input.projectTrusted });
+  const rt = await runtimeChecks(env, loaded.settings.runtime);
+  if (input.brief) return report(rt.checks);
+  const pi = input.shepherdPi?.[1] ? piPackageOf(input.shepherdPi[1]) : undefined;
+  const found = await discoverAgents({
+    cwd: input.cwd,
+    scope: loaded.settings.agentScope,
+    agentDir: input.agentDir,
+    bundledDir: input.bundledDir,
+    ...(input.projectTrusted === undefined ? {} : { projectTrusted: input.projectTrusted }),
+  });
+  return report([
+    nodeCheck(process.version, pi),
+    piCheck(pi),
+    await piCommandCheck(loaded.settings.piCommand ?? input.shepherdPi, env, loaded.paths.user),
+    ...rt.checks,
+    ...environmentCheck(env),
+    ...(await stateDirChecks(stateDir(input.agentDir))),
+    ...settingsChecks(loaded),
+    ...agentChecks(found, loaded.settings.agentScope),
+    ...(await herdChecks({
+      stateDir: stateDir(input.agentDir),
+      env,
+      records: input.records ?? [],
+      ...(input.owner ? { owner: input.owner } : {}),
+      ownerAlive: input.ownerAlive,
+      ...(rt.chosen ? { chosen: rt.chosen } : {}),
+    })),
+  ]);
+}

@@ -1,0 +1,79 @@
+/** Which runtime would be chosen and why; tmux and herdr, each found or not, and what that means. */
+import { errorText, isShepherdError } from "../core/errors.js";
+import type { RuntimeName } from "../ports/runtime.js";
+import { explainRuntime } from "../runtimes/choose.js";
+import { HerdrCli, resolveHerdrBin } from "../runtimes/herdr/cli.js";
+import { herdrServerAnswers, MIN_HERDR_VERSION, RECOMMENDED_HERDR_VERSION } from "../runtimes/herdr/index.js";
+import { meetsFloor, parseHerdrVersion } from "../runtimes/herdr/version.js";
+import { tmuxVersion } from "../runtimes/tmux/tmux-cli.js";
+import { plain } from "./config.js";
+import { fail, pass, warn, type Check } from "./types.js";
+
+const INSTALL_TMUX = "install tmux (apt-get install tmux, or brew install tmux)";
+const INSTALL_HERDR = "install herdr (https://herdr.dev), or set PI_SHEPHERD_HERDR_BIN to its executable";
+
+export interface RuntimeChecks {
+  checks: Check[];
+  /** The runtime a start would use now; undefined when none would work. */
+  chosen?: RuntimeName;
+}
+
+export async function runtimeChecks(env: NodeJS.ProcessEnv, setting: string): Promise<RuntimeChecks> {
+  const checks: Check[] = [];
+  let chosen: RuntimeName | undefined;
+  const tmux = await tmuxVersion(env);
+  try {
+    const r = await explainRuntime({
+      setting,
+      env,
+      probes: { herdrServerAnswers: () => herdrServerAnswers({ env }), tmuxInstalled: async () => tmux !== undefined },
+    });
+    chosen = r.runtime;
+    checks.push(pass("runtime", `${r.runtime}, because ${r.why}`));
+  } catch (e) {
+    const detail = errorText(e)
+      .replace(/^\[\w+\] /, "")
+      .split(". ")[0]!;
+    const fix = isShepherdError(e, "invalid_params")
+      ? 'set PI_SHEPHERD_RUNTIME (or the "runtime" setting) to auto, herdr or tmux'
+      : `${INSTALL_TMUX}; or ${INSTALL_HERDR} and start it by running \`herdr\``;
+    checks.push(fail("runtime", plain(detail), fix));
+  }
+  checks.push(tmuxCheck(tmux, chosen, env));
+  checks.push(await herdrCheck(env, chosen));
+  return { checks, ...(chosen ? { chosen } : {}) };
+}
+
+function tmuxCheck(version: string | undefined, chosen: RuntimeName | undefined, env: NodeJS.ProcessEnv): Check {
+  const socket = env.PI_SHEPHERD_TMUX_SOCKET ? ` (server socket ${env.PI_SHEPHERD_TMUX_SOCKET})` : "";
+  if (version) return pass("tmux", `${version}${socket}`);
+  if (chosen === "herdr") return pass("tmux", "not found on PATH; not needed, herdr is used");
+  return fail("tmux", "not found on PATH", INSTALL_TMUX);
+}
+
+async function herdrCheck(env: NodeJS.ProcessEnv, chosen: RuntimeName | undefined): Promise<Check> {
+  const cli = new HerdrCli({ bin: resolveHerdrBin(env), env, timeoutMs: 5_000 });
+  // Not needed when tmux is used: what is wrong with herdr then only warns, or passes when it is absent.
+  const needed = chosen !== "tmux";
+  let printed: string;
+  try {
+    printed = await cli.text(["--version"]);
+  } catch {
+    return needed ? fail("herdr", `${cli.bin} not found`, INSTALL_HERDR) : pass("herdr", `${cli.bin} not found; not needed, tmux is used`);
+  }
+  const v = parseHerdrVersion(printed);
+  if (!v || !meetsFloor(v)) {
+    const detail = `${cli.bin} is ${v ? `herdr ${v.text}` : `not a herdr I can read (${JSON.stringify(printed.trim().slice(0, 60))})`}; pi-shepherd needs ${MIN_HERDR_VERSION} or newer`;
+    const fix = `update herdr to ${RECOMMENDED_HERDR_VERSION} (https://herdr.dev/install.sh)`;
+    return needed ? fail("herdr", detail, fix) : warn("herdr", `${detail} (tmux is used meanwhile)`, fix);
+  }
+  try {
+    await cli.request(["pane", "list"], "pane_list");
+    return pass("herdr", `herdr ${v.text}, its server answers`);
+  } catch (e) {
+    const detail = `herdr ${v.text}, but its server does not answer (${errorText(e)
+      .replace(/^\[\w+\] /, "")
+      .slice(0, 120)})`;
+    return needed ? fail("herdr", detail, "start herdr by running `herdr`") : pass("herdr", `${detail}; not needed, tmux is used`);
+  }
+}

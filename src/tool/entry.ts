@@ -1,0 +1,66 @@
+/**
+ * Where every tool call and /shepherd subcommand enters: `doctor` runs without a composed
+ * shepherd (it is what a person runs when none can be set up), every other command runs on one.
+ * A start that finds no runtime gets the doctor's one-line verdict, and whatever is refused or
+ * fails is told to the audit log.
+ */
+import { errorText, isShepherdError, shorten, ShepherdError } from "../core/errors.js";
+import type { DoctorReport } from "../doctor/types.js";
+import type { AuditInput } from "../ports/audit.js";
+import { parseToolCommand, type ToolCommand } from "./command.js";
+import { execute, result, type DispatchContext, type ToolResult } from "./dispatch.js";
+import { doctorText, verdictLine } from "./format.js";
+
+export interface EntryDeps {
+  /** The composed shepherd's context; throws (e.g. `[runtime_unavailable]`) when none can be set up. */
+  context(): Promise<DispatchContext>;
+  /** Every check, or with `brief` only those that decide the runtime (quick, for an error). */
+  doctor(brief: boolean): Promise<DoctorReport>;
+  /** Stamps and writes an audit event; never throws. */
+  audit?(event: AuditInput): void;
+}
+
+export async function runToolCall(raw: unknown, deps: EntryDeps): Promise<ToolResult> {
+  const action = typeof (raw as { action?: unknown } | undefined)?.action === "string" ? String((raw as { action: string }).action) : "?";
+  let cmd: ToolCommand;
+  try {
+    cmd = parseToolCommand(raw);
+  } catch (e) {
+    audited(deps, action, e);
+    throw e;
+  }
+  return runCommand(cmd, deps);
+}
+
+export async function runCommand(cmd: ToolCommand, deps: EntryDeps): Promise<ToolResult> {
+  try {
+    if (cmd.action === "doctor") {
+      const report = await deps.doctor(false);
+      return result("doctor", doctorText(report), { checks: report.checks, counts: report.counts });
+    }
+    return await execute(cmd, await deps.context());
+  } catch (e) {
+    const err = cmd.action === "start" && isShepherdError(e, "runtime_unavailable") ? await withVerdict(e, deps) : e;
+    audited(deps, cmd.action, err);
+    throw err;
+  }
+}
+
+/** The doctor's verdict added to the error, so the one message says what to fix. */
+async function withVerdict(e: ShepherdError, deps: EntryDeps): Promise<ShepherdError> {
+  const line = await deps
+    .doctor(true)
+    .then(verdictLine)
+    .catch((d: unknown) => `doctor could not run: ${errorText(d)}`);
+  return new ShepherdError("runtime_unavailable", `${e.message.replace(/^\[runtime_unavailable\] /, "")}\nDoctor: ${line}`, { cause: e });
+}
+
+const REFUSALS: Record<string, string> = { project_agent_refused: "trust", not_owned: "not_owned" };
+
+function audited(deps: EntryDeps, action: string, e: unknown): void {
+  // A start that failed was logged by the core, which still knew the sheep's id and label.
+  if (!deps.audit || isShepherdError(e, "start_failed")) return;
+  const code = e instanceof ShepherdError ? e.code : "error";
+  const refusal = REFUSALS[code];
+  deps.audit({ event: refusal ? "refusal" : "failure", action, reason: refusal ?? code, error: shorten(errorText(e)) });
+}

@@ -1,0 +1,35 @@
+import type { StartedAgent } from "../core/types.js";
+import type { ToolCommand } from "./command.js";
+import { resolveCwd } from "./cwd.js";
+import { definitionPicker, trustFor } from "./definitions.js";
+import type { DispatchContext } from "./dispatch.js";
+import { resolveModel } from "./models.js";
+import { approveDefinition } from "./trust.js";
+
+/** A new sheep from a definition, or (with `resume`) a closed one's conversation continued. */
+export async function startAction(cmd: Extract<ToolCommand, { action: "start" }>, ctx: DispatchContext): Promise<StartedAgent> {
+  const { shepherd, settings } = ctx;
+  const where = {
+    placement: cmd.placement ?? settings.placement,
+    direction: cmd.direction ?? settings.direction,
+    ...(cmd.label !== undefined ? { label: cmd.label } : {}),
+  };
+  if ("resume" in cmd) {
+    const card = await shepherd.resumable(cmd.resume);
+    // The definition is the one the sheep ran with; a project's is approved again, as at any start.
+    await approveDefinition(card.definition, cmd.confirmProjectAgents ?? true, trustFor(ctx));
+    return shepherd.start(
+      { definition: card.definition, cwd: resolveCwd(ctx.cwd, card.cwd), ...(card.model !== undefined ? { model: card.model } : {}), resume: card, ...where },
+      ctx.signal,
+    );
+  }
+  const scope = cmd.agentScope ?? settings.agentScope;
+  const cwd = resolveCwd(ctx.cwd, cmd.cwd);
+  const definition = await (await definitionPicker(ctx, scope, cmd.confirmProjectAgents ?? true))(cmd.agent);
+  // The call decides; without a word from it, the agent file's `isolation: worktree` does.
+  const isolate = cmd.isolate ?? definition.isolation === "worktree";
+  return shepherd.start(
+    { definition, cwd, ...where, ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}), ...(isolate ? { isolate } : {}) },
+    ctx.signal,
+  );
+}

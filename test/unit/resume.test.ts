@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { MAX_LABEL_LENGTH } from "../../src/core/labels.js";
+import { Shepherd } from "../../src/core/shepherd.js";
+import type { AgentDefinition } from "../../src/core/types.js";
+import { FakeClock } from "../support/fake-clock.js";
+import { MemoryStore } from "../support/memory-store.js";
+import { MemoryWorld } from "../support/memory-world.js";
+
+const def: AgentDefinition = {
+  name: "worker",
+  description: "d",
+  source: "user",
+  path: "/agents/worker.md",
+  tools: ["read"],
+  model: "m/fast",
+  systemPrompt: "Work.",
+};
+
+function setup(world = new MemoryWorld(), store = new MemoryStore(), owner = "one", alive: (o: string) => boolean = () => true) {
+  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner, clock: new FakeClock(), store, ownerAlive: alive, startTimeoutMs: 10_000 });
+  return { world, store, shepherd };
+}
+
+async function resume(s: Shepherd, target: string, label?: string) {
+  const card = await s.resumable(target);
+  return s.start({ definition: card.definition, cwd: card.cwd, ...(card.model ? { model: card.model } : {}), resume: card, ...(label ? { label } : {}) });
+}
+
+describe("core: resume", () => {
+  it("a closed sheep comes back by label or id: a new sheep on the old session, same definition, cwd and model", async () => {
+    const { world, shepherd } = setup();
+    const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha", model: "m/slow" });
+    await shepherd.close(a.agentId);
+    const b = await resume(shepherd, "alpha");
+    assert.notEqual(b.agentId, a.agentId);
+    assert.deepEqual([b.label, b.cwd, b.model, b.sessionPath, b.resumedFrom], ["alpha", "/work", "m/slow", a.sessionPath, a.agentId]);
+    const prep = world.prepared.at(-1)!;
+    assert.deepEqual(prep.resume, { from: a.agentId, sessionPath: a.sessionPath });
+    assert.deepEqual(prep.definition, { ...def, model: "m/slow" }, "the definition as the sheep ran it, model and all");
+    await shepherd.close(b.agentId);
+    const c = await resume(shepherd, a.agentId);
+    assert.equal(c.sessionPath, a.sessionPath, "resuming by the first id finds the same conversation");
+  });
+
+  it("a running sheep, an unknown one, a promptId and a sheep that never talked are refused with a code", async () => {
+    const { shepherd, world } = setup();
+    const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
+    await assert.rejects(shepherd.resumable("alpha"), /^ShepherdError: \[not_resumable\] sheep a_\w+ \(alpha\) is still running \(idle\)/);
+    await assert.rejects(shepherd.resumable(a.agentId), /^ShepherdError: \[not_resumable\] .*still running/);
+    await assert.rejects(shepherd.resumable("nobody"), /^ShepherdError: \[unknown_agent\] no closed or exited sheep labelled "nobody"/);
+    await assert.rejects(shepherd.resumable("a_zzzzzzzzzz"), /^ShepherdError: \[unknown_agent\] no sheep "a_zzzzzzzzzz"/);
+    await assert.rejects(shepherd.resumable("p_zzzzzzzzzz"), /^ShepherdError: \[unknown_agent\] "p_zzzzzzzzzz" is a promptId/);
+    // A sheep that answered nothing has no session, so its host keeps no card.
+    const silent = await shepherd.start({ definition: def, cwd: "/work", label: "silent" });
+    delete world.mem(silent.agentId).card;
+    world.mem(silent.agentId).snapshot.exited = { code: 0, signal: null, at: "now" };
+    await shepherd.status(silent.agentId);
+    await assert.rejects(shepherd.resumable("silent"), /^ShepherdError: \[not_resumable\] sheep a_\w+ \(silent\) left no conversation/);
+    await shepherd.close(silent.agentId);
+    await assert.rejects(shepherd.resumable(silent.agentId), /^ShepherdError: \[not_resumable\] sheep a_\w+ left no conversation/);
+  });
+
+  it("one conversation runs in one sheep at a time", async () => {
+    const { shepherd } = setup();
+    const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
+    await shepherd.close(a.agentId);
+    const card = await shepherd.resumable(a.agentId);
+    const both = await Promise.allSettled([
+      shepherd.start({ definition: def, cwd: "/work", resume: card }),
+      shepherd.start({ definition: def, cwd: "/work", resume: card }),
+    ]);
+    assert.deepEqual(
+      both.map((r) => r.status),
+      ["fulfilled", "rejected"],
+    );
+    assert.match(String((both[1] as PromiseRejectedResult).reason), /\[not_resumable\] the conversation of a_\w+ already goes on in a sheep that is starting/);
+    const b = (both[0] as PromiseFulfilledResult<{ agentId: string }>).value;
+    await assert.rejects(shepherd.resumable(a.agentId), new RegExp(`\\[not_resumable\\] the conversation of ${a.agentId} already goes on in ${b.agentId}`));
+  });
+
+  it("an exited sheep of ours is closed first, its pane with it", async () => {
+    const { world, shepherd } = setup();
+    const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
+    world.mem(a.agentId).snapshot.exited = { code: 1, signal: null, at: "now" };
+    assert.equal((await shepherd.status(a.agentId)).state, "exited");
+    const b = await resume(shepherd, "alpha");
+    assert.equal((await shepherd.status(a.agentId)).state, "closed");
+    const calls = world.calls.filter((c) => /^(close|create)/.test(c));
+    assert.deepEqual(calls.slice(-2), [`close ${a.paneId}`, `create ${b.paneId} tab`], "the old pane was closed before the new one was made");
+    assert.equal(b.label, "alpha");
+  });
+
+  it("the label comes back with a number when it is taken, and never grows past the limit", async () => {
+    const { shepherd } = setup();
+    const long = "x".repeat(MAX_LABEL_LENGTH);
+    const a = await shepherd.start({ definition: def, cwd: "/work", label: long });
+    await shepherd.close(a.agentId);
+    await shepherd.start({ definition: def, cwd: "/work", label: long });
+    const b = await resume(shepherd, a.agentId);
+    assert.equal(b.label, `${"x".repeat(MAX_LABEL_LENGTH - 2)}-2`);
+  });
+
+  it("a new shepherd resumes what a shepherd that quit closed; another live shepherd's running sheep are not_owned", async () => {
+    const world = new MemoryWorld();
+    const store = new MemoryStore();
+    const dead = new Set<string>();
+    const alive = (o: string) => !dead.has(o);
+    const first = setup(world, store, "first", alive).shepherd;
+    const a = await first.start({ definition: def, cwd: "/work", label: "alpha" });
+    const kept = await first.start({ definition: def, cwd: "/work", label: "kept" });
+    await first.close(a.agentId);
+    const second = setup(world, store, "second", alive).shepherd;
+    await assert.rejects(second.resumable(kept.agentId), /^ShepherdError: \[not_owned\]/);
+    dead.add("first");
+    await second.attach(); // the dead shepherd's closed record is let go; the card stays
+    assert.ok(!store.state.agents.some((r) => r.agentId === a.agentId));
+    const b = await resume(second, "alpha");
+    assert.equal(b.resumedFrom, a.agentId);
+  });
+});
