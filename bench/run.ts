@@ -31,12 +31,13 @@ const FULL: { core: CoreConfig; rpc: RpcConfig } = {
     herdDelayMs: 1500,
     overheadSheep: 8,
     overheadWindowMs: 8000,
+    memorySamples: 6,
   },
   rpc: { sheep: 8, prompts: 9, answerDelayMs: 800, overheadWindowMs: 8000 },
 };
 
 const QUICK: typeof FULL = {
-  core: { ...FULL.core, sheep: 8, prompts: 5, herdSizes: [1, 8], herdRounds: 1, overheadSheep: 8, overheadWindowMs: 3000 },
+  core: { ...FULL.core, sheep: 8, prompts: 5, herdSizes: [1, 8], herdRounds: 1, overheadSheep: 8, overheadWindowMs: 3000, memorySamples: 2 },
   rpc: { ...FULL.rpc, sheep: 8, prompts: 3, overheadWindowMs: 3000 },
 };
 
@@ -44,10 +45,10 @@ export const DEFINITIONS = {
   start: "median duration of start (pane, mark, launcher, pi boot, ready) over every sheep started",
   bareBoot:
     "the same pi (argv, env and cwd of the same launch spec, sheep extension included) started in a new pane of the same " +
-    "server without shepherd, launcher or pane mark, the way the runtime runs a program: tmux new-window plus the command " +
-    "line typed into its shell; herdr tab create plus pane run. Timed from asking for the pane to the updatedAt the sheep " +
-    "extension writes into status.json on session_start. Bare boots are interleaved with the starts they are compared with. " +
-    "The reference row starts pi as the tmux pane's own command, with no shell at all.",
+    "server without shepherd, launcher or pane mark, typed into the pane's shell: tmux new-window plus the command line; " +
+    "herdr tab create plus pane run. Timed from asking for the pane to the updatedAt the sheep extension writes into " +
+    "status.json on session_start. Bare boots are interleaved with the starts they are compared with. The reference row " +
+    "starts pi as the tmux pane's own command, with no shell at all, the way the tmux runtime starts a sheep.",
   prompt: "duration of the prompt call (returns once the prompt file is in the sheep's inbox)",
   answerToWait:
     "from the scripted model's last byte of the answer (its request log) to wait returning it, the wait already running; " +
@@ -58,6 +59,10 @@ export const DEFINITIONS = {
   overhead:
     "8 sheep on a task longer than the window; over 8 s of pure waiting, the shepherd process's CPU (user+system) and the " +
     "multiplexer processes it ran (tmux: a counting wrapper first on PATH; herdr: the fake herdr's calls.jsonl)",
+  memory:
+    "resident memory (VmRSS) of every process in a sheep's pane (tmux: pi alone; herdr: the pane's shell, report-exit.sh " +
+    "and pi) against a bare pi's own process (the same launch spec as the pane's own command on tmux, typed into a shell on " +
+    "herdr), each read 2 s after it reported ready; one sheep and one bare pi per pair, the ratio is the median of the pairs'",
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",

@@ -54,6 +54,8 @@ export default function sheep(pi: ExtensionAPI) {
     const status: StatusReport = {
       pid: process.pid,
       readyAt,
+      // The launcher hands pi its argv: [node, pi's CLI, ...].
+      ...(process.argv[1] ? { piCli: process.argv[1] } : {}),
       ...(ctx?.sessionManager.getSessionFile() ? { sessionPath: ctx.sessionManager.getSessionFile()! } : {}),
       state: active ? "working" : "idle",
       ...(active ? { activePromptId: active.promptId } : {}),

@@ -85,6 +85,7 @@ export function sheepHost(o: { agentDir: string; piCommand: readonly string[]; e
     ...o,
     nodePath: process.execPath,
     launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
+    reportExitPath: join(packageRoot, "src", "launch", "report-exit.sh"),
     sheepExtension: join(packageRoot, "extensions", "sheep.ts"),
   });
 }

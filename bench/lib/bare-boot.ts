@@ -22,10 +22,18 @@ export function specHost(agentDir: string, piCommand: readonly string[], env: No
  * multiplexer for the pane to the moment the sheep extension wrote status.json on
  * session_start (its updatedAt, in milliseconds).
  */
-export async function bareBoot(mode: BareMode, host: FileSheepHost, fixture: RuntimeFixture, definition: AgentDefinition, cwd: string): Promise<number> {
+export async function bareBoot(
+  mode: BareMode,
+  host: FileSheepHost,
+  fixture: RuntimeFixture,
+  definition: AgentDefinition,
+  cwd: string,
+  /** Runs once pi is ready, before its pane goes; given pi's pid. */
+  whileUp?: (pid: number) => Promise<void>,
+): Promise<number> {
   const agentId = newId("agent");
   const prepared = await host.prepare({ agentId, definition, cwd, label: "bare", createdAt: new Date().toISOString() });
-  const specPath = prepared.launcherArgv[prepared.launcherArgv.length - 1]!;
+  const specPath = prepared.command.argv[prepared.command.argv.length - 1]!;
   const spec = JSON.parse(await readFile(specPath, "utf8")) as LaunchSpec;
   const layout = sheepLayout(dirname(specPath));
   const t0 = epochNow();
@@ -35,6 +43,7 @@ export async function bareBoot(mode: BareMode, host: FileSheepHost, fixture: Run
     await whenFileExists(layout.status, 60_000);
     const status = JSON.parse(await readFile(layout.status, "utf8")) as { pid: number; updatedAt: string };
     pid = status.pid;
+    await whileUp?.(pid);
     return Date.parse(status.updatedAt) - t0;
   } finally {
     await pane.kill();

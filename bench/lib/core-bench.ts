@@ -7,6 +7,7 @@ import { node22, piCli } from "../../test/support/rpc-shepherd.js";
 import { promptAndWait, resultWrittenAt } from "./answers.js";
 import { bareBoot, specHost } from "./bare-boot.js";
 import { herdRound, type HerdRound } from "./herd.js";
+import { memorySample, type MemorySample } from "./memory.js";
 import type { ModelProcess } from "./model.js";
 import { overhead, type Overhead } from "./overhead.js";
 import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
@@ -22,6 +23,7 @@ export interface CoreConfig {
   herdDelayMs: number;
   overheadSheep: number;
   overheadWindowMs: number;
+  memorySamples: number;
 }
 
 export interface CoreFigures {
@@ -37,6 +39,8 @@ export interface CoreFigures {
   resultFileToWaitMs: number[];
   herd: HerdRound[];
   overhead: Overhead;
+  /** Resident memory of one sheep's pane against one bare pi's, in pairs. */
+  memory: MemorySample[];
 }
 
 export async function runCore(fixture: RuntimeFixture, world: World, model: ModelProcess, cfg: CoreConfig, say: (s: string) => void): Promise<CoreFigures> {
@@ -57,6 +61,7 @@ export async function runCore(fixture: RuntimeFixture, world: World, model: Mode
     resultFileToWaitMs: [],
     herd: [],
     overhead: undefined as unknown as Overhead,
+    memory: [],
   };
   try {
     for (let i = 0; i < 9; i++) {
@@ -105,6 +110,11 @@ export async function runCore(fixture: RuntimeFixture, world: World, model: Mode
 
     say(`  overhead while waiting on ${cfg.overheadSheep} sheep (${cfg.overheadWindowMs / 1000} s window)`);
     fig.overhead = await overhead(shepherd, fixture, pool.ids.slice(0, cfg.overheadSheep), cfg.overheadWindowMs);
+
+    // pi measured as the pane's own command where the runtime can run it so: pi and nothing else
+    const bareMode: BareMode = fixture.bareModes.includes("direct") ? "direct" : "typed";
+    say(`  resident memory x${cfg.memorySamples}: a sheep's pane against a bare pi (${bareMode})`);
+    for (let i = 0; i < cfg.memorySamples; i++) fig.memory.push(await memorySample(shepherd, fixture, bareMode, host, world.definition, world.work));
     return fig;
   } finally {
     await pool.closeAll();

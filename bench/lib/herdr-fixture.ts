@@ -40,6 +40,10 @@ export async function herdrFixture(dir: string, baseEnv: NodeJS.ProcessEnv): Pro
     async probeCall() {
       await herdr(["pane", "list"]);
     },
+    async panePid(paneId) {
+      const tmuxPane = await fake.tmuxPaneOf(paneId);
+      return Number((await fake.tmux(["display-message", "-p", "-t", tmuxPane, "#{pane_pid}"])).trim());
+    },
     // herdr runs a program in a pane only by typing it into the pane's shell (`pane run`).
     bareModes: ["typed"],
     async bareLaunch(_mode, argv, env, cwd) {

@@ -34,7 +34,8 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
     via: Row["via"],
     unit: string,
     pick: (r: RuntimeRun) => { value: number | string; detail?: string } | undefined,
-    target?: { text: string; ok: (v: number) => boolean },
+    /** Judged for the runtimes listed, or for every runtime. */
+    target?: { text: string; ok: (v: number) => boolean; runtimes?: string[] },
   ) => {
     const values: Record<string, number | string> = {};
     const detail: Record<string, string> = {};
@@ -44,7 +45,7 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
       if (!got) continue;
       values[n] = got.value;
       if (got.detail) detail[n] = got.detail;
-      if (target && typeof got.value === "number") met[n] = target.ok(got.value);
+      if (target && typeof got.value === "number" && (!target.runtimes || target.runtimes.includes(n))) met[n] = target.ok(got.value);
     }
     rows.push({ metric, via, unit, values, detail, ...(target ? { target: target.text, met } : {}) });
   };
@@ -105,6 +106,21 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
     );
   }
   row("herd: all sheep worked at the same time", "core", "", (r) => ({ value: r.core.herd.every((h) => h.overlapped) ? "yes" : "no" }));
+  row(
+    "resident memory of a sheep's pane / a bare pi's",
+    "core",
+    "x",
+    (r) => {
+      const m = r.core.memory;
+      if (!m?.length) return undefined;
+      const mb = (kb: number) => round(kb / 1024, 1);
+      return {
+        value: round(median(m.map((x) => x.sheepKb / x.bareKb)), 3),
+        detail: `${mb(median(m.map((x) => x.sheepKb)))} / ${mb(median(m.map((x) => x.bareKb)))} MB; the pane: ${m[0]!.sheepProcesses.join(" + ")}`,
+      };
+    },
+    { text: "<= 1.05 (tmux)", ok: (v) => v <= 1.05, runtimes: ["tmux"] },
+  );
   row(
     "CPU while waiting on 8 sheep",
     "core",
@@ -203,6 +219,7 @@ export function summarizeRun(r: RuntimeRun) {
         answerSpreadMs: round(h.answerSpreadMs, 1),
       })),
       overhead: c.overhead,
+      memory: c.memory,
     },
     rpc: {
       startToolMs: summarize(r.rpc.startToolMs),

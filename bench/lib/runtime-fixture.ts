@@ -24,6 +24,8 @@ export interface RuntimeFixture {
   /** Runs one read-only multiplexer command the way the runtime does (for reference: its cost). */
   probeCall(): Promise<void>;
   bareModes: readonly BareMode[];
+  /** The pid of a pane's own process (its root: pi on tmux, the pane's shell on herdr). */
+  panePid(paneId: string): Promise<number>;
   /** Starts argv in a new pane without shepherd, launcher or mark. */
   bareLaunch(mode: BareMode, argv: readonly string[], env: Record<string, string>, cwd: string): Promise<BarePane>;
   cleanup(): Promise<void>;

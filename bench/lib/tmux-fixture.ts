@@ -33,6 +33,9 @@ export async function tmuxFixture(dir: string, baseEnv: NodeJS.ProcessEnv): Prom
     async probeCall() {
       await execa(real, ["-S", socket, "list-panes", "-a", "-F", "#{pane_id}"], { env: baseEnv, extendEnv: false, stdin: "ignore" });
     },
+    async panePid(paneId) {
+      return Number((await server.tmux(["display-message", "-p", "-t", paneId, "#{pane_pid}"])).trim());
+    },
     bareModes: ["typed", "direct"],
     bareLaunch: (mode, argv, env, cwd) => server.launch(mode, argv, env, cwd),
     cleanup: () => server.kill(),

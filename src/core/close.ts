@@ -68,7 +68,7 @@ async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
     if (!isShepherdError(e, "not_owned")) throw e;
     const now = await herd.liveness.fresh(rec);
     if (now === undefined) throw new ShepherdError("runtime_error", `could not tell whether pane ${rec.paneId} is still ${rec.agentId}'s; close it again.`);
-    if (now !== "gone") throw e;
+    if (now.state !== "gone") throw e;
   }
   await confirmGone(herd, rec);
 }
@@ -106,7 +106,7 @@ export async function prune(herd: Herd): Promise<PruneOutcome> {
       else herd.forget(rec);
       continue;
     }
-    if ((await herd.liveness.fresh(rec)) !== "gone") continue;
+    if ((await herd.liveness.fresh(rec))?.state !== "gone") continue;
     const gone = await dropGone(herd, rec);
     out.removed.push(...gone.ids);
     if (gone.kept) out.kept.push(keptOf(rec, gone.kept));
@@ -144,7 +144,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[];
 /** Closing is asynchronous in some multiplexers: files are removed only once the pane is gone. */
 export async function confirmGone(herd: Herd, rec: AgentRecord): Promise<void> {
   for (let i = 0; i < 20; i++) {
-    if ((await herd.liveness.fresh(rec)) === "gone") return;
+    if ((await herd.liveness.fresh(rec))?.state === "gone") return;
     await herd.clock.sleep(100);
   }
   throw new ShepherdError("runtime_error", `the pane ${rec.paneId} of ${rec.agentId} is still there after closing it; its files are kept.`);

@@ -46,3 +46,9 @@ export function errorText(e: unknown): string {
 export function shorten(text: string, max = 300): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
+
+/** How a process ended, for texts: "exit code 3", "signal SIGKILL". */
+export function exitText(exit: { code: number | null; signal: string | null }): string {
+  if (exit.code !== null) return `exit code ${exit.code}`;
+  return exit.signal ? `signal ${exit.signal}` : "how is unknown: its process is gone";
+}

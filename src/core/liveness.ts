@@ -1,5 +1,15 @@
-import type { PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
+import type { ExitStatus, PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
+import type { SheepSnapshot } from "../ports/sheep-host.js";
 import type { Clock } from "./clock.js";
+
+/**
+ * How pi ended, by the best witness: its exit report, else the multiplexer that kept its pane,
+ * else only that its pid is gone.
+ */
+export function howEnded(snap: SheepSnapshot, live: PaneLiveness | undefined): ExitStatus | undefined {
+  if (snap.exited && !snap.exited.inferred) return snap.exited;
+  return live?.state === "exited" ? live.exit : snap.exited;
+}
 
 /** How long a caller with a recent "alive" waits for a fresher answer before using it. */
 const PATIENCE_MS = 10;
@@ -24,15 +34,15 @@ export class LivenessMonitor {
   ) {}
 
   /**
-   * "alive" no older than maxAgeMs, or "gone" (final); undefined when the multiplexer could not
-   * say. A caller that was told "alive" within the last two intervals waits at most PATIENCE_MS
+   * "alive" or "exited" no older than maxAgeMs, or "gone" (final); undefined when the multiplexer
+   * could not say. A caller answered within the last two intervals waits at most PATIENCE_MS
    * for the new answer and otherwise keeps the old one: a waiter stuck in a slow multiplexer call
    * cannot see a result land, and the call goes on to serve its next look.
    */
   async get(pane: PaneRef, maxAgeMs = this.intervalMs): Promise<PaneLiveness | undefined> {
     this.panes.set(pane.agentId, pane.paneId);
     const cached = this.cache.get(pane.agentId);
-    if (cached && (cached.value === "gone" || this.clock.now() - cached.at < maxAgeMs)) return cached.value;
+    if (cached && (cached.value.state === "gone" || this.clock.now() - cached.at < maxAgeMs)) return cached.value;
     const refreshed = this.refresh([pane.agentId]);
     if (cached && maxAgeMs > 0 && this.clock.now() - cached.at < 2 * maxAgeMs) {
       await this.within(refreshed, PATIENCE_MS);
@@ -45,7 +55,7 @@ export class LivenessMonitor {
   /** A fresh answer from the multiplexer, not one from the cache. */
   async fresh(pane: PaneRef): Promise<PaneLiveness | undefined> {
     const cached = this.cache.get(pane.agentId);
-    if (cached?.value !== "gone") this.cache.delete(pane.agentId);
+    if (cached?.value.state !== "gone") this.cache.delete(pane.agentId);
     return this.get(pane);
   }
 
@@ -90,8 +100,8 @@ export class LivenessMonitor {
     }
   }
 
-  /** Sheep last seen alive are refreshed together, so one call serves all waiters. */
+  /** Sheep not yet seen gone are refreshed together, so one call serves all waiters. */
   private watched(): string[] {
-    return [...this.cache].filter(([, v]) => v.value === "alive").map(([id]) => id);
+    return [...this.cache].filter(([, v]) => v.value.state !== "gone").map(([id]) => id);
   }
 }

@@ -49,7 +49,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
   for (const id of report.adopted) {
     const rec = herd.registry.agents.get(id)!;
     if (rec.state === "closed" || rec.state === "starting") continue;
-    if ((await herd.liveness.get(rec, 0)) === "gone") {
+    if ((await herd.liveness.get(rec, 0))?.state === "gone") {
       // Gone while nobody watched: settle what it owed from its files, then drop it.
       report.pruned.push(...(await dropGone(herd, rec)).ids);
     } else if (rec.activePromptId) {
@@ -63,7 +63,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     const rec = herd.registry.agents.get(id);
     if (rec?.state !== "starting") continue;
     const snap = await host.snapshot(rec.agentId);
-    if (snap.ready && !snap.exited && (await herd.liveness.get(rec, 0)) === "alive") {
+    if (snap.ready && !snap.exited && !snap.piGone && (await herd.liveness.get(rec, 0))?.state === "alive") {
       rec.state = "idle";
       continue;
     }

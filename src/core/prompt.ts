@@ -31,7 +31,9 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown): Pr
         `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it before prompting again.`,
       );
     }
-    if (snap.exited) {
+    // Where the multiplexer reports pi's end (tmux) there is no exit report to read, but a pi
+    // that is not running answers no prompt either.
+    if (snap.exited || snap.piGone) {
       rec.state = "exited";
       refuseIfGone(rec);
     }

@@ -69,7 +69,9 @@ async function refuseIfRunning(herd: Herd, card: ResumeCard): Promise<void> {
       );
     }
     // A shepherd that died left this sheep; its pi may still run in its pane.
-    if ((await herd.liveness.fresh(r)) !== "gone") {
+    // Unknown counts as running: two pis must never write one session.
+    const now = await herd.liveness.fresh(r);
+    if (now === undefined || now.state === "alive") {
       throw new ShepherdError(
         "not_resumable",
         `${r.agentId} (${r.label}) still runs on this conversation in pane ${r.paneId} of a shepherd that quit; restart pi to adopt it, or close that pane.`,

@@ -1,9 +1,10 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
 import { confirmGone } from "./close.js";
-import { errorText, shorten, ShepherdError } from "./errors.js";
+import { errorText, exitText, shorten, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { newId } from "./ids.js";
 import { labelProblem, MAX_LABEL_LENGTH } from "./labels.js";
+import { howEnded } from "./liveness.js";
 import { takeSession } from "./resume.js";
 import type { AgentRecord, StartedAgent, StartRequest } from "./types.js";
 import { isolate } from "./worktrees.js";
@@ -54,6 +55,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
       direction: req.direction ?? "right",
       cwd,
       label,
+      command: prepared.command,
     })
     .catch(async (e: unknown) => {
       await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
@@ -76,7 +78,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     ...(isolated ? { worktree: isolated.worktree } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
   };
-  // Recorded before the launch line is typed: whatever happens next, we know the pane is ours.
+  // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
   herd.registry.agents.set(agentId, rec);
   await herd.persist();
   herd.audit({
@@ -92,7 +94,6 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   });
   herd.watch(agentId);
   try {
-    await runtime.runLauncher(pane.paneId, prepared.launcherArgv);
     await untilReady(herd, rec, signal);
   } catch (e) {
     await abandon(herd, rec, e);
@@ -125,15 +126,12 @@ async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): P
   const deadline = herd.clock.now() + herd.opts.startTimeoutMs;
   for (;;) {
     const snap = await herd.opts.host.snapshot(rec.agentId);
-    if (snap.exited) throw new ShepherdError("start_failed", `pi exited before it was ready (exit code ${snap.exited.code ?? snap.exited.signal}).`);
-    if (snap.ready) {
-      // The sheep just wrote from inside its pane: an answer up to an interval old will do.
-      if ((await herd.liveness.get(rec)) !== "gone") return;
-      throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
-    }
-    if ((await herd.liveness.get(rec)) === "gone") {
-      throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
-    }
+    // An answer up to an interval old will do: once ready, the sheep just wrote from its pane.
+    const live = await herd.liveness.get(rec);
+    const exit = howEnded(snap, live);
+    if (exit) throw new ShepherdError("start_failed", `pi exited before it was ready (${exitText(exit)}).`);
+    if (live?.state === "gone") throw new ShepherdError("start_failed", "the pane vanished while the sheep was starting.");
+    if (snap.ready) return;
     const left = deadline - herd.clock.now();
     if (left <= 0) throw new ShepherdError("start_failed", `the sheep was not ready after ${herd.opts.startTimeoutMs / 1000} s.`);
     await herd.bells.next([rec.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);

@@ -1,22 +1,31 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
 import type { SheepSnapshot } from "../ports/sheep-host.js";
-import { ShepherdError } from "./errors.js";
+import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { activePrompt, refresh } from "./ledger.js";
+import { howEnded } from "./liveness.js";
 import { findRecord } from "./persistence.js";
 import type { AgentRecord, AgentStatus } from "./types.js";
 
-/** Asks the multiplexer (liveness, and its own agent status where it has one) and the files. */
+/**
+ * Asks the multiplexer (liveness, and its own agent status where it has one) and the files; once
+ * pi ended, how it ended is the runtime status.
+ */
 export async function status(herd: Herd, agentId: unknown): Promise<AgentStatus> {
   const rec = await findRecord(herd, agentId);
   let paneAlive = false;
   let runtimeStatus: string | undefined;
   if (rec.state !== "closed") {
-    paneAlive = (await herd.liveness.fresh(rec)) !== "gone";
+    // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
+    // not answer is no news.
+    const live = await herd.liveness.fresh(rec);
+    paneAlive = live === undefined || live.state === "alive";
     const snap = await refresh(herd, rec);
     deriveState(herd, rec, snap, paneAlive);
+    const exit = howEnded(snap, live);
     const { runtime } = herd.opts;
-    if (paneAlive && runtime.agentStatus) {
+    if (exit) runtimeStatus = `pi exited (${exitText(exit)})`;
+    else if (paneAlive && runtime.agentStatus) {
       runtimeStatus = await runtime.agentStatus(rec.paneId).catch(() => undefined);
     }
   }
@@ -59,7 +68,7 @@ export async function readScreen(herd: Herd, agentId: unknown, lines: number): P
 
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {
   if (rec.state === "closed") return;
-  if (!paneAlive || snap.exited) {
+  if (!paneAlive || snap.exited || snap.piGone) {
     rec.state = "exited";
     return;
   }

@@ -2,9 +2,10 @@
  * Waiting for answers: many prompts at once, each woken within milliseconds of its result file
  * and failed within about a second of its pane or pi going away.
  */
-import { ShepherdError } from "./errors.js";
+import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { settle, settleFromDisk } from "./ledger.js";
+import { howEnded } from "./liveness.js";
 import { every } from "./signals.js";
 import type { WaitItem } from "./types.js";
 
@@ -72,19 +73,22 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
     }
     const snap = await settleFromDisk(herd, rec, prompt);
     if (prompt.settled) return prompt.settled;
-    if (snap.exited) {
-      rec.state = "exited";
-      return settle(herd, prompt, {
-        status: "failed",
-        error: `[pi_exited] pi in sheep ${rec.agentId} exited (code ${snap.exited.code ?? snap.exited.signal}) before answering.`,
-      });
-    }
-    if ((await herd.liveness.get(rec)) === "gone") {
-      // The result may have landed just before the pane went: look once more.
+    // How pi ended comes from its exit report where the multiplexer cannot say, else from the
+    // multiplexer, which keeps the pane (and pi's last words) after pi is gone.
+    const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.get(rec);
+    const exit = howEnded(snap, live);
+    if (exit || live?.state === "gone") {
+      // The result may have landed just before pi or its pane went: look once more.
       await settleFromDisk(herd, rec, prompt);
       if (prompt.settled) return prompt.settled;
       rec.state = "exited";
-      return settle(herd, prompt, { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` });
+      return settle(
+        herd,
+        prompt,
+        exit
+          ? { status: "failed", error: `[pi_exited] pi in sheep ${rec.agentId} exited (${exitText(exit)}) before answering.` }
+          : { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` },
+      );
     }
     // Another waiter on the same prompt may have settled it during the awaits above.
     if (prompt.settled) return prompt.settled;

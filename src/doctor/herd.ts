@@ -5,7 +5,7 @@
  */
 import { errorText } from "../core/errors.js";
 import type { AgentRecord } from "../core/types.js";
-import type { PaneRef, RuntimeName } from "../ports/runtime.js";
+import type { PaneLiveness, PaneRef, RuntimeName } from "../ports/runtime.js";
 import { peekState } from "../protocol/state-store.js";
 import { resolveHerdrBin } from "../runtimes/herdr/cli.js";
 import { makeRuntime } from "../runtimes/make.js";
@@ -44,7 +44,7 @@ async function staleChecks(o: HerdCheckInput, live: AgentRecord[]): Promise<Chec
   for (const name of ["tmux", "herdr"] as const) {
     const mine = live.filter((r) => r.runtime === name);
     if (mine.length === 0) continue;
-    let alive: Map<string, string>;
+    let alive: Map<string, PaneLiveness>;
     try {
       alive = await makeRuntime(name, o.env).liveness(mine.map((r) => ({ paneId: r.paneId, agentId: r.agentId })));
     } catch (e) {
@@ -52,7 +52,7 @@ async function staleChecks(o: HerdCheckInput, live: AgentRecord[]): Promise<Chec
       continue;
     }
     for (const r of mine) {
-      if (alive.get(r.agentId) !== "gone") continue;
+      if (alive.get(r.agentId)?.state !== "gone") continue;
       const someoneElse = r.owner !== o.owner && o.ownerAlive(r.owner);
       const fix = someoneElse ? `run /shepherd prune in the shepherd that owns it (pid ${r.owner.split(":")[0]})` : "/shepherd prune";
       checks.push(warn("stale record", `${r.agentId} (${plain(r.label)}) on ${name} pane ${plain(r.paneId)}: the pane is gone`, fix));

@@ -1,48 +1,91 @@
 #!/usr/bin/env node
-// Runs one sheep's pi from its launch spec. The pane's shell types only
-// `'<node>' '<this file>' '<spec.json>'`; everything else (argv, env, cwd) comes from the
-// private spec file, so no user text is ever parsed by a shell. Plain JS with node built-ins
-// only, so any node can run it without a loader.
+// Runs one sheep's pi from its private launch spec: `<node> <this file> <spec.json>` is all a
+// pane is given, so no name, model, cwd or secret is ever on a command line or parsed by a shell.
+// pi runs in this very process (its CLI imported with the spec's argv, env and cwd applied): the
+// pane holds one process, and how it ended is the multiplexer's to report (tmux: remain-on-exit
+// and #{pane_dead_status}/#{pane_dead_signal}; elsewhere src/launch/report-exit.sh).
+// Plain JS with node built-ins only, so any node runs it without a loader.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import { pathToFileURL } from "node:url";
+
+function fail(message, code) {
+  process.stderr.write(`pi-shepherd launcher: ${message}\n`);
+  process.exit(code);
+}
+
+/** Variables node reads only while it starts: a pi that needs other values than ours gets its own node. */
+const STARTUP_ONLY = ["NODE_OPTIONS", "NODE_EXTRA_CA_CERTS", "NODE_ICU_DATA", "SSL_CERT_FILE", "SSL_CERT_DIR", "UV_THREADPOOL_SIZE"];
 
 const specPath = process.argv[2];
-if (!specPath) {
-  process.stderr.write("pi-shepherd launcher: missing spec path\n");
-  process.exit(2);
+if (!specPath) fail("missing spec path", 2);
+let spec;
+try {
+  spec = JSON.parse(readFileSync(specPath, "utf8"));
+} catch (e) {
+  fail(`cannot read the launch spec: ${e.message}`, 2);
 }
-const spec = JSON.parse(readFileSync(specPath, "utf8"));
+// It holds the carried API keys: read once, then gone from disk.
+rmSync(specPath, { force: true });
+const strings = (xs) => Array.isArray(xs) && xs.every((x) => typeof x === "string");
+if (!spec || !strings(spec.argv) || spec.argv.length === 0 || typeof spec.cwd !== "string" || typeof spec.env !== "object" || !spec.env) {
+  fail("the launch spec is malformed", 2);
+}
+const env = Object.fromEntries(Object.entries(spec.env).filter(([, v]) => typeof v === "string"));
 
-// Set when the pane itself goes away: the shepherd closed it and may already have removed the
-// sheep's files, so nothing is written back.
-let paneGone = false;
-
-function writeExit(code, signal) {
-  if (paneGone || !existsSync(specPath)) return;
-  const tmp = join(dirname(spec.exitFile), `.exit-${process.pid}.tmp`);
-  writeFileSync(tmp, JSON.stringify({ code, signal, at: new Date().toISOString() }), { mode: 0o600 });
-  renameSync(tmp, spec.exitFile);
+function sameFile(a, b) {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
 }
 
-// Ctrl+C in the pane is meant for pi, which shares our terminal; the launcher must outlive it.
-for (const sig of ["SIGINT", "SIGQUIT", "SIGTSTP"]) process.on(sig, () => {});
+/** `<our node> <script> args…` with nothing node must know at startup: pi can run right here. */
+function runsHere([cmd, script]) {
+  if (!sameFile(cmd, process.execPath) || !script || script.startsWith("-")) return false;
+  try {
+    if (!statSync(script).isFile()) return false;
+  } catch {
+    return false;
+  }
+  return STARTUP_ONLY.every((k) => env[k] === undefined || env[k] === process.env[k]);
+}
 
-const [cmd, ...args] = spec.argv;
-const child = spawn(cmd, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: "inherit" });
-child.on("error", (err) => {
-  process.stderr.write(`pi-shepherd launcher: could not run ${cmd}: ${err.message}\n`);
-  writeExit(127, null);
-  process.exit(127);
-});
-child.on("exit", (code, signal) => {
-  writeExit(code, signal);
-  process.stderr.write(`\n[pi-shepherd] pi exited (${signal ?? code}).\n`);
-  process.exit(code ?? 1);
-});
-for (const sig of ["SIGTERM", "SIGHUP"]) {
-  process.on(sig, () => {
-    paneGone = true;
-    child.kill(sig);
+const here = runsHere(spec.argv);
+Object.assign(process.env, env);
+try {
+  process.chdir(spec.cwd);
+} catch (e) {
+  fail(`cannot enter ${spec.cwd}: ${e.message}`, 2);
+}
+
+if (here) {
+  const [, script, ...args] = spec.argv;
+  process.argv = [process.execPath, script, ...args];
+  try {
+    await import(pathToFileURL(script).href);
+  } catch (e) {
+    fail(`could not run ${script}: ${e?.stack ?? e}`, 1);
+  }
+  // pi names its process "pi"; the sheep's directory beside it tells a person (and a test
+  // looking for leftovers) which sheep it is.
+  process.title = `pi ${dirname(specPath)}`;
+} else {
+  // A piCommand that is not this node running a script: a child after all, whose end this
+  // process mirrors (its code, or its very signal) so the multiplexer reports pi's own.
+  const [cmd, ...args] = spec.argv;
+  const child = spawn(cmd, args, { stdio: "inherit", env: process.env });
+  // The terminal's keys are for pi, which shares this terminal; this process must outlive them.
+  const quiet = () => {};
+  for (const sig of ["SIGINT", "SIGQUIT", "SIGTSTP"]) process.on(sig, quiet);
+  for (const sig of ["SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));
+  child.on("error", (e) => fail(`could not run ${cmd}: ${e.message}`, 127));
+  child.on("exit", (code, signal) => {
+    if (code !== null) process.exit(code);
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+    setTimeout(() => process.exit(1), 1000).unref();
   });
 }

@@ -23,8 +23,9 @@ export interface SpecInput {
 }
 
 /**
- * Variables a sheep needs to reach the same models as its shepherd. A pane's shell does not
- * inherit the shepherd's environment, so they travel in the (private) spec file instead.
+ * Variables a sheep needs to reach the same models as its shepherd. A pane does not inherit the
+ * shepherd's environment (it gets the multiplexer server's), and a variable on a command line
+ * would show in every process list, so they travel in the private spec file instead.
  */
 const CARRIED =
   /^(PI_(?!SHEPHERD_)\w+|PATH|LANG|LC_\w+|\w+_API_KEY|\w+_BASE_URL|ANTHROPIC_\w+|OPENAI_\w+|GEMINI_\w+|GOOGLE_\w+|AWS_\w+|AZURE_\w+|VERTEX_\w+|MISTRAL_\w+|GROQ_\w+|XAI_\w+|OPENROUTER_\w+|DEEPSEEK_\w+|CEREBRAS_\w+|COPILOT_\w+|GITHUB_TOKEN|GH_TOKEN|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy|NODE_EXTRA_CA_CERTS|SSL_CERT_FILE)$/;
@@ -62,5 +63,5 @@ export function buildLaunchSpec(input: SpecInput): LaunchSpec {
     const v = input.env[k];
     if (v !== undefined) env[k] = v;
   }
-  return { argv: [...input.piCommand, ...args], env, cwd: input.cwd, exitFile: layout.exit };
+  return { argv: [...input.piCommand, ...args], env, cwd: input.cwd };
 }

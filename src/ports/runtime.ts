@@ -15,6 +15,20 @@ export interface CreatePaneRequest {
   cwd: string;
   /** Free text chosen by the user: adapters must never let it reach a shell or a format string. */
   label: string;
+  /** What the pane runs. */
+  command: PaneCommand;
+}
+
+/**
+ * The sheep's program, as argv chosen by the package (absolute paths, nothing from the user):
+ * adapters run it without a shell where the multiplexer can, and quote every element where it
+ * can only type a line into one.
+ */
+export interface PaneCommand {
+  /** pi in the launcher's own process: for a multiplexer that reports how the pane's process ended. */
+  argv: readonly string[];
+  /** The same under a small POSIX sh that writes pi's exit code or signal to the sheep's files: for one that cannot. */
+  reporting: readonly string[];
 }
 
 export interface CreatedPane {
@@ -23,7 +37,17 @@ export interface CreatedPane {
   attachHint?: string;
 }
 
-export type PaneLiveness = "alive" | "gone";
+/**
+ * A sheep's pane as the multiplexer sees it: its program running, ended with the pane still
+ * there (pi's last words on screen; code or signal when the multiplexer knows them), or gone.
+ */
+export type PaneLiveness = { state: "alive" } | { state: "exited"; exit: ExitStatus } | { state: "gone" };
+
+/** How a process ended: a code, or the name of the signal that killed it ("SIGKILL"); null where unknown. */
+export interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+}
 
 /** A sheep's pane as the core knows it: pane ids are reused, so the agent id is the identity. */
 export interface PaneRef {
@@ -33,19 +57,19 @@ export interface PaneRef {
 
 export interface Runtime {
   readonly name: RuntimeName;
-  /** Creates an unfocused pane running the user's shell. Never selects or focuses anything. */
+  /**
+   * Creates an unfocused pane, marked as this agent's, running `command`. Never selects or
+   * focuses anything. A pane that could not be marked or started is closed again before this
+   * throws.
+   */
   createPane(req: CreatePaneRequest): Promise<CreatedPane>;
   /**
-   * Types the launcher command into the pane and presses Enter. `argv` holds only paths the
-   * package itself chose; adapters quote every element.
-   */
-  runLauncher(paneId: string, argv: readonly string[]): Promise<void>;
-  /**
    * Liveness of many sheep in one multiplexer call where the multiplexer allows it, keyed by
-   * agentId. "alive" only when the pane exists AND carries that agent's mark, read in the same
-   * call: a pane id that came back with a new server (tmux numbers from %0 again) or a new
-   * herdr session is someone else's pane. A transient error must throw, never report "gone";
-   * only a multiplexer whose server is not there at all makes every pane gone.
+   * agentId. Anything but "gone" only when the pane exists AND carries that agent's mark, read
+   * in the same call: a pane id that came back with a new server (tmux numbers from %0 again)
+   * or a new herdr session is someone else's pane. "exited" where the multiplexer keeps a pane
+   * whose program ended and says so. A transient error must throw, never report "gone"; only a
+   * multiplexer whose server is not there at all makes every pane gone.
    */
   liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>>;
   /**

@@ -4,6 +4,7 @@
  * src/protocol; unit tests use an in-memory one.
  */
 import type { AgentDefinition, ResumeCard, Usage } from "../core/types.js";
+import type { ExitStatus, PaneCommand } from "./runtime.js";
 
 export interface PrepareRequest {
   agentId: string;
@@ -35,13 +36,19 @@ export function resumeCardOf(req: PrepareRequest, sessionPath: string): ResumeCa
 
 export interface PreparedSheep {
   sessionPath: string;
-  /** Fixed launcher command: absolute paths chosen by the package, nothing from the user. */
-  launcherArgv: string[];
+  /** The launcher, as the pane runs it: absolute paths chosen by the package, nothing from the user. */
+  command: PaneCommand;
 }
 
 export interface SheepSnapshot {
   ready?: { pid: number; readyAt: string; sessionPath?: string };
-  exited?: { code: number | null; signal: string | null; at: string };
+  /**
+   * How pi ended, from the sheep's exit report; or, `inferred`, only that the pid it reported has
+   * been gone for a while (code and signal null): then a multiplexer that saw the end knows better.
+   */
+  exited?: ExitStatus & { at: string; inferred?: true };
+  /** The pid the sheep reported is not running now; how it ended is for `exited` or the multiplexer to say. */
+  piGone?: true;
   /** Label of the question or approval the sheep waits on, when it does. */
   blocked?: string;
 }

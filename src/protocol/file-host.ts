@@ -14,6 +14,8 @@ export interface FileHostOptions {
   piCommand: readonly string[];
   nodePath: string;
   launcherPath: string;
+  /** src/launch/report-exit.sh, run by /bin/sh around the launcher where the multiplexer cannot report pi's exit. */
+  reportExitPath: string;
   sheepExtension: string;
   env: NodeJS.ProcessEnv;
   depth: number;
@@ -65,41 +67,45 @@ export class FileSheepHost implements SheepHost {
     if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
     await writeJsonAtomic(layout.spec, spec);
     await writeJsonAtomic(layout.resume, card);
-    return { sessionPath, launcherArgv: [this.o.nodePath, this.o.launcherPath, layout.spec] };
+    const argv = [this.o.nodePath, this.o.launcherPath, layout.spec];
+    return { sessionPath, command: { argv, reporting: ["/bin/sh", this.o.reportExitPath, layout.exit, ...argv] } };
   }
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
     const layout = this.layout(agentId);
     const status = readJsonSync<StatusReport>(layout.status);
-    const exit = readJsonSync<ExitReport>(layout.exit);
+    const exit = exitReport(readJsonSync<unknown>(layout.exit));
     const snap: SheepSnapshot = {};
     if (status) {
       snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
       if (status.blocked !== undefined) snap.blocked = status.blocked;
     }
+    const deadMs = status ? this.deadFor(agentId, status.pid) : undefined;
+    if (deadMs !== undefined) snap.piGone = true;
     if (exit) snap.exited = exit;
-    else if (status && this.pidGone(agentId, status.pid)) snap.exited = { code: null, signal: "unknown", at: new Date().toISOString() };
+    else if (deadMs !== undefined && deadMs >= (this.o.deadPidGraceMs ?? 3000))
+      snap.exited = { code: null, signal: null, at: new Date().toISOString(), inferred: true };
     return snap;
   }
 
   /**
-   * The launcher writes exit.json when pi ends, but not when the pane itself went: then the
-   * multiplexer says [pane_gone]. When the multiplexer cannot answer either (its server is
-   * gone), the pid the sheep reported in status.json is the last witness: dead for longer than
-   * the multiplexer needs to speak, it counts as exited. That holds for a shepherd that never
-   * saw the pid alive too (one restarted after the sheep died), or its wait would run to its
-   * deadline. A pid that is not a positive integer is no witness: kill(0) and kill(-1) ask
-   * about groups, and status.json may be corrupt.
+   * Where the multiplexer cannot report pi's exit itself, report-exit.sh writes exit.json when
+   * pi ends, but not when the pane itself went: then the multiplexer says [pane_gone]. When the
+   * multiplexer cannot answer either (its server is gone), the pid the sheep reported in
+   * status.json is the last witness: dead for longer than the multiplexer needs to speak, it
+   * counts as exited. That holds for a shepherd that never saw the pid alive too (one restarted
+   * after the sheep died), or its wait would run to its deadline. A pid that is not a positive integer is no witness: kill(0) and kill(-1) ask
+   * about groups, and status.json may be corrupt. Returns how long the pid has been seen dead.
    */
-  private pidGone(agentId: string, pid: unknown): boolean {
-    if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return false;
+  private deadFor(agentId: string, pid: unknown): number | undefined {
+    if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
     if (pidAlive(pid as number)) {
       this.deadSince.delete(agentId);
-      return false;
+      return undefined;
     }
     const since = this.deadSince.get(agentId) ?? Date.now();
     this.deadSince.set(agentId, since);
-    return Date.now() - since >= (this.o.deadPidGraceMs ?? 3000);
+    return Date.now() - since;
   }
 
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
@@ -178,4 +184,14 @@ export class FileSheepHost implements SheepHost {
   async resumeCards(): Promise<ResumeCard[]> {
     return readResumeCards(this.o.agentDir);
   }
+}
+
+/** exit.json as written by report-exit.sh; anything else in its place is no report. */
+function exitReport(v: unknown): ExitReport | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const { code, signal, at } = v as Record<string, unknown>;
+  if (!(code === null || Number.isSafeInteger(code)) || !(signal === null || (typeof signal === "string" && /^SIG[A-Z0-9+]{1,14}$/.test(signal))))
+    return undefined;
+  if (code === null && signal === null) return undefined;
+  return { code: code as number | null, signal: signal as string | null, at: typeof at === "string" ? at : new Date().toISOString() };
 }

@@ -12,6 +12,8 @@ export interface StatusReport {
   readyAt: string;
   sessionPath?: string;
   piVersion?: string;
+  /** The pi program this sheep runs (its CLI script), for doctor and for tests of older pi. */
+  piCli?: string;
   state: "idle" | "working";
   activePromptId?: string;
   /** Present while the sheep waits on a question or approval. */
@@ -32,6 +34,4 @@ export interface LaunchSpec {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
-  /** The launcher writes exit.json here when pi ends, so a crash is seen at once. */
-  exitFile: string;
 }

@@ -66,7 +66,8 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
 export function sheepLine(s: AgentStatus, now = Date.now()): string {
   if (s.state === "closed") return `${s.label} (${s.agentId}, ${s.agent}): closed.`;
   const active = s.activePromptId ? `, working on ${s.activePromptId}` : "";
-  const pane = s.paneAlive ? "" : ", pane gone";
+  // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
+  const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
   const wt = s.worktree ? ` · ⎇ ${s.worktree.branch}` : "";
   return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;

@@ -89,9 +89,10 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       const session = existsSync(A.sessionPath) ? await readFile(A.sessionPath, "utf8") : "";
       assert.ok(!session.split("\n").some((l) => l.includes('"role":"user"')), "the sheep's session holds no user message");
       // The sheep runs the very pi and node under test (PI_SHEPHERD_TEST_* in CI's older-pi run); pi
-      // renames its process, so its launch spec says which pi, and /proc which node.
-      const spec = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", A.agentId, "spec.json"), "utf8")) as { argv: string[] };
-      assert.equal(spec.argv[1], realpathSync(testPiCli));
+      // renames its process and its launch spec is deleted once read, so the sheep's own report
+      // says which pi, and /proc which node.
+      const status = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "sheep", A.agentId, "status.json"), "utf8")) as { piCli?: string };
+      assert.equal(realpathSync(status.piCli ?? "(none reported)"), realpathSync(testPiCli));
       if (existsSync("/proc/self/exe")) assert.equal(realpathSync(`/proc/${sheepPids[0]}/exe`), realpathSync(testNode));
       B = await start("beta");
     });

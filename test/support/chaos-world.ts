@@ -1,6 +1,6 @@
 import type { Clock } from "../../src/core/clock.js";
 import { ShepherdError } from "../../src/core/errors.js";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
+import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
 import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
 import type { StateStore, StoredState } from "../../src/ports/store.js";
 import { prng, type Rng } from "./prng.js";
@@ -11,10 +11,19 @@ import { prng, type Rng } from "./prng.js";
  * %0 again, CLI calls fail now and then, people close panes and open their own, pi crashes,
  * and a shepherd process can die in the middle of anything. Nothing here waits in real time:
  * delays run on the clock the test drives.
+ *
+ * A pane runs the sheep's command itself. Like tmux 3.3+ (reportsExit), the server keeps a pane
+ * whose program ended and says how it ended, now and then only at its next look (tmux can miss
+ * a SIGCHLD); otherwise like herdr, a shell stays in the pane after pi and report-exit.sh writes
+ * exit.json for the host to read.
  */
 
-export type FlakyOp = "liveness" | "createPane" | "runLauncher" | "close";
-export const FLAKY_OPS: readonly FlakyOp[] = ["liveness", "createPane", "runLauncher", "close"];
+/** "mark": a split is marked by a second call, after its program started; the adapter closes the pane when that fails. */
+export type FlakyOp = "liveness" | "createPane" | "mark" | "close";
+export const FLAKY_OPS: readonly FlakyOp[] = ["liveness", "createPane", "mark", "close"];
+
+/** How long the file host waits, once the pid the sheep reported is gone, before it takes pi for exited. */
+export const PID_GRACE_MS = 3000;
 
 /** How pi in a new pane comes up. "vanish": the user closes the pane while pi starts. */
 export type BootPlan =
@@ -36,6 +45,8 @@ export interface ChaosPane {
   /** The ownership mark (@pi_shepherd_agent); user panes have none. */
   mark?: string;
   text: string;
+  /** Its program ended and the server kept the pane; `collected` once the server knows how. */
+  ended?: { exit: ExitStatus; collected: boolean };
 }
 
 export interface ChaosSheep {
@@ -44,8 +55,17 @@ export interface ChaosSheep {
   boot: BootPlan;
   /** pi's process is gone: crashed, or killed with its pane. */
   dead: boolean;
+  /** How pi ended, when it ended by itself. */
+  exit?: ExitStatus;
+  /** When pi's process went, on the clock. */
+  diedAt?: number;
+  /** The host can see the pid it reported is gone (not when the pid came back as another process). */
+  pidWitness: boolean;
+  /** Where report-exit.sh writes how pi ended, when the pane runs the command under it. */
+  reporter?: string;
+  /** exit.json as report-exit.sh wrote it. */
+  exitReport?: ExitStatus & { at: string };
   ready?: { pid: number; readyAt: string };
-  exited?: { code: number | null; signal: string | null; at: string };
   inbox: Map<string, string>;
   /** Every result pi wrote, kept after cleanup so the test knows what was on disk. */
   outbox: Map<string, SheepResult>;
@@ -65,9 +85,13 @@ export class ChaosWorld {
   readonly deadOwners = new Set<string>();
   readonly store: ChaosStore;
   /** Calls of each kind that failed on purpose, so a test can tell which outcomes were excused. */
-  readonly injected: Record<FlakyOp, number> = { liveness: 0, createPane: 0, runLauncher: 0, close: 0 };
+  readonly injected: Record<FlakyOp, number> = { liveness: 0, createPane: 0, mark: 0, close: 0 };
   /** The next n calls of an op fail. */
-  readonly failNext: Record<FlakyOp, number> = { liveness: 0, createPane: 0, runLauncher: 0, close: 0 };
+  readonly failNext: Record<FlakyOp, number> = { liveness: 0, createPane: 0, mark: 0, close: 0 };
+  /** Like tmux 3.3+: a pane whose program ended stays, and liveness says how it ended. Else like herdr. */
+  reportsExit = true;
+  /** Liveness answers "alive" for a pane whose program ended while the server had not yet collected it. */
+  staleAnswers = 0;
   /** Besides failNext, each call fails with this probability. */
   failRate = 0;
   /**
@@ -114,7 +138,6 @@ export class ChaosWorld {
       runtime: {
         name: "tmux",
         createPane: guard((req: CreatePaneRequest) => this.createPane(req)),
-        runLauncher: guard((paneId: string, argv: readonly string[]) => this.runLauncher(paneId, argv)),
         liveness: guard((refs: readonly PaneRef[]) => this.liveness(refs)),
         markedPanes: guard(async () => [...this.panes.values()].flatMap((p) => (p.mark ? [{ paneId: p.paneId, agentId: p.mark }] : []))),
         read: guard(async (paneId: string) => this.read(paneId)),
@@ -150,22 +173,30 @@ export class ChaosWorld {
 
   private async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
     this.maybeFail("createPane", "could not create a pane");
-    const pane = this.openPane("sheep", req.agentId, `pane of ${req.label}\n$ `);
+    const pane = this.openPane("sheep", req.agentId, `pane of ${req.label}\n`);
     this.mem(req.agentId).paneId = pane.paneId;
+    this.run(pane, this.reportsExit ? req.command.argv : req.command.reporting);
+    try {
+      this.maybeFail("mark", "could not mark the new pane");
+    } catch (e) {
+      this.removePane(pane.paneId, true);
+      throw e;
+    }
     return { paneId: pane.paneId, attachHint: "tmux -S /chaos/socket attach -t pi-shepherd" };
   }
 
-  private async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
-    this.maybeFail("runLauncher", "could not type the launcher command");
-    const pane = this.panes.get(paneId);
-    if (!pane) throw new ShepherdError("runtime_error", `could not type the launcher command: can't find pane: ${paneId}`);
-    // The launcher reads the spec named on its line; the spec says whose sheep this is.
-    const agentId = /\/spec\/(.+)\.json$/.exec(argv[argv.length - 1] ?? "")?.[1];
+  /** The pane's program: the launcher (under report-exit.sh where asked), which reads the spec it names. */
+  private run(pane: ChaosPane, argv: readonly string[]): void {
+    const reporter = argv[0] === "/bin/sh" && argv[1] === "/pkg/report-exit.sh" ? argv[2] : undefined;
+    const launcher = reporter !== undefined ? argv.slice(3) : argv;
+    // The launcher reads the spec named on its command; the spec says whose sheep this is.
+    const agentId = launcher.length === 3 && launcher[1] === "/pkg/launcher.mjs" ? /^\/spec\/(.+)\.json$/.exec(launcher[2] ?? "")?.[1] : undefined;
     const s = agentId ? this.sheep.get(agentId) : undefined;
-    if (!s || s.paneId !== paneId) {
+    if (!s || s.paneId !== pane.paneId) {
       pane.text += "launcher: no such spec\n";
       return;
     }
+    if (reporter === `/state/${s.agentId}/exit.json`) s.reporter = reporter;
     const boot = s.boot;
     if (boot.kind === "never") return;
     this.after(boot.afterMs, () => {
@@ -175,7 +206,7 @@ export class ChaosWorld {
         pane.text += "Error: no API key for the model\n";
         this.crash(s.agentId, { code: boot.code, signal: boot.signal }, false);
       }
-      if (boot.kind === "vanish") this.removePane(paneId, false);
+      if (boot.kind === "vanish") this.removePane(pane.paneId, false);
       this.ring(s.agentId);
     });
   }
@@ -185,7 +216,16 @@ export class ChaosWorld {
     const out = new Map<string, PaneLiveness>();
     for (const { paneId, agentId } of refs) {
       const pane = this.panes.get(paneId);
-      out.set(agentId, pane && (this.judgeByPaneIdOnly || pane.mark === agentId) ? "alive" : "gone");
+      if (!pane || !(this.judgeByPaneIdOnly || pane.mark === agentId)) out.set(agentId, { state: "gone" });
+      else if (pane.ended?.collected) out.set(agentId, { state: "exited", exit: { ...pane.ended.exit } });
+      else {
+        if (pane.ended) {
+          // A missed SIGCHLD: ended, but not known yet; the next look will say.
+          this.staleAnswers++;
+          pane.ended.collected = true;
+        }
+        out.set(agentId, { state: "alive" });
+      }
     }
     return out;
   }
@@ -215,14 +255,28 @@ export class ChaosWorld {
     s.boot = plan.boot;
     if (plan.answer) this.promptPlans.set(`*${req.agentId}`, plan.answer);
     this.prepared.push(req.agentId);
-    return { sessionPath: `/sessions/${req.agentId}.jsonl`, launcherArgv: ["/node", "/pkg/launcher.mjs", `/spec/${req.agentId}.json`] };
+    const argv = ["/node", "/pkg/launcher.mjs", `/spec/${req.agentId}.json`];
+    return {
+      sessionPath: `/sessions/${req.agentId}.jsonl`,
+      command: { argv, reporting: ["/bin/sh", "/pkg/report-exit.sh", `/state/${req.agentId}/exit.json`, ...argv] },
+    };
   }
 
+  /** As the file host reads the sheep's files: status.json, exit.json, and the pid status.json names. */
   private snapshot(agentId: string): SheepSnapshot {
     const s = this.sheep.get(agentId);
     // status.json and exit.json go with cleanup, like the sheep's other files.
     if (!s || s.cleaned) return {};
-    return { ...(s.ready ? { ready: { ...s.ready } } : {}), ...(s.exited ? { exited: { ...s.exited } } : {}) };
+    const snap: SheepSnapshot = {};
+    if (s.ready) snap.ready = { ...s.ready };
+    if (s.exitReport) snap.exited = { ...s.exitReport };
+    if (s.dead && s.ready && s.pidWitness) {
+      snap.piGone = true;
+      if (!snap.exited && this.clock.now() - s.diedAt! >= PID_GRACE_MS) {
+        snap.exited = { code: null, signal: null, at: new Date(this.clock.now()).toISOString(), inferred: true };
+      }
+    }
+    return snap;
   }
 
   private submit(agentId: string, promptId: string, text: string): void {
@@ -270,19 +324,29 @@ export class ChaosWorld {
     this.ring(agentId);
   }
 
-  /** pi ends inside the pane; the shell keeps the pane, or the pane goes with it. */
-  crash(agentId: string, exit: { code: number | null; signal: string | null }, paneGoes: boolean): void {
+  /**
+   * pi ends inside its pane: tmux keeps the pane and learns how it ended (at its next look after
+   * a `missed` SIGCHLD), or, under report-exit.sh, the shell stays and exit.json is written. The
+   * pane may go right after.
+   */
+  crash(agentId: string, exit: ExitStatus, paneGoes: boolean, missed = false): void {
     const s = this.sheep.get(agentId);
     if (!s || s.dead) return;
     s.dead = true;
-    s.exited = { ...exit, at: new Date(this.clock.now()).toISOString() };
-    if (paneGoes && s.paneId && this.panes.get(s.paneId)?.mark === agentId) this.removePane(s.paneId, false);
+    s.exit = { ...exit };
+    s.diedAt = this.clock.now();
+    s.pidWitness = true;
+    if (s.reporter) s.exitReport = { ...exit, at: new Date(this.clock.now()).toISOString() };
+    const pane = this.paneOf(agentId);
+    if (pane && this.reportsExit) pane.ended = { exit: { ...exit }, collected: !missed };
+    if (paneGoes && pane) this.removePane(pane.paneId, true);
     this.ring(agentId);
   }
 
   /**
-   * A pane goes from outside. pi goes with it; `witness` says whether the host later notices
-   * its pid is gone (the file host reports that as an exit), or nothing says so but the pane.
+   * A pane goes from outside. pi goes with it, hung up (report-exit.sh writes nothing then);
+   * `witness` says whether the host notices the pid it reported is gone (the file host takes
+   * that for an exit after a grace), or nothing says so but the pane.
    */
   removePane(paneId: string, witness: boolean): void {
     const pane = this.panes.get(paneId);
@@ -291,7 +355,8 @@ export class ChaosWorld {
     const s = pane.mark ? this.sheep.get(pane.mark) : undefined;
     if (s && s.paneId === paneId && !s.dead) {
       s.dead = true;
-      if (witness && s.ready) s.exited = { code: null, signal: "unknown", at: new Date(this.clock.now()).toISOString() };
+      s.diedAt = this.clock.now();
+      s.pidWitness = witness;
       this.ring(s.agentId);
     }
     // tmux exits with its last pane; the next server numbers panes from %0 again.
@@ -345,6 +410,17 @@ export class ChaosWorld {
     return !s.dead && this.paneOf(s.agentId) !== undefined;
   }
 
+  /** A multiplexer that answers right says this sheep's pane runs its program. */
+  paneRunning(agentId: string): boolean {
+    return this.paneOf(agentId) !== undefined && !this.paneOf(agentId)!.ended;
+  }
+
+  /** Something the shepherd can read says pi is gone: its pane, the multiplexer, exit.json or the pid. */
+  deathKnown(s: ChaosSheep): boolean {
+    if (!s.dead) return false;
+    return !this.paneOf(s.agentId) || this.paneOf(s.agentId)!.ended !== undefined || s.exitReport !== undefined || (s.ready !== undefined && s.pidWitness);
+  }
+
   mem(agentId: string): ChaosSheep {
     let s = this.sheep.get(agentId);
     if (!s) {
@@ -352,6 +428,7 @@ export class ChaosWorld {
         agentId,
         boot: { kind: "ready", afterMs: 0 },
         dead: false,
+        pidWitness: false,
         inbox: new Map(),
         outbox: new Map(),
         dueInSteps: new Map(),

@@ -28,23 +28,29 @@ export async function sheepPid(agentDir: string, agentId: string): Promise<numbe
 }
 
 /**
- * Pids of live processes whose environment places them in a sheep directory under agentDir:
- * every pi a sheep ran, whether or not it ever became ready. Linux only (/proc); elsewhere the
- * pids from status.json are all a test can check.
+ * Pids of live processes that belong to a sheep directory under agentDir: every pi a sheep ran,
+ * whether or not it ever became ready. The launcher runs pi in its own process, whose command
+ * line names the sheep's directory (the launcher's spec path, then the title "pi <dir>"); the
+ * variables it sets are not in /proc/<pid>/environ, which shows a process's environment at its
+ * start, but they are in that of every child. Linux only (/proc); elsewhere the pids from
+ * status.json are all a test can check.
  */
 export async function sheepProcesses(agentDir: string): Promise<number[]> {
   if (!existsSync("/proc/self/environ")) return [];
-  const marker = `PI_SHEPHERD_SHEEP_DIR=${sheepRoot(agentDir)}/`;
+  const root = `${sheepRoot(agentDir)}/`;
+  const marker = `PI_SHEPHERD_SHEEP_DIR=${root}`;
   const found: number[] = [];
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     let env: string;
+    let cmdline: string;
     try {
-      env = await readFile(`/proc/${name}/environ`, "latin1");
+      [env, cmdline] = await Promise.all([readFile(`/proc/${name}/environ`, "latin1"), readFile(`/proc/${name}/cmdline`, "latin1")]);
     } catch {
       continue; // gone meanwhile, or not ours to read
     }
-    if (env.split("\0").some((kv) => kv.startsWith(marker)) && pidAlive(Number(name))) found.push(Number(name));
+    const ours = env.split("\0").some((kv) => kv.startsWith(marker)) || cmdline.includes(root);
+    if (ours && pidAlive(Number(name))) found.push(Number(name));
   }
   return found;
 }

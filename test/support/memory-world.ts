@@ -1,6 +1,6 @@
 import { ShepherdError } from "../../src/core/errors.js";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
 import type { ResumeCard } from "../../src/core/types.js";
+import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
 import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../../src/ports/sheep-host.js";
 
 interface MemSheep {
@@ -15,11 +15,12 @@ interface MemSheep {
 
 /**
  * An in-memory multiplexer and sheep host for unit tests of the core. Sheep become ready when
- * their launcher "runs" unless told otherwise; answers come from the test.
+ * their pane "runs" its command unless told otherwise; answers come from the test. Like tmux, the
+ * multiplexer keeps a pane whose program ended and says how it ended.
  */
 export class MemoryWorld {
   readonly sheep = new Map<string, MemSheep>();
-  readonly panes = new Map<string, { agentId: string; alive: boolean; text: string; owner: "shepherd" | "user" }>();
+  readonly panes = new Map<string, { agentId: string; alive: boolean; exit?: ExitStatus; text: string; owner: "shepherd" | "user" }>();
   readonly calls: string[] = [];
   readonly prepared: PrepareRequest[] = [];
   onLaunch: "ready" | "never" | "exit" = "ready";
@@ -35,25 +36,24 @@ export class MemoryWorld {
       this.calls.push(`create ${paneId} ${req.placement}`);
       this.panes.set(paneId, { agentId: req.agentId, alive: true, text: `pane of ${req.label}\n`, owner: "shepherd" });
       this.mem(req.agentId).paneId = paneId;
-      return { paneId };
-    },
-    runLauncher: async (paneId: string) => {
       this.calls.push(`run ${paneId}`);
       const pane = this.panes.get(paneId)!;
-      const s = this.mem(pane.agentId);
+      const s = this.mem(req.agentId);
       if (this.onLaunch === "ready") s.snapshot.ready = { pid: 4242, readyAt: new Date().toISOString() };
       if (this.onLaunch === "exit") {
         pane.text += "Error: no model\n";
-        s.snapshot.exited = { code: 1, signal: null, at: new Date().toISOString() };
+        pane.exit = { code: 1, signal: null };
       }
-      this.ring(pane.agentId);
+      this.ring(req.agentId);
+      return { paneId };
     },
     liveness: async (refs: readonly PaneRef[]) => {
       this.calls.push(`liveness ${refs.length}`);
       const m = new Map<string, PaneLiveness>();
       for (const { paneId, agentId } of refs) {
         const pane = this.panes.get(paneId);
-        m.set(agentId, pane?.alive && pane.agentId === agentId ? "alive" : "gone");
+        if (!pane?.alive || pane.agentId !== agentId) m.set(agentId, { state: "gone" });
+        else m.set(agentId, pane.exit ? { state: "exited", exit: pane.exit } : { state: "alive" });
       }
       return m;
     },
@@ -74,7 +74,8 @@ export class MemoryWorld {
       const sessionPath = req.resume?.sessionPath ?? `/sessions/${req.agentId}.jsonl`;
       s.card = resumeCardOf(req, sessionPath);
       this.prepared.push(req);
-      return { sessionPath, launcherArgv: ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`] };
+      const argv = ["/node", "/launcher.mjs", `/spec/${req.agentId}.json`];
+      return { sessionPath, command: { argv, reporting: ["/bin/sh", "/report-exit.sh", `/exit/${req.agentId}.json`, ...argv] } };
     },
     snapshot: async (agentId) => ({ ...this.mem(agentId).snapshot }),
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
@@ -122,5 +123,11 @@ export class MemoryWorld {
   killPane(agentId: string) {
     const s = this.mem(agentId);
     this.panes.get(s.paneId!)!.alive = false;
+  }
+
+  /** The sheep's pi ends; its pane stays, as tmux keeps it. */
+  exitPi(agentId: string, exit: ExitStatus) {
+    this.panes.get(this.mem(agentId).paneId!)!.exit = exit;
+    this.ring(agentId);
   }
 }

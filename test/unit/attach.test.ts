@@ -74,4 +74,20 @@ describe("re-attaching a sheep caught during start", () => {
     assert.equal([...world.panes.values()].filter((p) => p.alive).length, 1, "only the ready sheep's pane is left");
     void stuck;
   });
+
+  it("closes one that became ready but whose pi is gone, even while the multiplexer still shows its pane running", async () => {
+    const world = new MemoryWorld();
+    const store = new MemoryStore();
+    const first = new Shepherd({ runtime: world.runtime, host: world.host, owner: "old", store, ownerAlive: () => false });
+    const a = await first.start({ definition: def, cwd: "/" });
+    for (const x of store.state.agents) x.state = "starting";
+    store.dead.add("old");
+    first.dispose();
+    // tmux missed pi's SIGCHLD: the pane looks alive, but the pid the sheep reported is gone.
+    world.mem(a.agentId).snapshot.piGone = true;
+    const second = new Shepherd({ runtime: world.runtime, host: world.host, owner: "new", store, ownerAlive: (o) => o === "new" });
+    const report = await second.attach();
+    assert.deepEqual(report.pruned, [a.agentId], "a sheep whose pi is gone is not kept as idle");
+    assert.equal([...world.panes.values()].filter((p) => p.alive).length, 0, "its pane is closed");
+  });
 });

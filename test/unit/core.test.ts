@@ -34,7 +34,7 @@ describe("core: handles", () => {
     assert.match(unknown!.error!, /^\[unknown_prompt\] no prompt/);
   });
 
-  it("records the pane before the launch line is sent and labels sheep uniquely", async () => {
+  it("gives the pane its program as it creates it, and labels sheep uniquely", async () => {
     const s = setup();
     const a = await started(s);
     const b = await started(s);
@@ -151,6 +151,64 @@ describe("core: wait", () => {
     s.world.ring(a.agentId);
     const [r] = await waiting;
     assert.match(r!.error!, /^\[pi_exited\] .*code 137/);
+  });
+
+  it("fails within about a second when the multiplexer says pi ended in its kept pane, naming the signal", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 1200 });
+    await settle();
+    s.world.exitPi(a.agentId, { code: null, signal: "SIGKILL" });
+    await s.clock.advance(1100);
+    const [r] = await waiting;
+    assert.equal(r!.status, "failed");
+    assert.match(r!.error!, /^\[pi_exited\] pi in sheep a_\w+ exited \(signal SIGKILL\) before answering\.$/);
+    const st = await s.shepherd.status(a.agentId);
+    assert.deepEqual([st.state, st.paneAlive], ["exited", false], "the pane is kept, but nothing lives in it");
+    await assert.rejects(s.shepherd.prompt(a.agentId, "again"), /^ShepherdError: \[agent_closed\] .*has exited/);
+    const closed = await s.shepherd.close(a.agentId);
+    assert.equal(closed.alreadyClosed, false);
+    assert.ok(s.world.calls.includes(`close ${s.world.mem(a.agentId).paneId}`), "the kept pane is closed like any other");
+  });
+
+  it("a pi that quit normally reports exit code 0; an answer written before it quit still wins", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p1 = await s.shepherd.prompt(a.agentId, "one");
+    s.world.answer(a.agentId, p1.promptId, "said before quitting");
+    s.world.exitPi(a.agentId, { code: 0, signal: null });
+    const [r1] = await s.shepherd.wait([p1.promptId], { timeoutSec: 5 });
+    assert.deepEqual([r1!.status, r1!.text], ["completed", "said before quitting"]);
+    const b = await started(s);
+    const p2 = await s.shepherd.prompt(b.agentId, "two");
+    s.world.exitPi(b.agentId, { code: 0, signal: null });
+    const waiting = s.shepherd.wait([p2.promptId], { timeoutSec: 5 });
+    await settle();
+    await s.clock.advance(1100);
+    const [r2] = await waiting;
+    assert.match(r2!.error!, /^\[pi_exited\] .*\(exit code 0\)/);
+  });
+
+  it("refuses a prompt to a sheep whose pi is not running, before any multiplexer says so", async () => {
+    const s = setup();
+    const a = await started(s);
+    s.world.mem(a.agentId).snapshot.piGone = true;
+    await assert.rejects(s.shepherd.prompt(a.agentId, "anyone?"), /^ShepherdError: \[agent_closed\] .*has exited/);
+  });
+
+  it("names how pi ended as the multiplexer saw it, not the pid witness's guess, however late it is asked", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    s.world.exitPi(a.agentId, { code: 0, signal: null });
+    await s.clock.advance(5000);
+    // Long after: the file host has taken the pid's absence for an exit of unknown kind.
+    s.world.mem(a.agentId).snapshot.exited = { code: null, signal: null, at: new Date().toISOString(), inferred: true };
+    s.world.mem(a.agentId).snapshot.piGone = true;
+    const [r] = await s.shepherd.wait([p.promptId], { timeoutSec: 5 });
+    assert.match(r!.error!, /^\[pi_exited\] .*exited \(exit code 0\) before answering\.$/);
+    assert.equal((await s.shepherd.status(a.agentId)).runtimeStatus, "pi exited (exit code 0)");
   });
 
   it("reports blocked with its label and keeps the prompt pending", async () => {

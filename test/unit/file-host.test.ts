@@ -21,6 +21,7 @@ function host(deadPidGraceMs = 50) {
     piCommand: ["pi"],
     nodePath: "/node",
     launcherPath: "/l.mjs",
+    reportExitPath: "/r.sh",
     sheepExtension: "/s.ts",
     env: {},
     depth: 1,
@@ -49,7 +50,7 @@ describe("sheep host: the pid witness", () => {
     await new Promise((r) => setTimeout(r, 80));
     const snap = await h.snapshot("a_deadpid0001");
     assert.ok(snap.exited, "dead for longer than the grace: exited");
-    assert.equal(snap.exited!.signal, "unknown");
+    assert.deepEqual([snap.exited!.code, snap.exited!.signal, snap.exited!.inferred], [null, null, true], "how it ended is not known");
   });
 
   it("a live pid is never taken for dead", async () => {
@@ -140,5 +141,57 @@ describe("sheep host: resume cards", () => {
     assert.equal(await h.resumeCard("../../etc"), undefined, "only well-formed ids name a directory");
     await writeFile(cardPath, JSON.stringify(good));
     assert.equal((await h.resumeCard("a_forge00001"))?.agentId, "a_forge00001");
+  });
+});
+
+describe("sheep host: launch and exit reports", () => {
+  it("gives the pane the launcher and its reporting form; the spec carries argv, env and cwd only", async () => {
+    const h = host();
+    const prepared = await h.prepare({
+      agentId: "a_launch0001",
+      definition: { name: "w", description: "d", source: "user", path: "/w.md" },
+      cwd: "/work",
+      label: "w",
+      createdAt: new Date().toISOString(),
+    });
+    const dir = sheepDir(agentDir, "a_launch0001");
+    assert.deepEqual(prepared.command, {
+      argv: ["/node", "/l.mjs", join(dir, "spec.json")],
+      reporting: ["/bin/sh", "/r.sh", join(dir, "exit.json"), "/node", "/l.mjs", join(dir, "spec.json")],
+    });
+    const spec = JSON.parse(await readFile(join(dir, "spec.json"), "utf8")) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(spec).sort(), ["argv", "cwd", "env"]);
+  });
+
+  it("a pid that is not running marks the sheep gone at once; exited waits for the grace", async () => {
+    await statusWithPid("a_gonepid0001", deadPid());
+    const snap = await host(60_000).snapshot("a_gonepid0001");
+    assert.equal(snap.piGone, true);
+    assert.equal(snap.exited, undefined);
+    await statusWithPid("a_livepid0002", process.pid);
+    assert.equal((await host(0).snapshot("a_livepid0002")).piGone, undefined);
+  });
+
+  it("reads exit.json as written by report-exit.sh, and nothing else in its place", async () => {
+    const write = async (id: string, body: string) => {
+      const dir = sheepDir(agentDir, id);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await writeFile(join(dir, "exit.json"), body);
+    };
+    await write("a_exitgood01", '{"code":null,"signal":"SIGKILL","at":"2026-01-01T00:00:00Z"}\n');
+    assert.deepEqual((await host().snapshot("a_exitgood01")).exited, { code: null, signal: "SIGKILL", at: "2026-01-01T00:00:00Z" });
+    await write("a_exitgood02", '{"code":3,"signal":null,"at":"2026-01-01T00:00:00Z"}\n');
+    assert.equal((await host().snapshot("a_exitgood02")).exited?.code, 3);
+    for (const [n, forged] of [
+      '{"code":"3; rm -rf ~","signal":null}',
+      '{"code":null,"signal":"\\u001b]0;pwned\\u0007"}',
+      '{"code":null,"signal":null}',
+      "[]",
+      "null",
+      "{",
+    ].entries()) {
+      await write(`a_exitbad00${n}`, forged);
+      assert.equal((await host().snapshot(`a_exitbad00${n}`)).exited, undefined, forged);
+    }
   });
 });

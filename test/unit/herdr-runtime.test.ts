@@ -97,8 +97,13 @@ const req = (over: Partial<Parameters<HerdrRuntime["createPane"]>[0]> = {}) => (
   direction: "right" as const,
   cwd: tmp,
   label: "docs writer",
+  // herdr types into the pane's shell, so the reporting form is what runs
+  command: { argv: ["false"], reporting: ["true"] },
   ...over,
 });
+
+/** The `pane run` that starts a pane's program. */
+const ran = (paneId: string) => ["pane", "run", paneId, "'true'"];
 
 describe("herdr runtime: version", () => {
   it("runs `herdr --version` once across operations", async () => {
@@ -121,7 +126,7 @@ describe("herdr runtime: version", () => {
   for (const version of ["0.7.5", "0.8.0-preview.1a2b", "0.10.0", "1.0.0"]) {
     it(`accepts herdr ${version}`, async () => {
       const rt = new HerdrRuntime({ env: { ...fake.env, FAKE_HERDR_VERSION: version } });
-      assert.deepEqual(await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }]), new Map([["a_test000001", "gone"]]));
+      assert.deepEqual(await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }]), new Map([["a_test000001", { state: "gone" }]]));
     });
   }
 
@@ -134,12 +139,12 @@ describe("herdr runtime: version", () => {
 describe("herdr runtime: which executable", () => {
   it("uses PI_SHEPHERD_HERDR_BIN when herdr is not on PATH", async () => {
     const rt = new HerdrRuntime({ env: { ...fake.env, PATH: process.env.PATH, PI_SHEPHERD_HERDR_BIN: fake.bin } });
-    assert.equal((await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }])).get("a_test000001"), "gone");
+    assert.deepEqual((await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }])).get("a_test000001"), { state: "gone" });
   });
 
   it("prefers the bin option over PI_SHEPHERD_HERDR_BIN", async () => {
     const rt = new HerdrRuntime({ env: { ...fake.env, PI_SHEPHERD_HERDR_BIN: path.join(tmp, "nope") }, bin: fake.bin });
-    assert.equal((await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }])).get("a_test000001"), "gone");
+    assert.deepEqual((await rt.liveness([{ paneId: "w9:p9", agentId: "a_test000001" }])).get("a_test000001"), { state: "gone" });
   });
 
   it("reports a missing executable as [runtime_unavailable] with how to install herdr", async () => {
@@ -158,6 +163,7 @@ describe("herdr runtime: placement", () => {
       ["--version"],
       ["tab", "create", "--workspace", "w1", "--cwd", tmp, "--label", "docs writer", "--no-focus"],
       ["pane", "rename", "w1:p2", "docs writer [a_test000001]"],
+      ran("w1:p2"),
     ]);
     assert.ok((await fake.calls()).every((c) => c.callerPaneId === "w1:p1"));
     const all = await panes();
@@ -182,8 +188,10 @@ describe("herdr runtime: placement", () => {
       ["--version"],
       ["workspace", "create", "--cwd", tmp, "--label", "pi-shepherd", "--no-focus"],
       ["pane", "rename", "w1:p1", "docs writer [a_one]"],
+      ran("w1:p1"),
       ["tab", "create", "--workspace", "w1", "--cwd", tmp, "--label", "second", "--no-focus"],
       ["pane", "rename", "w1:p2", "second [a_two]"],
+      ran("w1:p2"),
     ]);
 
     await rt.close(first.paneId, "a_one");
@@ -196,6 +204,7 @@ describe("herdr runtime: placement", () => {
       ["tab", "create", "--workspace", "w1", "--cwd", tmp, "--label", "docs writer", "--no-focus"],
       ["workspace", "create", "--cwd", tmp, "--label", "pi-shepherd", "--no-focus"],
       ["pane", "rename", "w2:p1", "docs writer [a_three]"],
+      ran("w2:p1"),
     ]);
     await assertNeverFocused();
   });
@@ -219,6 +228,7 @@ describe("herdr runtime: placement", () => {
       assert.deepEqual((await argvs()).slice(1), [
         ["pane", "split", "--pane", "w1:p1", "--direction", direction, "--cwd", tmp, "--no-focus"],
         ["pane", "rename", "w1:p2", "docs writer [a_test000001]"],
+        ran("w1:p2"),
       ]);
       const made = (await panes()).find((p) => p.pane_id === paneId);
       assert.deepEqual([made?.tab_id, made?.focused], ["w1:t1", false]);
@@ -240,6 +250,7 @@ describe("herdr runtime: placement", () => {
     assert.deepEqual((await argvs()).slice(1), [
       ["workspace", "create", "--cwd", tmp, "--label", "solo", "--no-focus"],
       ["pane", "rename", "w2:p1", "solo [a_test000001]"],
+      ran("w2:p1"),
     ]);
     await assertNeverFocused();
   });
@@ -256,9 +267,9 @@ describe("herdr runtime: placement", () => {
     }
     assert.deepEqual(calls[1]?.slice(6, 8), ["--label", "help -h $(rm -rf ~)"]);
     assert.deepEqual(calls[2], ["pane", "rename", "w1:p2", "help -h $(rm -rf ~) [a_test000001]"]);
-    assert.deepEqual(calls[3]?.slice(6, 8), ["--label", "h"]);
-    assert.deepEqual(calls[5]?.slice(6, 8), ["--label", "a_y"]);
-    assert.deepEqual(calls[6], ["pane", "rename", "w1:p4", "sheep [a_y]"]);
+    assert.deepEqual(calls[4]?.slice(6, 8), ["--label", "h"]);
+    assert.deepEqual(calls[7]?.slice(6, 8), ["--label", "a_y"]);
+    assert.deepEqual(calls[8], ["pane", "rename", "w1:p4", "sheep [a_y]"]);
   });
 
   it("gives the cwd to herdr as an absolute path", async () => {
@@ -306,6 +317,7 @@ describe("herdr runtime: runLauncher", () => {
     const { env } = await insideHerdr();
     const rt = new HerdrRuntime({ env });
     const { paneId } = await rt.createPane(req());
+    await fake.clearCalls();
     await rejectsWith(rt.runLauncher(paneId, ["echo", "a\nb"]), "invalid_params", /control character/);
     await rejectsWith(rt.runLauncher(paneId, []), "invalid_params", /empty/);
     assert.ok(!(await argvs()).some((a) => a[1] === "run"));
@@ -315,6 +327,43 @@ describe("herdr runtime: runLauncher", () => {
     const { env } = await insideHerdr();
     const rt = new HerdrRuntime({ env });
     await rejectsWith(rt.runLauncher("w1:p7", ["true"]), "pane_gone", /herdr pane run failed: pane_not_found: .*start a new agent/);
+  });
+});
+
+describe("herdr runtime: the pane's program", () => {
+  it("types the reporting command into the new pane's shell, so report-exit.sh tells how pi ended; the shell and pane stay", async () => {
+    const { env } = await insideHerdr();
+    const rt = new HerdrRuntime({ env });
+    const exitFile = path.join(tmp, "exit.json");
+    const reportExit = path.join(import.meta.dirname, "..", "..", "src", "launch", "report-exit.sh");
+    const pi = ["/bin/sh", "-c", "sleep 0.2; echo pi says bye; kill -9 $$"];
+    const { paneId } = await rt.createPane(req({ command: { argv: pi, reporting: ["/bin/sh", reportExit, exitFile, ...pi] } }));
+    assert.deepEqual((await argvs()).at(-1), ["pane", "run", paneId, shellLine(["/bin/sh", reportExit, exitFile, ...pi])]);
+    const report = await eventually(
+      () =>
+        import("node:fs/promises").then((fs) =>
+          fs.readFile(exitFile, "utf8").then(
+            (t) => JSON.parse(t) as { code: unknown; signal: unknown },
+            () => undefined,
+          ),
+        ),
+      "exit.json",
+    );
+    assert.deepEqual([report.code, report.signal], [null, "SIGKILL"]);
+    assert.deepEqual((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), { state: "alive" }, "the shell lives on");
+    assert.match(await rt.read(paneId, 10), /pi says bye[\s\S]*\[pi-shepherd\] pi exited \(SIGKILL\)/);
+  });
+
+  it("closes the new pane again when its program cannot be started", async () => {
+    const { env } = await insideHerdr();
+    await fake.inject({ command: "pane run", code: "internal_error", message: "boom" });
+    const rt = new HerdrRuntime({ env });
+    await rejectsWith(rt.createPane(req()), "runtime_error", /herdr pane run failed: internal_error: boom/);
+    assert.deepEqual((await argvs()).at(-1), ["pane", "close", "w1:p2"]);
+    assert.deepEqual(
+      (await panes()).map((p) => p.pane_id),
+      ["w1:p1"],
+    );
   });
 });
 
@@ -331,8 +380,8 @@ describe("herdr runtime: liveness with real panes", () => {
         { paneId: b.paneId, agentId: "a_b" },
       ]),
       new Map([
-        ["a_a", "alive"],
-        ["a_b", "alive"],
+        ["a_a", { state: "alive" }],
+        ["a_b", { state: "alive" }],
       ]),
     );
     assert.deepEqual(await argvs(), [["pane", "list"]]);
@@ -346,9 +395,9 @@ describe("herdr runtime: liveness with real panes", () => {
         { paneId: "w9:p9", agentId: "a_c" },
       ]),
       new Map([
-        ["a_a", "alive"],
-        ["a_b", "gone"],
-        ["a_c", "gone"],
+        ["a_a", { state: "alive" }],
+        ["a_b", { state: "gone" }],
+        ["a_c", { state: "gone" }],
       ]),
     );
     assert.deepEqual(await argvs(), [
@@ -375,7 +424,7 @@ describe("herdr runtime: liveness with real panes", () => {
       /server_not_running: no herdr server is running at .*herdr\.sock/,
     );
     await fake.setDown(false);
-    assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "alive");
+    assert.deepEqual((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), { state: "alive" });
   });
 
   it("throws when `pane list` fails for another reason", async () => {
@@ -429,7 +478,7 @@ describe("herdr runtime: close", () => {
       ["pane", "get", paneId],
       ["pane", "close", paneId],
     ]);
-    assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "gone");
+    assert.deepEqual((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), { state: "gone" });
   });
 
   it("is fine with a pane that is already gone", async () => {
@@ -464,12 +513,12 @@ describe("herdr runtime: close", () => {
         { paneId, agentId: "a_test000002" },
       ]),
       new Map([
-        ["a_test000001", "gone"],
-        ["a_test000002", "gone"],
+        ["a_test000001", { state: "gone" }],
+        ["a_test000002", { state: "gone" }],
       ]),
     );
     assert.ok(await fake.tmuxPaneOf(ownPane));
-    assert.equal((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), "alive");
+    assert.deepEqual((await rt.liveness([{ paneId, agentId: "a_test000001" }])).get("a_test000001"), { state: "alive" });
   });
 });
 

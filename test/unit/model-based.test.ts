@@ -15,7 +15,7 @@ import fc from "fast-check";
 import { Delegation } from "../../src/core/delegate.js";
 import { Shepherd } from "../../src/core/shepherd.js";
 import type { AgentDefinition, AgentStatus, WaitItem } from "../../src/core/types.js";
-import { ChaosWorld, FLAKY_OPS, NEIGHBOUR, type AnswerPlan, type BootPlan, type FlakyOp } from "../support/chaos-world.js";
+import { type AnswerPlan, type BootPlan, type ChaosSheep, ChaosWorld, FLAKY_OPS, type FlakyOp, NEIGHBOUR } from "../support/chaos-world.js";
 import { FakeClock } from "../support/fake-clock.js";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
@@ -282,7 +282,7 @@ function startOp(label: string | undefined, twin: boolean, plans: readonly BootP
       return begun(Promise.all(calls), (outs) => {
         r.world.bootPlans.length = 0;
         const prepared = r.world.prepared.slice(firstPrepared);
-        const flaked = flakedSince(r, before, ["createPane", "runLauncher"]);
+        const flaked = flakedSince(r, before, ["createPane", "mark"]);
         let launched = 0;
         for (const [i, out] of outs.entries()) {
           // The second of two starts with one label finds it reserved by the first.
@@ -425,6 +425,7 @@ function waitOp(picks: readonly number[], unknown: boolean, timeoutSec: number, 
               mustSeeResult: answered !== undefined && answered < budgetMs && !concurrent,
               resultBefore: answered === 0,
               concurrent,
+              flaked,
             });
           }
         },
@@ -438,7 +439,7 @@ function checkWaitItem(
   r: Real,
   id: string,
   item: WaitItem,
-  expect: { mustSeeDeath: boolean; mustSeeResult: boolean; resultBefore: boolean; concurrent: boolean },
+  expect: { mustSeeDeath: boolean; mustSeeResult: boolean; resultBefore: boolean; concurrent: boolean; flaked: boolean },
 ): void {
   const p = m.prompts.get(id);
   if (!p) {
@@ -475,8 +476,9 @@ function checkWaitItem(
         assert.ok(!r.world.paneOf(p.agentId), `wait failed ${id} with pane_gone, but the sheep's pane ${s.paneId} is alive and carries its mark`);
         assert.ok(!expect.resultBefore, `wait failed ${id} with pane_gone though its result was on disk`);
       } else if (code === "pi_exited") {
-        assert.ok(s.exited, `wait failed ${id} with pi_exited, but pi runs`);
+        assert.ok(s.dead, `wait failed ${id} with pi_exited, but pi runs`);
         assert.ok(!expect.resultBefore, `wait failed ${id} with pi_exited though its result was on disk`);
+        checkExitNamed(r, s, item.error!, expect.flaked || expect.concurrent);
       } else assert.fail(`wait failed ${id} with ${item.error}`);
       break;
     }
@@ -490,6 +492,27 @@ function checkWaitItem(
       assert.fail(`wait returned ${item.status} for ${id}`);
   }
   p.final = structuredClone(item);
+}
+
+/** The text of how a process ended, as the shepherd words it. */
+function exitWords(exit: { code: number | null; signal: string | null }): string {
+  return exit.code !== null ? `exit code ${exit.code}` : `signal ${exit.signal}`;
+}
+
+/**
+ * A [pi_exited] names how pi truly ended whenever a witness knew it: exit.json always (it is
+ * read first), the multiplexer whenever it answered; "unknown" only from the pid alone.
+ */
+function checkExitNamed(r: Real, s: ChaosSheep, error: string, excused: boolean): void {
+  const named = /exited \((exit code -?\d+|signal \w+)\)/.exec(error)?.[1];
+  if (named !== undefined) {
+    assert.ok(s.exit, `"${error}" names how pi ended, but pi was killed with its pane and nobody knows how`);
+    assert.equal(named, exitWords(s.exit), `"${error}" does not say how pi ended`);
+    return;
+  }
+  if (s.exitReport) assert.fail(`"${error}" does not say how pi ended, though exit.json says ${exitWords(s.exitReport)}`);
+  const ended = r.world.paneOf(s.agentId)?.ended;
+  if (!excused && ended?.collected) assert.fail(`"${error}" does not say how pi ended, though the multiplexer says ${exitWords(ended.exit)}`);
 }
 
 function closeOp(k: number, twice: boolean): Op {
@@ -553,21 +576,35 @@ function closeOp(k: number, twice: boolean): Op {
   };
 }
 
-function checkStatus(m: Model, r: Real, st: AgentStatus, flaked: boolean, concurrent: boolean): void {
+/** `stale`: the multiplexer answered "alive" for a pane whose program had ended, not knowing yet. */
+function checkStatus(m: Model, r: Real, st: AgentStatus, flaked: boolean, concurrent: boolean, stale: boolean): void {
   const s = m.sheep.get(st.agentId)!;
   if (s.closed) {
     if (!concurrent) assert.equal(st.state, "closed");
     return;
   }
   const sheep = r.world.sheep.get(st.agentId)!;
-  const paneAlive = !!r.world.paneOf(st.agentId);
-  if (paneAlive && !sheep.exited) {
+  if (r.world.piAlive(sheep)) {
     assert.ok(st.paneAlive, `status says the pane of live ${st.agentId} is gone`);
     assert.ok(["idle", "working"].includes(st.state), `a live sheep ${st.agentId} is reported ${st.state}`);
   }
   if (flaked || concurrent) return;
-  assert.equal(st.paneAlive, paneAlive, `status says the pane of ${st.agentId} is ${st.paneAlive ? "alive" : "gone"}; it is ${paneAlive ? "alive" : "gone"}`);
-  if (!paneAlive || sheep.exited) assert.equal(st.state, "exited", `a dead sheep ${st.agentId} is reported ${st.state}`);
+  const running = r.world.paneRunning(st.agentId);
+  if (!stale) {
+    assert.equal(
+      st.paneAlive,
+      running,
+      `status says the pane of ${st.agentId} ${st.paneAlive ? "runs" : "runs nothing"}; it ${running ? "runs" : "runs nothing"}`,
+    );
+  }
+  if (r.world.deathKnown(sheep)) assert.equal(st.state, "exited", `a dead sheep ${st.agentId} is reported ${st.state}`);
+  const told = /^pi exited \((.*)\)$/.exec(st.runtimeStatus ?? "")?.[1];
+  if (told !== undefined) {
+    assert.ok(sheep.dead, `status says ${st.runtimeStatus}, but pi runs`);
+    if (sheep.exit && (sheep.exitReport || r.world.paneOf(st.agentId)?.ended?.collected)) {
+      assert.equal(told, exitWords(sheep.exit), `status says ${st.runtimeStatus}, but pi ended with ${exitWords(sheep.exit)}`);
+    }
+  }
 }
 
 function statusOp(k: number): Op {
@@ -578,11 +615,12 @@ function statusOp(k: number): Op {
       const id = pick(sheepIds(m), k);
       if (!id) return begun(Promise.resolve(), () => undefined);
       const before = injectedNow(r);
+      const stale = r.world.staleAnswers;
       return begun(outcome(r.shepherd.status(id)), (out, concurrent) => {
         note(r, `status ${id} -> ${out.ok ? `${out.value.state} paneAlive=${out.value.paneAlive}` : firstLine(out.error)}`);
         if (m.sheep.get(id)!.dropped && !out.ok && codeOf(out.error) === "unknown_agent") return;
         assert.ok(out.ok, `status failed: ${out.ok ? "" : firstLine(out.error)}`);
-        checkStatus(m, r, out.value, flakedSince(r, before, ["liveness"]), concurrent);
+        checkStatus(m, r, out.value, flakedSince(r, before, ["liveness"]), concurrent, r.world.staleAnswers > stale);
       });
     },
   };
@@ -593,9 +631,10 @@ const herdOp: Op = {
   rank: 5,
   begin(m, r) {
     const before = injectedNow(r);
+    const stale = r.world.staleAnswers;
     return begun(r.shepherd.herd(), (herd, concurrent) => {
       note(r, `herd -> ${herd.map((h) => `${h.label}:${h.state}`).join(" ") || "(none)"}`);
-      for (const st of herd) checkStatus(m, r, st, flakedSince(r, before, ["liveness"]), concurrent);
+      for (const st of herd) checkStatus(m, r, st, flakedSince(r, before, ["liveness"]), concurrent, r.world.staleAnswers > stale);
       if (concurrent) return;
       const live = [...r.shepherd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => a.agentId);
       assert.deepEqual(herd.map((h) => h.agentId).sort(), live.sort(), "herd does not list exactly the sheep that are not closed");
@@ -821,17 +860,25 @@ function userClosesSheepPane(k: number, witness: boolean): Cmd {
 const worldCmds: fc.Arbitrary<Cmd>[] = [
   fc.record({ k: fc.nat(), witness: fc.boolean() }).map(({ k, witness }) => userClosesSheepPane(k, witness)),
   fc
-    .record({ k: fc.nat(), paneGoes: fc.boolean(), exit: fc.constantFrom<[number | null, string | null]>([1, null], [137, null], [null, "SIGABRT"]) })
-    .map(({ k, paneGoes, exit }) =>
-      command(`world: pi crashes in sheep #${k} (exit ${show(exit)}${paneGoes ? ", pane goes" : ""})`, async (m, r) => {
-        const id = pick(
-          sheepIds(m, (_s, id) => r.world.piAlive(r.world.sheep.get(id)!)),
-          k,
-        );
-        if (!id) return;
-        r.world.crash(id, { code: exit[0], signal: exit[1] }, paneGoes);
-        note(r, `world: pi in ${id} crashed${paneGoes ? " and its pane went" : ""}`);
-      }),
+    .record({
+      k: fc.nat(),
+      paneGoes: fc.boolean(),
+      missed: fc.boolean(),
+      exit: fc.constantFrom<[number | null, string | null]>([0, null], [1, null], [137, null], [null, "SIGABRT"], [null, "SIGKILL"]),
+    })
+    .map(({ k, paneGoes, missed, exit }) =>
+      command(
+        `world: pi ends in sheep #${k} (exit ${show(exit)}${paneGoes ? ", pane goes" : ""}${missed ? ", tmux misses its SIGCHLD" : ""})`,
+        async (m, r) => {
+          const id = pick(
+            sheepIds(m, (_s, id) => r.world.piAlive(r.world.sheep.get(id)!)),
+            k,
+          );
+          if (!id) return;
+          r.world.crash(id, { code: exit[0], signal: exit[1] }, paneGoes, missed);
+          note(r, `world: pi in ${id} ended${paneGoes ? " and its pane went" : ""}`);
+        },
+      ),
     ),
   fc.constant(null).map(() =>
     command("world: the tmux server dies", async (_m, r) => {
@@ -977,6 +1024,8 @@ const commandArb: fc.Arbitrary<Cmd> = fc.oneof(
 // --- running --------------------------------------------------------------------------------
 
 interface WorldOptions {
+  /** Like tmux 3.3+ (the default): kept panes and exits reported by liveness; else like herdr. */
+  reportsExit?: boolean;
   /** Liveness by pane id alone, as the adapters answered before the ownership mark counted. */
   judgeByPaneIdOnly?: boolean;
   /** How far calls running together may be shuffled; see ChaosWorld.maxJitter. */
@@ -989,6 +1038,7 @@ async function runCommands(worldSeed: number, failRate: number, cmds: Iterable<C
   world.failRate = failRate;
   world.judgeByPaneIdOnly = opts.judgeByPaneIdOnly ?? false;
   world.maxJitter = opts.jitter ?? 0;
+  world.reportsExit = opts.reportsExit ?? true;
   const real: Real = { world, clock, owner: "shepherd-1", generation: 1, trace: [], shepherd: undefined as unknown as Shepherd };
   real.shepherd = makeShepherd(real);
   const model: Model = { sheep: new Map(), prompts: new Map(), counter: 0, orphans: new Set() };
@@ -1004,22 +1054,23 @@ function property(replayPath: string | undefined) {
     fc.integer({ min: 0, max: 0x7fffffff }),
     fc.constantFrom(0, 0, 0.02, 0.08),
     fc.constantFrom(0, 3, 12, 12),
+    fc.constantFrom(true, true, false),
     fc.commands([commandArb], { maxCommands: 30, size: "max", ...(replayPath ? { replayPath } : {}) }),
-    (worldSeed, failRate, jitter, cmds) => runCommands(worldSeed, failRate, cmds, { jitter }),
+    (worldSeed, failRate, jitter, reportsExit, cmds) => runCommands(worldSeed, failRate, cmds, { jitter, reportsExit }),
   );
 }
 
-type Failure = fc.RunDetailsFailureProperty<[number, number, number, Iterable<Cmd>]>;
+type Failure = fc.RunDetailsFailureProperty<[number, number, number, boolean, Iterable<Cmd>]>;
 
 function failureReport(out: Failure, seed: number): string {
-  const [worldSeed, failRate, jitter, cmds] = out.counterexample;
+  const [worldSeed, failRate, jitter, reportsExit, cmds] = out.counterexample;
   const replay = /replayPath="([^"]*)"/.exec(String(cmds))?.[1];
   const steps = [...cmds].map((c, i) => `  ${i + 1}. ${String(c)}`).join("\n");
   const env = `PI_SHEPHERD_SEED=${seed} PI_SHEPHERD_PATH=${JSON.stringify(out.counterexamplePath)}${replay ? ` PI_SHEPHERD_REPLAY=${JSON.stringify(replay)}` : ""}`;
   return [
     `The model-based test of the core failed (seed ${seed}, run ${out.numRuns}, shrunk ${out.numShrinks} times).`,
     `Replay exactly: ${env} npx node --import tsx --test test/unit/model-based.test.ts`,
-    `World: seed ${worldSeed}, random failure rate ${failRate}, jitter ${jitter}. Smallest failing sequence:`,
+    `World: seed ${worldSeed}, random failure rate ${failRate}, jitter ${jitter}, ${reportsExit ? "exits reported by the multiplexer (tmux 3.3+)" : "exits reported by exit.json (herdr)"}. Smallest failing sequence:`,
     steps,
     "",
     out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance),

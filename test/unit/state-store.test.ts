@@ -344,6 +344,7 @@ describe("state.json store", () => {
       piCommand: ["pi"],
       nodePath: "/node",
       launcherPath: "/launcher.mjs",
+      reportExitPath: "/report-exit.sh",
       sheepExtension: "/sheep.ts",
       env: {},
       depth: 0,

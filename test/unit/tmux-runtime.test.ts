@@ -3,11 +3,18 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import type { PaneCommand } from "../../src/ports/runtime.js";
 import { TmuxRuntime } from "../../src/runtimes/tmux/runtime.js";
 import { TmuxError } from "../../src/runtimes/tmux/tmux-cli.js";
 import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
 
-// A deadline for polling, not a timing claim: a shell starting in a pane on a loaded 2-core machine can take seconds.
+const reportExit = join(import.meta.dirname, "..", "..", "src", "launch", "report-exit.sh");
+
+/** A pane program; under report-exit.sh, writing to exitFile, where tmux cannot report its end. */
+const run = (argv: string[], exitFile = "/nonexistent/exit.json"): PaneCommand => ({ argv, reporting: ["/bin/sh", reportExit, exitFile, ...argv] });
+const idle = run(["sleep", "600"]);
+
+// A deadline for polling, not a timing claim: a program starting in a pane on a loaded 2-core machine can take seconds.
 const until = async (check: () => Promise<boolean>, ms = 30_000) => {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -33,18 +40,18 @@ describe("tmux runtime on a real private server", () => {
   it("outside tmux puts a tab in a detached session, says how to attach, and marks the pane", async () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: { ...process.env, TMUX: undefined, TMUX_PANE: undefined } });
     const userActive = await activeOf("user");
-    const pane = await rt.createPane({ agentId: "a_0000000001", placement: "tab", direction: "right", cwd: t.dir, label: "scout" });
+    const pane = await rt.createPane({ agentId: "a_0000000001", placement: "tab", direction: "right", cwd: t.dir, label: "scout", command: idle });
     assert.match(pane.paneId, /^%\d+$/);
     assert.equal(pane.attachHint, `tmux -S '${t.socket}' attach -t 'pi-shepherd'`);
     assert.equal(
       (await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{session_name} #{@pi_shepherd_agent} #{pane_current_path}"])).trim(),
       `pi-shepherd a_0000000001 ${t.dir}`,
     );
-    const second = await rt.createPane({ agentId: "a_0000000002", placement: "tab", direction: "right", cwd: t.dir, label: "two" });
+    const second = await rt.createPane({ agentId: "a_0000000002", placement: "tab", direction: "right", cwd: t.dir, label: "two", command: idle });
     assert.equal((await t.tmux(["display-message", "-p", "-t", second.paneId, "#{session_name} #{window_active}"])).trim(), "pi-shepherd 0");
     assert.equal(await activeOf("user"), userActive);
     await assert.rejects(
-      rt.createPane({ agentId: "a_0000000003", placement: "pane", direction: "right", cwd: t.dir, label: "x" }),
+      rt.createPane({ agentId: "a_0000000003", placement: "pane", direction: "right", cwd: t.dir, label: "x", command: idle }),
       /^ShepherdError: \[invalid_params\] placement "pane" splits the shepherd's own pane/,
     );
   });
@@ -52,10 +59,10 @@ describe("tmux runtime on a real private server", () => {
   it("inside tmux adds an unselected window to the shepherd's session and splits without taking focus", async () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
     const before = await activeOf("user");
-    const tab = await rt.createPane({ agentId: "a_0000000004", placement: "tab", direction: "right", cwd: t.dir, label: "tabbed" });
+    const tab = await rt.createPane({ agentId: "a_0000000004", placement: "tab", direction: "right", cwd: t.dir, label: "tabbed", command: idle });
     assert.equal((await t.tmux(["display-message", "-p", "-t", tab.paneId, "#{session_name} #{window_active} #{window_name}"])).trim(), "user 0 tabbed");
     assert.equal(tab.attachHint, undefined);
-    const split = await rt.createPane({ agentId: "a_0000000005", placement: "pane", direction: "down", cwd: t.dir, label: "split" });
+    const split = await rt.createPane({ agentId: "a_0000000005", placement: "pane", direction: "down", cwd: t.dir, label: "split", command: idle });
     const [winOfSplit, winOfUser] = await Promise.all([
       t.tmux(["display-message", "-p", "-t", split.paneId, "#{window_id} #{pane_active}"]),
       t.tmux(["display-message", "-p", "-t", t.userPane, "#{window_id} #{pane_active}"]),
@@ -68,7 +75,7 @@ describe("tmux runtime on a real private server", () => {
 
   it("a workspace is a new detached session", async () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
-    const ws = await rt.createPane({ agentId: "a_0000000006", placement: "workspace", direction: "right", cwd: t.dir, label: "big job" });
+    const ws = await rt.createPane({ agentId: "a_0000000006", placement: "workspace", direction: "right", cwd: t.dir, label: "big job", command: idle });
     const session = (await t.tmux(["display-message", "-p", "-t", ws.paneId, "#{session_name} #{session_attached}"])).trim();
     assert.equal(session, "pi-shepherd-big_job 0");
     assert.match(ws.attachHint!, /attach -t 'pi-shepherd-big_job'$/);
@@ -78,7 +85,7 @@ describe("tmux runtime on a real private server", () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
     const marker = join(t.dir, "label-marker");
     const label = `#(touch ${marker}) $(touch ${marker}) '; touch ${marker}`;
-    const pane = await rt.createPane({ agentId: "a_0000000007", placement: "tab", direction: "right", cwd: t.dir, label });
+    const pane = await rt.createPane({ agentId: "a_0000000007", placement: "tab", direction: "right", cwd: t.dir, label, command: idle });
     await t.tmux(["refresh-client", "-S"]).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(existsSync(marker), false);
@@ -86,25 +93,96 @@ describe("tmux runtime on a real private server", () => {
     assert.doesNotMatch(name, /[#$'();]/);
   });
 
-  it("types the launcher line with every word quoted, so odd text arrives literally", async () => {
+  it("runs the command as the pane's own process, no shell: every word arrives as given", async () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
-    const pane = await rt.createPane({ agentId: "a_0000000008", placement: "tab", direction: "right", cwd: t.dir, label: "quote" });
     const out = join(t.dir, "argv-out");
     const marker = join(t.dir, "quote-marker");
-    const payload = `it's "q" $(touch ${marker}) \`touch ${marker}\` ; touch ${marker} \\ ünï`;
-    await rt.runLauncher(pane.paneId, ["/bin/sh", "-c", 'printf "%s" "$1" > "$2"', "sh", payload, out]);
-    await until(async () => existsSync(out) && (await readFile(out, "utf8")).length > 0);
-    assert.equal(await readFile(out, "utf8"), payload);
+    const words = [`it's "q" $(touch ${marker}) \`touch ${marker}\``, "ends in ;", "#{pane_id} #(touch x)", "$HOME", "\\;", " ünï "];
+    const script = 'echo "$$" > "$1.pid"; shift; printf "%s\\n" "$@" > "$0"; exec sleep 600';
+    const pane = await rt.createPane({
+      agentId: "a_0000000008",
+      placement: "tab",
+      direction: "right",
+      cwd: t.dir,
+      label: "quote",
+      command: run(["/bin/sh", "-c", script, out, out, ...words]),
+    });
+    await until(async () => existsSync(out) && (await readFile(out, "utf8")).split("\n").length > words.length);
+    assert.deepEqual((await readFile(out, "utf8")).split("\n").slice(0, -1), words);
     assert.equal(existsSync(marker), false);
+    const panePid = (await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{pane_pid}"])).trim();
+    assert.equal((await readFile(`${out}.pid`, "utf8")).trim(), panePid, "the program is the pane's process: no shell above it");
   });
 
-  it("tells alive from gone in one call, reads text, and closes only marked panes", async () => {
+  it("keeps a pane whose program ended, with its last words, and says how it ended: a code or a signal", async () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
-    const pane = await rt.createPane({ agentId: "a_0000000009", placement: "tab", direction: "right", cwd: t.dir, label: "live" });
-    await rt.runLauncher(pane.paneId, ["/bin/echo", "hello from the pane"]);
-    await until(
-      async () => (await rt.read(pane.paneId, 20)).includes("hello from the pane\n") || (await rt.read(pane.paneId, 20)).endsWith("hello from the pane"),
-    );
+    const said = await rt.createPane({
+      agentId: "a_000000000a",
+      placement: "tab",
+      direction: "right",
+      cwd: t.dir,
+      label: "said",
+      command: run(["/bin/sh", "-c", "sleep 0.2; echo last words; exit 7"]),
+    });
+    const killed = await rt.createPane({ agentId: "a_000000000b", placement: "tab", direction: "right", cwd: t.dir, label: "killed", command: idle });
+    const pid = Number((await t.tmux(["display-message", "-p", "-t", killed.paneId, "#{pane_pid}"])).trim());
+    process.kill(pid, "SIGKILL");
+    const refs = [
+      { paneId: said.paneId, agentId: "a_000000000a" },
+      { paneId: killed.paneId, agentId: "a_000000000b" },
+    ];
+    await until(async () => [...(await rt.liveness(refs)).values()].every((l) => l.state === "exited"));
+    const live = await rt.liveness(refs);
+    assert.deepEqual(live.get("a_000000000a"), { state: "exited", exit: { code: 7, signal: null } });
+    assert.deepEqual(live.get("a_000000000b"), { state: "exited", exit: { code: null, signal: "SIGKILL" } });
+    assert.match(await rt.read(said.paneId, 2), /^last words\nPane is dead \(status 7, /);
+    // a dead pane is still ours only while it carries our mark
+    await t.tmux(["set-option", "-p", "-t", killed.paneId, "@pi_shepherd_agent", "a_someoneelse"]);
+    await assert.rejects(rt.close(killed.paneId, "a_000000000b"), /^ShepherdError: \[not_owned\]/);
+    assert.deepEqual((await rt.liveness(refs)).get("a_000000000b"), { state: "gone" });
+    await rt.close(said.paneId, "a_000000000a");
+    assert.deepEqual((await rt.liveness(refs)).get("a_000000000a"), { state: "gone" });
+    await t.tmux(["kill-pane", "-t", killed.paneId]);
+  });
+
+  it("names the signal every time, though tmux may miss a dead program's SIGCHLD", async () => {
+    // tmux 3.3 can leave a killed program unreaped (dead, no status) until its next SIGCHLD.
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    for (let i = 0; i < 6; i++) {
+      const agentId = `a_00000race${i}`;
+      const pane = await rt.createPane({ agentId, placement: "tab", direction: "right", cwd: t.dir, label: "race", command: idle });
+      process.kill(Number((await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{pane_pid}"])).trim()), "SIGKILL");
+      const ref = [{ paneId: pane.paneId, agentId }];
+      await until(async () => (await rt.liveness(ref)).get(agentId)?.state !== "alive");
+      assert.deepEqual((await rt.liveness(ref)).get(agentId), { state: "exited", exit: { code: null, signal: "SIGKILL" } });
+      await rt.close(pane.paneId, agentId);
+    }
+  });
+
+  it("on a tmux older than 3.3 (no #{pane_dead_signal}) the program runs under report-exit.sh, which names the signal", async () => {
+    const oldTmux = join(t.dir, "tmux-3.2");
+    await writeFile(oldTmux, '#!/bin/sh\nfor a in "$@"; do [ "$a" = -V ] && { echo "tmux 3.2a"; exit 0; }; done\nexec tmux "$@"\n', { mode: 0o755 });
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv(), bin: oldTmux });
+    const exitFile = join(t.dir, "old-exit.json");
+    const pane = await rt.createPane({
+      agentId: "a_00000old01",
+      placement: "tab",
+      direction: "right",
+      cwd: t.dir,
+      label: "old",
+      command: run(["/bin/sh", "-c", "sleep 0.2; kill -9 $$"], exitFile),
+    });
+    await until(async () => existsSync(exitFile));
+    assert.deepEqual({ ...JSON.parse(await readFile(exitFile, "utf8")), at: "" }, { code: null, signal: "SIGKILL", at: "" });
+    const ref = [{ paneId: pane.paneId, agentId: "a_00000old01" }];
+    await until(async () => (await rt.liveness(ref)).get("a_00000old01")?.state === "exited");
+    assert.match(await rt.read(pane.paneId, 3), /\[pi-shepherd\] pi exited \(SIGKILL\)\.\nPane is dead/);
+    await rt.close(pane.paneId, "a_00000old01");
+  });
+
+  it("tells alive from gone in one call, and closes only marked panes", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    const pane = await rt.createPane({ agentId: "a_0000000009", placement: "tab", direction: "right", cwd: t.dir, label: "live", command: idle });
     const live = await rt.liveness([
       { paneId: pane.paneId, agentId: "a_0000000009" },
       { paneId: t.userPane, agentId: "a_000000000u" },
@@ -114,23 +192,23 @@ describe("tmux runtime on a real private server", () => {
     assert.deepEqual(
       [...live],
       [
-        ["a_0000000009", "alive"],
-        ["a_000000000u", "gone"],
-        ["a_000000000x", "gone"],
+        ["a_0000000009", { state: "alive" }],
+        ["a_000000000u", { state: "gone" }],
+        ["a_000000000x", { state: "gone" }],
       ],
     );
     // the same pane id asked for another agent is not alive: an id is not an identity
-    assert.equal((await rt.liveness([{ paneId: pane.paneId, agentId: "a_000000000y" }])).get("a_000000000y"), "gone");
+    assert.deepEqual((await rt.liveness([{ paneId: pane.paneId, agentId: "a_000000000y" }])).get("a_000000000y"), { state: "gone" });
     await assert.rejects(rt.close(t.userPane, "a_0000000009"), /^ShepherdError: \[not_owned\]/);
     assert.match(await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"]), new RegExp(`^${t.userPane}$`, "m"));
     await rt.close(pane.paneId, "a_0000000009");
-    assert.equal((await rt.liveness([{ paneId: pane.paneId, agentId: "a_0000000009" }])).get("a_0000000009"), "gone");
+    assert.deepEqual((await rt.liveness([{ paneId: pane.paneId, agentId: "a_0000000009" }])).get("a_0000000009"), { state: "gone" });
     await rt.close(pane.paneId, "a_0000000009"); // already gone: fine
   });
 
   it("a server that is not running means every pane is gone", async () => {
     const rt = new TmuxRuntime({ socket: join(t.dir, "no-such-socket"), env: process.env });
-    assert.equal((await rt.liveness([{ paneId: "%1", agentId: "a_0000000001" }])).get("a_0000000001"), "gone");
+    assert.deepEqual((await rt.liveness([{ paneId: "%1", agentId: "a_0000000001" }])).get("a_0000000001"), { state: "gone" });
     await assert.rejects(rt.read("%1", 5), /^ShepherdError: \[runtime_unavailable\]/);
   });
 

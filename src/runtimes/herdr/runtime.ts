@@ -68,6 +68,15 @@ export class HerdrRuntime implements Runtime {
       await this.#cli.request(["pane", "close", pane.pane_id], "ok").catch(() => undefined);
       throw e;
     }
+    try {
+      // herdr's CLI cannot start a pane with a program (only the socket's layout.apply can), so
+      // the launcher is typed into the pane's shell, which stays after pi and keeps no exit
+      // status: it runs under report-exit.sh, which writes pi's code or signal to its files.
+      await this.runLauncher(pane.pane_id, req.command.reporting);
+    } catch (e) {
+      await this.#cli.request(["pane", "close", pane.pane_id], "ok").catch(() => undefined);
+      throw e;
+    }
     const created: CreatedPane = { paneId: pane.pane_id };
     if (this.#env.HERDR_ENV !== "1") {
       created.attachHint = `run \`herdr\` and open workspace ${pane.workspace_id} (pane ${pane.pane_id})`;
@@ -75,6 +84,7 @@ export class HerdrRuntime implements Runtime {
     return created;
   }
 
+  /** Types argv into the pane's shell as one line of single-quoted words, and presses Enter. */
   async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
     const line = shellLine(argv);
     await this.#ensureVersion();
@@ -91,7 +101,8 @@ export class HerdrRuntime implements Runtime {
       // resolves, so only `pane get` may declare a pane gone. Either way the pane must still
       // carry this agent's mark: herdr reuses pane ids too.
       const pane = listed.get(paneId) ?? (await this.#paneByGet(paneId));
-      result.set(agentId, pane && carriesMark(pane.label, agentId) ? "alive" : "gone");
+      // A shell stays in a herdr pane after pi: how pi ended is report-exit.sh's to say.
+      result.set(agentId, { state: pane && carriesMark(pane.label, agentId) ? "alive" : "gone" });
     }
     return result;
   }

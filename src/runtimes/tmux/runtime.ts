@@ -1,14 +1,14 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { ShepherdError } from "../../core/errors.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.js";
-import { shellLine, shellQuote } from "../shell-line.js";
+import { shellQuote } from "../shell-line.js";
+import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.js";
 import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.js";
 
 export interface TmuxRuntimeOptions extends TmuxCliOptions {
   /** Detached session that holds the sheep when the shepherd is not inside tmux. */
   sessionName?: string;
 }
-
-const MARK = "@pi_shepherd_agent";
 
 /**
  * Names shown in tmux's status line; tmux may expand "#" sequences in them, so only a plain
@@ -32,6 +32,27 @@ export function tmuxLiteral(arg: string): string {
   return escaped.endsWith(";") ? `${escaped.slice(0, -1)}\\;` : escaped;
 }
 
+/** One word of a pane's command, as tmux reads it: it ends its command at a word ending in ";". */
+function tmuxArgument(arg: string): string {
+  return arg.endsWith(";") ? `${arg.slice(0, -1)}\\;` : arg;
+}
+
+/** The commands, for the end of a command list, that keep a pane when its program ends. */
+function keep(target: string): string[] {
+  return ["set-option", "-p", "-t", target, "remain-on-exit", "on"];
+}
+
+/** Asks the tmux server to collect its children's statuses; false when it cannot be signalled. */
+function nudge(serverPid: number): boolean {
+  if (!Number.isSafeInteger(serverPid) || serverPid <= 1) return false;
+  try {
+    process.kill(serverPid, "SIGCHLD");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class TmuxRuntime implements Runtime {
   readonly name = "tmux" as const;
   private readonly cli: TmuxCli;
@@ -39,6 +60,8 @@ export class TmuxRuntime implements Runtime {
   private readonly sessionName: string;
   /** Creating the shared detached session must not race with itself. */
   private creating: Promise<unknown> = Promise.resolve();
+  /** Whether this tmux names the signal that ended a pane's program (asked once). */
+  private reporting: Promise<boolean> | undefined;
 
   constructor(private readonly o: TmuxRuntimeOptions = {}) {
     this.cli = new TmuxCli(o);
@@ -56,29 +79,57 @@ export class TmuxRuntime implements Runtime {
   }
 
   async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
-    const created = this.creating.then(() => this.create(req));
+    const argv = (await this.reportsExit()) ? req.command.argv : req.command.reporting;
+    const created = this.creating.then(() => this.create(req, argv));
     this.creating = created.catch(() => undefined);
     const { marked, ...pane } = await created;
     if (marked) return pane;
-    await this.cli.run(["set-option", "-p", "-t", pane.paneId, MARK, req.agentId]).catch(async (e) => {
+    await this.cli.run(["set-option", "-p", "-t", pane.paneId, MARK, req.agentId, ";", ...keep(pane.paneId)]).catch(async (e) => {
       await this.cli.run(["kill-pane", "-t", pane.paneId]).catch(() => undefined);
       throw this.wrap(e, "could not mark the new pane");
     });
     return pane;
   }
 
+  private reportsExit(): Promise<boolean> {
+    this.reporting ??= this.cli.run(["-V"]).then(reportsExit, () => {
+      this.reporting = undefined;
+      return true; // tmux will speak for itself when the pane is made
+    });
+    return this.reporting;
+  }
+
   /**
-   * Windows and sessions are created and marked by one tmux process: a new window goes after
-   * the last one (-a after {end}), so "{end}" names it to the next command of the same list,
-   * which the server runs before any other client's. Splits are marked by a second process.
+   * The sheep's program is the pane's own command (argv after "--", so no shell runs first and
+   * none is left behind), and remain-on-exit keeps the pane when it ends: pi's last words stay
+   * on screen, and tmux keeps its exit status for liveness. Windows and sessions are created,
+   * marked and kept by one tmux process: a new window goes after the last one (-a after {end}),
+   * so "{end}" names it to the next commands of the same list, which the server runs before it
+   * reaps any child or serves another client. A split cannot be named that way, so it is marked
+   * by a second process; a program that died within those few milliseconds takes its pane with
+   * it, and the start fails for want of a mark.
    */
-  private async create(req: CreatePaneRequest): Promise<CreatedPane & { marked: boolean }> {
+  private async create(req: CreatePaneRequest, argv: readonly string[]): Promise<CreatedPane & { marked: boolean }> {
     const fmt = ["-P", "-F", "#{pane_id}"];
     const name = windowName(req.label);
     const caller = this.callerPane;
-    const markThen = (target: string) => [";", "set-option", "-p", "-t", target, MARK, req.agentId];
+    const command = ["--", ...argv.map(tmuxArgument)];
+    const markThen = (target: string) => [";", "set-option", "-p", "-t", target, MARK, req.agentId, ";", ...keep(target)];
     const newWindow = (session: string) =>
-      this.runMarked(["new-window", "-d", "-a", "-t", `${session}:{end}`, "-n", name, "-c", tmuxLiteral(req.cwd), ...fmt, ...markThen(`${session}:{end}`)]);
+      this.runMarked([
+        "new-window",
+        "-d",
+        "-a",
+        "-t",
+        `${session}:{end}`,
+        "-n",
+        name,
+        "-c",
+        tmuxLiteral(req.cwd),
+        ...fmt,
+        ...command,
+        ...markThen(`${session}:{end}`),
+      ]);
     const newSession = (session: string) =>
       this.runMarked([
         "new-session",
@@ -94,6 +145,7 @@ export class TmuxRuntime implements Runtime {
         "-y",
         "50",
         ...fmt,
+        ...command,
         ...markThen(`=${session}:`),
       ]);
     try {
@@ -105,7 +157,10 @@ export class TmuxRuntime implements Runtime {
           );
         }
         const dir = req.direction === "down" ? "-v" : "-h";
-        return { paneId: (await this.cli.run(["split-window", "-d", dir, "-t", caller, "-c", tmuxLiteral(req.cwd), ...fmt])).trim(), marked: false };
+        return {
+          paneId: (await this.cli.run(["split-window", "-d", dir, "-t", caller, "-c", tmuxLiteral(req.cwd), ...fmt, ...command])).trim(),
+          marked: false,
+        };
       }
       if (req.placement === "workspace") {
         const session = await this.freeSessionName(`${this.sessionName}-${name.replace(/[ .:]/g, "_")}`);
@@ -140,49 +195,48 @@ export class TmuxRuntime implements Runtime {
     }
   }
 
-  async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
-    try {
-      // One tmux process for both: a lone ";" argument separates tmux commands, and the line
-      // cannot end in ";" (shellLine quotes every word, so it ends in a quote).
-      await this.cli.run(["send-keys", "-t", paneId, "-l", "--", shellLine(argv), ";", "send-keys", "-t", paneId, "Enter"]);
-    } catch (e) {
-      throw this.wrap(e, "could not type the launcher command");
-    }
-  }
-
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
-    const result = new Map<string, PaneLiveness>();
-    let marks: Map<string, string>;
+    let table: Map<string, PaneRow>;
     try {
-      marks = await this.marks();
+      table = await this.paneTable();
+      // tmux may miss the SIGCHLD of a pane's program (tmux issue 311: libutempter's own
+      // handler can take it while a pane closes), and then shows the pane dead with no status
+      // until the next one. A SIGCHLD sent to the server makes it collect the status now.
+      const waiting = panes.map((p) => table.get(p.paneId)).find((r) => r?.dead && !r.exit);
+      if (waiting && nudge(waiting.serverPid)) {
+        await sleep(20);
+        table = await this.paneTable();
+      }
     } catch (e) {
-      if (e instanceof TmuxError && e.noServer) marks = new Map();
+      if (e instanceof TmuxError && e.noServer) table = new Map();
       else throw this.wrap(e, "could not list panes");
     }
-    for (const { paneId, agentId } of panes) result.set(agentId, marks.get(paneId) === agentId ? "alive" : "gone");
+    const result = new Map<string, PaneLiveness>();
+    for (const { paneId, agentId } of panes) {
+      const row = table.get(paneId);
+      if (row?.mark !== agentId) result.set(agentId, { state: "gone" });
+      // Dead with its status still uncollected: ended, but how is not known yet; the next look
+      // will say (and the pid the sheep reported is a witness if it never does).
+      else if (row.dead && row.exit) result.set(agentId, { state: "exited", exit: row.exit });
+      else result.set(agentId, { state: "alive" });
+    }
     return result;
   }
 
   async markedPanes(): Promise<PaneRef[]> {
-    let marks: Map<string, string>;
+    let table: Map<string, PaneRow>;
     try {
-      marks = await this.marks();
+      table = await this.paneTable();
     } catch (e) {
       if (e instanceof TmuxError && e.noServer) return [];
       throw this.wrap(e, "could not list panes");
     }
-    return [...marks].filter(([, agentId]) => agentId !== "").map(([paneId, agentId]) => ({ paneId, agentId }));
+    return [...table].filter(([, row]) => row.mark !== "").map(([paneId, row]) => ({ paneId, agentId: row.mark }));
   }
 
-  /** Every pane of the server with its ownership mark, in one tmux call. */
-  private async marks(): Promise<Map<string, string>> {
-    const rows = (await this.cli.run(["list-panes", "-a", "-F", `#{pane_id} #{${MARK}}`])).split("\n");
-    const marks = new Map<string, string>();
-    for (const row of rows) {
-      const space = row.indexOf(" ");
-      if (space > 0) marks.set(row.slice(0, space), row.slice(space + 1).trim());
-    }
-    return marks;
+  /** Every pane of the server with its mark and how its program ended, in one tmux call. */
+  private async paneTable(): Promise<Map<string, PaneRow>> {
+    return parsePaneTable(await this.cli.run(PANE_TABLE_ARGS));
   }
 
   async read(paneId: string, lines: number): Promise<string> {
@@ -190,7 +244,11 @@ export class TmuxRuntime implements Runtime {
     try {
       const text = await this.cli.run(["capture-pane", "-p", "-J", "-t", paneId, "-S", `-${n}`]);
       const all = text.replace(/\s+$/, "").split("\n");
-      return all.slice(-n).join("\n");
+      // remain-on-exit writes its "Pane is dead" line on the screen's last row: the blank rows
+      // between it and the program's last words are no text.
+      const dead = all.length > 1 && /^Pane is dead\b/.test(all[all.length - 1]!);
+      const words = dead ? [...all.slice(0, -1).join("\n").trimEnd().split("\n"), all[all.length - 1]!] : all;
+      return words.slice(-n).join("\n");
     } catch (e) {
       throw this.wrap(e, "could not read the pane");
     }
@@ -200,7 +258,7 @@ export class TmuxRuntime implements Runtime {
     let mark: string | undefined;
     try {
       // list-panes reads pane options reliably; the mark is checked before anything is killed
-      mark = (await this.marks()).get(paneId);
+      mark = (await this.paneTable()).get(paneId)?.mark;
       if (mark === undefined) return;
     } catch (e) {
       if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return;
