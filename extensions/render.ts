@@ -1,7 +1,8 @@
 /** pi-tui wrappers around the text renderers in src/tool/render-text.ts. */
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
-import { renderCallText, renderResultText, type Paint } from "../src/tool/render-text.js";
+import type { Push } from "../src/core/courier.js";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/tool/render-text.js";
 
 type Theme = { fg(color: string, text: string): string; bold(text: string): string };
 
@@ -23,4 +24,15 @@ export function renderResult(
     paint(theme),
   );
   return new Text(text, 0, 0);
+}
+
+/** A pushed result, question or delegation in the transcript. */
+export function renderPush(message: { content: unknown; details?: unknown }, options: { expanded: boolean }, theme: Theme) {
+  const content =
+    typeof message.content === "string"
+      ? message.content
+      : Array.isArray(message.content)
+        ? message.content.map((c: { text?: string }) => c.text ?? "").join("")
+        : "";
+  return new Text(renderPushText(content, message.details as Push | undefined, options.expanded, paint(theme)), 0, 0);
 }

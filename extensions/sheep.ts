@@ -1,17 +1,16 @@
 /**
  * Loaded with -e into every sheep (never into a shepherd). It reports readiness, takes prompts
- * from the inbox and submits them as real user messages, and writes each turn's result to the
- * outbox. Prompt text never passes through the terminal.
+ * from the inbox and submits them as real user messages, steers a running turn when told to,
+ * and writes each turn's result to the outbox. Prompt text never passes through the terminal.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { chmodSync, watch, type FSWatcher } from "node:fs";
-import { readdir, rename, rm } from "node:fs/promises";
-import { readJson, writeJsonAtomicSync } from "../src/protocol/files.js";
-import { sheepLayout } from "../src/protocol/layout.js";
-import type { InboxPrompt, ResultFile, StatusReport } from "../src/protocol/messages.js";
+import { chmodSync, existsSync, mkdirSync, watch, type FSWatcher } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
+import { createMarkerSync, readJson, writeJsonAtomicSync } from "../src/protocol/files.js";
+import { INBOX_FILE, sheepLayout } from "../src/protocol/layout.js";
+import type { InboxItem, ResultFile, StatusReport } from "../src/protocol/messages.js";
 import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.js";
-
-const PROMPT_FILE = /^p_[0-9a-z]+\.json$/;
+import { registerMessageTool } from "./sheep-message.js";
 
 /*
  * Results and reports are written synchronously (writeJsonAtomicSync): right after a turn pi's
@@ -26,6 +25,10 @@ interface Active {
   startedAt: string;
   /** The last assistant message of the run this prompt started. */
   last?: unknown;
+  /** pi's run for it has started: only then can a steer join it instead of starting its own. */
+  running: boolean;
+  /** Steering messages that went into this turn. */
+  steered: string[];
 }
 
 export default function sheep(pi: ExtensionAPI) {
@@ -45,9 +48,12 @@ export default function sheep(pi: ExtensionAPI) {
   let dialog: string | undefined;
   let busBlocked = 0;
   let busLabel: string | undefined;
+  /** A shepherd_message question waiting for its reply: the sheep waits on its shepherd. */
+  let asking: { messageId: string; text: string } | undefined;
   const readyAt = new Date().toISOString();
 
-  const blockedLabel = () => dialog ?? (busBlocked > 0 ? (busLabel ?? "blocked") : undefined);
+  const blockedLabel = () =>
+    dialog ?? (busBlocked > 0 ? (busLabel ?? "blocked") : asking ? `question ${asking.messageId} to the shepherd: ${oneLine(asking.text)}` : undefined);
 
   const report = () => {
     const blocked = blockedLabel();
@@ -60,6 +66,7 @@ export default function sheep(pi: ExtensionAPI) {
       state: active ? "working" : "idle",
       ...(active ? { activePromptId: active.promptId } : {}),
       ...(blocked !== undefined ? { blocked } : {}),
+      ...(asking ? { asking } : {}),
       updatedAt: new Date().toISOString(),
     };
     writeJsonAtomicSync(layout.status, status);
@@ -84,6 +91,7 @@ export default function sheep(pi: ExtensionAPI) {
       ...(ctx?.sessionManager.getSessionFile() ? { sessionPath: ctx.sessionManager.getSessionFile()! } : {}),
       startedAt: done.startedAt,
       finishedAt: new Date().toISOString(),
+      ...(done.steered.length ? { steered: done.steered } : {}),
     };
     writeJsonAtomicSync(layout.outboxFile(done.promptId), file);
     report();
@@ -123,7 +131,60 @@ export default function sheep(pi: ExtensionAPI) {
     });
   };
 
-  /** Claims the oldest prompt in the inbox, one at a time, and submits it. */
+  /** Taken once, never again: a file written twice, or read again after pi restarted, is dropped. */
+  const taken = (id: string) => existsSync(layout.takenFile(id));
+  const take = (id: string) => createMarkerSync(layout.takenFile(id));
+  const drop = (path: string) => rm(path, { force: true }).catch(() => undefined);
+
+  /** Submits a prompt as its own turn; its result is written when that turn settles. */
+  const submitPrompt = async (path: string, id: string, c: ExtensionContext) => {
+    if (!take(id)) return drop(path);
+    let item: InboxItem | undefined;
+    try {
+      item = await readJson<InboxItem>(path);
+    } finally {
+      // Read once is taken for good, and a prompt may be megabytes that nobody needs to keep.
+      await drop(path);
+    }
+    // A person may be typing into this sheep; then the prompt queues behind their turn, which runs.
+    const idle = c.isIdle();
+    active = { promptId: id, startedAt: new Date().toISOString(), running: !idle, steered: [] };
+    report();
+    if (!item || item.kind === "steer" || item.promptId !== id || typeof item.text !== "string") {
+      await finish({ status: "failed", text: "", errorMessage: "the prompt file could not be read" });
+      return;
+    }
+    if (idle) pi.sendUserMessage(item.text);
+    else pi.sendUserMessage(item.text, { deliverAs: "followUp" });
+  };
+
+  /**
+   * A steer joins the running turn of its target. It waits while the target has not started, and
+   * is dropped once the target's turn is over (the shepherd counts it as missed).
+   */
+  const steer = async (path: string, id: string, waiting: readonly string[]) => {
+    const item = await readJson<InboxItem>(path);
+    if (item?.kind !== "steer" || item.steerId !== id || typeof item.text !== "string" || typeof item.target !== "string") {
+      take(id);
+      return drop(path);
+    }
+    if (active?.promptId === item.target) {
+      if (!active.running) return; // its turn has not begun: a steer now would race pi starting it
+      if (!take(id)) return drop(path);
+      await drop(path);
+      active.steered.push(id);
+      pi.sendUserMessage(item.text, { deliverAs: "steer" });
+      return;
+    }
+    if (waiting.includes(item.target) && !taken(item.target)) return;
+    take(id);
+    await drop(path);
+  };
+
+  /**
+   * Goes through the inbox in order: prompts one at a time, each once nothing of ours runs;
+   * steers whenever their target's turn runs.
+   */
   const scan = async () => {
     if (scanning) {
       rescan = true;
@@ -133,34 +194,16 @@ export default function sheep(pi: ExtensionAPI) {
     try {
       do {
         rescan = false;
-        if (active || !ctx) return;
-        const names = (await readdir(layout.inbox).catch(() => [] as string[])).filter((n) => PROMPT_FILE.test(n)).sort();
-        const name = names[0];
-        // A prompt that landed during readdir rang while we were scanning: look again.
-        if (!name) continue;
-        const claimed = `${layout.inbox}/${name}.claimed`;
-        try {
-          await rename(`${layout.inbox}/${name}`, claimed);
-        } catch {
-          continue;
-        }
-        let prompt: InboxPrompt | undefined;
-        try {
-          prompt = await readJson<InboxPrompt>(claimed);
-        } finally {
-          // Read once is taken for good: the name no longer matches PROMPT_FILE, so no later scan
-          // submits it again, and a prompt may be megabytes that nobody needs to keep.
-          await rm(claimed, { force: true }).catch(() => undefined);
-        }
-        if (!prompt) continue;
-        active = { promptId: prompt.promptId, startedAt: new Date().toISOString() };
-        report();
-        try {
-          // A person may be typing into this sheep; then the prompt queues behind their turn.
-          if (ctx.isIdle()) await pi.sendUserMessage(prompt.text);
-          else await pi.sendUserMessage(prompt.text, { deliverAs: "followUp" });
-        } catch (e) {
-          await finish({ status: "failed", text: "", errorMessage: `could not submit the prompt: ${(e as Error).message}` });
+        const c = ctx;
+        if (!c) return;
+        const names = (await readdir(layout.inbox).catch(() => [] as string[])).filter((n) => INBOX_FILE.test(n)).sort();
+        const ids = names.map((n) => INBOX_FILE.exec(n)![2]!);
+        for (const [i, name] of names.entries()) {
+          const id = ids[i]!;
+          const path = `${layout.inbox}/${name}`;
+          if (taken(id)) await drop(path);
+          else if (id.startsWith("s_")) await steer(path, id, ids);
+          else if (!active) await submitPrompt(path, id, c);
         }
       } while (rescan);
     } finally {
@@ -168,15 +211,24 @@ export default function sheep(pi: ExtensionAPI) {
     }
   };
 
+  registerMessageTool(pi, layout, {
+    activePromptId: () => active?.promptId,
+    asking: (q) => {
+      asking = q;
+      report();
+    },
+  });
+
   pi.on("session_start", async (_event, c) => {
     ctx = c;
     watchSignals(true);
+    mkdirSync(layout.taken, { recursive: true, mode: 0o700 });
     report();
     watcher?.close();
     try {
-      // Only a finished prompt file is worth a scan, not the temp file written before it.
+      // Only a finished inbox file is worth a scan, not the temp file written before it.
       watcher = watch(layout.inbox, { persistent: false }, (_event, name) => {
-        if (name === null || PROMPT_FILE.test(name)) void scan();
+        if (name === null || INBOX_FILE.test(name)) void scan();
       });
       watcher.on("error", () => undefined);
     } catch {
@@ -194,6 +246,10 @@ export default function sheep(pi: ExtensionAPI) {
 
   pi.on("agent_start", () => {
     clearTimeout(finalizeTimer);
+    if (active && !active.running) {
+      active.running = true;
+      void scan(); // a steer may be waiting for this turn to begin
+    }
   });
 
   // agent_end can be followed by a retry or a queued follow-up; agent_settled (pi >= 1.x) says
@@ -235,4 +291,10 @@ export default function sheep(pi: ExtensionAPI) {
     clearInterval(poll);
     clearTimeout(finalizeTimer);
   });
+}
+
+/** A question's text in a one-line status label. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 120 ? `${flat.slice(0, 119)}…` : flat;
 }

@@ -16,19 +16,34 @@ import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
 import { HerdWidget } from "./herd-widget.js";
 import { dispatchContext, projectTrusted } from "./pi-context.js";
-import { renderCall, renderResult } from "./render.js";
+import { noticeText } from "../src/tool/format.js";
+import { PUSH_TYPE, pushMessage } from "../src/tool/push-text.js";
+import { renderCall, renderPush, renderResult } from "./render.js";
 import { registerShepherdCommand } from "./shepherd-command.js";
 
 const DESCRIPTION = [
   "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",
-  "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId),",
+  "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId;",
+  "notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent),",
   "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
   "herd (list live sheep), read (recent screen text of a sheep), prune (forget sheep whose panes are gone),",
-  "delegate (single, parallel or chain tasks), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's work into your branch),",
-  "doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
+  "delegate (one-shot tasks; background: true returns at once and reports back by itself), messages (what sheep told or asked you),",
+  "reply (answer a sheep's question that waits), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's",
+  "work into your branch), doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
   "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
   "Errors start with a [code].",
 ].join(" ");
+
+const GUIDELINES = [
+  "shepherd: talking to a sheep takes two calls: `prompt` returns a promptId at once, then `wait` returns the answer. Never expect an answer from `prompt`.",
+  "shepherd: for short work whose answer you need before you can go on, `prompt` then `wait`. To run work in parallel, `start` several sheep, `prompt` each one, then make ONE `wait` call with all their `promptIds`.",
+  'shepherd: to keep talking with the person while sheep work, `prompt` with `notify: true` (or `delegate` with `background: true`) and end your turn: each result comes back to you as a new message by itself ("[pi-shepherd] Result of …"); do not also `wait` for it.',
+  'shepherd: to correct a sheep mid-task, `prompt` it with `deliverAs: "steer"` (the answer still comes on its running prompt); to line up the next task behind the current one, `deliverAs: "followUp"` (at most 8 queued). Without deliverAs a busy sheep refuses with [prompt_pending].',
+  'shepherd: a sheep may ask you a question (a message "[pi-shepherd] Sheep … asks (m_…)", or a `wait` result `blocked` with a question): answer with `reply` {agentId, messageId, text}. `messages` lists what sheep told you.',
+  "shepherd: a `wait` that returns `timeout` stopped nothing; call `wait` again with the same promptId. Give a `requestId` when a prompt must not be sent twice (e.g. when retrying after an error).",
+  "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
+  "shepherd: a sheep that edits files should get `isolate: true` (its own git worktree and branch); trust the `evidence` in its result over its words, and `land` its work when it is right.",
+];
 
 export default async function shepherdExtension(pi: ExtensionAPI) {
   const depth = Number(process.env.PI_SHEPHERD_DEPTH ?? "0") || 0;
@@ -74,13 +89,7 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     label: "Shepherd",
     description: DESCRIPTION,
     promptSnippet: "Start persistent pi sheep in panes, prompt them without waiting, then wait for one or many answers",
-    promptGuidelines: [
-      "shepherd: talking to a sheep takes two calls: `prompt` returns a promptId at once, then `wait` returns the answer. Never expect an answer from `prompt`.",
-      "shepherd: to run work in parallel, `start` several sheep, `prompt` each one, then make ONE `wait` call with all their `promptIds`; they work at the same time.",
-      "shepherd: a `wait` that returns `timeout` stopped nothing; call `wait` again with the same promptId. A sheep holds one unanswered prompt at a time.",
-      "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
-      "shepherd: a sheep that edits files should get `isolate: true` (its own git worktree and branch); trust the `evidence` in its result over its words, and `land` its work when it is right.",
-    ],
+    promptGuidelines: GUIDELINES,
     parameters: shepherdParameters,
     // Before pi's schema check, which would reject task objects sent as JSON text.
     prepareArguments: (args) => prepareArguments(args) as Static<typeof shepherdParameters>,
@@ -108,6 +117,7 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
   // No abort signal for /shepherd: ctx.signal belongs to the agent's turn, and Escape on that turn
   // should not cancel a sheep the person started by hand.
   registerShepherdCommand(pi, { appFor, current: () => app, entry: (ctx) => entry(ctx), onChange: (ctx) => widget.touch(ctx) });
+  pi.registerMessageRenderer(PUSH_TYPE, (message, options, theme) => renderPush(message, options, theme));
 
   // After /reload (or in a new shepherd on the same agent dir) the sheep still run: take them back
   // at once, so their ids keep working and prompts sent before can still be waited for.
@@ -130,6 +140,16 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
       }
       if (live > 0) widget.touch(ctx);
     }
+    // Results nobody waits for, questions of sheep and background delegations come in as messages
+    // of their own: starting a turn when the shepherd is idle, after its current one when busy.
+    current.shepherd.deliverTo({
+      deliver: (push) => pi.sendMessage(pushMessage(push), { triggerTurn: true, deliverAs: "followUp" }),
+      notice: (n) => {
+        if (!ctx.hasUI) return;
+        ctx.ui.notify(noticeText(n), "info");
+        widget.touch(ctx);
+      },
+    });
   });
 
   pi.on("session_shutdown", async (event) => {
@@ -141,11 +161,13 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     } catch {
       return;
     }
-    current.shepherd.dispose();
-    if (event.reason !== "quit" || !current.loaded.settings.closeOnExit) return;
-    const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
-    await Promise.all(
-      mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))),
-    );
+    if (event.reason === "quit" && current.loaded.settings.closeOnExit) {
+      const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
+      await Promise.all(
+        mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))),
+      );
+    }
+    // Awaited: a push under way goes out through this pi, and the reloaded shepherd reads what this one wrote last.
+    await current.shepherd.dispose();
   });
 }

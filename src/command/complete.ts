@@ -44,8 +44,9 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
   } else {
     const info = findSubcommand(words[0]!);
     if (!info) return null;
-    const flags = [...Object.keys(info.flags ?? {}), ...Object.keys(info.switches ?? {})];
-    const takesValue = (w: string) => w.startsWith("--") && !w.includes("=") && !Object.hasOwn(info.switches ?? {}, w.slice(2));
+    const switches = new Set(Object.keys(info.switches ?? {}));
+    const flags = [...Object.keys(info.flags ?? {}), ...switches];
+    const takesValue = (w: string) => w.startsWith("--") && !w.includes("=") && !switches.has(w.slice(2));
     const prev = words[words.length - 1]!;
     const used = new Set(words.filter((w) => w.startsWith("--")).map((w) => w.slice(2).split("=")[0]!));
     // Words after the subcommand that are not flags or flag values.
@@ -63,7 +64,7 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
       candidates = flags.filter((f) => !used.has(f)).map((f) => ({ word: `--${f}`, raw: true }));
     } else if (positional === 0 && info.name === "start") {
       candidates = (await src.agents()).map((a) => ({ word: a.name, description: `${a.source}: ${a.description}` }));
-    } else if (positional === 0 && ["status", "read", "close", "diff", "land"].includes(info.name)) {
+    } else if (positional === 0 && ["status", "read", "close", "diff", "land", "messages", "reply"].includes(info.name)) {
       const live = src.sheep();
       candidates = live.map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent} · ${s.state}` }));
       if (current.startsWith("a_")) candidates = live.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent} · ${s.state}` }));

@@ -10,7 +10,7 @@ export interface SubcommandInfo {
   summary: string;
   /** Flag name -> the tool parameter it becomes. */
   flags?: Record<string, string>;
-  /** Flags that take no value: name -> the boolean tool parameter they set. */
+  /** Flags that take no value: their presence sets the parameter to true. */
   switches?: Record<string, string>;
 }
 
@@ -55,6 +55,13 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
   { name: "doctor", usage: "doctor", summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)" },
   { name: "log", usage: "log [N] [--agent ID|LABEL]", summary: "the last N events of the audit log (default 20)", flags: { agent: "agent" } },
+  {
+    name: "messages",
+    usage: "messages [<id|label>] [--unread]",
+    summary: "what the sheep told or asked their shepherd (listed ones count as read)",
+    switches: { unread: "unreadOnly" },
+  },
+  { name: "reply", usage: "reply <id|label> <messageId> <text…>", summary: "answer a sheep's question that waits for a reply" },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
   { name: "help", usage: "help", summary: "this help" },
 ];
@@ -68,7 +75,9 @@ export type ParsedCommand =
   /** The tool takes an agentId here; the command also takes a label, resolved first. */
   | { sub: "status"; target: string }
   | { sub: "close"; target: string; removeWorktree?: boolean; force?: boolean }
-  | { sub: "land"; target: string; squash?: boolean };
+  | { sub: "land"; target: string; squash?: boolean }
+  | { sub: "messages"; target?: string; unreadOnly: boolean }
+  | { sub: "reply"; target: string; messageId: string; text: string };
 
 export const DEFAULT_LOG_LINES = 20;
 export const MAX_LOG_LINES = 1000;
@@ -153,6 +162,13 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "diff":
       arity(1, 1, "a sheep's id or label");
       return { sub: "diff", command: parseToolCommand({ ...flags, action: "diff", target: positional[0] }) };
+    case "messages":
+      arity(0, 1, "");
+      return { sub: "messages", ...(positional[0] !== undefined ? { target: positional[0] } : {}), unreadOnly: flags.unreadOnly === true };
+    case "reply":
+      if (positional.length < 3) throw usageError(info, `"reply" needs a sheep's id or label, the question's id and your answer`);
+      // The answer is the rest of the line, so it needs no quotes.
+      return { sub: "reply", target: positional[0]!, messageId: positional[1]!, text: positional.slice(2).join(" ") };
     case "herd":
     case "prune":
     case "doctor":

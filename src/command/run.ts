@@ -6,8 +6,10 @@ import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
 import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import { closeText, herdText, isolationText, sheepLine, startedLine } from "../tool/format.js";
+import type { ListedMessage } from "../core/mail.js";
+import { closeText, herdText, isolationText, messagesText, replyText, sheepLine, startedLine } from "../tool/format.js";
 import { commandWorktreeSteps, helpText, logNotice, readNotice, settingsNotice } from "./text.js";
+import { quoteWord } from "./tokens.js";
 
 export interface Notice {
   level: "info" | "warning" | "error";
@@ -106,6 +108,17 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "log":
       return info(logNotice(await deps.log({ limit: cmd.limit, ...(cmd.agent !== undefined ? { agent: cmd.agent } : {}) }), cmd.agent));
+    case "messages": {
+      const agentId = cmd.target === undefined ? undefined : (await deps.registry()).resolve(cmd.target);
+      const r = await deps.execute({ action: "messages", ...(agentId ? { agentId } : {}), unreadOnly: cmd.unreadOnly });
+      const list = r.details.messages as ListedMessage[];
+      return info(messagesText(list, cmd.unreadOnly, (m) => `Answer it: /shepherd reply ${quoteWord(m.label)} ${m.messageId} <your answer>`));
+    }
+    case "reply": {
+      const agentId = (await deps.registry()).resolve(cmd.target);
+      const r = await deps.execute({ action: "reply", agentId, messageId: cmd.messageId, text: cmd.text });
+      return info(replyText(r.details.replied as { agentId: string; messageId: string }, await labelOf(deps, agentId)));
+    }
   }
 }
 

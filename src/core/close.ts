@@ -1,7 +1,7 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
 import { isShepherdError, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
-import { activePrompt, settle, settleFromDisk } from "./ledger.js";
+import { pendingPrompts, refresh, settle, settleAll } from "./ledger.js";
 import { findRecord } from "./persistence.js";
 import type { AgentRecord, CloseOptions, CloseOutcome } from "./types.js";
 import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.js";
@@ -21,19 +21,12 @@ export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}):
       return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true, ...worktree };
     }
     if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
-    const active = activePrompt(herd, rec);
     // A result already on disk is the answer, not a cancellation.
-    if (active) await settleFromDisk(herd, rec, active);
+    await refresh(herd, rec);
     await closeOurPane(herd, rec);
-    const cancelled: string[] = [];
-    if (active && !active.settled) {
-      // The answer may have landed while the pane went; only then is the prompt truly cancelled.
-      await settleFromDisk(herd, rec, active);
-      if (!active.settled) {
-        await settle(herd, active, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
-        cancelled.push(active.promptId);
-      }
-    }
+    // The answer may have landed while the pane went; what is left, active or queued, is cancelled.
+    await refresh(herd, rec);
+    const cancelled = await settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
     rec.state = "closed";
     delete rec.activePromptId;
     herd.unwatch(rec.agentId);
@@ -122,11 +115,8 @@ export async function prune(herd: Herd): Promise<PruneOutcome> {
 export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[]; kept?: string }> {
   return herd.exclusive(rec.agentId, async () => {
     if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return { ids: [] };
-    const active = activePrompt(herd, rec);
-    if (active) {
-      await settleFromDisk(herd, rec, active);
-      if (!active.settled) await settle(herd, active, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
-    }
+    await refresh(herd, rec).catch(() => undefined);
+    for (const p of pendingPrompts(herd, rec)) await settle(herd, p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
     herd.unwatch(rec.agentId);
     await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
     herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });

@@ -4,14 +4,14 @@ import { every } from "./signals.js";
 import { errorText, isShepherdError, ShepherdError } from "./errors.js";
 import type { Shepherd } from "./shepherd.js";
 import type { Worktree } from "../ports/workspace.js";
-import type { AgentDefinition, Evidence, Usage, WaitStatus } from "./types.js";
+import type { AgentDefinition, DelegateMode, Evidence, Usage, WaitItem, WaitStatus } from "./types.js";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
  * so a delegated sheep is the same visible, persistent agent as any other while it works.
  */
 
-export type DelegateMode = "single" | "parallel" | "chain";
+export type { DelegateMode } from "./types.js";
 
 export interface DelegateTask {
   definition: AgentDefinition;
@@ -52,6 +52,23 @@ export interface DelegateOptions {
   onProgress?: (p: DelegateProgress) => void;
   now?: () => number;
   clock?: Clock;
+  /** Told as each task gets its sheep, its prompt, and its outcome (a background delegation records them). */
+  hooks?: DelegateHooks;
+  /**
+   * Aborted when the delegation is to stop where it is without closing anything (the shepherd is
+   * reloading): what runs is left for the next shepherd to finish.
+   */
+  detach?: AbortSignal;
+  /** Runs while the shepherd talks on: a sheep that waits on a question is not a finished task. */
+  background?: boolean;
+}
+
+export interface DelegateHooks {
+  started?(index: number, agentId: string): void;
+  prompted?(index: number, promptId: string): void;
+  finished?(index: number, item: DelegateItem): void;
+  /** A background delegation's prompts carry its id from the moment they exist. */
+  delegationId?: string;
 }
 
 interface Tracked {
@@ -68,6 +85,12 @@ const FINAL: ReadonlySet<ItemPhase> = new Set(["completed", "failed", "timeout",
 export class Delegation {
   private readonly tracked: Tracked[];
   private readonly now: () => number;
+  /** Tasks that run from the start (the rest wait for a place): once each has its prompt, the first wave is out. */
+  private readonly waveSize: number;
+  private waveLeft: Set<number>;
+  private waveDone!: () => void;
+  /** Resolves once every task of the first wave has its prompt (or ended): a background delegation returns then. */
+  readonly firstWave: Promise<void>;
 
   constructor(
     private readonly shepherd: Shepherd,
@@ -77,6 +100,14 @@ export class Delegation {
   ) {
     this.now = o.now ?? Date.now;
     this.tracked = tasks.map((t) => ({ agent: t.definition.name, state: "queued" }));
+    this.waveSize = mode === "parallel" ? Math.min(tasks.length, Math.max(1, o.maxParallel)) : 1;
+    this.waveLeft = new Set(Array.from({ length: this.waveSize }, (_, i) => i));
+    this.firstWave = new Promise((resolve) => (this.waveDone = resolve));
+  }
+
+  private out(i: number): void {
+    if (!this.waveLeft.delete(i) || this.waveLeft.size > 0) return;
+    this.waveDone();
   }
 
   async run(): Promise<DelegateItem[]> {
@@ -88,6 +119,7 @@ export class Delegation {
       return await Promise.all(this.tasks.map((t, i) => limit(() => this.one(i, t.task))));
     } finally {
       stopTicking();
+      this.waveDone();
     }
   }
 
@@ -110,13 +142,19 @@ export class Delegation {
     const t = this.tasks[i]!;
     const track = this.tracked[i]!;
     const base = { agent: t.definition.name, task };
+    const hooks = this.o.hooks;
+    const detached = () => this.o.detach?.aborted === true;
     const finish = (item: DelegateItem): DelegateItem => {
       track.state = item.status;
       track.finishedAt = this.now();
       this.report();
+      // A detached task is not over: the next shepherd finishes it, so nothing is recorded here.
+      if (!detached()) hooks?.finished?.(i, item);
+      this.out(i);
       return item;
     };
-    if (this.o.signal?.aborted) return finish({ ...base, status: "cancelled", error: "[cancelled] the delegation was aborted before this task started." });
+    if (this.o.signal?.aborted || detached())
+      return finish({ ...base, status: "cancelled", error: "[cancelled] the delegation was aborted before this task started." });
     track.state = "starting";
     track.startedAt = this.now();
     this.report();
@@ -129,12 +167,12 @@ export class Delegation {
       track.agentId = agentId;
       track.label = started.label;
       track.state = "working";
+      hooks?.started?.(i, agentId);
       this.report();
-      const { promptId } = await this.shepherd.prompt(agentId, task);
-      const [r] = await this.shepherd.wait([promptId], {
-        timeoutSec: this.o.waitTimeoutSec,
-        ...(this.o.signal ? { signal: this.o.signal } : {}),
-      });
+      const { promptId } = await this.shepherd.prompt(agentId, task, hooks?.delegationId ? { delegationId: hooks.delegationId } : {});
+      hooks?.prompted?.(i, promptId);
+      this.out(i);
+      const r = await this.answer(promptId);
       const item: DelegateItem = {
         ...base,
         status: r!.status,
@@ -149,6 +187,7 @@ export class Delegation {
       if (!this.o.keepOpen) await this.closeQuietly(agentId);
       return finish(item);
     } catch (e) {
+      if (detached()) return finish({ ...base, status: "cancelled", ...(agentId ? { agentId } : {}), error: "[cancelled] the shepherd stopped." });
       const aborted = this.o.signal?.aborted || isShepherdError(e, "aborted");
       // An aborted delegation closes what it started, whatever keepOpen says: nobody will wait for it.
       if (agentId && (aborted || !this.o.keepOpen)) await this.closeQuietly(agentId);
@@ -159,6 +198,27 @@ export class Delegation {
         ...(worktree !== undefined ? { worktree } : {}),
         error: aborted ? "[cancelled] the delegation was aborted." : errorText(e),
       });
+    }
+  }
+
+  /**
+   * The task's result. A background delegation's own waits are no reader of the conversation (they
+   * neither hold nor claim anything), and a sheep that asks its shepherd something keeps its task
+   * going: the question is pushed, and the delegation waits for the answer's effect.
+   */
+  private async answer(promptId: string): Promise<WaitItem> {
+    const clock = this.o.clock ?? systemClock;
+    const deadline = clock.now() + this.o.waitTimeoutSec * 1000;
+    for (;;) {
+      const left = Math.max(0, (deadline - clock.now()) / 1000);
+      const [r] = await this.shepherd.wait([promptId], {
+        timeoutSec: left,
+        ...(this.o.signal ? { signal: this.o.signal } : {}),
+        ...(this.o.background ? { quiet: true } : {}),
+      });
+      if (!this.o.background || r!.status !== "blocked" || left <= 0) return r!;
+      await clock.sleep(1000, this.o.signal).catch(() => undefined);
+      if (this.o.signal?.aborted) throw new ShepherdError("aborted", "the delegation was cancelled.");
     }
   }
 
@@ -182,12 +242,18 @@ export class Delegation {
 
 /** The tool's verdict: every item failed throws; anything else returns. */
 export function delegateOutcome(mode: DelegateMode, items: DelegateItem[], total: number): { ok: number; summary: string } {
-  const ok = items.filter((i) => i.status === "completed").length;
-  if (ok === 0) {
+  const verdict = delegateSummary(mode, items, total);
+  if (verdict.ok === 0) {
     const reasons = items.map((i, n) => `${n + 1}. ${i.agent}: ${i.status}${i.error ? ` ${i.error}` : ""}`).join("\n");
     const code = items.every((i) => i.status === "cancelled") ? "aborted" : "delegate_failed";
     throw new ShepherdError(code, `${mode} delegation: no task succeeded.\n${reasons}`);
   }
+  return verdict;
+}
+
+/** How many succeeded and the line that says so; a chain says where it stopped. */
+export function delegateSummary(mode: DelegateMode, items: readonly DelegateItem[], total: number): { ok: number; summary: string } {
+  const ok = items.filter((i) => i.status === "completed").length;
   if (mode === "chain") {
     const stopped = items.find((i) => i.status !== "completed");
     return {
@@ -197,5 +263,9 @@ export function delegateOutcome(mode: DelegateMode, items: DelegateItem[], total
         : `Chain: ${ok}/${total} steps succeeded.`,
     };
   }
-  return { ok, summary: mode === "single" ? "" : `Parallel: ${ok}/${total} succeeded.` };
+  return {
+    ok,
+    summary:
+      mode === "single" ? (ok === 1 ? "" : `The task did not succeed: ${items[0]?.error ?? items[0]?.status ?? ""}`) : `Parallel: ${ok}/${total} succeeded.`,
+  };
 }

@@ -19,6 +19,21 @@ export async function takeBaseline(herd: Herd, rec: AgentRecord, prompt: PromptR
   }
 }
 
+/**
+ * A follow-up queued behind a prompt starts when that prompt ends: its baseline is the state the
+ * settled prompt's evidence ended with. The sheep takes it up as soon as it finishes the one
+ * before, so the line between the two is where the shepherd saw the first result.
+ */
+export function nextBaseline(settled: PromptRecord, next: PromptRecord): void {
+  if (next.baseline || next.evidenceError || !settled.settled) return;
+  const e = settled.settled.evidence;
+  if (e) {
+    next.baseline = { root: e.baseline.root, ...(e.afterCommit ? { commit: e.afterCommit } : {}), tree: e.after, takenAt: e.afterAt };
+  } else if (settled.baseline || settled.settled.evidenceError) {
+    next.evidenceError = "the prompt before it has no evidence, so this one has no baseline";
+  }
+}
+
 /** What changed during the prompt, for its result; never throws. */
 export async function evidenceOf(herd: Herd, prompt: PromptRecord): Promise<Pick<WaitItem, "evidence" | "evidenceError">> {
   if (prompt.evidenceError) return { evidenceError: prompt.evidenceError };

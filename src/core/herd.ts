@@ -7,7 +7,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { LivenessMonitor } from "./liveness.js";
 import { Registry } from "./registry.js";
 import { Bells } from "./signals.js";
-import type { AgentRecord, WaitItem } from "./types.js";
+import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
 export interface ShepherdOptions {
   runtime: Runtime;
@@ -48,6 +48,34 @@ export type HerdOptions = typeof DEFAULTS & ShepherdOptions;
 /** Closed sheep whose records are kept, and settled prompts kept per sheep; see bound(). */
 export const MAX_CLOSED_KEPT = 64;
 export const MAX_SETTLED_KEPT = 32;
+/** Background delegations whose message went out, kept so their ids still answer. */
+export const MAX_DELIVERED_DELEGATIONS_KEPT = 16;
+/** Follow-up prompts one sheep may hold behind its active one. */
+export const MAX_QUEUED = 8;
+
+/** A settled prompt that still owes the conversation its result (a push, or its delegation's). */
+export function owesDelivery(herd: { registry: Registry }, p: PromptRecord): boolean {
+  if (p.notify && !p.delivered) return true;
+  if (!p.delegationId) return false;
+  const d = herd.registry.delegations.get(p.delegationId);
+  return d !== undefined && !d.delivered;
+}
+
+/** How many watchers hold each key. */
+export class Holds {
+  private readonly counts = new Map<string, number>();
+  add(key: string): void {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+  release(key: string): void {
+    const n = (this.counts.get(key) ?? 0) - 1;
+    if (n > 0) this.counts.set(key, n);
+    else this.counts.delete(key);
+  }
+  has(key: string): boolean {
+    return this.counts.has(key);
+  }
+}
 
 /**
  * The state every job of the core shares: the records, the bells that wake waiters, the clock,
@@ -66,6 +94,17 @@ export class Herd {
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Records dropped from the registry: the store must drop them too, even under an old owner. */
   private readonly forgotten = new Set<string>();
+  /**
+   * Prompts and sheep a wait is watching right now: their results and questions go back through
+   * that wait, so nothing pushes them into the conversation meanwhile.
+   */
+  readonly waiting = new Holds();
+  /** Questions a wait returned (as blocked): the model saw them, they are not pushed again. */
+  readonly claimedQuestions = new Set<string>();
+  /** Aborted when this shepherd is disposed (a reload): background work stops where it is. */
+  readonly lifetime = new AbortController();
+  /** After dispose nothing is written: the reloaded shepherd owns the records now. */
+  private closedForWrites = false;
 
   constructor(options: ShepherdOptions) {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
@@ -138,12 +177,33 @@ export class Herd {
   persist(): Promise<void> {
     this.bound();
     const store = this.opts.store;
-    if (!store) return Promise.resolve();
+    if (!store || this.closedForWrites) return Promise.resolve();
     const agents = [...this.registry.agents.values()];
     const ids = new Set(agents.map((a) => a.agentId));
     const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
     const forgotten = [...this.forgotten].filter((id) => !ids.has(id));
-    return store.save(this.opts.owner, { agents: agents.map((a) => ({ ...a })), prompts: prompts.map((p) => ({ ...p })), forgotten }).catch(() => undefined);
+    const delegations = [...this.registry.delegations.values()].map((d) => ({ ...d, items: d.items.map((i) => ({ ...i })) }));
+    return store
+      .save(this.opts.owner, {
+        agents: agents.map((a) => ({ ...a, ...(a.queue ? { queue: [...a.queue] } : {}) })),
+        prompts: prompts.map((p) => ({ ...p })),
+        delegations,
+        forgotten,
+      })
+      .catch(() => undefined);
+  }
+
+  get disposed(): boolean {
+    return this.lifetime.signal.aborted;
+  }
+
+  /** Stops background work; after the final write (closeWrites) nothing more is written. */
+  stopBackground(): void {
+    this.lifetime.abort(new Error("the shepherd was reloaded or shut down"));
+  }
+
+  closeWrites(): void {
+    this.closedForWrites = true;
   }
 
   /**
@@ -159,7 +219,8 @@ export class Herd {
     for (const rec of closed.slice(0, Math.max(0, closed.length - MAX_CLOSED_KEPT))) this.forget(rec);
     const settled = new Map<string, string[]>();
     for (const p of this.registry.prompts.values()) {
-      if (!p.settled) continue;
+      // A result still owed to the conversation is kept until it went out.
+      if (!p.settled || owesDelivery(this, p)) continue;
       const list = settled.get(p.agentId) ?? [];
       list.push(p.promptId);
       settled.set(p.agentId, list);
@@ -167,6 +228,8 @@ export class Herd {
     for (const list of settled.values()) {
       for (const id of list.slice(0, Math.max(0, list.length - MAX_SETTLED_KEPT))) this.registry.prompts.delete(id);
     }
+    const delivered = [...this.registry.delegations.values()].filter((d) => d.delivered);
+    for (const d of delivered.slice(0, Math.max(0, delivered.length - MAX_DELIVERED_DELEGATIONS_KEPT))) this.registry.delegations.delete(d.delegationId);
   }
 }
 

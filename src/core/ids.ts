@@ -1,16 +1,29 @@
+import { createHash } from "node:crypto";
 import { customAlphabet } from "nanoid";
 
 /**
  * Opaque ids with a prefix per kind, so a prompt id passed where an agent id belongs gets a
  * clear error instead of "not found". The alphabet is safe in file names and shell words.
  */
-const body = customAlphabet("0123456789abcdefghijkmnopqrstuvwxyz", 10);
+const ALPHABET = "0123456789abcdefghijkmnopqrstuvwxyz";
+const body = customAlphabet(ALPHABET, 10);
 
-export type IdKind = "agent" | "prompt";
-const prefixes: Record<IdKind, string> = { agent: "a_", prompt: "p_" };
+export type IdKind = "agent" | "prompt" | "steer" | "message" | "delegation";
+const prefixes: Record<IdKind, string> = { agent: "a_", prompt: "p_", steer: "s_", message: "m_", delegation: "d_" };
 
 export function newId(kind: IdKind): string {
   return prefixes[kind] + body();
+}
+
+/**
+ * The same id for the same parts, every time and in every process: a caller's requestId names
+ * one prompt for good, so a prompt re-sent after a crash is recognised by the sheep too.
+ */
+export function derivedId(kind: IdKind, ...parts: string[]): string {
+  const hash = createHash("sha256").update(parts.join("\u0000")).digest();
+  let out = "";
+  for (let i = 0; i < 10; i++) out += ALPHABET[hash[i]! % ALPHABET.length];
+  return prefixes[kind] + out;
 }
 
 export function idKind(id: string): IdKind | undefined {

@@ -1,10 +1,11 @@
 /**
  * The ledger of prompts: each settles exactly once, from the sheep's result file or from what
- * the core saw happen, and the first outcome is the one every later wait returns.
+ * the core saw happen, and the first outcome is the one every later wait returns. A settled
+ * active prompt hands its place to the next follow-up queued behind it.
  */
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
-import { evidenceOf } from "./evidence.js";
 import { shorten } from "./errors.js";
+import { evidenceOf, nextBaseline } from "./evidence.js";
 import type { Herd } from "./herd.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
@@ -32,13 +33,47 @@ export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Prom
       ...(outcome.usage !== undefined ? { usage: outcome.usage } : {}),
       ...(outcome.error !== undefined ? { error: shorten(outcome.error) } : {}),
     });
-    if (rec && rec.activePromptId === prompt.promptId && rec.state === "working") rec.state = "idle";
+    if (rec) advance(herd, rec, prompt);
+    intoDelegation(herd, prompt);
     herd.bells.ring(prompt.agentId);
     void herd.persist();
     return prompt.settled;
   })().finally(() => herd.settling.delete(prompt.promptId));
   herd.settling.set(prompt.promptId, done);
   return done;
+}
+
+/**
+ * The next queued follow-up becomes the sheep's active prompt; the sheep takes them in the same
+ * order. Its evidence starts where the settled prompt's ended.
+ */
+function advance(herd: Herd, rec: AgentRecord, settled: PromptRecord): void {
+  const { promptId } = settled;
+  if (rec.queue?.includes(promptId)) rec.queue = rec.queue.filter((id) => id !== promptId);
+  if (rec.activePromptId === promptId) {
+    const next = rec.queue?.shift();
+    if (next) {
+      rec.activePromptId = next;
+      if (rec.state === "idle" || rec.state === "blocked") rec.state = "working";
+      const queued = herd.registry.prompts.get(next);
+      if (queued) nextBaseline(settled, queued);
+    } else if (rec.state === "working") rec.state = "idle";
+  }
+  if (rec.queue?.length === 0) delete rec.queue;
+}
+
+/** A background delegation keeps each task's outcome itself: its prompt may be forgotten before the message goes out. */
+function intoDelegation(herd: Herd, prompt: PromptRecord): void {
+  if (!prompt.delegationId || !prompt.settled) return;
+  const item = herd.registry.delegations.get(prompt.delegationId)?.items.find((i) => i.promptId === prompt.promptId);
+  if (!item || item.status !== undefined) return;
+  const s = prompt.settled;
+  item.status = s.status;
+  if (s.text !== undefined) item.text = s.text;
+  if (s.error !== undefined) item.error = s.error;
+  if (s.usage !== undefined) item.usage = s.usage;
+  if (s.evidence !== undefined) item.evidence = s.evidence;
+  if (s.evidenceError !== undefined) item.evidenceError = s.evidenceError;
 }
 
 /** Settles the prompt when its result file is there; returns the sheep's latest report. */
@@ -48,16 +83,37 @@ export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: Promp
   return herd.opts.host.snapshot(rec.agentId);
 }
 
-/** Reads the sheep's files once: settles its active prompt if answered, and returns its report. */
+/**
+ * Reads the sheep's files once: settles its active prompt if answered, then each follow-up the
+ * sheep answered after it, and returns its report.
+ */
 export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapshot> {
-  const active = activePrompt(herd, rec);
-  return active ? settleFromDisk(herd, rec, active) : herd.opts.host.snapshot(rec.agentId);
+  for (;;) {
+    const active = activePrompt(herd, rec);
+    const result = active ? await herd.opts.host.result(rec.agentId, active.promptId) : undefined;
+    if (!active || !result) return herd.opts.host.snapshot(rec.agentId);
+    await settle(herd, active, fromResult(result, active, rec));
+  }
 }
 
-/** The sheep's unsettled prompt, if it has one. */
+/** The sheep's unsettled active prompt, if it has one. */
 export function activePrompt(herd: Herd, rec: AgentRecord): PromptRecord | undefined {
   const active = rec.activePromptId ? herd.registry.prompts.get(rec.activePromptId) : undefined;
   return active && !active.settled ? active : undefined;
+}
+
+/** Every prompt the sheep still owes: the active one, then the queued follow-ups in order. */
+export function pendingPrompts(herd: Herd, rec: AgentRecord): PromptRecord[] {
+  const active = activePrompt(herd, rec);
+  const queued = (rec.queue ?? []).map((id) => herd.registry.prompts.get(id)).filter((p): p is PromptRecord => p !== undefined && !p.settled);
+  return active ? [active, ...queued] : queued;
+}
+
+/** Settles everything the sheep still owes with one outcome (it closed, or it is gone). */
+export async function settleAll(herd: Herd, rec: AgentRecord, outcome: Outcome): Promise<string[]> {
+  const pending = pendingPrompts(herd, rec);
+  for (const p of pending) await settle(herd, p, outcome);
+  return pending.map((p) => p.promptId);
 }
 
 function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Outcome {
@@ -69,6 +125,8 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
       : r.status === "cancelled"
         ? `[cancelled] ${r.errorMessage ?? "the turn was aborted in the sheep"}`
         : undefined;
+  const sent = prompt.steerIds ?? [];
+  const got = Array.isArray(r.steered) ? r.steered.filter((id) => sent.includes(id)).length : 0;
   return {
     status: r.status,
     text: r.text,
@@ -78,5 +136,6 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
     ...(r.model !== undefined ? { model: r.model } : {}),
     sessionPath: r.sessionPath ?? rec.sessionPath,
     ...(Number.isFinite(finished - started) ? { durationMs: finished - started } : {}),
+    ...(sent.length > 0 ? { steered: got, ...(sent.length > got ? { steersMissed: sent.length - got } : {}) } : {}),
   };
 }

@@ -4,9 +4,9 @@
  */
 import { dropGone } from "./close.js";
 import type { Herd } from "./herd.js";
-import { settleFromDisk } from "./ledger.js";
+import { refresh } from "./ledger.js";
 import { ShepherdError } from "./errors.js";
-import type { AgentRecord } from "./types.js";
+import type { AgentRecord, DelegationRecord } from "./types.js";
 
 export interface AttachReport {
   /** Sheep of an earlier shepherd (or of this one before a reload) that are ours again. */
@@ -46,15 +46,20 @@ export async function attach(herd: Herd): Promise<AttachReport> {
   }
   const adopted = new Set(report.adopted);
   for (const p of state.prompts) if (adopted.has(p.agentId) && !herd.registry.prompts.has(p.promptId)) herd.registry.prompts.set(p.promptId, p);
+  for (const d of state.delegations ?? []) {
+    if (herd.registry.delegations.has(d.delegationId) || (d.owner !== owner && alive(d.owner))) continue;
+    d.owner = owner;
+    herd.registry.delegations.set(d.delegationId, d);
+    if (!d.done) resume(herd, d);
+  }
   for (const id of report.adopted) {
     const rec = herd.registry.agents.get(id)!;
     if (rec.state === "closed" || rec.state === "starting") continue;
     if ((await herd.liveness.get(rec, 0))?.state === "gone") {
       // Gone while nobody watched: settle what it owed from its files, then drop it.
       report.pruned.push(...(await dropGone(herd, rec)).ids);
-    } else if (rec.activePromptId) {
-      const p = herd.registry.prompts.get(rec.activePromptId);
-      if (p && !p.settled) await settleFromDisk(herd, rec, p);
+    } else {
+      await refresh(herd, rec);
     }
   }
   // A record caught half-way through start: a sheep that did become ready is kept; any other
@@ -72,6 +77,31 @@ export async function attach(herd: Herd): Promise<AttachReport> {
   }
   await herd.persist();
   return report;
+}
+
+/**
+ * A background delegation whose runner died with the shepherd before it was done: tasks already
+ * prompted finish and are reported as usual; those that had not started never will.
+ */
+function resume(herd: Herd, d: DelegationRecord): void {
+  for (const item of d.items) {
+    if (item.status !== undefined) continue;
+    const prompt = item.promptId ? herd.registry.prompts.get(item.promptId) : undefined;
+    if (prompt?.settled) {
+      item.status = prompt.settled.status;
+      if (prompt.settled.text !== undefined) item.text = prompt.settled.text;
+      if (prompt.settled.error !== undefined) item.error = prompt.settled.error;
+    } else if (!prompt) {
+      item.status = "cancelled";
+      item.error = item.promptId
+        ? `[unknown_prompt] the prompt ${item.promptId} of this task was lost with its sheep.`
+        : "[cancelled] the shepherd was reloaded or restarted before this task started; delegate it again.";
+    }
+  }
+  if (d.mode === "chain") {
+    for (const [i, item] of d.items.entries()) item.step = i + 1;
+  }
+  d.done = true;
 }
 
 /** Our record of a sheep; a sheep of another live shepherd is named as such, not as unknown. */

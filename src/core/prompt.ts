@@ -1,13 +1,20 @@
-/** Handing a sheep a prompt: one unsettled prompt per sheep, delivered as a file, never typed. */
+/**
+ * Handing a sheep a prompt, always as a file, never typed. A sheep has one active prompt; to a
+ * working sheep a prompt is refused ([prompt_pending]) unless it steers the running turn or
+ * queues behind it as a follow-up. A caller's requestId makes a prompt idempotent.
+ */
 import { errorText, ShepherdError } from "./errors.js";
 import { takeBaseline } from "./evidence.js";
-import type { Herd } from "./herd.js";
-import { newId } from "./ids.js";
-import { activePrompt, refresh } from "./ledger.js";
+import { MAX_QUEUED, type Herd } from "./herd.js";
+import { derivedId, newId } from "./ids.js";
+import { activePrompt, pendingPrompts, refresh } from "./ledger.js";
 import { findRecord } from "./persistence.js";
-import type { AgentRecord, PromptRecord, SubmittedPrompt } from "./types.js";
+import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "./types.js";
 
-export async function prompt(herd: Herd, agentId: unknown, message: unknown): Promise<SubmittedPrompt> {
+/** A requestId is the caller's own name for one prompt: any text, but not a novel. */
+export const MAX_REQUEST_ID_CHARS = 256;
+
+export async function prompt(herd: Herd, agentId: unknown, message: unknown, opts: PromptOptions = {}): Promise<SubmittedPrompt> {
   const rec = await findRecord(herd, agentId);
   if (typeof message !== "string" || message.length === 0) {
     throw new ShepherdError("invalid_params", "message must be a non-empty string.");
@@ -19,16 +26,23 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown): Pr
       `message is ${bytes} bytes; the limit is ${herd.opts.maxPromptBytes}. Put the material in a file and name the file in the prompt.`,
     );
   }
+  const { requestId } = opts;
+  if (requestId !== undefined && (requestId.length === 0 || requestId.length > MAX_REQUEST_ID_CHARS)) {
+    throw new ShepherdError("invalid_params", `requestId must be 1 to ${MAX_REQUEST_ID_CHARS} characters.`);
+  }
   // One operation on a sheep at a time: a close racing this prompt must not be undone by it.
   return herd.exclusive(rec.agentId, async () => {
     if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
+    // The same requestId is the same prompt: its original handle, and nothing sent again.
+    const again = requestId === undefined ? undefined : seenBefore(herd, rec, requestId);
+    if (again) return again;
     refuseIfGone(rec);
     const snap = await refresh(herd, rec);
     const active = activePrompt(herd, rec);
-    if (active) {
+    if (active && opts.deliverAs === undefined) {
       throw new ShepherdError(
         "prompt_pending",
-        `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it before prompting again.`,
+        `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).`,
       );
     }
     // Where the multiplexer reports pi's end (tmux) there is no exit report to read, but a pi
@@ -37,26 +51,92 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown): Pr
       rec.state = "exited";
       refuseIfGone(rec);
     }
-    const promptId = newId("prompt");
+    if (active && opts.deliverAs === "steer") return steer(herd, rec, active, message, opts);
+    const queued = active ? pendingPrompts(herd, rec).map((p) => p.promptId) : [];
+    if (queued.length > MAX_QUEUED) {
+      throw new ShepherdError(
+        "queue_full",
+        `sheep ${rec.agentId} (${rec.label}) already has ${MAX_QUEUED} follow-ups queued behind ${active!.promptId}; wait for some of them first.`,
+      );
+    }
+    const promptId = requestId === undefined ? newId("prompt") : derivedId("prompt", rec.agentId, requestId);
     const submittedAt = new Date(herd.clock.now()).toISOString();
-    const record: PromptRecord = { promptId, agentId: rec.agentId, submittedAt };
+    const record: PromptRecord = {
+      promptId,
+      agentId: rec.agentId,
+      submittedAt,
+      ...(opts.notify ? { notify: true as const } : {}),
+      ...(requestId !== undefined ? { requestId } : {}),
+      ...(opts.delegationId !== undefined ? { delegationId: opts.delegationId } : {}),
+    };
     herd.registry.prompts.set(promptId, record);
-    rec.activePromptId = promptId;
-    rec.state = "working";
-    // Before the sheep can see the prompt: its work starts from this state of its working tree.
-    await takeBaseline(herd, rec, record);
+    const before = { activePromptId: rec.activePromptId, queue: rec.queue, state: rec.state };
+    if (active) rec.queue = [...(rec.queue ?? []), promptId];
+    else {
+      rec.activePromptId = promptId;
+      rec.state = "working";
+    }
+    // A prompt that starts now starts from this state of the sheep's working tree, taken before the
+    // sheep can see it; a queued follow-up starts where the prompt before it ends (see the ledger).
+    if (!active) await takeBaseline(herd, rec, record);
     try {
-      await herd.opts.host.submit(rec.agentId, promptId, message);
+      await herd.opts.host.submit(rec.agentId, { kind: "prompt", promptId, text: message });
     } catch (e) {
       herd.registry.prompts.delete(promptId);
-      delete rec.activePromptId;
-      rec.state = "idle";
+      Object.assign(rec, before);
+      if (!rec.activePromptId) delete rec.activePromptId;
+      if (!rec.queue) delete rec.queue;
       throw new ShepherdError("runtime_error", `could not deliver the prompt to ${rec.agentId}: ${errorText(e)}`);
     }
     await herd.persist();
     herd.audit({ event: "prompt", agentId: rec.agentId, label: rec.label, promptId, bytes });
-    return { promptId, agentId: rec.agentId, submittedAt };
+    // A prompt whose result is owed to the conversation is watched from now on, even if no file moves.
+    if (opts.notify) herd.bells.nudge();
+    return {
+      promptId,
+      agentId: rec.agentId,
+      submittedAt,
+      ...(opts.notify ? { notify: true as const } : {}),
+      ...(active ? { deliverAs: "followUp" as const, queuedBehind: queued } : {}),
+      ...(requestId !== undefined ? { requestId } : {}),
+    };
   });
+}
+
+/** Into the running turn: the answer comes on the active prompt, whose result counts its steers. */
+async function steer(herd: Herd, rec: AgentRecord, target: PromptRecord, message: string, opts: PromptOptions): Promise<SubmittedPrompt> {
+  const steerId = opts.requestId === undefined ? newId("steer") : derivedId("steer", rec.agentId, opts.requestId);
+  const before = target.steerIds;
+  target.steerIds = [...(target.steerIds ?? []), steerId];
+  const notifyBefore = target.notify;
+  if (opts.notify) target.notify = true;
+  try {
+    await herd.opts.host.submit(rec.agentId, { kind: "steer", steerId, target: target.promptId, text: message });
+  } catch (e) {
+    if (before) target.steerIds = before;
+    else delete target.steerIds;
+    if (!notifyBefore) delete target.notify;
+    throw new ShepherdError("runtime_error", `could not deliver the steer to ${rec.agentId}: ${errorText(e)}`);
+  }
+  await herd.persist();
+  if (opts.notify) herd.bells.nudge();
+  return handle(target, { deliverAs: "steer", steerId, ...(opts.requestId !== undefined ? { requestId: opts.requestId } : {}) });
+}
+
+/** The original handle of a requestId already used with this sheep (a prompt, or a steer into one). */
+function seenBefore(herd: Herd, rec: AgentRecord, requestId: string): SubmittedPrompt | undefined {
+  const promptId = derivedId("prompt", rec.agentId, requestId);
+  const p = herd.registry.prompts.get(promptId);
+  if (p) return handle(p, { duplicate: true, requestId });
+  const steerId = derivedId("steer", rec.agentId, requestId);
+  for (const q of herd.registry.prompts.values()) {
+    if (q.agentId === rec.agentId && q.steerIds?.includes(steerId)) return handle(q, { deliverAs: "steer", steerId, duplicate: true, requestId });
+  }
+  return undefined;
+}
+
+function handle(p: PromptRecord, extra: Partial<SubmittedPrompt>): SubmittedPrompt {
+  return { promptId: p.promptId, agentId: p.agentId, submittedAt: p.submittedAt, ...(p.notify ? { notify: true as const } : {}), ...extra };
 }
 
 function refuseIfGone(rec: AgentRecord): void {

@@ -1,11 +1,12 @@
 import { ShepherdError } from "./errors.js";
 import { idKind } from "./ids.js";
-import type { AgentRecord, PromptRecord } from "./types.js";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "./types.js";
 
 /** The live records of one shepherd, keyed by opaque id. */
 export class Registry {
   readonly agents = new Map<string, AgentRecord>();
   readonly prompts = new Map<string, PromptRecord>();
+  readonly delegations = new Map<string, DelegationRecord>();
   /**
    * Labels promised to starts that have not recorded their sheep yet. pi runs a turn's tool
    * calls in parallel, so two starts interleave at every await; a label is taken the moment

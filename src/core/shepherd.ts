@@ -3,32 +3,53 @@
  * sheep host. Each job lives in its own module; this class only holds the shared state (Herd).
  * Knows nothing of pi, herdr or tmux.
  */
+import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./background.js";
 import { close, type PruneOutcome, prune } from "./close.js";
+import { Courier, type CourierSink } from "./courier.js";
+import type { DelegateTask } from "./delegate.js";
 import { type LatestEvidence, latestEvidence } from "./evidence.js";
 import { Herd, type ShepherdOptions } from "./herd.js";
+import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.js";
 import { attach, othersSheep, type AttachReport } from "./persistence.js";
 import { type LandOutcome, land } from "./land.js";
 import { prompt } from "./prompt.js";
 import type { Registry } from "./registry.js";
 import { resumable } from "./resume.js";
 import { start } from "./start.js";
-import type { AgentRecord, AgentStatus, CloseOptions, CloseOutcome, ResumeCard, StartedAgent, StartRequest, SubmittedPrompt, WaitItem } from "./types.js";
-import { herdFromFiles, herdStatus, readScreen, status } from "./views.js";
+import type {
+  AgentRecord,
+  AgentStatus,
+  CloseOptions,
+  CloseOutcome,
+  DelegateMode,
+  PromptOptions,
+  ResumeCard,
+  StartedAgent,
+  StartRequest,
+  SubmittedPrompt,
+  WaitItem,
+} from "./types.js";
+import { herdFromFiles, herdStatus, readScreen, status, type HerdView } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
 
 export type { ShepherdOptions } from "./herd.js";
-export { MAX_CLOSED_KEPT, MAX_SETTLED_KEPT } from "./herd.js";
+export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "./herd.js";
 export type { KeptWorktree, PruneOutcome } from "./close.js";
 export type { LatestEvidence } from "./evidence.js";
 export type { LandOutcome } from "./land.js";
 export type { AttachReport } from "./persistence.js";
 export type { WaitProgress } from "./wait.js";
+export type { CourierSink, Notice, Push, PushedItem } from "./courier.js";
+export type { ListedMessage } from "./mail.js";
+export type { HerdView } from "./views.js";
 
 export class Shepherd {
   private readonly herdState: Herd;
+  private readonly courier: Courier;
 
   constructor(options: ShepherdOptions) {
     this.herdState = new Herd(options);
+    this.courier = new Courier(this.herdState);
   }
 
   get registry(): Registry {
@@ -48,9 +69,26 @@ export class Shepherd {
     return attach(this.herdState);
   }
 
-  /** Stops watching the sheep's files; the sheep themselves keep running. */
-  dispose(): void {
-    this.herdState.unwatchAll();
+  /**
+   * From now on, results of notified prompts, questions of sheep and background delegations are
+   * pushed to this sink, each once; what waited for it meanwhile goes out first.
+   */
+  deliverTo(sink: CourierSink): void {
+    this.courier.attach(sink);
+  }
+
+  /**
+   * Stops everything this shepherd does in the background and writes its records a last time;
+   * nothing is written after. The sheep keep running, for a reloaded shepherd to take back.
+   */
+  async dispose(): Promise<void> {
+    const herd = this.herdState;
+    herd.stopBackground();
+    await this.courier.stop();
+    await Promise.allSettled([...this.courier.runners.values()]);
+    await herd.persist();
+    herd.closeWrites();
+    herd.unwatchAll();
   }
 
   start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
@@ -62,8 +100,22 @@ export class Shepherd {
     return resumable(this.herdState, target);
   }
 
-  prompt(agentId: unknown, message: unknown): Promise<SubmittedPrompt> {
-    return prompt(this.herdState, agentId, message);
+  prompt(agentId: unknown, message: unknown, opts?: PromptOptions): Promise<SubmittedPrompt> {
+    return prompt(this.herdState, agentId, message, opts);
+  }
+
+  /** Messages of one sheep (or of every live sheep); all listed are read from now on. */
+  messages(agentId: string | undefined, unreadOnly = false): Promise<ListedMessage[]> {
+    return listMessages(this.herdState, agentId, unreadOnly);
+  }
+
+  reply(agentId: unknown, messageId: unknown, text: unknown): Promise<ReplyOutcomeView> {
+    return reply(this.herdState, agentId, messageId, text);
+  }
+
+  /** Starts a delegation that reports back by itself; returns once its first tasks have their prompts. */
+  delegateInBackground(mode: DelegateMode, tasks: DelegateTask[], opts: BackgroundOptions): Promise<BackgroundStarted> {
+    return delegateInBackground(this, this.herdState, this.courier, mode, tasks, opts);
   }
 
   wait(promptIds: readonly string[], opts?: WaitOptions): Promise<WaitItem[]> {
@@ -80,8 +132,8 @@ export class Shepherd {
   }
 
   /** The herd from records and files alone, for the widget; see views.herdFromFiles. */
-  herdFromFiles(): Promise<(AgentStatus & { promptSubmittedAt?: string })[]> {
-    return herdFromFiles(this.herdState);
+  herdFromFiles(): Promise<HerdView[]> {
+    return herdFromFiles(this.herdState, this.courier);
   }
 
   /** Sheep of other shepherds on the same agent dir, read-only. */

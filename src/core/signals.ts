@@ -14,8 +14,21 @@ export class Bells {
    * otherwise be lost and the loop would sleep a whole interval with the answer on disk.
    */
   private readonly unheard = new Set<string>();
+  /** Hear every ring without taking one from a loop in next(): a ring is not used up by them. */
+  private readonly overhearers = new Set<(agentId?: string) => void>();
+
+  overhear(fn: (agentId?: string) => void): () => void {
+    this.overhearers.add(fn);
+    return () => this.overhearers.delete(fn);
+  }
+
+  /** Tells only the overhearers that something changed that is no sheep's doing (a wait ended). */
+  nudge(): void {
+    for (const fn of this.overhearers) fn();
+  }
 
   ring(agentId: string): void {
+    for (const fn of this.overhearers) fn(agentId);
     const set = this.listeners.get(agentId);
     if (!set || set.size === 0) {
       this.unheard.delete(agentId);

@@ -3,6 +3,9 @@ import type { Baseline, Diffstat, Worktree } from "../ports/workspace.js";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
+/** How a prompt reaches a sheep that is still working: into its running turn, or queued behind it. */
+export type DeliverAs = "steer" | "followUp";
+export type MessageKind = "progress" | "question" | "done";
 
 /** What a definition contributes to a sheep; resolved (and trusted) before the core sees it. */
 export interface AgentDefinition {
@@ -42,7 +45,13 @@ export interface AgentRecord {
   owner: string;
   state: AgentState;
   activePromptId?: string;
+  /** Follow-up prompts queued behind the active one, oldest first; the sheep answers them in order. */
+  queue?: string[];
   attachHint?: string;
+  /** How many of the sheep's messages a `messages` call has shown: those before it are read. */
+  messagesRead?: number;
+  /** How many of the sheep's messages were handled (told to the person, questions pushed). */
+  messagesHandled?: number;
   /** An isolated sheep's own checkout; kept after close unless removed. */
   worktree?: Worktree;
   /** The sheep whose conversation (session file) this one continues. */
@@ -55,6 +64,16 @@ export interface PromptRecord {
   submittedAt: string;
   /** Set once, never replaced: a prompt settles exactly once. */
   settled?: WaitItem;
+  /** Push the final result into the shepherd's conversation unless a wait returned it first. */
+  notify?: true;
+  /** Chosen by the caller: the same requestId to the same sheep is this prompt again. */
+  requestId?: string;
+  /** Set once: the final result reached the conversation, by a wait or by a push. */
+  delivered?: { by: "wait" | "push"; at: string };
+  /** Steering messages sent into this prompt's turn. */
+  steerIds?: string[];
+  /** A background delegation this prompt belongs to: its result travels with the delegation's. */
+  delegationId?: string;
   /** The sheep's working tree when the prompt was submitted, for evidence. */
   baseline?: Baseline;
   /** Why no baseline could be taken in a git working tree. */
@@ -81,6 +100,24 @@ export interface WaitItem {
   evidence?: Evidence;
   /** Evidence was due (a git working tree) but could not be made: why. */
   evidenceError?: string;
+  /** Steering messages that reached the turn, and those that came after it had ended. */
+  steered?: number;
+  steersMissed?: number;
+  /** With status blocked: the question the sheep asked and waits to have answered (action reply). */
+  question?: { messageId: string; text: string };
+}
+
+/** One line of a sheep's message log (`shepherd_message` in the sheep). */
+export interface SheepMessage {
+  messageId: string;
+  kind: MessageKind;
+  text: string;
+  at: string;
+  /** A question whose tool call waits for `reply` (until its timeout). */
+  awaitReply?: boolean;
+  timeoutSec?: number;
+  /** The prompt the sheep was working on when it wrote this. */
+  promptId?: string;
 }
 
 export interface StartRequest {
@@ -120,6 +157,24 @@ export interface SubmittedPrompt {
   promptId: string;
   agentId: string;
   submittedAt: string;
+  notify?: true;
+  /** Present when it applied: the sheep was working, so the message steered or queued. */
+  deliverAs?: DeliverAs;
+  /** followUp: the prompts ahead of this one (the active one first). */
+  queuedBehind?: string[];
+  /** steer: the id of this steering message; promptId is the prompt it steers. */
+  steerId?: string;
+  /** The requestId was seen before: this is the original handle and nothing was sent again. */
+  duplicate?: true;
+  requestId?: string;
+}
+
+export interface PromptOptions {
+  notify?: boolean;
+  deliverAs?: DeliverAs;
+  requestId?: string;
+  /** Internal: the background delegation this prompt is a task of. */
+  delegationId?: string;
 }
 
 export interface AgentStatus {
@@ -129,6 +184,8 @@ export interface AgentStatus {
   runtime: RuntimeName;
   state: AgentState;
   activePromptId?: string;
+  /** Follow-up prompts queued behind the active one, in the order the sheep will answer them. */
+  queued?: string[];
   paneAlive: boolean;
   runtimeStatus?: string;
   createdAt: string;
@@ -148,4 +205,36 @@ export interface CloseOutcome {
   alreadyClosed: boolean;
   /** An isolated sheep's worktree after the close: kept (the default) or removed. */
   worktree?: { path: string; branch: string; removed: boolean };
+}
+
+export type DelegateMode = "single" | "parallel" | "chain";
+
+/** One task of a background delegation as recorded: enough to report it after a reload or crash. */
+export interface DelegationItemRecord {
+  agent: string;
+  task: string;
+  agentId?: string;
+  promptId?: string;
+  /** The outcome, copied when it is final (its prompt may be long forgotten by delivery time). */
+  status?: WaitStatus;
+  text?: string;
+  error?: string;
+  usage?: Usage;
+  step?: number;
+  evidence?: Evidence;
+  evidenceError?: string;
+  worktree?: Worktree;
+}
+
+/** A background delegation: its results go into the conversation in one message once all are final. */
+export interface DelegationRecord {
+  delegationId: string;
+  owner: string;
+  mode: DelegateMode;
+  keepOpen: boolean;
+  createdAt: string;
+  items: DelegationItemRecord[];
+  /** No task will start any more: what is listed is all there is to report. */
+  done?: true;
+  delivered?: { at: string };
 }

@@ -1,11 +1,23 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
 import type { SheepSnapshot } from "../ports/sheep-host.js";
+import type { Courier } from "./courier.js";
 import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
-import { activePrompt, refresh } from "./ledger.js";
+import { activePrompt, pendingPrompts, refresh } from "./ledger.js";
 import { howEnded } from "./liveness.js";
 import { findRecord } from "./persistence.js";
 import type { AgentRecord, AgentStatus } from "./types.js";
+
+/** A sheep as the widget shows it. */
+export interface HerdView extends AgentStatus {
+  promptSubmittedAt?: string;
+  /** Results of this sheep owed to the conversation and not yet delivered (notify, background). */
+  undelivered?: number;
+  /** Its latest progress message. */
+  progress?: string;
+  /** The question it waits to have answered. */
+  asking?: { messageId: string; text: string };
+}
 
 /**
  * Asks the multiplexer (liveness, and its own agent status where it has one) and the files; once
@@ -43,7 +55,7 @@ export async function herdStatus(herd: Herd): Promise<AgentStatus[]> {
  * enough to refresh a widget every second. Reading the files settles any result that landed,
  * and that is written through like every other settlement.
  */
-export async function herdFromFiles(herd: Herd): Promise<(AgentStatus & { promptSubmittedAt?: string })[]> {
+export async function herdFromFiles(herd: Herd, courier?: Courier): Promise<HerdView[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
   return Promise.all(
     live.map(async (rec) => {
@@ -52,9 +64,15 @@ export async function herdFromFiles(herd: Herd): Promise<(AgentStatus & { prompt
       const snap = await refresh(herd, rec).catch(() => undefined);
       if (snap) deriveState(herd, rec, snap, rec.state !== "exited");
       const pending = activePrompt(herd, rec);
+      let undelivered = 0;
+      if (courier) for (const p of herd.registry.prompts.values()) if (p.agentId === rec.agentId && courier.undelivered(p)) undelivered++;
+      const progress = courier?.lastProgress.get(rec.agentId);
       return {
         ...describe(herd, rec, rec.state !== "exited"),
         ...(pending ? { promptSubmittedAt: pending.submittedAt } : {}),
+        ...(undelivered ? { undelivered } : {}),
+        ...(progress ? { progress: progress.text } : {}),
+        ...(snap?.asking ? { asking: snap.asking } : {}),
       };
     }),
   );
@@ -82,6 +100,9 @@ function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAliv
 
 function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatus?: string): AgentStatus {
   const active = activePrompt(herd, rec);
+  const queued = pendingPrompts(herd, rec)
+    .map((p) => p.promptId)
+    .filter((id) => id !== active?.promptId);
   return {
     agentId: rec.agentId,
     agent: rec.agent,
@@ -89,6 +110,7 @@ function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatu
     runtime: rec.runtime,
     state: rec.state,
     ...(active ? { activePromptId: active.promptId } : {}),
+    ...(queued.length ? { queued } : {}),
     paneAlive,
     ...(runtimeStatus !== undefined ? { runtimeStatus } : {}),
     createdAt: rec.createdAt,

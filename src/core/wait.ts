@@ -1,13 +1,14 @@
 /**
  * Waiting for answers: many prompts at once, each woken within milliseconds of its result file
- * and failed within about a second of its pane or pi going away.
+ * and failed within about a second of its pane or pi going away. What a wait returns final is
+ * the conversation's copy of that result: it is not pushed again.
  */
 import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { settle, settleFromDisk } from "./ledger.js";
 import { howEnded } from "./liveness.js";
 import { every } from "./signals.js";
-import type { WaitItem } from "./types.js";
+import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
 export interface WaitProgress {
   done: number;
@@ -19,7 +20,14 @@ export interface WaitOptions {
   timeoutSec?: number;
   signal?: AbortSignal;
   onProgress?: (p: WaitProgress) => void;
+  /**
+   * A wait of the core itself (a background delegation's), whose results nobody reads yet: it
+   * neither holds results and questions back from the courier nor marks them delivered.
+   */
+  quiet?: boolean;
 }
+
+const FINAL = new Set(["completed", "failed", "cancelled"]);
 
 /** Waits for every id concurrently; results come back in the order asked. */
 export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitOptions = {}): Promise<WaitItem[]> {
@@ -42,6 +50,14 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
     });
     opts.onProgress({ done: items.filter((i) => i.state !== "waiting").length, total: items.length, items });
   };
+  // Held while the wait runs: a result or question of these goes back through this wait.
+  const held = opts.quiet
+    ? []
+    : promptIds.flatMap((id) => {
+        const p = registry.prompts.get(id);
+        return p ? [id, p.agentId] : [];
+      });
+  for (const key of held) herd.waiting.add(key);
   report();
   // Elapsed time moves even when no state does: a person watching wants to see it tick.
   const stopTicking = opts.onProgress ? every(clock, 1000, report) : () => undefined;
@@ -55,10 +71,28 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
       }),
     );
     // The same id asked twice: one waiter may settle it after another gave up on the deadline.
-    return items.map((item) => (item.status === "timeout" ? (registry.prompts.get(item.promptId)?.settled ?? item) : item));
+    const final = items.map((item) => (item.status === "timeout" ? (registry.prompts.get(item.promptId)?.settled ?? item) : item));
+    if (!opts.quiet && claimDelivery(herd, final)) await herd.persist();
+    return final;
   } finally {
     stopTicking();
+    for (const key of held) herd.waiting.release(key);
+    // What this wait held and did not return may be pushed now.
+    herd.bells.nudge();
   }
+}
+
+/** Results returned final and questions returned as blocked reached the model: marks them so. True when a mark is new. */
+function claimDelivery(herd: Herd, items: readonly WaitItem[]): boolean {
+  let marked = false;
+  for (const item of items) {
+    if (item.question) herd.claimedQuestions.add(item.question.messageId);
+    const p = herd.registry.prompts.get(item.promptId);
+    if (!p || p.delivered || !FINAL.has(item.status)) continue;
+    p.delivered = { by: "wait", at: new Date(herd.clock.now()).toISOString() };
+    marked = true;
+  }
+  return marked;
 }
 
 async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: AbortSignal): Promise<WaitItem> {
@@ -67,42 +101,60 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
   const prompt = found;
   const rec = herd.registry.agents.get(prompt.agentId);
   for (;;) {
-    if (prompt.settled) return prompt.settled;
-    if (!rec || rec.state === "closed") {
-      return settle(herd, prompt, { status: "cancelled", error: "[cancelled] the sheep was closed." });
-    }
-    const snap = await settleFromDisk(herd, rec, prompt);
-    if (prompt.settled) return prompt.settled;
-    // How pi ended comes from its exit report where the multiplexer cannot say, else from the
-    // multiplexer, which keeps the pane (and pi's last words) after pi is gone.
-    const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.get(rec);
-    const exit = howEnded(snap, live);
-    if (exit || live?.state === "gone") {
-      // The result may have landed just before pi or its pane went: look once more.
-      await settleFromDisk(herd, rec, prompt);
-      if (prompt.settled) return prompt.settled;
-      rec.state = "exited";
-      return settle(
-        herd,
-        prompt,
-        exit
-          ? { status: "failed", error: `[pi_exited] pi in sheep ${rec.agentId} exited (${exitText(exit)}) before answering.` }
-          : { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` },
-      );
-    }
-    // Another waiter on the same prompt may have settled it during the awaits above.
-    if (prompt.settled) return prompt.settled;
-    if (snap.blocked !== undefined) {
-      return { promptId, agentId: rec.agentId, status: "blocked", error: snap.blocked || "blocked" };
-    }
+    const seen = await look(herd, prompt, rec);
+    if (seen) return seen;
     const left = deadline - herd.clock.now();
     if (left <= 0) {
-      return { promptId, agentId: rec.agentId, status: "timeout", error: "[timeout] still working; wait again with the same promptId." };
+      return { promptId, agentId: prompt.agentId, status: "timeout", error: "[timeout] still working; wait again with the same promptId." };
     }
     try {
-      await herd.bells.next([rec.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
+      await herd.bells.next([prompt.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
     } catch {
       throw new ShepherdError("aborted", "the wait was cancelled; the prompts are still pending, so wait for them again later.");
     }
   }
+}
+
+/**
+ * One look at a prompt: its final result (settling it from the sheep's files, or failing it when
+ * the sheep is gone), blocked while the sheep waits on someone, or undefined while it works.
+ * Shared by wait and by the courier that pushes results nobody waits for.
+ */
+export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | undefined): Promise<WaitItem | undefined> {
+  if (prompt.settled) return prompt.settled;
+  if (!rec || rec.state === "closed") {
+    return settle(herd, prompt, { status: "cancelled", error: "[cancelled] the sheep was closed." });
+  }
+  const snap = await settleFromDisk(herd, rec, prompt);
+  if (prompt.settled) return prompt.settled;
+  // How pi ended comes from its exit report where the multiplexer cannot say, else from the
+  // multiplexer, which keeps the pane (and pi's last words) after pi is gone.
+  const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.get(rec);
+  const exit = howEnded(snap, live);
+  if (exit || live?.state === "gone") {
+    // The result may have landed just before pi or its pane went: look once more.
+    await settleFromDisk(herd, rec, prompt);
+    if (prompt.settled) return prompt.settled;
+    rec.state = "exited";
+    return settle(
+      herd,
+      prompt,
+      exit
+        ? { status: "failed", error: `[pi_exited] pi in sheep ${rec.agentId} exited (${exitText(exit)}) before answering.` }
+        : { status: "failed", error: `[pane_gone] the pane of sheep ${rec.agentId} (${rec.label}) is gone.` },
+    );
+  }
+  // Another waiter on the same prompt may have settled it during the awaits above.
+  if (prompt.settled) return prompt.settled;
+  // Only the turn that runs can wait on someone; a follow-up queued behind it is still just queued.
+  if (snap.blocked !== undefined && rec.activePromptId === prompt.promptId) {
+    return {
+      promptId: prompt.promptId,
+      agentId: rec.agentId,
+      status: "blocked",
+      error: snap.blocked || "blocked",
+      ...(snap.asking ? { question: snap.asking } : {}),
+    };
+  }
+  return undefined;
 }

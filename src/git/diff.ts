@@ -66,13 +66,21 @@ export async function headLines(path: string, n: number, maxChars: number): Prom
   return { text, more: false };
 }
 
-export async function evidenceDiff(git: Git, baseline: Baseline, after: string, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
+export async function evidenceDiff(
+  git: Git,
+  baseline: Baseline,
+  end: { tree: string; at: string; commit?: string },
+  o: { patchPath: string; inlineLines: number },
+): Promise<Diffstat> {
   const { root, tree } = baseline;
+  const after = end.tree;
   const all = await diffTrees(git, root, tree, after);
   const inline = await writePatch(git, root, tree, after, o.patchPath, o.inlineLines);
   return {
     baseline,
     after,
+    ...(end.commit ? { afterCommit: end.commit } : {}),
+    afterAt: end.at,
     files: all.slice(0, MAX_EVIDENCE_FILES),
     fileCount: all.length,
     insertions: all.reduce((s, f) => s + f.insertions, 0),

@@ -29,8 +29,10 @@ export class GitWorkspace implements Workspace {
   }
 
   async diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
+    const afterAt = new Date().toISOString();
+    const afterCommit = await headCommit(this.git, baseline.root);
     const after = await snapshotTree(this.git, baseline.root);
-    return evidenceDiff(this.git, baseline, after, o);
+    return evidenceDiff(this.git, baseline, { tree: after, at: afterAt, ...(afterCommit ? { commit: afterCommit } : {}) }, o);
   }
 
   isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {

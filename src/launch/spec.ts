@@ -3,6 +3,9 @@ import type { AgentDefinition } from "../core/types.js";
 import type { LaunchSpec } from "../protocol/messages.js";
 import type { SheepLayout } from "../protocol/layout.js";
 
+/** The tool extensions/sheep.ts gives every sheep (named here so the launcher's tool list keeps it). */
+export const MESSAGE_TOOL = "shepherd_message";
+
 export interface SpecInput {
   layout: SheepLayout;
   agentId: string;
@@ -48,7 +51,9 @@ export function buildLaunchSpec(input: SpecInput): LaunchSpec {
     for (const t of definition.tools) {
       if (!/^[\w.:-]+$/.test(t) || t.startsWith("-")) throw new ShepherdError("invalid_params", `tool name "${t}" is not valid.`);
     }
-    args.push("--tools", definition.tools.join(","));
+    // A tool list replaces pi's whole selection: the sheep's own line to its shepherd stays in it.
+    const tools = definition.tools.includes(MESSAGE_TOOL) ? definition.tools : [...definition.tools, MESSAGE_TOOL];
+    args.push("--tools", tools.join(","));
   }
   if (input.hasSystemPrompt) args.push("--append-system-prompt", layout.systemPrompt);
   if (input.extraArgs) args.push(...input.extraArgs);

@@ -3,7 +3,7 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, ResumeCard, Usage } from "../core/types.js";
+import type { AgentDefinition, ResumeCard, SheepMessage, Usage } from "../core/types.js";
 import type { ExitStatus, PaneCommand } from "./runtime.js";
 
 export interface PrepareRequest {
@@ -51,6 +51,8 @@ export interface SheepSnapshot {
   piGone?: true;
   /** Label of the question or approval the sheep waits on, when it does. */
   blocked?: string;
+  /** The question to the shepherd whose reply the sheep waits for, when it does. */
+  asking?: { messageId: string; text: string };
 }
 
 export interface SheepResult {
@@ -64,14 +66,31 @@ export interface SheepResult {
   sessionPath?: string;
   startedAt?: string;
   finishedAt?: string;
+  /** Ids of the steering messages that reached this prompt's turn. */
+  steered?: string[];
 }
+
+/** What goes into a sheep's inbox: a prompt of its own, or a steer into the turn of `target`. */
+export type Delivery = { kind: "prompt"; promptId: string; text: string } | { kind: "steer"; steerId: string; target: string; text: string };
+
+/** How a reply reached the sheep's waiting question, or why it did not. */
+export type ReplyOutcome = "delivered" | "already_replied" | "expired";
 
 export interface SheepHost {
   prepare(req: PrepareRequest): Promise<PreparedSheep>;
   snapshot(agentId: string): Promise<SheepSnapshot>;
   result(agentId: string, promptId: string): Promise<SheepResult | undefined>;
-  /** Delivers a prompt to the sheep's inbox; returns once it is durably there. */
-  submit(agentId: string, promptId: string, text: string): Promise<void>;
+  /**
+   * Delivers a prompt or a steer to the sheep's inbox; returns once it is durably there. The
+   * sheep takes deliveries in the order they were made, and each id at most once.
+   */
+  submit(agentId: string, delivery: Delivery): Promise<void>;
+  /** The sheep's messages to its shepherd, oldest first (none when it has written none). */
+  messages(agentId: string): Promise<SheepMessage[]>;
+  /** Which of the sheep's questions were answered, and which it stopped waiting for. */
+  replies(agentId: string): Promise<Map<string, "replied" | "expired">>;
+  /** Answers a question the sheep waits on; exactly one reply (or its expiry) ever counts. */
+  reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
   /** A private file for the patch of a prompt's evidence (its directory made); kept after close. */

@@ -1,9 +1,11 @@
-import type { AgentRecord, PromptRecord } from "../core/types.js";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "../core/types.js";
 
 /** What survives a reload or a restart of the shepherd: the records, not the processes. */
 export interface StoredState {
   agents: AgentRecord[];
   prompts: PromptRecord[];
+  /** Background delegations (absent in files written before they existed). */
+  delegations?: DelegationRecord[];
   /** With save: agentIds this shepherd let go of, whoever's name the stored copy still bears. */
   forgotten?: string[];
 }

@@ -29,8 +29,10 @@ export interface FileChange {
 /** What changed in a working tree between a baseline and a later snapshot. */
 export interface Diffstat {
   baseline: Baseline;
-  /** The tree of the working tree at the end. */
+  /** The tree of the working tree at the end, HEAD then, and when. */
   after: string;
+  afterCommit?: string;
+  afterAt: string;
   /** Bounded (see MAX_EVIDENCE_FILES); fileCount and the totals always count every file. */
   files: FileChange[];
   fileCount: number;

@@ -1,11 +1,23 @@
 import { watch, type FSWatcher } from "node:fs";
-import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { isWellFormedId } from "../core/ids.js";
+import type { SheepMessage } from "../core/types.js";
 import { buildLaunchSpec } from "../launch/spec.js";
 import type { ResumeCard } from "../core/types.js";
-import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../ports/sheep-host.js";
-import { ensurePrivateDir, readJsonSync, writeJsonAtomic } from "./files.js";
-import { sheepDir, sheepLayout } from "./layout.js";
-import type { ExitReport, InboxPrompt, ResultFile, StatusReport } from "./messages.js";
+import {
+  resumeCardOf,
+  type Delivery,
+  type PreparedSheep,
+  type PrepareRequest,
+  type ReplyOutcome,
+  type SheepHost,
+  type SheepResult,
+  type SheepSnapshot,
+} from "../ports/sheep-host.js";
+import { ensurePrivateDir, readJson, readJsonSync, writeJsonAtomic, writeJsonExclusive } from "./files.js";
+import { INBOX_FILE, sheepDir, sheepLayout } from "./layout.js";
+import { MAX_LOG_BYTES, parseMessageLog } from "./message-log.js";
+import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.js";
 import { pidAlive } from "./pid.js";
 import { readResumeCard, readResumeCards } from "./resume-card.js";
 
@@ -26,13 +38,17 @@ export interface FileHostOptions {
   deadPidGraceMs?: number;
 }
 
-const reportName = (name: string) => name === "status.json" || name === "exit.json";
+const reportName = (name: string) => name === "status.json" || name === "exit.json" || name === "messages.jsonl";
 const resultName = (name: string) => !name.startsWith(".");
 
 /** The sheep protocol on disk: prompts and results travel as files, never as keystrokes. */
 export class FileSheepHost implements SheepHost {
   /** Per sheep: since when its reported pid has been seen dead. */
   private readonly deadSince = new Map<string, number>();
+  /** Per sheep: its parsed message log and the size it had, so an unchanged log is not parsed again. */
+  private readonly logs = new Map<string, { size: number; messages: SheepMessage[] }>();
+  /** The last inbox sequence handed out, so deliveries in one millisecond keep their order. */
+  private lastSeq = 0;
 
   constructor(private readonly o: FileHostOptions) {}
 
@@ -64,6 +80,7 @@ export class FileSheepHost implements SheepHost {
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
     await ensurePrivateDir(layout.outbox);
+    await ensurePrivateDir(layout.replies);
     if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
     await writeJsonAtomic(layout.spec, spec);
     await writeJsonAtomic(layout.resume, card);
@@ -79,6 +96,10 @@ export class FileSheepHost implements SheepHost {
     if (status) {
       snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
       if (status.blocked !== undefined) snap.blocked = status.blocked;
+      const asking = status.asking;
+      if (asking && typeof asking.messageId === "string" && isWellFormedId(asking.messageId, "message") && typeof asking.text === "string") {
+        snap.asking = { messageId: asking.messageId, text: asking.text };
+      }
     }
     const deadMs = status ? this.deadFor(agentId, status.pid) : undefined;
     if (deadMs !== undefined) snap.piGone = true;
@@ -112,10 +133,65 @@ export class FileSheepHost implements SheepHost {
     return readJsonSync<ResultFile>(this.layout(agentId).outboxFile(promptId));
   }
 
-  async submit(agentId: string, promptId: string, text: string): Promise<void> {
+  async submit(agentId: string, delivery: Delivery): Promise<void> {
     const layout = this.layout(agentId);
-    const prompt: InboxPrompt = { promptId, text, submittedAt: new Date().toISOString() };
-    await writeJsonAtomic(layout.inboxFile(promptId), prompt);
+    const submittedAt = new Date().toISOString();
+    const item: InboxItem =
+      delivery.kind === "prompt"
+        ? { promptId: delivery.promptId, text: delivery.text, submittedAt }
+        : { kind: "steer", steerId: delivery.steerId, target: delivery.target, text: delivery.text, submittedAt };
+    const id = delivery.kind === "prompt" ? delivery.promptId : delivery.steerId;
+    await writeJsonAtomic(layout.inboxFile(await this.nextSeq(layout.inbox), id), item);
+  }
+
+  /**
+   * The sheep takes inbox files in name order, so each delivery's sequence is above every other
+   * waiting there: also after a reload (a new host) or a clock set back.
+   */
+  private async nextSeq(inbox: string): Promise<string> {
+    let highest = 0;
+    for (const name of await readdir(inbox).catch(() => [] as string[])) {
+      const m = INBOX_FILE.exec(name);
+      if (m) highest = Math.max(highest, Number(m[1]));
+    }
+    this.lastSeq = Math.max(Date.now() * 1000, this.lastSeq + 1, highest + 1);
+    return String(this.lastSeq).padStart(16, "0");
+  }
+
+  async messages(agentId: string): Promise<SheepMessage[]> {
+    const path = this.layout(agentId).messages;
+    const size = await stat(path).then(
+      (s) => s.size,
+      () => -1,
+    );
+    if (size < 0) return [];
+    const cached = this.logs.get(agentId);
+    if (cached && cached.size === size) return cached.messages;
+    // A log past the bound is not the sheep's (its tool stops there): read only what it may hold.
+    const text = size > MAX_LOG_BYTES ? (await readFile(path)).subarray(0, MAX_LOG_BYTES).toString("utf8") : await readFile(path, "utf8");
+    const messages = parseMessageLog(text);
+    this.logs.set(agentId, { size, messages });
+    return messages;
+  }
+
+  async replies(agentId: string): Promise<Map<string, "replied" | "expired">> {
+    const layout = this.layout(agentId);
+    const out = new Map<string, "replied" | "expired">();
+    for (const name of await readdir(layout.replies).catch(() => [] as string[])) {
+      const messageId = name.replace(/\.json$/, "");
+      if (!name.endsWith(".json") || !isWellFormedId(messageId, "message")) continue;
+      const r = await readJson<ReplyFile>(layout.replyFile(messageId));
+      if (r) out.set(messageId, "expired" in r ? "expired" : "replied");
+    }
+    return out;
+  }
+
+  async reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome> {
+    const path = this.layout(agentId).replyFile(messageId);
+    const reply: ReplyFile = { messageId, text, at: new Date().toISOString() };
+    if (await writeJsonExclusive(path, reply)) return "delivered";
+    const there = await readJson<ReplyFile>(path);
+    return there && "expired" in there ? "expired" : "already_replied";
   }
 
   subscribe(agentId: string, onChange: () => void): () => void {
@@ -160,6 +236,7 @@ export class FileSheepHost implements SheepHost {
 
   async cleanup(agentId: string): Promise<void> {
     this.deadSince.delete(agentId);
+    this.logs.delete(agentId);
     const layout = this.layout(agentId);
     // The session file stays: it is the sheep's conversation, and the user may want it. So does
     // the card that resumes it, while there is a conversation to resume (a resumed sheep's is

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { chmod, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 /** Private directories are 0700 even where the umask would allow more. */
@@ -43,6 +43,55 @@ export function writeJsonAtomicSync(path: string, value: unknown): void {
         // never written
       }
     }
+    throw e;
+  }
+}
+
+/**
+ * Writes the file only if no file of that name exists, never half: a private temp file is linked
+ * into place (link fails when the name is taken, where rename would replace). True when this call
+ * created it; false when someone else's file was there first.
+ */
+export async function writeJsonExclusive(path: string, value: unknown): Promise<boolean> {
+  const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
+  await writeFile(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600, flag: "wx" });
+  try {
+    await link(tmp, path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw e;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/** writeJsonExclusive's synchronous twin, for the sheep. */
+export function writeJsonExclusiveSync(path: string, value: unknown): boolean {
+  const tmp = join(dirname(path), `.${randomBytes(6).toString("hex")}.tmp`);
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + "\n", { mode: 0o600, flag: "wx" });
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw e;
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Creates an empty private file; false when it existed already. A marker that says "done once". */
+export function createMarkerSync(path: string): boolean {
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw e;
   }
 }

@@ -1,5 +1,8 @@
 import { join } from "node:path";
 
+/** Inbox files: `<16-digit sequence>-<id>.json`; the sequence orders them, the id is taken at most once. */
+export const INBOX_FILE = /^(\d{16})-([ps]_[0-9a-z]{10})\.json$/;
+
 /** Where each piece of a sheep's private directory lives; shared by shepherd and sheep. */
 export function sheepLayout(dir: string) {
   return {
@@ -7,6 +10,12 @@ export function sheepLayout(dir: string) {
     spec: join(dir, "spec.json"),
     inbox: join(dir, "inbox"),
     outbox: join(dir, "outbox"),
+    /** One empty file per prompt or steer the sheep took: none is ever submitted twice. */
+    taken: join(dir, "taken"),
+    /** Replies of the shepherd to questions the sheep waits on. */
+    replies: join(dir, "replies"),
+    /** The sheep's messages to its shepherd, one JSON object a line, only ever appended to. */
+    messages: join(dir, "messages.jsonl"),
     status: join(dir, "status.json"),
     exit: join(dir, "exit.json"),
     session: join(dir, "session.jsonl"),
@@ -14,8 +23,10 @@ export function sheepLayout(dir: string) {
     evidence: join(dir, "evidence"),
     evidenceFile: (promptId: string) => join(dir, "evidence", `${promptId}.patch`),
     resume: join(dir, "resume.json"),
-    inboxFile: (promptId: string) => join(dir, "inbox", `${promptId}.json`),
+    inboxFile: (seq: string, id: string) => join(dir, "inbox", `${seq}-${id}.json`),
     outboxFile: (promptId: string) => join(dir, "outbox", `${promptId}.json`),
+    takenFile: (id: string) => join(dir, "taken", id),
+    replyFile: (messageId: string) => join(dir, "replies", `${messageId}.json`),
   };
 }
 

@@ -1,11 +1,24 @@
 /** The file formats that travel between the shepherd and a sheep. */
 import type { SheepResult } from "../ports/sheep-host.js";
 
+/** A prompt of its own: the sheep submits it once nothing else of ours runs. */
 export interface InboxPrompt {
+  kind?: "prompt";
   promptId: string;
   text: string;
   submittedAt: string;
 }
+
+/** A steering message into the turn of `target`, if that turn still runs when the sheep reads it. */
+export interface InboxSteer {
+  kind: "steer";
+  steerId: string;
+  target: string;
+  text: string;
+  submittedAt: string;
+}
+
+export type InboxItem = InboxPrompt | InboxSteer;
 
 export interface StatusReport {
   pid: number;
@@ -18,6 +31,8 @@ export interface StatusReport {
   activePromptId?: string;
   /** Present while the sheep waits on a question or approval. */
   blocked?: string;
+  /** Present while the sheep's shepherd_message call waits for the shepherd's reply. */
+  asking?: { messageId: string; text: string };
   updatedAt: string;
 }
 
@@ -29,6 +44,9 @@ export interface ExitReport {
 
 /** What a sheep writes to its outbox: exactly what the core reads as a result. */
 export type ResultFile = SheepResult;
+
+/** `replies/<messageId>.json`: the shepherd's answer, or the sheep's note that it stopped waiting. */
+export type ReplyFile = { messageId: string; text: string; at: string } | { messageId: string; expired: true; at: string };
 
 export interface LaunchSpec {
   argv: string[];

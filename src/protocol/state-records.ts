@@ -1,7 +1,8 @@
 import { isRecord } from "../core/guards.js";
 import { isWellFormedId } from "../core/ids.js";
 import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.js";
-import type { AgentRecord, AgentState, PromptRecord, WaitStatus } from "../core/types.js";
+import { MAX_QUEUED } from "../core/herd.js";
+import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../core/types.js";
 import { basename, dirname, isAbsolute, normalize } from "node:path";
 import type { RuntimeName } from "../ports/runtime.js";
 import { OBJECT_ID, WORKTREE_BRANCH } from "../ports/workspace.js";
@@ -16,6 +17,11 @@ import { OBJECT_ID, WORKTREE_BRANCH } from "../ports/workspace.js";
 const agentStates: Record<AgentState, true> = { starting: true, idle: true, working: true, blocked: true, exited: true, closed: true };
 const waitStatuses: Record<WaitStatus, true> = { completed: true, failed: true, timeout: true, cancelled: true, blocked: true };
 const runtimes: Record<RuntimeName, true> = { tmux: true, herdr: true };
+const modes: Record<DelegateMode, true> = { single: true, parallel: true, chain: true };
+/** More steering messages than any turn takes: a record with more is not ours. */
+const MAX_STEERS = 1000;
+/** A delegation has at most the tasks a delegate call may take (and the setting cannot raise it past this). */
+const MAX_DELEGATION_ITEMS = 64;
 
 /** C0, DEL, C1 and the bidi overrides: any of them lets a value repaint or reorder the user's screen. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -37,12 +43,14 @@ function optional(r: Record<string, unknown>, key: string, ok: (x: unknown) => b
   return r[key] === undefined || ok(r[key]) ? undefined : `${key} is not well-formed`;
 }
 
+const id = (kind: Parameters<typeof isWellFormedId>[1]) => (x: unknown) => typeof x === "string" && isWellFormedId(x, kind);
+const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
+const ids = (kind: Parameters<typeof isWellFormedId>[1], max: number) => (x: unknown) => Array.isArray(x) && x.length <= max && x.every(id(kind));
+
 /** A path git will be pointed at: absolute, normalized (no ".." steps), nothing a terminal would act on. */
 function plainPath(x: unknown): x is string {
   return typeof x === "string" && isAbsolute(x) && normalize(x) === x && !x.includes("\0") && !CONTROL.test(x);
 }
-
-const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
 
 /**
  * A worktree record leads git to a directory and a branch to remove: only our own shapes pass, a
@@ -67,6 +75,8 @@ function evidenceProblem(e: unknown): Problem {
   if (!isRecord(e)) return "evidence is not an object";
   const bad = baselineProblem(e.baseline);
   if (bad) return `evidence: ${bad}`;
+  if (typeof e.after !== "string" || !OBJECT_ID.test(e.after) || typeof e.afterAt !== "string") return "evidence.after is not an object id";
+  if (e.afterCommit !== undefined && (typeof e.afterCommit !== "string" || !OBJECT_ID.test(e.afterCommit))) return "evidence.afterCommit is not an object id";
   if (!(["insertions", "deletions", "fileCount"] as const).every((k) => count(e[k]))) return "evidence counts are not counts";
   if (typeof e.patch !== "string" || !plainPath(e.patchPath) || typeof e.shared !== "boolean" || typeof e.truncated !== "boolean")
     return "evidence is not well-formed";
@@ -89,8 +99,11 @@ export function agentProblem(r: unknown): Problem {
   return (
     optional(r, "model", (x) => plainText(x, 256)) ??
     optional(r, "attachHint", (x) => plainText(x, 4096)) ??
-    optional(r, "activePromptId", (x) => typeof x === "string" && isWellFormedId(x, "prompt")) ??
-    optional(r, "resumedFrom", (x) => typeof x === "string" && isWellFormedId(x, "agent")) ??
+    optional(r, "activePromptId", id("prompt")) ??
+    optional(r, "queue", ids("prompt", MAX_QUEUED)) ??
+    optional(r, "messagesRead", count) ??
+    optional(r, "messagesHandled", count) ??
+    optional(r, "resumedFrom", id("agent")) ??
     (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId))
   );
 }
@@ -100,8 +113,16 @@ export function promptProblem(r: unknown): Problem {
   if (typeof r.promptId !== "string" || !isWellFormedId(r.promptId, "prompt")) return "promptId is not a well-formed prompt id";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
   if (typeof r.submittedAt !== "string") return "submittedAt is not a string";
-  const early = (r.baseline === undefined ? undefined : baselineProblem(r.baseline)) ?? optional(r, "evidenceError", (x) => typeof x === "string");
-  if (early || r.settled === undefined) return early;
+  const extra =
+    optional(r, "notify", (x) => x === true) ??
+    optional(r, "requestId", (x) => typeof x === "string" && x.length > 0 && x.length <= 256) ??
+    optional(r, "delivered", (x) => isRecord(x) && (x.by === "wait" || x.by === "push") && typeof x.at === "string") ??
+    optional(r, "steerIds", ids("steer", MAX_STEERS)) ??
+    optional(r, "delegationId", id("delegation")) ??
+    (r.baseline === undefined ? undefined : baselineProblem(r.baseline)) ??
+    optional(r, "evidenceError", (x) => typeof x === "string");
+  if (extra) return extra;
+  if (r.settled === undefined) return undefined;
   const s = r.settled;
   if (!isRecord(s) || !has(waitStatuses, s.status)) return "settled has no known status";
   return (
@@ -112,8 +133,42 @@ export function promptProblem(r: unknown): Problem {
   );
 }
 
+function itemProblem(x: unknown): Problem {
+  if (!isRecord(x)) return "an item is not an object";
+  if (!plainText(x.agent, 256) || typeof x.task !== "string") return "an item has no plain agent name or no task";
+  const bad =
+    optional(x, "agentId", id("agent")) ??
+    optional(x, "promptId", id("prompt")) ??
+    optional(x, "status", (v) => has(waitStatuses, v)) ??
+    optional(x, "text", (v) => typeof v === "string") ??
+    optional(x, "error", (v) => typeof v === "string") ??
+    optional(x, "step", (v) => Number.isSafeInteger(v) && (v as number) > 0) ??
+    optional(x, "evidenceError", (v) => typeof v === "string") ??
+    (x.evidence === undefined ? undefined : evidenceProblem(x.evidence)) ??
+    (x.worktree === undefined || typeof x.agentId !== "string"
+      ? x.worktree === undefined
+        ? undefined
+        : "worktree without agentId"
+      : worktreeProblem(x.worktree, x.agentId));
+  return bad && `an item's ${bad}`;
+}
+
+export function delegationProblem(r: unknown): Problem {
+  if (!isRecord(r)) return "not an object";
+  if (!id("delegation")(r.delegationId)) return "delegationId is not a well-formed delegation id";
+  if (typeof r.owner !== "string" || r.owner === "") return "owner is not a string";
+  if (!has(modes, r.mode)) return "mode is not single, parallel or chain";
+  if (typeof r.keepOpen !== "boolean" || typeof r.createdAt !== "string") return "keepOpen or createdAt is missing";
+  if (!Array.isArray(r.items) || r.items.length === 0 || r.items.length > MAX_DELEGATION_ITEMS) return `items is not a list of 1-${MAX_DELEGATION_ITEMS} tasks`;
+  for (const item of r.items) {
+    const bad = itemProblem(item);
+    if (bad) return bad;
+  }
+  return optional(r, "done", (x) => x === true) ?? optional(r, "delivered", (x) => isRecord(x) && typeof x.at === "string");
+}
+
 export interface RejectedRecord {
-  kind: "agent" | "prompt";
+  kind: "agent" | "prompt" | "delegation";
   /** Position in the file's list, so the user can find it; the record's own fields may be hostile. */
   index: number;
   reason: string;
@@ -123,6 +178,7 @@ export interface RejectedRecord {
 export interface CheckedRecords {
   agents: AgentRecord[];
   prompts: PromptRecord[];
+  delegations: DelegationRecord[];
   rejected: RejectedRecord[];
 }
 
@@ -136,8 +192,8 @@ function idCounts(records: readonly unknown[], key: string): Map<string, number>
 }
 
 /** Splits loaded records into usable ones and the rest; a prompt follows its agent out. */
-export function checkRecords(agents: readonly unknown[], prompts: readonly unknown[]): CheckedRecords {
-  const out: CheckedRecords = { agents: [], prompts: [], rejected: [] };
+export function checkRecords(agents: readonly unknown[], prompts: readonly unknown[], delegations: readonly unknown[] = []): CheckedRecords {
+  const out: CheckedRecords = { agents: [], prompts: [], delegations: [], rejected: [] };
   // Two records under one id: neither can be trusted to be the real one.
   const agentIds = idCounts(agents, "agentId");
   const promptIds = idCounts(prompts, "promptId");
@@ -163,6 +219,13 @@ export function checkRecords(agents: readonly unknown[], prompts: readonly unkno
       return;
     }
     out.rejected.push({ kind: "prompt", index, reason, record });
+  });
+  const delegationIds = idCounts(delegations, "delegationId");
+  delegations.forEach((record, index) => {
+    const d = record as DelegationRecord;
+    const reason = delegationProblem(record) ?? (delegationIds.get(d.delegationId)! > 1 ? "delegationId appears more than once" : undefined);
+    if (reason === undefined) out.delegations.push(d);
+    else out.rejected.push({ kind: "delegation", index, reason, record });
   });
   return out;
 }

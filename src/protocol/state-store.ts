@@ -75,11 +75,11 @@ export class FileStateStore implements StateStore {
         for (const w of warnings) this.options.onWarning?.(w);
         let merged = state;
         for (const [owner, mine] of jobs) merged = mergeOwner(merged, owner, mine);
-        const bounded = withinBounds(merged.agents, merged.prompts);
+        const bounded = withinBounds(merged.agents, merged.prompts, merged.delegations ?? []);
         // Only what a load accepts is written: a record every load set aside would be set aside again after every save.
-        const checked = checkRecords(bounded.agents, bounded.prompts);
+        const checked = checkRecords(bounded.agents, bounded.prompts, bounded.delegations);
         this.warnUnwritable(checked.rejected);
-        const out: StateFile = { version: 1, agents: checked.agents, prompts: checked.prompts };
+        const out: StateFile = { version: 1, agents: checked.agents, prompts: checked.prompts, delegations: checked.delegations };
         await writeJsonAtomic(this.file, out);
       });
       this.failing = false;
@@ -98,7 +98,7 @@ export class FileStateStore implements StateStore {
   /** Once per record: the core saves the same records after every change. */
   private warnUnwritable(rejected: readonly RejectedRecord[]): void {
     const fresh = rejected.filter((r) => {
-      const id = (r.record as { agentId?: unknown; promptId?: unknown } | null)?.[r.kind === "agent" ? "agentId" : "promptId"];
+      const id = (r.record as Record<string, unknown> | null)?.[`${r.kind}Id`];
       const key = `${r.kind}:${String(id)}`;
       if (this.unwritable.has(key)) return false;
       this.unwritable.add(key);
@@ -131,8 +131,10 @@ export class FileStateStore implements StateStore {
         warnings: [`pi-shepherd: ${this.file} could not be read (${(e as Error).message}); moved it to ${aside} and started with no records.`],
       };
     }
-    const checked = checkRecords(data.agents, data.prompts);
-    const state = { agents: checked.agents, prompts: checked.prompts };
+    // Files from before background delegations have none.
+    const delegations = Array.isArray(data.delegations) ? data.delegations : [];
+    const checked = checkRecords(data.agents, data.prompts, delegations);
+    const state = { agents: checked.agents, prompts: checked.prompts, delegations: checked.delegations };
     if (checked.rejected.length === 0) return { state, warnings: [] };
     // Kept for the user, and gone from state.json, so later loads neither use nor report them again.
     const aside = join(this.dir, `state.rejected-${Date.now()}.json`);
@@ -159,7 +161,10 @@ function mergeOwner(state: StoredState, owner: string, mine: StoredState): Store
   const keep = new Set(agents.map((a) => a.agentId));
   const mineP = new Set(mine.prompts.map((p) => p.promptId));
   const prompts = [...state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId) && !mineP.has(p.promptId)), ...mine.prompts];
-  return { agents, prompts };
+  const mineD = mine.delegations ?? [];
+  const mineDIds = new Set(mineD.map((d) => d.delegationId));
+  const delegations = [...(state.delegations ?? []).filter((d) => d.owner !== owner && !mineDIds.has(d.delegationId)), ...mineD];
+  return { agents, prompts, delegations };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { AgentScope } from "../agents/discover.js";
 import type { DelegateMode } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
 import { isRecord } from "../core/guards.js";
+import type { DeliverAs } from "../core/types.js";
 import type { Direction, Placement } from "../ports/runtime.js";
 import {
   actionOf,
@@ -23,6 +24,7 @@ import {
 const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;
 const DIRECTIONS = ["right", "down"] as const;
+const DELIVER_AS = ["steer", "followUp"] as const;
 
 export interface RawTask {
   agent: string;
@@ -53,7 +55,7 @@ export type ToolCommand =
       direction?: Direction;
       confirmProjectAgents?: boolean;
     }
-  | { action: "prompt"; agentId: string; message: string }
+  | { action: "prompt"; agentId: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string }
   | { action: "wait"; promptIds: string[]; timeout?: number }
   | { action: "status"; agentId: string }
   | { action: "close"; agentId: string; removeWorktree?: boolean; force?: boolean }
@@ -63,6 +65,8 @@ export type ToolCommand =
   | { action: "herd"; all?: boolean }
   | { action: "read"; target: string; lines?: number }
   | { action: "prune" }
+  | { action: "messages"; agentId?: string; unreadOnly?: boolean }
+  | { action: "reply"; agentId: string; messageId: string; text: string }
   | { action: "doctor" }
   | {
       action: "delegate";
@@ -71,6 +75,7 @@ export type ToolCommand =
       agentScope?: AgentScope;
       confirmProjectAgents?: boolean;
       keepOpen?: boolean;
+      background?: boolean;
       cwd?: string;
       isolate?: boolean;
     };
@@ -113,7 +118,25 @@ export function parseToolCommand(raw: unknown): ToolCommand {
       if (typeof message !== "string" || message.length === 0) {
         throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
       }
-      return { action, agentId, message };
+      const requestId = optionalString(p, "requestId");
+      if (requestId !== undefined && (requestId.length === 0 || requestId.length > 256)) {
+        throw new ShepherdError("invalid_params", '"requestId" must be 1 to 256 characters.');
+      }
+      return defined<CommandOf<"prompt">>({
+        action,
+        agentId,
+        message,
+        notify: optionalBoolean(p, "notify"),
+        deliverAs: optionalEnum(p, "deliverAs", DELIVER_AS),
+        requestId,
+      });
+    }
+    case "messages":
+      return defined<CommandOf<"messages">>({ action, agentId: optionalString(p, "agentId"), unreadOnly: optionalBoolean(p, "unreadOnly") });
+    case "reply": {
+      const text = p.text;
+      if (typeof text !== "string" || text.length === 0) throw new ShepherdError("invalid_params", 'action "reply" needs "text" (a non-empty string).');
+      return { action, agentId: requireString(p, "agentId", action), messageId: requireString(p, "messageId", action), text };
     }
     case "wait":
       return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
@@ -149,6 +172,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         agentScope: optionalEnum(p, "agentScope", SCOPES),
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
         keepOpen: optionalBoolean(p, "keepOpen"),
+        background: optionalBoolean(p, "background"),
         cwd: optionalString(p, "cwd"),
         isolate: optionalBoolean(p, "isolate"),
       });

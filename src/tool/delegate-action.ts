@@ -1,3 +1,4 @@
+import type { BackgroundStarted } from "../core/background.js";
 import { Delegation, delegateOutcome, type DelegateItem, type DelegateMode, type DelegateTask } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
 import type { ToolCommand } from "./command.js";
@@ -26,6 +27,15 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
     const isolate = t.isolate ?? cmd.isolate ?? definition.isolation === "worktree";
     tasks.push({ definition, task: t.task, cwd: resolveCwd(baseCwd, t.cwd), ...(isolate ? { isolate } : {}) });
   }
+  if (cmd.background) {
+    const started = await ctx.shepherd.delegateInBackground(mode, tasks, {
+      keepOpen,
+      maxParallel: settings.maxParallel,
+      waitTimeoutSec: settings.waitTimeout,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    return { text: backgroundText(started), details: { mode, background: true, delegationId: started.delegationId, items: started.items } };
+  }
   const items = await new Delegation(ctx.shepherd, mode, tasks, {
     keepOpen,
     maxParallel: settings.maxParallel,
@@ -37,7 +47,7 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
   return { text: delegateText(mode, items, summary), details: { mode, results: items } };
 }
 
-function delegateText(mode: DelegateMode, items: DelegateItem[], summary: string): string {
+export function delegateText(mode: DelegateMode, items: readonly DelegateItem[], summary: string): string {
   const body = (i: DelegateItem) => {
     const answer = i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`;
     const extra = [evidenceBlock(i, { patch: true }), i.worktree && i.agentId ? isolationText({ agentId: i.agentId, worktree: i.worktree }) : undefined];
@@ -49,4 +59,21 @@ function delegateText(mode: DelegateMode, items: DelegateItem[], summary: string
     return `${summary}\n\n${last.status === "completed" ? body(last) : items.map((i) => `## step ${i.step} · ${i.agent} · ${i.status}\n${body(i)}`).join("\n\n")}`;
   }
   return `${summary}\n\n${items.map((i, n) => `## ${n + 1}. ${i.agent} · ${i.status}\n${body(i)}`).join("\n\n")}`;
+}
+
+/** What a background delegation says when it returns: what runs, what waits, and that the results will come. */
+function backgroundText(b: BackgroundStarted): string {
+  const lines = b.items.map((i, n) => {
+    const state = i.status
+      ? `${i.status}${i.error ? `: ${i.error}` : ""}`
+      : i.promptId
+        ? `working (sheep ${i.agentId}, prompt ${i.promptId})`
+        : "waits for its turn";
+    return `${n + 1}. ${i.agent}: ${state}`;
+  });
+  return [
+    `Background ${b.mode} delegation ${b.delegationId} started (${b.items.length} task${b.items.length === 1 ? "" : "s"}):`,
+    ...lines,
+    "One message with every result, in this order, comes to you by itself when the last one is final; go on with other work meanwhile; there is no need to wait for these prompts.",
+  ].join("\n");
 }

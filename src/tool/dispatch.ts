@@ -2,7 +2,21 @@ import { ShepherdError } from "../core/errors.js";
 import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
 import { delegateAction } from "./delegate-action.js";
-import { closeText, diffText, herdText, landText, promptText, pruneText, sheepLine, sheepText, startText, waitText } from "./format.js";
+import {
+  closeText,
+  diffText,
+  herdText,
+  landText,
+  messagesText,
+  promptText,
+  pruneText,
+  replyHowTo,
+  replyText,
+  sheepLine,
+  sheepText,
+  startText,
+  waitText,
+} from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { discoverFor } from "./definitions.js";
 import { startAction } from "./start-action.js";
@@ -27,13 +41,15 @@ export interface DispatchContext {
 const MAX_TEXT = 50_000;
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 
+/** What the model reads inline is capped; the full text always stays in details. */
+export function boundedText(text: string): string {
+  return text.length > MAX_TEXT
+    ? `${text.slice(0, MAX_TEXT)}\n[... ${text.length - MAX_TEXT} more characters; the full text is in the details and the sheep's session file]`
+    : text;
+}
+
 export function result(action: string, text: string, details: Record<string, unknown>): ToolResult {
-  // The full text always stays in details; only what the model reads inline is capped.
-  const shown =
-    text.length > MAX_TEXT
-      ? `${text.slice(0, MAX_TEXT)}\n[... ${text.length - MAX_TEXT} more characters; the full text is in the result details and the sheep's session file]`
-      : text;
-  return { content: [{ type: "text", text: shown }], details: { action, ...details } };
+  return { content: [{ type: "text", text: boundedText(text) }], details: { action, ...details } };
 }
 
 /** Raw parameters parsed once, then routed; for callers that hold a composed shepherd (tests). */
@@ -56,8 +72,24 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, startText(started), { agent: started });
     }
     case "prompt": {
-      const submitted = await shepherd.prompt(cmd.agentId, cmd.message);
+      const submitted = await shepherd.prompt(cmd.agentId, cmd.message, {
+        ...(cmd.notify !== undefined ? { notify: cmd.notify } : {}),
+        ...(cmd.deliverAs !== undefined ? { deliverAs: cmd.deliverAs } : {}),
+        ...(cmd.requestId !== undefined ? { requestId: cmd.requestId } : {}),
+      });
       return result(action, promptText(submitted), { prompt: submitted });
+    }
+    case "messages": {
+      const messages = await shepherd.messages(cmd.agentId, cmd.unreadOnly === true);
+      return result(
+        action,
+        messagesText(messages, cmd.unreadOnly === true, (m) => replyHowTo(m.agentId, m.messageId)),
+        { messages },
+      );
+    }
+    case "reply": {
+      const replied = await shepherd.reply(cmd.agentId, cmd.messageId, cmd.text);
+      return result(action, replyText(replied, shepherd.registry.agents.get(replied.agentId)?.label), { replied });
     }
     case "wait": {
       const labels = () => new Map([...shepherd.registry.agents.values()].map((a) => [a.agentId, a.label]));

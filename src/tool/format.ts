@@ -1,3 +1,4 @@
+import type { ListedMessage } from "../core/mail.js";
 import type { SkippedFile } from "../agents/discover.js";
 import type { DoctorReport } from "../doctor/types.js";
 import type { LandOutcome, LatestEvidence, PruneOutcome } from "../core/shepherd.js";
@@ -37,10 +38,34 @@ export function isolationText(a: Pick<StartedAgent, "agentId" | "worktree">, lan
 }
 
 export function promptText(p: SubmittedPrompt): string {
-  return [
-    `Prompt ${p.promptId} sent to ${p.agentId}; the sheep is working on it in the background.`,
-    `Next: {"action":"wait","promptId":"${p.promptId}"} returns its answer (to wait for several sheep at once, pass "promptIds").`,
-  ].join("\n");
+  const wait = `{"action":"wait","promptId":"${p.promptId}"}`;
+  const head = p.duplicate
+    ? `requestId "${p.requestId}" was used with ${p.agentId} before: this is its ${p.steerId ? `steer ${p.steerId} into prompt` : "prompt"} ${p.promptId}, and nothing was sent again.`
+    : p.deliverAs === "steer"
+      ? `Steered ${p.agentId}: ${p.steerId} goes into the running turn of ${p.promptId}, whose answer comes as usual (its result counts the steers that got in).`
+      : p.deliverAs === "followUp"
+        ? `Prompt ${p.promptId} queued for ${p.agentId} behind ${p.queuedBehind?.join(", ") ?? "its active prompt"}; the sheep answers them in that order.`
+        : `Prompt ${p.promptId} sent to ${p.agentId}; the sheep is working on it in the background.`;
+  const next = p.notify
+    ? `Its answer comes to you by itself once it is final (notify), so you can go on with other work; ${wait} also returns it.`
+    : `Next: ${wait} returns its answer (to wait for several sheep at once, pass "promptIds").`;
+  return `${head}\n${next}`;
+}
+
+/** Steering that reached a turn, and steering that came after it had ended. */
+function steeredNote(i: WaitItem): string {
+  if (i.steered === undefined) return "";
+  const missed = i.steersMissed ? `; ${i.steersMissed} came after the turn had ended and were dropped (prompt again)` : "";
+  return `\n(steered: ${i.steered} steering message${i.steered === 1 ? "" : "s"} reached this turn${missed})`;
+}
+
+/** The one way a sheep's question is put to whoever must answer it; `how` says how to reply. */
+export function questionText(q: { messageId: string; text: string }, who: string, how: string): string {
+  return `${who} asks (${q.messageId}):\n${q.text}\n${how}`;
+}
+
+export function replyHowTo(agentId: string, messageId: string): string {
+  return `Answer with {"action":"reply","agentId":"${agentId}","messageId":"${messageId}","text":"..."}; its shepherd_message call returns your text.`;
 }
 
 export function waitText(items: WaitItem[], labels: Map<string, string>): string {
@@ -53,8 +78,12 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
         const who = labels.get(i.agentId) ? `${labels.get(i.agentId)} (${i.agentId})` : i.agentId || "unknown sheep";
         const title = `## ${i.promptId} · ${who} · ${i.status}`;
         if (i.status === "timeout") return `${title}\nStill working; nothing was stopped. Wait again with the same promptId.`;
+        if (i.status === "blocked" && i.question) {
+          return `${title}\n${questionText(i.question, "The sheep", replyHowTo(i.agentId, i.question.messageId))} The prompt stays pending: wait for it again after replying.`;
+        }
         if (i.status === "blocked") return `${title}\nThe sheep waits on: ${i.error ?? "a question"}. Look at it with action "read".`;
-        const body = i.status === "completed" ? `${title}\n${i.text ?? ""}` : `${title}\n${i.error ?? ""}${i.text ? `\nPartial text:\n${i.text}` : ""}`;
+        const body =
+          i.status === "completed" ? `${title}\n${i.text ?? ""}${steeredNote(i)}` : `${title}\n${i.error ?? ""}${i.text ? `\nPartial text:\n${i.text}` : ""}`;
         const evidence = evidenceBlock(i, { patch: true });
         return evidence ? `${body}\n\n${evidence}` : body;
       })
@@ -65,7 +94,7 @@ export function waitText(items: WaitItem[], labels: Map<string, string>): string
 /** `label (id, agent): state, working on p · tmux · 3m old` (and what the multiplexer says, if asked). */
 export function sheepLine(s: AgentStatus, now = Date.now()): string {
   if (s.state === "closed") return `${s.label} (${s.agentId}, ${s.agent}): closed.`;
-  const active = s.activePromptId ? `, working on ${s.activePromptId}` : "";
+  const active = s.activePromptId ? `, working on ${s.activePromptId}${s.queued?.length ? ` (then ${s.queued.join(", ")})` : ""}` : "";
   // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
   const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
@@ -146,6 +175,38 @@ export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): st
     for (const s of skipped) lines.push(`- ${s.path}: ${s.reason}`);
   }
   return lines.join("\n") || "No agent definitions found.";
+}
+
+/** A sheep's messages, grouped by sheep; `how` says how to answer a question that waits. */
+export function messagesText(list: ListedMessage[], unreadOnly: boolean, how: (m: ListedMessage) => string): string {
+  if (list.length === 0) return unreadOnly ? "No unread messages from the sheep." : "No messages from the sheep.";
+  const out: string[] = [];
+  let last = "";
+  for (const m of list) {
+    if (m.agentId !== last) {
+      last = m.agentId;
+      out.push(`${out.length ? "\n" : ""}${m.label} (${m.agentId}):`);
+    }
+    const state = [m.read ? "read" : "unread", ...(m.promptId ? [`during ${m.promptId}`] : [])];
+    if (m.kind === "question" && m.awaitReply) {
+      state.push(m.answer === "replied" ? "answered" : m.answer === "expired" ? "no longer waits (timed out)" : "waits for a reply");
+    }
+    out.push(`  ${m.messageId} · ${m.kind} · ${m.at} · ${state.join(", ")}`);
+    out.push(...m.text.split("\n").map((l) => `    ${l}`));
+    if (m.kind === "question" && m.awaitReply && m.answer === undefined) out.push(`    ${how(m)}`);
+  }
+  return out.join("\n");
+}
+
+export function replyText(r: { agentId: string; messageId: string }, label: string | undefined): string {
+  const who = label ? `${label} (${r.agentId})` : r.agentId;
+  return `Replied to ${r.messageId} of ${who}; its shepherd_message call returns your text and it goes on.`;
+}
+
+/** A progress or done message, told to the person. */
+export function noticeText(n: { label: string; agentId: string; message: { kind: string; text: string; messageId: string } }): string {
+  const what = n.message.kind === "done" ? "is done" : "reports";
+  return `🐑 ${n.label} ${what}: ${n.message.text}`;
 }
 
 export function doctorText(r: DoctorReport): string {

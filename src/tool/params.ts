@@ -55,7 +55,19 @@ export function prepareArguments(raw: unknown): unknown {
   return obj ? withLenientArrays(obj) : raw;
 }
 
-const BOOLEAN_KEYS = ["confirmProjectAgents", "keepOpen", "all", "isolate", "removeWorktree", "force", "squash", "stat"] as const;
+const BOOLEAN_KEYS = [
+  "confirmProjectAgents",
+  "keepOpen",
+  "all",
+  "notify",
+  "background",
+  "unreadOnly",
+  "isolate",
+  "removeWorktree",
+  "force",
+  "squash",
+  "stat",
+] as const;
 
 /** "true" and "false" as booleans; anything else unchanged (and checked later). */
 export function booleanText(v: unknown): unknown {

@@ -1,3 +1,5 @@
+import type { Push } from "../core/courier.js";
+
 /**
  * What a person sees of a shepherd call in pi's transcript. Pure text with colours from an
  * injected theme, so it is tested without a terminal; extensions/render.ts wraps it.
@@ -174,4 +176,27 @@ export function renderResultText(
     return `${head}\n${shown.map((l) => `    ${t.fg(color, l)}`).join("\n")}${more}${o.expanded ? changedFiles(i, t) : ""}`;
   });
   return [head, ...blocks].join("\n");
+}
+
+/** A pushed message in the transcript: who and what in one line, then the text (three lines unless expanded). */
+export function renderPushText(content: string, push: Push | undefined, expanded: boolean, t: Paint): string {
+  const head = (() => {
+    if (!push) return t.fg("accent", "🐑 shepherd");
+    switch (push.kind) {
+      case "result":
+        return `${icon(push.item.status, t)} ${t.fg("toolTitle", t.bold(`🐑 ${push.label}`))} ${t.fg("muted", `${push.item.promptId} ${push.item.status}`)}`;
+      case "question":
+        return `${t.fg("warning", "?")} ${t.fg("toolTitle", t.bold(`🐑 ${push.label} asks`))} ${t.fg("muted", push.message.messageId)}${push.message.awaitReply ? t.fg("dim", " (waits for a reply)") : ""}`;
+      case "delegation": {
+        const ok = push.items.filter((i) => i.status === "completed").length;
+        const color = ok === push.items.length ? "success" : ok === 0 ? "error" : "warning";
+        return `${t.fg("toolTitle", t.bold(`🐑 background ${push.mode}`))} ${t.fg(color, `${ok}/${push.items.length} completed`)} ${t.fg("muted", push.delegationId)}`;
+      }
+    }
+  })();
+  // The first line of the content is the header the model reads; the person sees the head instead.
+  const body = content.split("\n").slice(1).join("\n").replace(/^\n+/, "");
+  const lines = body.split("\n");
+  const shown = expanded || lines.length <= 3 ? lines : [...lines.slice(0, 3), t.fg("dim", `… ${lines.length - 3} more lines (Ctrl+O expands)`)];
+  return [head, ...shown.map((l) => `  ${l}`)].join("\n");
 }

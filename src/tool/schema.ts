@@ -1,7 +1,23 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 
 /** Actions the tool offers today; the enum lists only what works. */
-export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune", "delegate", "diff", "land", "doctor"] as const;
+export const ACTIONS = [
+  "start",
+  "prompt",
+  "wait",
+  "status",
+  "close",
+  "sheep",
+  "herd",
+  "read",
+  "prune",
+  "delegate",
+  "diff",
+  "land",
+  "doctor",
+  "messages",
+  "reply",
+] as const;
 export type Action = (typeof ACTIONS)[number];
 
 /** A plain string enum: unions at any level make some providers send `{}`. */
@@ -33,8 +49,22 @@ export const shepherdParameters = Type.Object({
     }),
   ),
   confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
-  agentId: Type.Optional(Type.String({ description: "prompt/status/close/land: the id start returned." })),
+  agentId: Type.Optional(Type.String({ description: "prompt/status/close/land/reply (messages: optional): the id start returned." })),
   message: Type.Optional(Type.String({ description: "prompt: the text to send." })),
+  notify: Type.Optional(
+    Type.Boolean({ description: "prompt: when the answer is final and no wait returned it, it comes to you as a new message by itself (default false)." }),
+  ),
+  deliverAs: Type.Optional(
+    stringEnum(
+      ["steer", "followUp"] as const,
+      'prompt to a sheep that is still working: "steer" (into its running turn; the answer comes on its active prompt) or "followUp" (a new prompt queued behind it).',
+    ),
+  ),
+  requestId: Type.Optional(
+    Type.String({
+      description: "prompt: your own id for this prompt; sending the same requestId to the same sheep again returns the first handle and sends nothing.",
+    }),
+  ),
   promptId: Type.Optional(Type.String({ description: "wait: one promptId." })),
   promptIds: Type.Optional(Type.Array(Type.String(), { description: "wait: several promptIds, waited for together." })),
   timeout: Type.Optional(Type.Number({ description: "wait: seconds before returning timeout (the prompt keeps running)." })),
@@ -47,6 +77,12 @@ export const shepherdParameters = Type.Object({
   ),
   all: Type.Optional(Type.Boolean({ description: "herd: also list the sheep of other shepherds on this machine (read-only)." })),
   keepOpen: Type.Optional(Type.Boolean({ description: "delegate: keep each sheep open after its result (default false)." })),
+  background: Type.Optional(
+    Type.Boolean({ description: "delegate: return at once; one message with every result comes to you by itself when the last is final (default false)." }),
+  ),
+  unreadOnly: Type.Optional(Type.Boolean({ description: "messages: only messages not listed before (default false)." })),
+  messageId: Type.Optional(Type.String({ description: "reply: the id of the sheep's question (m_...)." })),
+  text: Type.Optional(Type.String({ description: "reply: your answer to the sheep's question." })),
   isolate: Type.Optional(
     Type.Boolean({
       description:

@@ -141,7 +141,8 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
   it("a sheep started from a definition gets exactly its tool list and its body in the system prompt", async () => {
     probe = await start("probe", "probe-1");
     const req = await ask(probe.agentId, "PROBE", "probe says hi");
-    assert.deepEqual([...req.toolNames].sort(), ["grep", "read"]);
+    // Its own list, and the line to its shepherd that every sheep keeps.
+    assert.deepEqual([...req.toolNames].sort(), ["grep", "read", "shepherd_message"]);
     assert.ok(req.system.includes(PROBE_BODY), "the body is appended to the system prompt");
     const own = model.log.find((l) => l.tag?.startsWith("call-"));
     assert.ok(own?.toolNames.includes("shepherd"), "the shepherd itself has the tool");
@@ -265,7 +266,7 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
       const started = await startedId(await slash("start proj --scope project --label proj-1"));
       assert.equal(asked.length, 2);
       const req = await ask(started.agentId, "PROJ");
-      assert.deepEqual(req.toolNames, ["read"]);
+      assert.deepEqual(req.toolNames, ["read", "shepherd_message"]);
       assert.ok(req.system.includes(PROJ_BODY));
       assert.match(await slash("close proj-1"), /^Closed proj-1 /);
     } finally {

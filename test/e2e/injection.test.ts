@@ -149,7 +149,7 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     const req = model.log.find((l) => l.tag === "HOSTILE-START")!;
     assert.equal(req.model, hostileModel, "the model id reached the provider intact");
     assert.ok(req.system.includes(hostileBody), "the definition's body is in the sheep's system prompt, intact");
-    assert.deepEqual(req.toolNames.sort(), ["grep", "read"]);
+    assert.deepEqual(req.toolNames.sort(), ["grep", "read", "shepherd_message"]);
     const status = (await scene.ok({ action: "status", agentId })).details.status as { label: string; paneAlive: boolean };
     assert.deepEqual([status.label, status.paneAlive], [label, true]);
     await noMarker();

@@ -1,7 +1,7 @@
 import type { Clock } from "../../src/core/clock.js";
 import { ShepherdError } from "../../src/core/errors.js";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
-import type { PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
+import type { Delivery, PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
 import type { StateStore, StoredState } from "../../src/ports/store.js";
 import { prng, type Rng } from "./prng.js";
 
@@ -152,7 +152,13 @@ export class ChaosWorld {
           const r = s && !s.cleaned ? s.outbox.get(promptId) : undefined;
           return r ? structuredClone(r) : undefined;
         }),
-        submit: guard(async (agentId: string, promptId: string, text: string) => this.submit(agentId, promptId, text)),
+        // Its sheep take prompts; steers (and messages to the shepherd) belong to the async herd's own tests.
+        submit: guard(async (agentId: string, d: Delivery) => {
+          if (d.kind === "prompt") this.submit(agentId, d.promptId, d.text);
+        }),
+        messages: guard(async () => []),
+        replies: guard(async () => new Map()),
+        reply: guard(async () => "expired" as const),
         evidencePath: async (agentId: string, promptId: string) => `/evidence/${agentId}/${promptId}.patch`,
         subscribe: (agentId: string, onChange: () => void) => {
           const s = this.mem(agentId);

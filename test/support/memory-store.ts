@@ -13,7 +13,12 @@ export class MemoryStore implements StateStore {
     const ids = new Set([...mine.agents.map((a) => a.agentId), ...(mine.forgotten ?? [])]);
     const agents = [...this.state.agents.filter((a) => a.owner !== owner && !ids.has(a.agentId)), ...mine.agents];
     const keep = new Set(agents.map((a) => a.agentId));
-    this.state = { agents, prompts: [...this.state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId)), ...mine.prompts] };
+    const mineD = new Set((mine.delegations ?? []).map((d) => d.delegationId));
+    this.state = {
+      agents,
+      prompts: [...this.state.prompts.filter((p) => keep.has(p.agentId) && !ids.has(p.agentId)), ...mine.prompts],
+      delegations: [...(this.state.delegations ?? []).filter((d) => d.owner !== owner && !mineD.has(d.delegationId)), ...(mine.delegations ?? [])],
+    };
     delete this.state.forgotten;
   }
 }

@@ -37,6 +37,8 @@ export class MemoryWorkspace implements Workspace {
     return {
       baseline: b,
       after: tree(++this.n),
+      afterCommit: tree(1),
+      afterAt: new Date(0).toISOString(),
       files: [{ path: "a.txt", status: "modified", insertions: 2, deletions: 1 }],
       fileCount: 1,
       insertions: 2,

@@ -1,14 +1,27 @@
 import { ShepherdError } from "../../src/core/errors.js";
-import type { ResumeCard } from "../../src/core/types.js";
+import type { ResumeCard, SheepMessage } from "../../src/core/types.js";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
-import { resumeCardOf, type PreparedSheep, type PrepareRequest, type SheepHost, type SheepResult, type SheepSnapshot } from "../../src/ports/sheep-host.js";
+import {
+  resumeCardOf,
+  type Delivery,
+  type PreparedSheep,
+  type PrepareRequest,
+  type SheepHost,
+  type SheepResult,
+  type SheepSnapshot,
+} from "../../src/ports/sheep-host.js";
 
 interface MemSheep {
   card?: ResumeCard;
   paneId?: string;
   snapshot: SheepSnapshot;
+  /** Text by prompt or steer id, as the sheep would find it in its inbox. */
   inbox: Map<string, string>;
+  /** Every delivery, in the order made (a sheep takes them in this order). */
+  deliveries: Delivery[];
   outbox: Map<string, SheepResult>;
+  messages: SheepMessage[];
+  replies: Map<string, { text: string } | { expired: true }>;
   listeners: Set<() => void>;
   cleaned: boolean;
 }
@@ -79,8 +92,23 @@ export class MemoryWorld {
     },
     snapshot: async (agentId) => ({ ...this.mem(agentId).snapshot }),
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
-    submit: async (agentId, promptId, text) => {
-      this.mem(agentId).inbox.set(promptId, text);
+    submit: async (agentId, delivery) => {
+      const s = this.mem(agentId);
+      s.inbox.set(delivery.kind === "prompt" ? delivery.promptId : delivery.steerId, delivery.text);
+      s.deliveries.push(delivery);
+    },
+    messages: async (agentId) => [...this.mem(agentId).messages],
+    replies: async (agentId) => {
+      const out = new Map<string, "replied" | "expired">();
+      for (const [id, r] of this.mem(agentId).replies) out.set(id, "expired" in r ? "expired" : "replied");
+      return out;
+    },
+    reply: async (agentId, messageId, text) => {
+      const s = this.mem(agentId);
+      const there = s.replies.get(messageId);
+      if (there) return "expired" in there ? "expired" : "already_replied";
+      s.replies.set(messageId, { text });
+      return "delivered";
     },
     subscribe: (agentId, fn) => {
       const s = this.mem(agentId);
@@ -99,7 +127,7 @@ export class MemoryWorld {
   mem(agentId: string): MemSheep {
     let s = this.sheep.get(agentId);
     if (!s) {
-      s = { snapshot: {}, inbox: new Map(), outbox: new Map(), listeners: new Set(), cleaned: false };
+      s = { snapshot: {}, inbox: new Map(), deliveries: [], outbox: new Map(), messages: [], replies: new Map(), listeners: new Set(), cleaned: false };
       this.sheep.set(agentId, s);
     }
     return s;
@@ -109,14 +137,36 @@ export class MemoryWorld {
     for (const fn of this.mem(agentId).listeners) fn();
   }
 
-  answer(agentId: string, promptId: string, text: string, status: SheepResult["status"] = "completed", errorMessage?: string) {
+  answer(agentId: string, promptId: string, text: string, status: SheepResult["status"] = "completed", errorMessage?: string, steered?: string[]) {
     this.mem(agentId).outbox.set(promptId, {
       promptId,
       status,
       text,
       stopReason: status === "completed" ? "stop" : status === "failed" ? "error" : "aborted",
       ...(errorMessage ? { errorMessage } : {}),
+      ...(steered ? { steered } : {}),
     });
+    this.ring(agentId);
+  }
+
+  /** The sheep calls shepherd_message; with awaitReply it also reports itself blocked on the question. */
+  say(agentId: string, message: Omit<SheepMessage, "at"> & { at?: string }) {
+    const s = this.mem(agentId);
+    const m: SheepMessage = { at: new Date().toISOString(), ...message };
+    s.messages.push(m);
+    if (m.awaitReply) {
+      s.snapshot.asking = { messageId: m.messageId, text: m.text };
+      s.snapshot.blocked = `question ${m.messageId} to the shepherd: ${m.text}`;
+    }
+    this.ring(agentId);
+    return m;
+  }
+
+  /** The question stopped waiting (answered or timed out). */
+  stopAsking(agentId: string) {
+    const s = this.mem(agentId);
+    delete s.snapshot.asking;
+    delete s.snapshot.blocked;
     this.ring(agentId);
   }
 

@@ -24,6 +24,19 @@ export interface ToolOutcome {
 
 type Event = Record<string, unknown> & { type: string };
 
+/** A custom message of pi-shepherd as pi emits it: what the model reads, and the push itself. */
+export interface PushedMessage {
+  role: "custom";
+  customType: string;
+  content: string;
+  details: Record<string, unknown>;
+}
+
+function isPush(e: Event): boolean {
+  const m = e.message as { role?: string; customType?: string } | undefined;
+  return e.type === "message_end" && m?.role === "custom" && m.customType === "pi-shepherd";
+}
+
 /**
  * A real pi shepherd in RPC mode with pi-shepherd loaded. Tool calls are driven through the
  * scripted model: each call() prompts the shepherd with a directive that makes the model call
@@ -227,6 +240,28 @@ export class RpcShepherd {
     return () => {
       this.waiters = this.waiters.filter((w) => w.match !== match);
     };
+  }
+
+  /** Messages the shepherd pushed into its own conversation (results, questions, delegations), in order. */
+  pushes(): PushedMessage[] {
+    return this.events.filter(isPush).map((e) => e.message as PushedMessage);
+  }
+
+  /** The first pushed message (already seen or still to come) whose details match. */
+  async untilPush(match: (details: Record<string, unknown>) => boolean, timeoutMs = 60_000): Promise<PushedMessage> {
+    const e = await this.until((x) => isPush(x) && match((x.message as PushedMessage).details), timeoutMs);
+    return e.message as PushedMessage;
+  }
+
+  /** Resolves once no run of the agent is going (every agent_start has its agent_end). */
+  async idle(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const starts = this.events.filter((e) => e.type === "agent_start").length;
+      const ends = this.events.filter((e) => e.type === "agent_end").length;
+      if (starts <= ends) return;
+      await this.next((e) => e.type === "agent_end", Math.max(1, deadline - Date.now()));
+    }
   }
 
   /** Closes stdin (pi shuts down cleanly); kills this process only if it does not exit. */

@@ -10,7 +10,7 @@
  *   #script {"tools":[{"name":"shepherd","arguments":{...}},…],"afterTool":"text"}   (one turn, several calls)
  *   #script {"rounds":[[{"name":"write","arguments":{...}}],[{"name":"bash",…}]],"afterTool":"text"}
  *       (tool calls in rounds, each after the results of the one before: a sheep that writes, then edits)
- *   anything else: the reply is "ECHO: <message>"
+ *   anything else: the reply is "ECHO: <message>" (or what the fallback option says)
  * After a tool result, the reply is the directive's afterTool, or "TOOL_RESULT: <result text>".
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -87,7 +87,12 @@ function parseDirective(text: string): Directive | undefined {
 // Unref'd: a scripted delay whose client is long gone must not keep a test process alive.
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
-export async function startScriptedModel(): Promise<ScriptedModel> {
+export interface ScriptedModelOptions {
+  /** The reply to a message that is no directive (default `ECHO: <message>`), e.g. to a pushed result in a demo. */
+  fallback?: (lastUserText: string) => string;
+}
+
+export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<ScriptedModel> {
   const log: LoggedRequest[] = [];
   let seq = 0;
   const sockets = new Set<import("node:net").Socket>();
@@ -168,7 +173,7 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
       await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined);
       return;
     }
-    const reply = d.reply ?? (parseDirective(lastUserText) ? "" : `ECHO: ${lastUserText}`);
+    const reply = d.reply ?? (parseDirective(lastUserText) ? "" : (o.fallback?.(lastUserText) ?? `ECHO: ${lastUserText}`));
     entry.replyText = reply;
     await streamText(res, entry, reply, d.chunks ?? 1, d.chunkDelayMs ?? 0);
   };

@@ -72,6 +72,30 @@ describe("/shepherd arguments: subcommands", () => {
     assert.deepEqual(parseShepherdCommand("log 5 --agent recon"), { sub: "log", limit: 5, agent: "recon" });
   });
 
+  it("messages takes an optional sheep and --unread; reply takes the rest of the line as the answer", () => {
+    assert.deepEqual(parseShepherdCommand("messages"), { sub: "messages", unreadOnly: false });
+    assert.deepEqual(parseShepherdCommand('messages "big job" --unread'), { sub: "messages", target: "big job", unreadOnly: true });
+    assert.deepEqual(parseShepherdCommand("messages --unread recon"), { sub: "messages", target: "recon", unreadOnly: true });
+    assert.throws(() => parseShepherdCommand("messages --unread --unread"), /^ShepherdError: \[invalid_params\] "--unread" is given twice/);
+    assert.throws(() => parseShepherdCommand("messages a b"), /^ShepherdError: \[invalid_params\] unexpected "b"/);
+    assert.deepEqual(parseShepherdCommand("reply recon m_0123456789 North, by the   river."), {
+      sub: "reply",
+      target: "recon",
+      messageId: "m_0123456789",
+      text: "North, by the river.",
+    });
+    assert.deepEqual(parseShepherdCommand('reply recon m_0123456789 "keep  two  spaces"'), {
+      sub: "reply",
+      target: "recon",
+      messageId: "m_0123456789",
+      text: "keep  two  spaces",
+    });
+    assert.throws(
+      () => parseShepherdCommand("reply recon m_0123456789"),
+      /^ShepherdError: \[invalid_params\] "reply" needs a sheep's id or label, the question's id and your answer/,
+    );
+  });
+
   it("refuses mistakes with [invalid_params] and the usage", () => {
     const cases: [string, RegExp][] = [
       ["frobnicate", /unknown subcommand "frobnicate"; one of herd, sheep, start/],
@@ -142,12 +166,21 @@ describe("/shepherd completions", () => {
       "prune ",
       "doctor ",
       "log ",
+      "messages ",
+      "reply ",
       "settings ",
       "help ",
     ]);
     assert.deepEqual(await values("st"), ["start ", "status "]);
     assert.deepEqual(await values("ag"), ["agents "]);
     assert.equal(await values("zz"), null);
+  });
+
+  it("completes live sheep for messages and reply, and --unread as a switch", async () => {
+    assert.deepEqual(await values("messages "), ["messages recon ", 'messages "big job" ']);
+    assert.deepEqual(await values("messages --u"), ["messages --unread "]);
+    assert.deepEqual(await values("messages --unread "), ["messages --unread recon ", 'messages --unread "big job" '], "a switch takes no value");
+    assert.deepEqual(await values("reply r"), ["reply recon "]);
   });
 
   it("completes agent names for start, and live sheep for status, read and close", async () => {

@@ -12,8 +12,10 @@ const def: AgentDefinition = { name: "echo", description: "d", source: "user", p
 function world(answer: (text: string) => { text: string; status?: "completed" | "failed" } | undefined) {
   const w = new MemoryWorld();
   const submit = w.host.submit;
-  w.host.submit = async (agentId, promptId, text) => {
-    await submit(agentId, promptId, text);
+  w.host.submit = async (agentId, d) => {
+    await submit(agentId, d);
+    if (d.kind !== "prompt") return;
+    const { promptId, text } = d;
     const a = answer(text);
     if (a) setImmediate(() => w.answer(agentId, promptId, a.text, a.status ?? "completed", a.status === "failed" ? "boom" : undefined));
   };
@@ -27,8 +29,10 @@ describe("delegation on the primitives", () => {
     let most = 0;
     const { w, shepherd } = world(() => undefined);
     const submit = w.host.submit;
-    w.host.submit = async (agentId, promptId, text) => {
-      await submit(agentId, promptId, text);
+    w.host.submit = async (agentId, d) => {
+      await submit(agentId, d);
+      if (d.kind !== "prompt") return;
+      const { promptId, text } = d;
       most = Math.max(most, ++working);
       setTimeout(
         () => {

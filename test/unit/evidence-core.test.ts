@@ -28,9 +28,9 @@ function setup(o: { evidence?: boolean } = {}) {
   });
   // The memory host keeps the order of deliveries next to the workspace's calls.
   const submit = world.host.submit;
-  world.host.submit = async (agentId, promptId, text) => {
-    workspace.calls.push(`submit ${promptId}`);
-    return submit(agentId, promptId, text);
+  world.host.submit = async (agentId, delivery) => {
+    workspace.calls.push(`submit ${delivery.kind === "prompt" ? delivery.promptId : delivery.steerId}`);
+    return submit(agentId, delivery);
   };
   return { world, clock, workspace, shepherd };
 }

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { sheepDir } from "../../src/protocol/layout.js";
+import { INBOX_FILE, sheepDir } from "../../src/protocol/layout.js";
 import { FileSheepHost } from "../../src/protocol/file-host.js";
 
 let agentDir: string;
@@ -73,6 +73,72 @@ describe("sheep host: the pid witness", () => {
       assert.equal((await h.snapshot(id)).exited, undefined);
     });
   }
+});
+
+describe("sheep host: the async protocol on disk", () => {
+  it("names inbox files so the sheep takes them in the order they were made, also from a new host", async () => {
+    const agentId = "a_order00001";
+    const dir = sheepDir(agentDir, agentId);
+    await mkdir(join(dir, "inbox"), { recursive: true, mode: 0o700 });
+    const ids = ["p_zzzzzzzzz1", "p_aaaaaaaaa1", "s_mmmmmmmmm1", "p_0000000001"];
+    await host().submit(agentId, { kind: "prompt", promptId: ids[0]!, text: "1" });
+    await host().submit(agentId, { kind: "prompt", promptId: ids[1]!, text: "2" });
+    await host().submit(agentId, { kind: "steer", steerId: ids[2]!, target: ids[0]!, text: "3" });
+    await host().submit(agentId, { kind: "prompt", promptId: ids[3]!, text: "4" });
+    const names = (await readdir(join(dir, "inbox"))).sort();
+    assert.deepEqual(
+      names.map((n) => INBOX_FILE.exec(n)?.[2]),
+      ids,
+      "name order is submission order, whatever the ids",
+    );
+  });
+
+  it("reads the message log as data: complete, well-formed lines only, each id once", async () => {
+    const agentId = "a_msglog0001";
+    const dir = sheepDir(agentDir, agentId);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const good = (id: string, extra = {}) => JSON.stringify({ messageId: id, kind: "progress", text: `t ${id}`, at: "2026-01-01T00:00:00Z", ...extra });
+    const lines = [
+      good("m_aaaaaaaaa1"),
+      "{ not json",
+      good("m_../../etc1"),
+      good("m_aaaaaaaaa2", { kind: "shout" }),
+      good("m_aaaaaaaaa1"),
+      good("m_aaaaaaaaa3", { kind: "question", awaitReply: true, timeoutSec: 30, promptId: "p_0000000001" }),
+      good("m_aaaaaaaaa4").slice(0, 20), // still being written: no newline yet
+    ];
+    await writeFile(join(dir, "messages.jsonl"), lines.join("\n"));
+    const h = host();
+    const read = await h.messages(agentId);
+    assert.deepEqual(
+      read.map((m) => [m.messageId, m.kind, m.awaitReply ?? false]),
+      [
+        ["m_aaaaaaaaa1", "progress", false],
+        ["m_aaaaaaaaa3", "question", true],
+      ],
+    );
+    assert.deepEqual(await host().messages("a_nolog00001"), [], "no log, no messages");
+  });
+
+  it("lets exactly one reply through: the first, or the sheep's expiry", async () => {
+    const agentId = "a_replies001";
+    const dir = sheepDir(agentDir, agentId);
+    await mkdir(join(dir, "replies"), { recursive: true, mode: 0o700 });
+    const h = host();
+    assert.equal(await h.reply(agentId, "m_bbbbbbbbb1", "first"), "delivered");
+    assert.equal(await h.reply(agentId, "m_bbbbbbbbb1", "second"), "already_replied");
+    await writeFile(join(dir, "replies", "m_bbbbbbbbb2.json"), JSON.stringify({ messageId: "m_bbbbbbbbb2", expired: true, at: "x" }));
+    assert.equal(await h.reply(agentId, "m_bbbbbbbbb2", "late"), "expired");
+    assert.deepEqual([...(await h.replies(agentId))].sort(), [
+      ["m_bbbbbbbbb1", "replied"],
+      ["m_bbbbbbbbb2", "expired"],
+    ]);
+    assert.deepEqual(
+      (await readdir(join(dir, "replies"))).filter((n) => n.startsWith(".")),
+      [],
+      "no temp file left behind",
+    );
+  });
 });
 
 describe("sheep host: resume cards", () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { renderCallText, renderResultText, type Paint } from "../../src/tool/render-text.js";
+import { pushMessage } from "../../src/tool/push-text.js";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.js";
 import { herdWidgetLines } from "../../src/tool/widget-text.js";
 import type { AgentStatus } from "../../src/core/types.js";
 
@@ -82,6 +83,7 @@ describe("renderResult", () => {
   const evidence = {
     baseline: { root: "/r", tree: "t", takenAt: "2026-01-01T00:00:00Z" },
     after: "u",
+    afterAt: "2026-01-01T00:00:01Z",
     files: [
       { path: "src/a.ts", status: "modified", insertions: 10, deletions: 3 },
       { path: "evil\u001b[2Jname.txt", status: "added", insertions: 2, deletions: 0 },
@@ -163,16 +165,17 @@ describe("renderResult", () => {
   });
 });
 
+const base: AgentStatus = {
+  agentId: "a_1",
+  agent: "scout",
+  label: "recon",
+  runtime: "tmux",
+  state: "working",
+  paneAlive: true,
+  createdAt: "2026-01-01T00:00:00Z",
+};
+
 describe("herd widget", () => {
-  const base: AgentStatus = {
-    agentId: "a_1",
-    agent: "scout",
-    label: "recon",
-    runtime: "tmux",
-    state: "working",
-    paneAlive: true,
-    createdAt: "2026-01-01T00:00:00Z",
-  };
   it("lists live sheep with the elapsed time of the current prompt", () => {
     const lines = herdWidgetLines(
       [
@@ -189,5 +192,75 @@ describe("herd widget", () => {
   });
   it("is removed when the herd is empty", () => {
     assert.equal(herdWidgetLines([{ ...base, state: "closed" }], 0), undefined);
+  });
+});
+
+describe("the async herd in the TUI", () => {
+  const status = base;
+
+  it("the widget counts results still on their way, and shows a question or the latest progress", () => {
+    const lines = herdWidgetLines(
+      [
+        { ...status, promptSubmittedAt: "2026-01-01T00:00:00Z", queued: ["p_2", "p_3"], undelivered: 1, progress: "read 40 files\nof 80" },
+        { ...status, agentId: "a_2", label: "asker", state: "blocked", asking: { messageId: "m_1", text: "north or south?" } },
+      ],
+      Date.parse("2026-01-01T00:00:05Z"),
+    );
+    assert.deepEqual(lines, [
+      "🐑 herd (2)",
+      "  recon · scout · working 5s +2 queued · 🔔 1 to report",
+      "    ↳ read 40 files of 80",
+      "  asker · scout · blocked",
+      "    ? m_1: north or south?",
+    ]);
+  });
+
+  it("a pushed result, question and delegation read as what they are, in three lines until expanded", () => {
+    const item = { promptId: "p_1", agentId: "a_1", status: "completed" as const, text: "one\ntwo\nthree\nfour" };
+    const result = pushMessage({ kind: "result", item, label: "recon", agent: "scout" });
+    assert.match(result.content, /^\[pi-shepherd\] Result of p_1 from sheep "recon" \(a_1\): completed\.\n/);
+    assert.ok(result.content.endsWith("\none\ntwo\nthree\nfour"), "the exact text, last");
+    assert.equal(renderPushText(result.content, result.details, false, plain).split("\n")[0], "✓ 🐑 recon p_1 completed");
+    assert.equal(renderPushText(result.content, result.details, false, plain).split("\n").length, 5, "head, three lines, and how many more");
+    assert.ok(renderPushText(result.content, result.details, true, plain).includes("  four"));
+
+    const question = pushMessage({
+      kind: "question",
+      agentId: "a_1",
+      label: "recon",
+      agent: "scout",
+      message: { messageId: "m_1", kind: "question", text: "Which gate?", at: "x", awaitReply: true, timeoutSec: 60 },
+    });
+    assert.match(
+      question.content,
+      /^\[pi-shepherd\] Sheep "recon" \(a_1\) asks \(m_1\):\nWhich gate\?\nIt waits for your answer \(for up to 60 s\)\. Answer with \{"action":"reply","agentId":"a_1","messageId":"m_1","text":"\.\.\."\}/,
+    );
+    assert.equal(renderPushText(question.content, question.details, false, plain).split("\n")[0], "? 🐑 recon asks m_1 (waits for a reply)");
+
+    const delegation = pushMessage({
+      kind: "delegation",
+      delegationId: "d_1",
+      mode: "parallel",
+      items: [
+        { agent: "scout", task: "a", status: "completed", text: "found it" },
+        { agent: "worker", task: "b", status: "failed", error: "[provider_error] down" },
+      ],
+    });
+    assert.match(
+      delegation.content,
+      /^\[pi-shepherd\] Background parallel delegation d_1 is done\.\n\nParallel: 1\/2 succeeded\.\n\n## 1\. scout · completed\nfound it\n\n## 2\. worker · failed\nfailed: \[provider_error\] down$/,
+    );
+    assert.equal(
+      renderPushText(delegation.content, delegation.details, false, tags).split("\n")[0],
+      "<toolTitle>*🐑 background parallel*</toolTitle> <warning>1/2 completed</warning> <muted>d_1</muted>",
+    );
+  });
+
+  it("a pushed text is bounded for the model like a tool result; details keep all of it", () => {
+    const long = "x".repeat(60_000);
+    const m = pushMessage({ kind: "result", item: { promptId: "p_1", agentId: "a_1", status: "completed", text: long }, label: "l", agent: "a" });
+    assert.ok(m.content.length < 51_000);
+    assert.match(m.content, /\[\.\.\. \d+ more characters; the full text is in the details/);
+    assert.equal(m.details.kind === "result" && m.details.item.text, long);
   });
 });

@@ -44,6 +44,13 @@ const FIELDS = [
   "chain",
   "all",
   "keepOpen",
+  "notify",
+  "deliverAs",
+  "requestId",
+  "background",
+  "unreadOnly",
+  "messageId",
+  "text",
   "isolate",
   "removeWorktree",
   "force",
@@ -156,7 +163,7 @@ function junkValue(r: Rng, pool: Pool, depth = 0): unknown {
 /** The fields each action reads; a "clean" call sets only these. */
 const RELEVANT: Record<string, readonly string[]> = {
   start: ["agent", "label", "placement", "cwd", "model", "agentScope", "confirmProjectAgents", "isolate"],
-  prompt: ["agentId", "message"],
+  prompt: ["agentId", "message", "notify", "deliverAs", "requestId"],
   wait: ["promptId", "promptIds", "timeout"],
   status: ["agentId"],
   close: ["agentId", "removeWorktree", "force"],
@@ -164,16 +171,22 @@ const RELEVANT: Record<string, readonly string[]> = {
   herd: ["all"],
   read: ["target", "lines"],
   prune: [],
-  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd", "isolate"],
+  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd", "background", "isolate"],
+  messages: ["agentId", "unreadOnly"],
+  reply: ["agentId", "messageId", "text"],
   diff: ["target", "stat"],
   land: ["agentId", "squash"],
   doctor: [],
 };
 
+const WEIGHTED = [...ACTIONS, "start", "prompt", "wait"];
+
 /** Half clean calls (the right fields, mostly plausible), half noise; a few not even objects. */
 function randomParams(r: Rng, pool: Pool): unknown {
   if (r.chance(0.03)) return r.pick([null, undefined, 42, "start", "{", "[]", [], [{ action: "herd" }], true]);
-  const action = r.chance(0.9) ? r.pick(ACTIONS) : junkValue(r, pool);
+  // The lifecycle counts twice: each new action would otherwise thin out the starts and prompts that
+  // take the world into deep states.
+  const action = r.chance(0.9) ? r.pick(WEIGHTED) : junkValue(r, pool);
   const p: Record<string, unknown> = { action };
   const relevant = typeof action === "string" ? RELEVANT[action] : undefined;
   const clean = relevant !== undefined && r.chance(0.5);
@@ -205,6 +218,13 @@ function randomParams(r: Rng, pool: Pool): unknown {
     confirmProjectAgents: () => r.pick([true, false, "true"]),
     keepOpen: () => r.pick([true, false, "false"]),
     all: () => r.pick([true, false]),
+    notify: () => r.pick([true, false, "true"]),
+    deliverAs: () => r.pick(["steer", "followUp", "later"]),
+    requestId: () => r.pick(["r1", "r2", "", "x".repeat(300)]),
+    background: () => r.pick([true, false]),
+    unreadOnly: () => r.pick([true, false, "true"]),
+    messageId: () => r.pick(["m_0000000000", "m_../../x", "p_0000000000"]),
+    text: () => r.pick(["an answer", ""]),
     isolate: () => r.pick([true, false, "true"]),
     removeWorktree: () => r.pick([true, false]),
     force: () => r.pick([true, false]),

@@ -1,7 +1,8 @@
 /**
  * extensions/sheep.ts against a stand-in for pi's extension API: what it reports as blocked from
- * its two sources (pi's dialog events and the herdr:blocked bus), and that each inbox prompt is
- * submitted exactly once and its file removed.
+ * its two sources (pi's dialog events and the herdr:blocked bus), that each inbox prompt is
+ * submitted exactly once and its file removed (also when written again, or read by a restarted
+ * pi), how a steer joins a running turn, and its shepherd_message tool.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
@@ -11,7 +12,8 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import sheep from "../../extensions/sheep.js";
 import { ensurePrivateDir, writeJsonAtomic } from "../../src/protocol/files.js";
 import { sheepLayout, type SheepLayout } from "../../src/protocol/layout.js";
-import type { InboxPrompt, ResultFile, StatusReport } from "../../src/protocol/messages.js";
+import { parseMessageLog } from "../../src/protocol/message-log.js";
+import type { InboxPrompt, InboxSteer, ReplyFile, ResultFile, StatusReport } from "../../src/protocol/messages.js";
 
 type Handler = (event: unknown, ctx?: unknown) => unknown;
 
@@ -29,6 +31,14 @@ class FakePi {
   };
   on(name: string, h: Handler) {
     this.handlers.set(name, [...(this.handlers.get(name) ?? []), h]);
+  }
+  readonly tools = new Map<string, { execute: (...args: unknown[]) => Promise<{ content: { text: string }[]; details: Record<string, unknown> }> }>();
+  registerTool(def: { name: string; execute: (...args: unknown[]) => Promise<{ content: { text: string }[]; details: Record<string, unknown> }> }) {
+    this.tools.set(def.name, def);
+  }
+  /** Calls a tool as pi would: (toolCallId, params, signal). */
+  call(name: string, params: Record<string, unknown>, signal?: AbortSignal) {
+    return this.tools.get(name)!.execute("call_1", params, signal);
   }
   sendUserMessage(text: string, opts?: { deliverAs?: string }) {
     this.sent.push({ text, ...(opts?.deliverAs ? { deliverAs: opts.deliverAs } : {}) });
@@ -51,6 +61,8 @@ describe("the sheep extension", () => {
     for (let i = 0; i < 200 && !(await ok()); i++) await sleep(10);
     assert.ok(await ok(), what);
   };
+  const put = (seq: string, promptId: string, text: string) =>
+    writeJsonAtomic(layout.inboxFile(seq, promptId), { promptId, text, submittedAt: new Date().toISOString() } satisfies InboxPrompt);
   const answer = async (text: string) => {
     await pi.fire("message_end", { message: { role: "assistant", content: [{ type: "text", text }], stopReason: "stop" } });
     await pi.fire("agent_settled");
@@ -113,14 +125,12 @@ describe("the sheep extension", () => {
   });
 
   it("submits each prompt once, in order, and removes its file once read", async () => {
-    const put = (promptId: string, text: string) =>
-      writeJsonAtomic(layout.inboxFile(promptId), { promptId, text, submittedAt: new Date().toISOString() } satisfies InboxPrompt);
-    await put("p_1", "first");
-    await put("p_2", "second");
+    await put("0000000000000001", "p_0000000001", "first");
+    await put("0000000000000002", "p_0000000002", "second");
     await pi.fire("session_start", { reason: "startup" }); // a scan, as the watcher or the poll would ring
     await until("the first prompt was submitted", () => pi.sent.length === 1);
-    assert.deepEqual(await readdir(layout.inbox), ["p_2.json"], "the first prompt's file is gone, the second waits");
-    assert.equal((await status()).activePromptId, "p_1");
+    assert.deepEqual(await readdir(layout.inbox), ["0000000000000002-p_0000000002.json"], "the first prompt's file is gone, the second waits");
+    assert.equal((await status()).activePromptId, "p_0000000001");
 
     // More scans while the turn runs submit nothing more.
     await pi.fire("session_start", { reason: "startup" });
@@ -141,7 +151,9 @@ describe("the sheep extension", () => {
       ["first", "second"],
       "each prompt reached pi exactly once",
     );
-    const results = await Promise.all(["p_1", "p_2"].map(async (id) => JSON.parse(await readFile(layout.outboxFile(id), "utf8")) as ResultFile));
+    const results = await Promise.all(
+      ["p_0000000001", "p_0000000002"].map(async (id) => JSON.parse(await readFile(layout.outboxFile(id), "utf8")) as ResultFile),
+    );
     assert.deepEqual(
       results.map((r) => [r.status, r.text]),
       [
@@ -150,5 +162,82 @@ describe("the sheep extension", () => {
       ],
     );
     assert.deepEqual(await readdir(layout.inbox), [], "no claimed file is left behind");
+  });
+
+  it("never submits an id twice: not when the shepherd writes its file again, not after pi restarts", async () => {
+    await put("0000000000000001", "p_0000000003", "once");
+    await until("the prompt was submitted", () => pi.sent.length === 1);
+    await answer("done once");
+    // The same prompt written again (a shepherd that re-sends it), then a restarted pi on the same dir.
+    await put("0000000000000002", "p_0000000003", "once");
+    await pi.fire("session_start", { reason: "startup" });
+    await until("the copy was dropped", async () => (await readdir(layout.inbox)).length === 0);
+    pi = new FakePi();
+    sheep(pi as never);
+    await put("0000000000000003", "p_0000000003", "once");
+    await pi.fire("session_start", { reason: "startup" });
+    await until("the restarted sheep dropped it too", async () => (await readdir(layout.inbox)).length === 0);
+    assert.deepEqual(pi.sent, [], "the restarted pi was never given it");
+  });
+
+  it("a steer joins its target's running turn, waits while that has not begun, and is dropped once it is over", async () => {
+    const steer = (seq: string, steerId: string, target: string, text: string) =>
+      writeJsonAtomic(layout.inboxFile(seq, steerId), { kind: "steer", steerId, target, text, submittedAt: new Date().toISOString() } satisfies InboxSteer);
+    await put("0000000000000001", "p_0000000011", "work");
+    await steer("0000000000000002", "s_0000000011", "p_0000000011", "focus on the gate");
+    await until("the prompt was submitted", () => pi.sent.length === 1);
+    await sleep(50);
+    assert.deepEqual(pi.sent, [{ text: "work" }], "no steer before the turn began");
+    assert.deepEqual(await readdir(layout.inbox), ["0000000000000002-s_0000000011.json"], "the steer waits");
+    await pi.fire("agent_start");
+    await until("the steer went into the turn", () => pi.sent.length === 2);
+    assert.deepEqual(pi.sent[1], { text: "focus on the gate", deliverAs: "steer" });
+    await answer("gate checked");
+    const result = JSON.parse(await readFile(layout.outboxFile("p_0000000011"), "utf8")) as ResultFile;
+    assert.deepEqual([result.text, result.steered], ["gate checked", ["s_0000000011"]]);
+    // Too late: its turn is over. Dropped, and never a turn of its own.
+    await steer("0000000000000003", "s_0000000012", "p_0000000011", "too late");
+    await pi.fire("session_start", { reason: "startup" });
+    await until("the late steer was dropped", async () => (await readdir(layout.inbox)).length === 0);
+    assert.equal(pi.sent.length, 2);
+  });
+
+  it("shepherd_message appends to the log; a question that waits is blocked until the reply, which is its result", async () => {
+    const sent = await pi.call("shepherd_message", { kind: "progress", text: "half the flock is in" });
+    assert.match(sent.content[0]!.text, /^Sent to your shepherd as progress \(m_[0-9a-z]{10}\)\.$/);
+    const asking = pi.call("shepherd_message", { kind: "question", text: "Open the north gate?", awaitReply: true, timeout: 30 });
+    await until("the question is reported as blocking", async () => (await status()).asking !== undefined);
+    const st = await status();
+    assert.match(st.blocked ?? "", /^question m_\w+ to the shepherd: Open the north gate\?$/);
+    const log = parseMessageLog(await readFile(layout.messages, "utf8"));
+    assert.deepEqual(
+      log.map((m) => [m.kind, m.text, m.awaitReply ?? false]),
+      [
+        ["progress", "half the flock is in", false],
+        ["question", "Open the north gate?", true],
+      ],
+    );
+    await writeJsonAtomic(layout.replyFile(st.asking!.messageId), {
+      messageId: st.asking!.messageId,
+      text: "Yes, then close it.",
+      at: "x",
+    } satisfies ReplyFile);
+    const replied = await asking;
+    assert.equal(replied.content[0]!.text, "The shepherd replied:\nYes, then close it.");
+    assert.equal((await status()).blocked, undefined, "not blocked once answered");
+    await assert.rejects(
+      pi.call("shepherd_message", { kind: "done", text: "x", awaitReply: true }),
+      /^Error: \[invalid_params\] "awaitReply" is for kind "question" only/,
+    );
+    await assert.rejects(pi.call("shepherd_message", { kind: "gossip", text: "x" }), /^Error: \[invalid_params\] "kind" must be one of/);
+  });
+
+  it("a question whose time is up says so, and marks its reply slot expired so a late reply is refused", async () => {
+    const r = await pi.call("shepherd_message", { kind: "question", text: "Anyone there?", awaitReply: true, timeout: 1 });
+    assert.match(r.content[0]!.text, /^No reply from the shepherd within 1s/);
+    const [m] = parseMessageLog(await readFile(layout.messages, "utf8"));
+    const slot = JSON.parse(await readFile(layout.replyFile(m!.messageId), "utf8")) as ReplyFile;
+    assert.ok("expired" in slot && slot.expired);
+    assert.equal((await status()).asking, undefined);
   });
 });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa, type Subprocess } from "execa";
 import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentRecord, PromptRecord } from "../../src/core/types.js";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "../../src/core/types.js";
 import { FileSheepHost } from "../../src/protocol/file-host.js";
 import { sheepDir, stateDir } from "../../src/protocol/layout.js";
 import { FileStateStore } from "../../src/protocol/state-store.js";
@@ -218,7 +218,7 @@ describe("state.json store", () => {
     await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [good, ...bad], prompts: [goodPrompt, orphan, badStatus] }));
 
     const { state, warnings } = await new FileStateStore(d).load();
-    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt] });
+    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt], delegations: [] });
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /^pi-shepherd: set aside 6 records of .*state\.json/);
     for (const why of [
@@ -262,6 +262,7 @@ describe("state.json store", () => {
     const evidence = {
       baseline,
       after: oid,
+      afterAt: "2026-01-01T00:00:01Z",
       files: [{ path: "a b.txt", status: "modified" as const, insertions: 1, deletions: 0 }],
       fileCount: 1,
       insertions: 1,
@@ -295,13 +296,76 @@ describe("state.json store", () => {
     ];
     await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [good, ...bad], prompts: [goodPrompt, ...badPrompts] }));
     const { state, warnings } = await new FileStateStore(d).load();
-    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt] });
+    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt], delegations: [] });
     for (const why of [
       "worktree.branch is not a branch the shepherd makes",
       "worktree.path is not this sheep's worktree path (x2)",
       "worktree.base is not an object id",
       "baseline.tree is not an object id",
       "evidence.files is not a file list",
+    ]) {
+      assert.ok(warnings[0]!.includes(why), `the warning says why: ${why}`);
+    }
+  });
+
+  it("sets aside forged fields of the async herd: queues, marks, steers, requestIds, background delegations", async () => {
+    const d = join(dir, "hostile-async");
+    await mkdir(d, { recursive: true, mode: 0o700 });
+    const good = { ...agent("a_asyncgood1", "A"), queue: ["p_queued0001"], messagesRead: 2, messagesHandled: 3 };
+    const goodPrompt: PromptRecord = {
+      promptId: "p_queued0001",
+      agentId: good.agentId,
+      submittedAt: "2026-01-01T00:00:00Z",
+      notify: true,
+      requestId: "r-1",
+      delivered: { by: "push", at: "2026-01-01T00:00:01Z" },
+      steerIds: ["s_steer00001"],
+      delegationId: "d_deleg00001",
+    };
+    const goodDelegation: DelegationRecord = {
+      delegationId: "d_deleg00001",
+      owner: "A",
+      mode: "chain",
+      keepOpen: false,
+      createdAt: "2026-01-01T00:00:00Z",
+      items: [{ agent: "echo", task: "t", agentId: good.agentId, promptId: "p_queued0001", status: "completed", text: "ok", step: 1 }],
+      done: true,
+    };
+    const badAgents = [
+      { ...agent("a_badqueue01", "A"), queue: ["../../etc"] },
+      { ...agent("a_badqueue02", "A"), queue: Array.from({ length: 9 }, (_, i) => `p_queue0000${i}`) },
+      { ...agent("a_badcount01", "A"), messagesRead: -1 },
+    ];
+    const badPrompts = [
+      { ...goodPrompt, promptId: "p_badnotify1", notify: "yes" },
+      { ...goodPrompt, promptId: "p_badmark001", delivered: { by: "carrier pigeon", at: "x" } },
+      { ...goodPrompt, promptId: "p_badsteer01", steerIds: ["s_../../x"] },
+      { ...goodPrompt, promptId: "p_badreq0001", requestId: "r".repeat(300) },
+    ];
+    const badDelegations = [
+      { ...goodDelegation, delegationId: "d_../../x" },
+      { ...goodDelegation, delegationId: "d_badmode001", mode: "swarm" },
+      { ...goodDelegation, delegationId: "d_baditem001", items: [{ agent: "echo", task: "t", agentId: "-t x" }] },
+      { ...goodDelegation, delegationId: "d_noitems001", items: [] },
+    ];
+    await writeFile(
+      join(d, "state.json"),
+      JSON.stringify({ version: 1, agents: [good, ...badAgents], prompts: [goodPrompt, ...badPrompts], delegations: [goodDelegation, ...badDelegations] }),
+    );
+    const { state, warnings } = await new FileStateStore(d).load();
+    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt], delegations: [goodDelegation] });
+    assert.match(warnings[0]!, /^pi-shepherd: set aside 11 records/);
+    for (const why of [
+      "queue is not well-formed",
+      "messagesRead",
+      "notify",
+      "delivered",
+      "steerIds",
+      "requestId",
+      "delegationId",
+      "mode",
+      "an item's agentId",
+      "items is not a list",
     ]) {
       assert.ok(warnings[0]!.includes(why), `the warning says why: ${why}`);
     }
