@@ -124,6 +124,24 @@ describe("core: evidence", () => {
     assert.deepEqual(again, r);
   });
 
+  it("a follow-up queued behind a running prompt starts where that prompt ended", async () => {
+    const s = setup();
+    const a = await start(s);
+    const p1 = await s.shepherd.prompt(a.agentId, "one");
+    const p2 = await s.shepherd.prompt(a.agentId, "two", { deliverAs: "followUp" });
+    assert.deepEqual(
+      s.workspace.calls.filter((c) => c.startsWith("baseline")),
+      ["baseline /repo/pkg"],
+      "no baseline of its own: while it waits, the sheep is still changing things for the first",
+    );
+    s.world.answer(a.agentId, p1.promptId, "first");
+    const [r1] = await s.shepherd.wait([p1.promptId], { timeoutSec: 5 });
+    s.world.answer(a.agentId, p2.promptId, "second");
+    const [r2] = await s.shepherd.wait([p2.promptId], { timeoutSec: 5 });
+    assert.equal(r2!.evidence?.baseline.tree, r1!.evidence?.after, "the second's baseline is the first's end");
+    assert.equal(r2!.evidence?.baseline.commit, r1!.evidence?.afterCommit);
+  });
+
   it("a prompt cancelled by close still records what the sheep changed", async () => {
     const s = setup();
     const a = await start(s);
