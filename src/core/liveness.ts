@@ -59,6 +59,15 @@ export class LivenessMonitor {
     return this.get(pane);
   }
 
+  /**
+   * The pid the sheep reported is gone while the multiplexer says its program runs: that answer
+   * is stale (tmux can miss a SIGCHLD until the next one), so ask once more before anyone settles
+   * for the pid witness's guess of how pi ended.
+   */
+  async unlessStale(pane: PaneRef, snap: SheepSnapshot, live: PaneLiveness | undefined): Promise<PaneLiveness | undefined> {
+    return snap.exited?.inferred && live?.state === "alive" ? this.fresh(pane) : live;
+  }
+
   /** Stops asking about a sheep that is no longer ours to watch. */
   forget(agentId: string): void {
     this.cache.delete(agentId);

@@ -30,9 +30,10 @@ export async function status(herd: Herd, agentId: unknown): Promise<AgentStatus>
   if (rec.state !== "closed") {
     // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
     // not answer is no news.
-    const live = await herd.liveness.fresh(rec);
-    paneAlive = live === undefined || live.state === "alive";
+    const asked = await herd.liveness.fresh(rec);
     const snap = await refresh(herd, rec);
+    const live = await herd.liveness.unlessStale(rec, snap, asked);
+    paneAlive = live === undefined || live.state === "alive";
     deriveState(herd, rec, snap, paneAlive);
     const exit = howEnded(snap, live);
     const { runtime } = herd.opts;

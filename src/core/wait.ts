@@ -129,7 +129,7 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
   if (prompt.settled) return prompt.settled;
   // How pi ended comes from its exit report where the multiplexer cannot say, else from the
   // multiplexer, which keeps the pane (and pi's last words) after pi is gone.
-  const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.get(rec);
+  const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.unlessStale(rec, snap, await herd.liveness.get(rec));
   const exit = howEnded(snap, live);
   if (exit || live?.state === "gone") {
     // The result may have landed just before pi or its pane went: look once more.
