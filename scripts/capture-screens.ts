@@ -1,14 +1,16 @@
 /**
  * npm run screens: runs an interactive shepherd pi in a private tmux server on the scripted model,
- * has it run a parallel delegation, then a background delegation whose sheep asks a question, and
- * saves text captures of what a person sees (the herd widget, progress, rendered results, a pushed
+ * in a git repository, has it run a parallel delegation, then a background delegation whose sheep
+ * asks a question, then an isolated delegation whose sheep edits files, and saves text captures of
+ * what a person sees (the herd widget, progress, rendered results with their evidence, a pushed
  * question and a pushed result) to docs/screens/.
  */
 import { execa } from "execa";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeAgentDir } from "../test/support/agent-dir.js";
+import { makeRepo } from "../test/support/git-repo.js";
 import { node22, piCli, repoRoot } from "../test/support/rpc-shepherd.js";
 import { directive, startScriptedModel } from "../test/support/scripted-model.js";
 
@@ -28,8 +30,10 @@ async function main() {
   const tmux = async (args: string[]) => String((await execa("tmux", ["-S", socket, ...args], { stdin: "ignore" })).stdout);
   try {
     const agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
-    const work = join(dir, "work");
-    await mkdir(work);
+    const work = await makeRepo(join(dir, "work"), {
+      "src/auth/session.ts": "export function refresh(token: string) {\n  try {\n    return renew(token);\n  } catch {}\n}\n",
+      "README.md": "# demo\n",
+    });
     const env = [
       `PI_CODING_AGENT_DIR=${agentDir}`,
       "PI_OFFLINE=1",
@@ -138,6 +142,44 @@ async function main() {
     process.stdout.write(
       `--- while running ---\n${during}\n\n--- result ---\n${done}\n\n--- expanded ---\n${expanded}\n\n--- a sheep's question ---\n${question}\n\n--- a pushed result ---\n${result}\n`,
     );
+
+    // 3. Evidence, not claims: an isolated sheep edits files in a worktree of its own; its result
+    // says what changed, and its worktree waits for land.
+    const iso = await shepherdIn("iso");
+    const fix = directive({
+      rounds: [
+        [
+          {
+            name: "edit",
+            arguments: { path: "src/auth/session.ts", edits: [{ oldText: "  } catch {}", newText: "  } catch (e) {\n    log.warn(e);\n    throw e;\n  }" }] },
+          },
+        ],
+        [
+          {
+            name: "write",
+            arguments: { path: "src/auth/session.test.ts", content: "test('refresh rethrows', () => {\n  expect(() => refresh('bad')).toThrow();\n});\n" },
+          },
+        ],
+      ],
+      afterTool: "Fixed: session.ts no longer swallows the error; added a test.",
+      delayMs: 2500,
+    });
+    await iso.type(
+      directive({
+        tool: { name: "shepherd", arguments: { action: "delegate", agent: "worker", isolate: true, task: fix } },
+        afterTool: "The worker's fix is ready to land.",
+      }),
+    );
+    const isolatedRunning = await iso.until(/🐑 herd \(1\)\n {3}worker ⎇/);
+    // At the start of a line: the typed prompt holds the same words.
+    const isolated = await iso.until(/^ The worker's fix is ready to land\.$/m, 60_000);
+    await iso.keys("C-o");
+    await sleep(800);
+    const isolatedExpanded = await iso.screen();
+    await save("isolated-running.txt", isolatedRunning);
+    await save("isolated-result.txt", isolated);
+    await save("isolated-expanded.txt", isolatedExpanded);
+    process.stdout.write(`--- isolated, running ---\n${isolatedRunning}\n\n--- isolated ---\n${isolated}\n\n--- isolated, expanded ---\n${isolatedExpanded}\n`);
   } finally {
     await execa("tmux", ["-S", socket, "kill-server"], { reject: false });
     await model.close();

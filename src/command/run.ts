@@ -4,10 +4,11 @@ import type { Registry } from "../core/registry.js";
 import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
+import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
 import type { ListedMessage } from "../core/mail.js";
-import { closeText, herdText, messagesText, replyText, sheepLine, startedLine } from "../tool/format.js";
-import { helpText, logNotice, readNotice, settingsNotice } from "./text.js";
+import { closeText, herdText, isolationText, messagesText, replyText, sheepLine, startedLine } from "../tool/format.js";
+import { commandWorktreeSteps, helpText, logNotice, readNotice, settingsNotice } from "./text.js";
 import { quoteWord } from "./tokens.js";
 
 export interface Notice {
@@ -61,7 +62,8 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     case "start":
     case "resume": {
       const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
-      return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : [])].join("\n"));
+      const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
+      return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
     }
     case "status": {
       const agentId = (await deps.registry()).resolve(cmd.target);
@@ -69,11 +71,24 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       return info(sheepLine(r.details.status as AgentStatus, deps.now()));
     }
     case "close": {
-      const agentId = (await deps.registry()).resolve(cmd.target);
+      // A closed sheep's label still leads to the worktree it kept.
+      const agentId = (await deps.registry()).resolve(cmd.target, { closed: cmd.removeWorktree === true });
       const label = await labelOf(deps, agentId);
-      const r = await deps.execute({ action: "close", agentId });
-      return info(closeText(r.details.closed as CloseOutcome, label));
+      const r = await deps.execute({
+        action: "close",
+        agentId,
+        ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
+        ...(cmd.force !== undefined ? { force: cmd.force } : {}),
+      });
+      return info(closeText(r.details.closed as CloseOutcome, label, commandWorktreeSteps(label ?? agentId)));
     }
+    case "land": {
+      const agentId = (await deps.registry()).resolve(cmd.target, { closed: true });
+      return info(textOf(await deps.execute({ action: "land", agentId, ...(cmd.squash !== undefined ? { squash: cmd.squash } : {}) })));
+    }
+    case "diff":
+      // Patches hold the repository's bytes: escape sequences in them must not reach the terminal as such.
+      return info(visibleControls(textOf(await deps.execute(cmd.command))));
     case "read": {
       const r = await deps.execute(cmd.command);
       const agentId = r.details.agentId as string;

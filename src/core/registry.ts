@@ -53,12 +53,17 @@ export class Registry {
    * ones count). An id, or anything shaped like one, is passed through so the caller gives its
    * own precise error (closed, a promptId, another shepherd's sheep).
    */
-  resolve(target: string): string {
+  resolve(target: string, o: { closed?: boolean } = {}): string {
     if (this.agents.has(target)) return target;
-    const byLabel = this.liveByLabel(target);
+    const byLabel = this.liveByLabel(target) ?? (o.closed ? this.newestByLabel(target) : undefined);
     if (byLabel) return byLabel.agentId;
     if (idKind(target) !== undefined) return target;
     throw new ShepherdError("unknown_agent", `no live sheep with id or label "${target}"; the herd lists them (action "herd", /shepherd herd).`);
+  }
+
+  /** The newest sheep, live or closed, that wore this label: closed sheep still have diffs and worktrees. */
+  newestByLabel(label: string): AgentRecord | undefined {
+    return [...this.agents.values()].reverse().find((a) => a.label === label);
   }
 
   labelTaken(label: string): boolean {

@@ -115,5 +115,6 @@ function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatu
     paneAlive,
     ...(runtimeStatus !== undefined ? { runtimeStatus } : {}),
     createdAt: rec.createdAt,
+    ...(rec.worktree ? { worktree: rec.worktree } : {}),
   };
 }

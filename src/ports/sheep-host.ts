@@ -93,7 +93,9 @@ export interface SheepHost {
   reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
-  /** Removes the sheep's private files except its session file and the card to resume it by. */
+  /** A private file for the patch of a prompt's evidence (its directory made); kept after close. */
+  evidencePath(agentId: string, promptId: string): Promise<string>;
+  /** Removes the sheep's private files except its session file, its evidence and the card to resume it by. */
   cleanup(agentId: string): Promise<void>;
   /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */
   resumeCard(agentId: string): Promise<ResumeCard | undefined>;

@@ -5,6 +5,8 @@ import type { ToolCommand } from "./command.js";
 import { definitionPicker } from "./definitions.js";
 import type { DispatchContext } from "./dispatch.js";
 import { resolveCwd } from "./cwd.js";
+import { evidenceBlock } from "./evidence-text.js";
+import { isolationText } from "./format.js";
 
 export async function delegateAction(cmd: Extract<ToolCommand, { action: "delegate" }>, ctx: DispatchContext) {
   const { settings } = ctx;
@@ -19,7 +21,12 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
   // Everything is resolved and approved before any sheep starts, so a bad name wastes nothing.
   const pick = await definitionPicker(ctx, scope, confirm);
   const tasks: DelegateTask[] = [];
-  for (const t of list) tasks.push({ definition: await pick(t.agent), task: t.task, cwd: resolveCwd(baseCwd, t.cwd) });
+  for (const t of list) {
+    const definition = await pick(t.agent);
+    // The task's word, then the call's, then the agent file's `isolation: worktree`.
+    const isolate = t.isolate ?? cmd.isolate ?? definition.isolation === "worktree";
+    tasks.push({ definition, task: t.task, cwd: resolveCwd(baseCwd, t.cwd), ...(isolate ? { isolate } : {}) });
+  }
   if (cmd.background) {
     const started = await ctx.shepherd.delegateInBackground(mode, tasks, {
       keepOpen,
@@ -41,7 +48,11 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
 }
 
 export function delegateText(mode: DelegateMode, items: readonly DelegateItem[], summary: string): string {
-  const body = (i: DelegateItem) => (i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`);
+  const body = (i: DelegateItem) => {
+    const answer = i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`;
+    const extra = [evidenceBlock(i, { patch: true }), i.worktree && i.agentId ? isolationText({ agentId: i.agentId, worktree: i.worktree }) : undefined];
+    return [answer, ...extra.filter((x) => x !== undefined)].join("\n\n");
+  };
   if (mode === "single") return body(items[0]!);
   if (mode === "chain") {
     const last = items[items.length - 1]!;

@@ -2,7 +2,21 @@ import { ShepherdError } from "../core/errors.js";
 import type { Shepherd, WaitProgress } from "../core/shepherd.js";
 import type { Settings } from "../settings.js";
 import { delegateAction } from "./delegate-action.js";
-import { closeText, herdText, messagesText, promptText, replyHowTo, replyText, sheepLine, sheepText, startText, waitText } from "./format.js";
+import {
+  closeText,
+  diffText,
+  herdText,
+  landText,
+  messagesText,
+  promptText,
+  pruneText,
+  replyHowTo,
+  replyText,
+  sheepLine,
+  sheepText,
+  startText,
+  waitText,
+} from "./format.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { discoverFor } from "./definitions.js";
 import { startAction } from "./start-action.js";
@@ -92,8 +106,20 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
     }
     case "close": {
       const label = shepherd.registry.agents.get(cmd.agentId)?.label;
-      const closed = await shepherd.close(cmd.agentId);
+      const closed = await shepherd.close(cmd.agentId, {
+        ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
+        ...(cmd.force !== undefined ? { force: cmd.force } : {}),
+      });
       return result(action, closeText(closed, label), { closed });
+    }
+    case "diff": {
+      // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.
+      const evidence = await shepherd.diff(shepherd.registry.resolve(cmd.target, { closed: true }));
+      return result(action, diffText(evidence, cmd.stat === true), { ...evidence });
+    }
+    case "land": {
+      const landed = await shepherd.land(cmd.agentId, { squash: cmd.squash === true });
+      return result(action, landText(landed), { landed });
     }
     case "sheep": {
       // Lists agent definitions, not running sheep (that is "herd"); the name is the contract's.
@@ -137,10 +163,8 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, text, details);
     }
     case "prune": {
-      const removed = await shepherd.prune();
-      return result(action, removed.length ? `Pruned ${removed.length}: ${removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive.", {
-        removed,
-      });
+      const pruned = await shepherd.prune();
+      return result(action, pruneText(pruned), { removed: pruned.removed, kept: pruned.kept });
     }
   }
 }

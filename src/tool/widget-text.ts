@@ -19,7 +19,8 @@ export function herdWidgetLines(herd: HerdView[], now: number): string[] | undef
     const since = s.promptSubmittedAt ? ` ${ageText(now - Date.parse(s.promptSubmittedAt))}` : "";
     const queued = s.queued?.length ? ` +${s.queued.length} queued` : "";
     const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
-    lines.push(`  ${s.label} · ${s.agent} · ${s.state}${s.state === "working" ? since : ""}${queued}${owed}`);
+    // ⎇ marks a sheep in a worktree of its own: its edits are not in your checkout.
+    lines.push(`  ${s.label}${s.worktree ? " ⎇" : ""} · ${s.agent} · ${s.state}${s.state === "working" ? since : ""}${queued}${owed}`);
     if (s.asking) lines.push(`    ? ${s.asking.messageId}: ${oneLine(s.asking.text, 80)}`);
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }
