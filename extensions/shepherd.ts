@@ -30,8 +30,10 @@ const DESCRIPTION = [
   "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
   "herd (list live sheep), read (a sheep's recent conversation: prompts, answers, tool calls; or its screen), prune (forget sheep whose panes are gone),",
   "delegate (one-shot tasks; background: true returns at once and reports back by itself), messages (what sheep told or asked you),",
-  "reply (answer a sheep's question that waits), doctor (check the setup: versions, runtime, settings, agent files, stale records",
-  "and orphan panes; changes nothing). Actions that take a sheep accept its agentId or its label. Errors start with a [code].",
+  "reply (answer a sheep's question that waits), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's",
+  "work into your branch), doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
+  "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
+  "Actions that take a sheep accept its agentId or its label. Errors start with a [code].",
 ].join(" ");
 
 const GUIDELINES = [
@@ -42,6 +44,7 @@ const GUIDELINES = [
   'shepherd: a sheep may ask you a question (a message "[pi-shepherd] Sheep … asks (m_…)", or a `wait` result `blocked` with a question): answer with `reply` {agentId, messageId, text}. `messages` lists what sheep told you.',
   "shepherd: a `wait` that returns `timeout` stopped nothing; call `wait` again with the same promptId. Give a `requestId` when a prompt must not be sent twice (e.g. when retrying after an error).",
   "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
+  "shepherd: a sheep that edits files should get `isolate: true` (its own git worktree and branch); trust the `evidence` in its result over its words, and `land` its work when it is right.",
 ];
 
 export default async function shepherdExtension(pi: ExtensionAPI) {

@@ -2,13 +2,16 @@
  * npm run screens: runs an interactive shepherd pi in a private tmux server on the scripted model
  * (the same TuiShepherd the screen tests use) and saves text captures of what a person sees to
  * docs/screens/: /shepherd answers kept in the transcript, a wait's progress beside the herd
- * widget, a parallel delegation to two sheep of one agent, an expanded chain, read, and working
- * asynchronously (a background delegation whose sheep asks a question; a pushed result).
+ * widget, a parallel delegation to two sheep of one agent, an expanded chain, read, working
+ * asynchronously (a background delegation whose sheep asks a question; a pushed result), and an
+ * isolated delegation whose sheep edits files (its evidence; its worktree waits for land). The
+ * shepherd works in a git repository.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeAgentDir } from "../test/support/e2e-env.js";
+import { makeRepo } from "../test/support/git-repo.js";
 import { repoRoot } from "../test/support/rpc-shepherd.js";
 import { directive, startScriptedModel } from "../test/support/scripted-model.js";
 import { TuiShepherd } from "../test/support/tui-shepherd.js";
@@ -41,11 +44,14 @@ async function main() {
   const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-screens-"));
   const model = await startScriptedModel({ fallback: answerToPush });
   const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { agents: {} });
-  const work = join(dir, "work");
-  await mkdir(work);
+  const work = await makeRepo(join(dir, "work"), {
+    "src/auth/session.ts": "export function refresh(token: string) {\n  try {\n    return renew(token);\n  } catch {}\n}\n",
+    "README.md": "# demo\n",
+  });
   await mkdir(out, { recursive: true });
   const tui = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
   let bg: TuiShepherd | undefined;
+  let iso: TuiShepherd | undefined;
   const saved: string[] = [];
   const save = async (name: string, text: string) => {
     await writeFile(join(out, name), `${text}\n`);
@@ -148,8 +154,45 @@ async function main() {
     await sleep(1500); // the delegation closed its sheep: let the widget go
     await save("async-question.txt", question.replace(/\n{3,}/g, "\n\n").trim());
     await save("async-result.txt", (await bg.screen()).replace(/\n{3,}/g, "\n\n").trim());
+
+    // Evidence, not claims: an isolated sheep edits files in a worktree of its own; its result
+    // says what changed, and its worktree waits for land.
+    iso = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
+    await iso.until(/scripted-model/);
+    const fix = directive({
+      rounds: [
+        [
+          {
+            name: "edit",
+            arguments: { path: "src/auth/session.ts", edits: [{ oldText: "  } catch {}", newText: "  } catch (e) {\n    log.warn(e);\n    throw e;\n  }" }] },
+          },
+        ],
+        [
+          {
+            name: "write",
+            arguments: { path: "src/auth/session.test.ts", content: "test('refresh rethrows', () => {\n  expect(() => refresh('bad')).toThrow();\n});\n" },
+          },
+        ],
+      ],
+      afterTool: "Fixed: session.ts no longer swallows the error; added a test.",
+      delayMs: 2500,
+    });
+    await iso.type(
+      directive({
+        tool: { name: "shepherd", arguments: { action: "delegate", agent: "worker", isolate: true, task: fix } },
+        afterTool: "The worker's fix is ready to land.",
+      }),
+    );
+    const collapse = (text: string) => text.replace(/\n{3,}/g, "\n\n").trim();
+    await save("isolated-running.txt", collapse(await iso.until(/🐑 herd \(1\)\n {3}worker ⎇/, 60_000)));
+    // At the start of a line: the typed prompt holds the same words.
+    await save("isolated-result.txt", collapse(await iso.until(/^ The worker's fix is ready to land\.$/m, 60_000)));
+    await iso.keys("C-o");
+    await sleep(800);
+    await save("isolated-expanded.txt", collapse(await iso.screen()));
     process.stdout.write(saved.join("\n"));
   } finally {
+    await iso?.stop();
     await bg?.stop();
     await tui.stop();
     await model.close();

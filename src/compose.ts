@@ -15,7 +15,8 @@ import type { DoctorReport } from "./doctor/types.js";
 import type { AuditSink } from "./ports/audit.js";
 import { AuditLog } from "./protocol/audit-log.js";
 import { FileSheepHost } from "./protocol/file-host.js";
-import { stateDir } from "./protocol/layout.js";
+import { GitWorkspace } from "./git/workspace.js";
+import { stateDir, worktreesDir } from "./protocol/layout.js";
 import { pidAlive } from "./protocol/pid.js";
 import { FileStateStore } from "./protocol/state-store.js";
 import { chooseRuntime } from "./runtimes/choose.js";
@@ -147,6 +148,9 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     ...(o.audit ? { audit: o.audit } : {}),
     startTimeoutMs: settings.startTimeout * 1000,
     defaultWaitTimeoutSec: settings.waitTimeout,
+    workspace: new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) }),
+    evidence: settings.evidence,
+    evidenceInlineLines: settings.diffInlineLines,
   });
   return { shepherd, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
 }

@@ -22,6 +22,10 @@ export interface Settings {
   startTimeout: number;
   /** Close this shepherd's sheep when the shepherd pi quits. */
   closeOnExit: boolean;
+  /** Record each prompt's changes (git) as evidence in its result. */
+  evidence: boolean;
+  /** Lines of a prompt's patch shown inline in its result; the whole patch is on disk. */
+  diffInlineLines: number;
   /** User-only: short names for what pi's --model takes, e.g. {"fast": "anthropic/claude-haiku-4-5"}. */
   models: Record<string, string>;
 }
@@ -39,6 +43,8 @@ export const DEFAULT_SETTINGS: Settings = {
   maxDepth: 0,
   startTimeout: 60,
   closeOnExit: true,
+  evidence: true,
+  diffInlineLines: 200,
   models: {},
 };
 
@@ -80,6 +86,8 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   piCommand: [(v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string" && x !== ""), "a non-empty list of strings (argv)"],
   startTimeout: [positiveInt, "a whole number of seconds above 0"],
   closeOnExit: [bool, "true or false"],
+  evidence: [bool, "true or false"],
+  diffInlineLines: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 100_000, "a whole number from 0 to 100000"],
   models: [aliasMap, 'an object of alias -> model, e.g. {"fast": "anthropic/claude-haiku-4-5"} (names without spaces, ":" or a leading "-")'],
 };
 

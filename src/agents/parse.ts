@@ -48,6 +48,10 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
   if (typeof fm.thinking === "string" && !THINKING.includes(fm.thinking.trim())) {
     return { ok: false, reason: `"thinking" must be one of ${THINKING.join(", ")}` };
   }
+  const isolation = fm.isolation;
+  if (isolation !== undefined && isolation !== null && isolation !== "worktree" && isolation !== "none") {
+    return { ok: false, reason: '"isolation" must be "worktree" or "none"' };
+  }
   const systemPrompt = body.trim();
   return {
     ok: true,
@@ -59,6 +63,7 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
       ...(tools?.length ? { tools } : {}),
       ...(typeof fm.model === "string" ? { model: fm.model.trim() } : {}),
       ...(typeof fm.thinking === "string" ? { thinking: fm.thinking.trim() } : {}),
+      ...(isolation === "worktree" ? { isolation: "worktree" as const } : {}),
       ...(systemPrompt ? { systemPrompt } : {}),
     },
   };

@@ -20,9 +20,11 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "sheep", aliases: ["agents"], usage: "sheep [user|project|both]", summary: "agent definitions, and files skipped with the reason" },
   {
     name: "start",
-    usage: "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--cwd DIR] [--scope user|project|both] [--model M]",
-    summary: "start a sheep from an agent definition (no task is sent)",
+    usage:
+      "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--cwd DIR] [--scope user|project|both] [--model M] [--isolate]",
+    summary: "start a sheep from an agent definition (no task is sent); --isolate: in a git worktree of its own",
     flags: { label: "label", placement: "placement", direction: "direction", cwd: "cwd", scope: "agentScope", model: "model" },
+    switches: { isolate: "isolate" },
   },
   {
     name: "resume",
@@ -37,7 +39,24 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     summary: "a sheep's recent conversation (prompts, answers, tool calls), or its screen",
     flags: { turns: "turns", source: "source", lines: "lines" },
   },
-  { name: "close", usage: "close <id|label>", summary: "close a sheep and its pane (its session file is kept, and said where)" },
+  {
+    name: "diff",
+    usage: "diff <id|label> [--stat]",
+    summary: "what the sheep's last prompt changed (the patch, or with --stat the files)",
+    switches: { stat: "stat" },
+  },
+  {
+    name: "land",
+    usage: "land <id|label> [--squash]",
+    summary: "merge an isolated sheep's work into your current branch (only if your tree and the merge are clean)",
+    switches: { squash: "squash" },
+  },
+  {
+    name: "close",
+    usage: "close <id|label> [--remove-worktree [--force]]",
+    summary: "close a sheep and its pane (its session file is kept, and said where; a worktree too, unless --remove-worktree)",
+    switches: { "remove-worktree": "removeWorktree", force: "force" },
+  },
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
   { name: "doctor", usage: "doctor", summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)" },
   { name: "log", usage: "log [N] [--agent ID|LABEL]", summary: "the last N events of the audit log (default 20)", flags: { agent: "agent" } },
@@ -55,7 +74,10 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | { sub: "sheep" | "herd" | "start" | "resume" | "read" | "status" | "close" | "prune" | "doctor" | "messages" | "reply"; command: ToolCommand }
+  | {
+      sub: "sheep" | "herd" | "start" | "resume" | "read" | "status" | "close" | "land" | "diff" | "prune" | "doctor" | "messages" | "reply";
+      command: ToolCommand;
+    }
   /** The audit log is the person's record, not an action of the tool. */
   | { sub: "log"; limit: number; agent?: string };
 
@@ -83,7 +105,8 @@ function split(info: SubcommandInfo, words: string[]): { positional: string[]; f
     const eq = w.indexOf("=");
     const name = w.slice(2, eq < 0 ? undefined : eq);
     const toggle = info.switches?.[name];
-    if (toggle && eq < 0) {
+    if (toggle) {
+      if (eq >= 0) throw usageError(info, `"--${name}" takes no value`);
       if (toggle in flags) throw usageError(info, `"--${name}" is given twice`);
       flags[toggle] = true;
       continue;
@@ -127,9 +150,15 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       arity(1, 1, "a sheep's id or label");
       return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };
     case "status":
-    case "close":
       arity(1, 1, "a sheep's id or label");
       return { sub: info.name, command: parseToolCommand({ action: info.name, agentId: positional[0] }) };
+    case "close":
+    case "land":
+      arity(1, 1, "a sheep's id or label");
+      return { sub: info.name, command: parseToolCommand({ ...flags, action: info.name, agentId: positional[0] }) };
+    case "diff":
+      arity(1, 1, "a sheep's id or label");
+      return { sub: "diff", command: parseToolCommand({ ...flags, action: "diff", target: positional[0] }) };
     case "messages":
       arity(0, 1, "");
       return {

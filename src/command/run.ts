@@ -1,12 +1,13 @@
 import { errorText } from "../core/errors.js";
 import type { AuditEvent } from "../ports/audit.js";
-import type { AgentStatus, StartedAgent } from "../core/types.js";
+import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
+import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
 import type { ListedMessage } from "../core/mail.js";
-import { herdText, messagesText, sheepLine, startedLine } from "../tool/format.js";
-import { helpText, logNotice, settingsNotice } from "./text.js";
+import { closeText, herdText, isolationText, messagesText, sheepLine, startedLine } from "../tool/format.js";
+import { commandWorktreeSteps, helpText, logNotice, settingsNotice } from "./text.js";
 import { quoteWord } from "./tokens.js";
 
 export interface Notice {
@@ -54,15 +55,24 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     case "start":
     case "resume": {
       const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
-      return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : [])].join("\n"));
+      const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
+      return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
     }
     case "status":
       return info(sheepLine((await deps.execute(cmd.command)).details.status as AgentStatus, deps.now()));
-    case "close":
-      // The tool's own words: closing reads the same to the model and to a person.
-      return info(textOf(await deps.execute(cmd.command)));
+    case "close": {
+      // The tool's words, with the next steps for a kept worktree as a person types them.
+      const r = await deps.execute(cmd.command);
+      const closed = r.details.closed as CloseOutcome;
+      const label = typeof r.details.label === "string" ? r.details.label : undefined;
+      return info(closeText(closed, label, commandWorktreeSteps(label ?? closed.agentId)));
+    }
+    case "land":
     case "read":
       return info(textOf(await deps.execute(cmd.command)));
+    case "diff":
+      // Patches hold the repository's bytes: escape sequences in them must not reach the terminal as such.
+      return info(visibleControls(textOf(await deps.execute(cmd.command))));
     case "sheep": {
       const r = await deps.execute(cmd.command);
       const skipped = (r.details.skipped as unknown[] | undefined)?.length ?? 0;

@@ -2,7 +2,14 @@
 import { oneLine } from "../core/labels.js";
 import type { AuditEvent } from "../ports/audit.js";
 import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.js";
+import type { WorktreeSteps } from "../tool/format.js";
 import { SUBCOMMANDS } from "./parse.js";
+import { quoteWord } from "./tokens.js";
+
+/** The next steps for a kept worktree, as a person types them. */
+export function commandWorktreeSteps(name: string): WorktreeSteps {
+  return { land: `/shepherd land ${quoteWord(name)}`, remove: `/shepherd close ${quoteWord(name)} --remove-worktree` };
+}
 
 export function helpText(): string {
   return [

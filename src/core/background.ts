@@ -115,5 +115,8 @@ function outcomeOf(it: DelegateItem): Partial<DelegationItemRecord> {
     ...(it.text !== undefined ? { text: it.text } : {}),
     ...(it.error !== undefined ? { error: it.error } : {}),
     ...(it.usage !== undefined ? { usage: it.usage } : {}),
+    ...(it.evidence !== undefined ? { evidence: it.evidence } : {}),
+    ...(it.evidenceError !== undefined ? { evidenceError: it.evidenceError } : {}),
+    ...(it.worktree !== undefined ? { worktree: it.worktree } : {}),
   };
 }

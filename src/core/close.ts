@@ -3,33 +3,50 @@ import { isShepherdError, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { pendingPrompts, refresh, settle, settleAll } from "./ledger.js";
 import { findRecord } from "./persistence.js";
-import type { AgentRecord, CloseOutcome } from "./types.js";
+import type { AgentRecord, CloseOptions, CloseOutcome } from "./types.js";
+import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.js";
 
-export async function close(herd: Herd, agentId: unknown): Promise<CloseOutcome> {
+export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}): Promise<CloseOutcome> {
   const rec = await findRecord(herd, agentId);
   if (rec.owner !== herd.opts.owner) {
     throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may close it.`);
   }
   // One operation on a sheep at a time: a prompt racing a close must not bring it back.
   return herd.exclusive(rec.agentId, async () => {
-    if (rec.state === "closed") return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true };
+    // Refused before anything happens: a worktree with work in it is not removed without force.
+    if (o.removeWorktree) await guardRemoval(herd, rec, o.force === true);
+    if (rec.state === "closed") {
+      const worktree = await worktreeAfterClose(herd, rec, o);
+      if (worktree.worktree?.removed) await herd.persist();
+      return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true, ...worktree };
+    }
     if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
     // A result already on disk is the answer, not a cancellation.
     await refresh(herd, rec);
     await closeOurPane(herd, rec);
     // The answer may have landed while the pane went; what is left, active or queued, is cancelled.
     await refresh(herd, rec);
-    const cancelled = settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
+    const cancelled = await settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
     rec.state = "closed";
     delete rec.activePromptId;
     herd.unwatch(rec.agentId);
     // Only now that the pane is confirmed gone can nothing still be reading these files.
     const sessionPath = await herd.opts.host.cleanup(rec.agentId);
+    // With the sheep gone, nothing writes to its worktree any more.
+    const worktree = await worktreeAfterClose(herd, rec, o);
     herd.bells.ring(rec.agentId);
     await herd.persist();
     herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
-    return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...(sessionPath ? { sessionPath } : {}) };
+    return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...(sessionPath ? { sessionPath } : {}), ...worktree };
   });
+}
+
+async function worktreeAfterClose(herd: Herd, rec: AgentRecord, o: CloseOptions): Promise<Pick<CloseOutcome, "worktree">> {
+  const wt = rec.worktree;
+  if (!wt) return {};
+  // Checked again without force: the sheep may have written more before its pane went.
+  const removed = o.removeWorktree === true && (await removeWorktree(herd, rec, o.force === true));
+  return { worktree: { path: wt.path, branch: wt.branch, removed } };
 }
 
 /**
@@ -49,31 +66,68 @@ async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
   await confirmGone(herd, rec);
 }
 
-/** Forgets closed sheep and drops those whose panes are gone; returns the dropped ids. */
-export async function prune(herd: Herd): Promise<string[]> {
-  const removed: string[] = [];
-  for (const rec of [...herd.registry.agents.values()]) {
-    if (rec.state === "closed") {
-      herd.forget(rec);
-      continue;
-    }
-    if ((await herd.liveness.fresh(rec))?.state === "gone") removed.push(...(await dropGone(herd, rec)));
-  }
-  await herd.persist();
-  return removed;
+export interface KeptWorktree {
+  agentId: string;
+  label: string;
+  path: string;
+  branch: string;
+  reason: string;
 }
 
-/** A sheep whose pane is gone: settle what it owed from its files, then forget it. */
-export function dropGone(herd: Herd, rec: AgentRecord): Promise<string[]> {
+export interface PruneOutcome {
+  /** Sheep whose panes were gone: dropped, or closed when their worktree is kept. */
+  removed: string[];
+  /** Worktrees prune left alone because they hold work; their records stay (closed). */
+  kept: KeptWorktree[];
+}
+
+const keptOf = (rec: AgentRecord, reason: string): KeptWorktree => ({
+  agentId: rec.agentId,
+  label: rec.label,
+  path: rec.worktree!.path,
+  branch: rec.worktree!.branch,
+  reason,
+});
+
+/** Forgets closed sheep and drops those whose panes are gone; a worktree with work in it is never removed. */
+export async function prune(herd: Herd): Promise<PruneOutcome> {
+  const out: PruneOutcome = { removed: [], kept: [] };
+  for (const rec of [...herd.registry.agents.values()]) {
+    if (rec.state === "closed") {
+      const why = await herd.exclusive(rec.agentId, () => tidyWorktree(herd, rec));
+      if (why) out.kept.push(keptOf(rec, why));
+      else herd.forget(rec);
+      continue;
+    }
+    if ((await herd.liveness.fresh(rec))?.state !== "gone") continue;
+    const gone = await dropGone(herd, rec);
+    out.removed.push(...gone.ids);
+    if (gone.kept) out.kept.push(keptOf(rec, gone.kept));
+  }
+  await herd.persist();
+  return out;
+}
+
+/**
+ * A sheep whose pane is gone: settle what it owed from its files, then forget it, unless its
+ * worktree holds work: then the record stays, closed, so the work can still be landed.
+ */
+export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[]; kept?: string }> {
   return herd.exclusive(rec.agentId, async () => {
-    if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return [];
+    if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return { ids: [] };
     await refresh(herd, rec).catch(() => undefined);
-    for (const p of pendingPrompts(herd, rec)) settle(herd, p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
+    for (const p of pendingPrompts(herd, rec)) await settle(herd, p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
     herd.unwatch(rec.agentId);
     await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
-    herd.forget(rec);
     herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
-    return [rec.agentId];
+    const kept = await tidyWorktree(herd, rec);
+    if (kept === undefined) {
+      herd.forget(rec);
+      return { ids: [rec.agentId] };
+    }
+    rec.state = "closed";
+    delete rec.activePromptId;
+    return { ids: [rec.agentId], kept };
   });
 }
 

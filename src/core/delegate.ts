@@ -3,7 +3,8 @@ import { systemClock, type Clock } from "./clock.js";
 import { every } from "./signals.js";
 import { errorText, isShepherdError, ShepherdError } from "./errors.js";
 import type { Shepherd } from "./shepherd.js";
-import type { AgentDefinition, AgentState, DelegateMode, Usage, WaitItem, WaitStatus } from "./types.js";
+import type { Worktree } from "../ports/workspace.js";
+import type { AgentDefinition, AgentState, DelegateMode, Evidence, Usage, WaitItem, WaitStatus } from "./types.js";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
@@ -16,6 +17,8 @@ export interface DelegateTask {
   definition: AgentDefinition;
   task: string;
   cwd: string;
+  /** The sheep works in a worktree of its own; it is kept after the sheep closes, for land. */
+  isolate?: boolean;
 }
 
 export interface DelegateItem {
@@ -29,6 +32,9 @@ export interface DelegateItem {
   agentId?: string;
   usage?: Usage;
   step?: number;
+  evidence?: Evidence;
+  evidenceError?: string;
+  worktree?: Worktree;
 }
 
 export type ItemPhase = "queued" | "starting" | "working" | WaitStatus;
@@ -156,6 +162,7 @@ export class Delegation {
     track.state = "starting";
     this.report();
     let agentId: string | undefined;
+    let worktree: Worktree | undefined;
     try {
       const onRecorded = (id: string, label: string) => {
         // From here on the item shows its sheep as the widget does: one state, one clock.
@@ -163,8 +170,9 @@ export class Delegation {
         track.label = label;
         this.report();
       };
-      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd, onRecorded }, this.o.signal);
+      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd, onRecorded, ...(t.isolate ? { isolate: true } : {}) }, this.o.signal);
       agentId = started.agentId;
+      worktree = started.worktree;
       track.state = "working";
       hooks?.started?.(i, agentId);
       const { promptId } = await this.shepherd.prompt(agentId, task, hooks?.delegationId ? { delegationId: hooks.delegationId } : {});
@@ -179,6 +187,9 @@ export class Delegation {
         ...(r!.text !== undefined ? { text: r!.text } : {}),
         ...(r!.error !== undefined ? { error: r!.error } : {}),
         ...(r!.usage !== undefined ? { usage: r!.usage } : {}),
+        ...(r!.evidence !== undefined ? { evidence: r!.evidence } : {}),
+        ...(r!.evidenceError !== undefined ? { evidenceError: r!.evidenceError } : {}),
+        ...(worktree !== undefined ? { worktree } : {}),
       };
       if (!this.o.keepOpen) await this.closeQuietly(agentId);
       return finish(item);
@@ -191,6 +202,7 @@ export class Delegation {
         ...base,
         status: aborted ? "cancelled" : "failed",
         ...(agentId ? { agentId } : {}),
+        ...(worktree !== undefined ? { worktree } : {}),
         error: aborted ? "[cancelled] the delegation was aborted." : errorText(e),
       });
     }

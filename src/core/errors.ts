@@ -20,6 +20,11 @@ export type ErrorCode =
   | "provider_error"
   | "runtime_error"
   | "delegate_failed"
+  | "not_a_repository"
+  | "git_error"
+  | "dirty_worktree"
+  | "land_refused"
+  | "no_evidence"
   | "not_resumable";
 
 export class ShepherdError extends Error {

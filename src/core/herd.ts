@@ -2,11 +2,12 @@ import { stamped, type AuditInput, type AuditSink } from "../ports/audit.js";
 import type { Runtime } from "../ports/runtime.js";
 import type { SheepHost } from "../ports/sheep-host.js";
 import type { StateStore } from "../ports/store.js";
+import type { Workspace } from "../ports/workspace.js";
 import { systemClock, type Clock } from "./clock.js";
 import { LivenessMonitor } from "./liveness.js";
 import { Registry } from "./registry.js";
 import { Bells } from "./signals.js";
-import type { AgentRecord, PromptRecord } from "./types.js";
+import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
 export interface ShepherdOptions {
   runtime: Runtime;
@@ -23,6 +24,12 @@ export interface ShepherdOptions {
   store?: StateStore;
   /** Whether the shepherd named by an owner string still runs; its sheep are not ours to take. */
   ownerAlive?: (owner: string) => boolean;
+  /** Version control: evidence of each prompt's changes, and worktrees for isolated sheep. */
+  workspace?: Workspace;
+  /** Take a baseline at each prompt and evidence when it settles (needs a workspace). */
+  evidence?: boolean;
+  /** Lines of a prompt's patch kept inline in its result; the whole patch is on disk. */
+  evidenceInlineLines?: number;
   /** Where each start, ready, prompt, result, close, adopt and prune is told. */
   audit?: AuditSink;
 }
@@ -32,6 +39,8 @@ const DEFAULTS = {
   startTimeoutMs: 60_000,
   defaultWaitTimeoutSec: 1200,
   maxPromptBytes: 4 * 1024 * 1024,
+  evidence: true,
+  evidenceInlineLines: 200,
 };
 
 export type HerdOptions = typeof DEFAULTS & ShepherdOptions;
@@ -79,6 +88,8 @@ export class Herd {
   readonly liveness: LivenessMonitor;
   readonly opts: HerdOptions;
   private readonly watches = new Map<string, () => void>();
+  /** Prompts being settled (evidence takes a moment): everyone asking meanwhile gets the same outcome. */
+  readonly settling = new Map<string, Promise<WaitItem>>();
   /** The tail of each sheep's queue of exclusive operations. */
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Records dropped from the registry: the store must drop them too, even under an old owner. */
@@ -197,13 +208,14 @@ export class Herd {
 
   /**
    * What a long session keeps is bounded: the newest closed sheep (so their ids still answer
-   * "closed") and, per sheep, every unsettled prompt and the newest settled ones. An id that
+   * "closed"; those that kept a worktree all stay) and, per sheep, every unsettled prompt and the newest settled ones. An id that
    * fell out answers as unknown.
    */
   private bound(): void {
     // Maps keep insertion order, which is creation and submission order: newest last. (Times
     // would tie within a millisecond.)
-    const closed = [...this.registry.agents.values()].filter((a) => a.state === "closed");
+    // A closed sheep that kept its worktree is not history but the way to its work: never dropped.
+    const closed = [...this.registry.agents.values()].filter((a) => a.state === "closed" && !a.worktree);
     for (const rec of closed.slice(0, Math.max(0, closed.length - MAX_CLOSED_KEPT))) this.forget(rec);
     const settled = new Map<string, string[]>();
     for (const p of this.registry.prompts.values()) {

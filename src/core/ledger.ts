@@ -5,40 +5,58 @@
  */
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
 import { shorten } from "./errors.js";
+import { evidenceOf, nextBaseline } from "./evidence.js";
 import type { Herd } from "./herd.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 
 export type Outcome = Omit<WaitItem, "promptId" | "agentId">;
 
-export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): WaitItem {
-  if (prompt.settled) return prompt.settled;
-  prompt.settled = { promptId: prompt.promptId, agentId: prompt.agentId, ...outcome };
-  const rec = herd.registry.agents.get(prompt.agentId);
-  herd.audit({
-    event: "result",
-    agentId: prompt.agentId,
-    ...(rec ? { label: rec.label } : {}),
-    promptId: prompt.promptId,
-    status: outcome.status,
-    ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
-    ...(outcome.usage !== undefined ? { usage: outcome.usage } : {}),
-    ...(outcome.error !== undefined ? { error: shorten(outcome.error) } : {}),
-  });
-  if (rec) advance(rec, prompt.promptId);
-  intoDelegation(herd, prompt);
-  herd.bells.ring(prompt.agentId);
-  void herd.persist();
-  return prompt.settled;
+/**
+ * Settles the prompt with its evidence. Evidence takes a moment (git snapshots the working tree),
+ * so whoever asks meanwhile (a wait, a close, the widget) gets the same outcome: the first one.
+ */
+export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Promise<WaitItem> {
+  if (prompt.settled) return Promise.resolve(prompt.settled);
+  const going = herd.settling.get(prompt.promptId);
+  if (going) return going;
+  const done = (async () => {
+    const evidence = await evidenceOf(herd, prompt);
+    prompt.settled = { promptId: prompt.promptId, agentId: prompt.agentId, ...outcome, ...evidence };
+    const rec = herd.registry.agents.get(prompt.agentId);
+    herd.audit({
+      event: "result",
+      agentId: prompt.agentId,
+      ...(rec ? { label: rec.label } : {}),
+      promptId: prompt.promptId,
+      status: outcome.status,
+      ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
+      ...(outcome.usage !== undefined ? { usage: outcome.usage } : {}),
+      ...(outcome.error !== undefined ? { error: shorten(outcome.error) } : {}),
+    });
+    if (rec) advance(herd, rec, prompt);
+    intoDelegation(herd, prompt);
+    herd.bells.ring(prompt.agentId);
+    void herd.persist();
+    return prompt.settled;
+  })().finally(() => herd.settling.delete(prompt.promptId));
+  herd.settling.set(prompt.promptId, done);
+  return done;
 }
 
-/** The next queued follow-up becomes the sheep's active prompt; the sheep takes them in the same order. */
-function advance(rec: AgentRecord, promptId: string): void {
+/**
+ * The next queued follow-up becomes the sheep's active prompt; the sheep takes them in the same
+ * order. Its evidence starts where the settled prompt's ended.
+ */
+function advance(herd: Herd, rec: AgentRecord, settled: PromptRecord): void {
+  const { promptId } = settled;
   if (rec.queue?.includes(promptId)) rec.queue = rec.queue.filter((id) => id !== promptId);
   if (rec.activePromptId === promptId) {
     const next = rec.queue?.shift();
     if (next) {
       rec.activePromptId = next;
       if (rec.state === "idle" || rec.state === "blocked") rec.state = "working";
+      const queued = herd.registry.prompts.get(next);
+      if (queued) nextBaseline(settled, queued);
     } else if (rec.state === "working") rec.state = "idle";
   }
   if (rec.queue?.length === 0) delete rec.queue;
@@ -54,12 +72,14 @@ function intoDelegation(herd: Herd, prompt: PromptRecord): void {
   if (s.text !== undefined) item.text = s.text;
   if (s.error !== undefined) item.error = s.error;
   if (s.usage !== undefined) item.usage = s.usage;
+  if (s.evidence !== undefined) item.evidence = s.evidence;
+  if (s.evidenceError !== undefined) item.evidenceError = s.evidenceError;
 }
 
 /** Settles the prompt when its result file is there; returns the sheep's latest report. */
 export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: PromptRecord): Promise<SheepSnapshot> {
   const result = await herd.opts.host.result(rec.agentId, prompt.promptId);
-  if (result) settle(herd, prompt, fromResult(result, prompt, rec));
+  if (result) await settle(herd, prompt, fromResult(result, prompt, rec));
   return herd.opts.host.snapshot(rec.agentId);
 }
 
@@ -72,7 +92,7 @@ export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapsh
     const active = activePrompt(herd, rec);
     const result = active ? await herd.opts.host.result(rec.agentId, active.promptId) : undefined;
     if (!active || !result) return herd.opts.host.snapshot(rec.agentId);
-    settle(herd, active, fromResult(result, active, rec));
+    await settle(herd, active, fromResult(result, active, rec));
   }
 }
 
@@ -89,9 +109,9 @@ export function pendingPrompts(herd: Herd, rec: AgentRecord): PromptRecord[] {
 }
 
 /** Settles everything the sheep still owes with one outcome (it closed, or it is gone). */
-export function settleAll(herd: Herd, rec: AgentRecord, outcome: Outcome): string[] {
+export async function settleAll(herd: Herd, rec: AgentRecord, outcome: Outcome): Promise<string[]> {
   const pending = pendingPrompts(herd, rec);
-  for (const p of pending) settle(herd, p, outcome);
+  for (const p of pending) await settle(herd, p, outcome);
   return pending.map((p) => p.promptId);
 }
 

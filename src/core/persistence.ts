@@ -30,9 +30,10 @@ export async function attach(herd: Herd): Promise<AttachReport> {
   const ours = state.agents.filter((a) => a.owner === owner || !alive(a.owner));
   for (const rec of ours) {
     if (herd.registry.agents.has(rec.agentId)) continue;
-    if (rec.state === "closed" && rec.owner !== owner) {
+    if (rec.state === "closed" && rec.owner !== owner && !rec.worktree) {
       // A dead shepherd's closed sheep: nothing left to use, so the file lets go of it
-      // instead of handing it from owner to owner forever.
+      // instead of handing it from owner to owner forever. One that kept a worktree still
+      // leads to work that can be landed, so it is adopted like a live one.
       herd.letGo(rec.agentId);
       continue;
     }
@@ -56,7 +57,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     if (rec.state === "closed" || rec.state === "starting") continue;
     if ((await herd.liveness.get(rec, 0))?.state === "gone") {
       // Gone while nobody watched: settle what it owed from its files, then drop it.
-      report.pruned.push(...(await dropGone(herd, rec)));
+      report.pruned.push(...(await dropGone(herd, rec)).ids);
     } else {
       await refresh(herd, rec);
     }
@@ -72,7 +73,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
       continue;
     }
     await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
-    report.pruned.push(...(await dropGone(herd, rec)));
+    report.pruned.push(...(await dropGone(herd, rec)).ids);
   }
   await herd.persist();
   return report;

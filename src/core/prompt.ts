@@ -4,6 +4,7 @@
  * queues behind it as a follow-up. A caller's requestId makes a prompt idempotent.
  */
 import { errorText, ShepherdError } from "./errors.js";
+import { takeBaseline } from "./evidence.js";
 import { MAX_QUEUED, type Herd } from "./herd.js";
 import { derivedId, newId } from "./ids.js";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.js";
@@ -75,6 +76,9 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
       rec.activePromptId = promptId;
       rec.state = "working";
     }
+    // A prompt that starts now starts from this state of the sheep's working tree, taken before the
+    // sheep can see it; a queued follow-up starts where the prompt before it ends (see the ledger).
+    if (!active) await takeBaseline(herd, rec, record);
     try {
       await herd.opts.host.submit(rec.agentId, { kind: "prompt", promptId, text: message });
     } catch (e) {

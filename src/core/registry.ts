@@ -60,9 +60,9 @@ export class Registry {
    * shepherd's sheep). Two live sheep can share a label only after adopting another shepherd's
    * herd; such a label names neither, and the error lists both ids.
    */
-  resolve(target: string): string {
+  resolve(target: string, o: { closed?: boolean } = {}): string {
     if (this.agents.has(target)) return target;
-    const byLabel = this.oneByLabel(target);
+    const byLabel = this.oneByLabel(target) ?? (o.closed ? this.newestByLabel(target) : undefined);
     if (byLabel) return byLabel.agentId;
     if (idKind(target) !== undefined) return target;
     throw new ShepherdError("unknown_agent", `no live sheep with id or label "${target}"; the herd lists them (action "herd", /shepherd herd).`);
@@ -78,6 +78,11 @@ export class Registry {
       );
     }
     return found[0];
+  }
+
+  /** The newest sheep, live or closed, that wore this label: closed sheep still have diffs and worktrees. */
+  newestByLabel(label: string): AgentRecord | undefined {
+    return [...this.agents.values()].reverse().find((a) => a.label === label);
   }
 
   labelTaken(label: string): boolean {

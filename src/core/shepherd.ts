@@ -4,12 +4,14 @@
  * Knows nothing of pi, herdr or tmux.
  */
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./background.js";
-import { close, prune } from "./close.js";
+import { close, type PruneOutcome, prune } from "./close.js";
 import { Courier, type CourierSink } from "./courier.js";
 import type { DelegateTask } from "./delegate.js";
+import { type LatestEvidence, latestEvidence } from "./evidence.js";
 import { Herd, type ShepherdOptions } from "./herd.js";
 import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.js";
 import { attach, othersSheep, type AttachReport } from "./persistence.js";
+import { type LandOutcome, land } from "./land.js";
 import { prompt } from "./prompt.js";
 import type { Registry } from "./registry.js";
 import { resumable } from "./resume.js";
@@ -17,6 +19,7 @@ import { start } from "./start.js";
 import type {
   AgentRecord,
   AgentStatus,
+  CloseOptions,
   CloseOutcome,
   Conversation,
   DelegateMode,
@@ -33,6 +36,9 @@ import { wait, type WaitOptions } from "./wait.js";
 
 export type { ShepherdOptions } from "./herd.js";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "./herd.js";
+export type { KeptWorktree, PruneOutcome } from "./close.js";
+export type { LatestEvidence } from "./evidence.js";
+export type { LandOutcome } from "./land.js";
 export type { AttachReport } from "./persistence.js";
 export type { WaitProgress } from "./wait.js";
 export type { CourierSink, Notice, Push, PushedItem } from "./courier.js";
@@ -157,11 +163,21 @@ export class Shepherd {
     return readConversation(this.herdState, agentId, turns);
   }
 
-  close(agentId: unknown): Promise<CloseOutcome> {
-    return close(this.herdState, agentId);
+  close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome> {
+    return close(this.herdState, agentId, options);
   }
 
-  prune(): Promise<string[]> {
+  prune(): Promise<PruneOutcome> {
     return prune(this.herdState);
+  }
+
+  /** The evidence of the sheep's newest settled prompt. */
+  diff(agentId: unknown): Promise<LatestEvidence> {
+    return latestEvidence(this.herdState, agentId);
+  }
+
+  /** Brings an isolated sheep's work into the branch checked out in the user's checkout. */
+  land(agentId: unknown, options: { squash: boolean }): Promise<LandOutcome> {
+    return land(this.herdState, agentId, options);
   }
 }

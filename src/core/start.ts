@@ -7,6 +7,7 @@ import { labelProblem, MAX_LABEL_LENGTH } from "./labels.js";
 import { howEnded } from "./liveness.js";
 import { takeSession } from "./resume.js";
 import type { AgentRecord, StartedAgent, StartRequest } from "./types.js";
+import { isolate } from "./worktrees.js";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
   // A resume takes its session first: the sheep it continues, if merely exited, is closed then,
@@ -29,27 +30,36 @@ export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal)
 async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal): Promise<StartedAgent> {
   const { runtime, host } = herd.opts;
   const agentId = newId("agent");
-  const prepared = await host.prepare({
-    agentId,
-    definition: req.definition,
-    cwd: req.cwd,
-    ...(req.model !== undefined ? { model: req.model } : {}),
-    label,
-    createdAt: new Date(herd.clock.now()).toISOString(),
-    ...(req.resume ? { resume: { from: req.resume.agentId, sessionPath: req.resume.sessionPath } } : {}),
-  });
+  const isolated = req.isolate ? await isolate(herd, { cwd: req.cwd, agentId, label }) : undefined;
+  const cwd = isolated?.cwd ?? req.cwd;
+  // Until the record holds it, a failed start removes the fresh worktree: it holds nothing of anyone's.
+  const discard = async (e: unknown): Promise<never> => {
+    if (isolated) await herd.opts.workspace?.remove(isolated.worktree).catch(() => undefined);
+    throw e;
+  };
+  const prepared = await host
+    .prepare({
+      agentId,
+      definition: req.definition,
+      cwd,
+      ...(req.model !== undefined ? { model: req.model } : {}),
+      label,
+      createdAt: new Date(herd.clock.now()).toISOString(),
+      ...(req.resume ? { resume: { from: req.resume.agentId, sessionPath: req.resume.sessionPath } } : {}),
+    })
+    .catch(discard);
   const pane = await runtime
     .createPane({
       agentId,
       placement: req.placement ?? "tab",
       direction: req.direction ?? "right",
-      cwd: req.cwd,
+      cwd,
       label,
       command: prepared.command,
     })
     .catch(async (e: unknown) => {
       await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
-      throw e;
+      return discard(e);
     });
   const model = req.model ?? req.definition.model;
   const rec: AgentRecord = {
@@ -58,13 +68,14 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     label,
     runtime: runtime.name,
     paneId: pane.paneId,
-    cwd: req.cwd,
+    cwd,
     ...(model !== undefined ? { model } : {}),
     sessionPath: prepared.sessionPath,
     createdAt: new Date(herd.clock.now()).toISOString(),
     owner: herd.opts.owner,
     state: "starting",
     ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}),
+    ...(isolated ? { worktree: isolated.worktree } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
   };
   // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
@@ -136,6 +147,8 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<ne
   await confirmGone(herd, rec).catch(() => undefined);
   herd.unwatch(rec.agentId);
   await host.cleanup(rec.agentId).catch(() => undefined);
+  // The sheep never became ready, so it wrote nothing into its worktree.
+  if (rec.worktree) await herd.opts.workspace?.remove(rec.worktree).catch(() => undefined);
   herd.forget(rec);
   await herd.persist();
   const reason =

@@ -1,4 +1,5 @@
 import type { Direction, Placement, RuntimeName } from "../ports/runtime.js";
+import type { Baseline, Diffstat, Worktree } from "../ports/workspace.js";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
@@ -17,6 +18,8 @@ export interface AgentDefinition {
   thinking?: string;
   /** Appended to the sheep's system prompt. */
   systemPrompt?: string;
+  /** `isolation: worktree` in the front matter: the sheep gets a worktree of its own unless the call says otherwise. */
+  isolation?: "worktree";
 }
 
 export interface Usage {
@@ -49,6 +52,8 @@ export interface AgentRecord {
   messagesRead?: number;
   /** How many of the sheep's messages were handled (told to the person, questions pushed). */
   messagesHandled?: number;
+  /** An isolated sheep's own checkout; kept after close unless removed. */
+  worktree?: Worktree;
   /** The sheep whose conversation (session file) this one continues. */
   resumedFrom?: string;
 }
@@ -69,6 +74,16 @@ export interface PromptRecord {
   steerIds?: string[];
   /** A background delegation this prompt belongs to: its result travels with the delegation's. */
   delegationId?: string;
+  /** The sheep's working tree when the prompt was submitted, for evidence. */
+  baseline?: Baseline;
+  /** Why no baseline could be taken in a git working tree. */
+  evidenceError?: string;
+}
+
+/** What changed in the sheep's working tree during one prompt. */
+export interface Evidence extends Diffstat {
+  /** The sheep works in the user's checkout: the diff can hold edits anyone made there meanwhile. */
+  shared: boolean;
 }
 
 export interface WaitItem {
@@ -82,6 +97,9 @@ export interface WaitItem {
   model?: string;
   sessionPath?: string;
   durationMs?: number;
+  evidence?: Evidence;
+  /** Evidence was due (a git working tree) but could not be made: why. */
+  evidenceError?: string;
   /** Steering messages that reached the turn, and those that came after it had ended. */
   steered?: number;
   steersMissed?: number;
@@ -111,6 +129,8 @@ export interface StartRequest {
   model?: string;
   /** Told the sheep's id and label the moment its record exists, before it is ready. */
   onRecorded?: (agentId: string, label: string) => void;
+  /** A worktree of the cwd's repository on a branch of its own. */
+  isolate?: boolean;
   /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
   resume?: ResumeCard;
 }
@@ -171,6 +191,14 @@ export interface AgentStatus {
   paneAlive: boolean;
   runtimeStatus?: string;
   createdAt: string;
+  worktree?: Worktree;
+}
+
+export interface CloseOptions {
+  /** Also remove the sheep's worktree and branch. */
+  removeWorktree?: boolean;
+  /** Remove them even with changes that were never landed. */
+  force?: boolean;
 }
 
 /**
@@ -215,6 +243,8 @@ export interface CloseOutcome {
   alreadyClosed: boolean;
   /** Where the sheep's session file is kept; absent when it wrote none. */
   sessionPath?: string;
+  /** An isolated sheep's worktree after the close: kept (the default) or removed. */
+  worktree?: { path: string; branch: string; removed: boolean };
 }
 
 export type DelegateMode = "single" | "parallel" | "chain";
@@ -231,6 +261,9 @@ export interface DelegationItemRecord {
   error?: string;
   usage?: Usage;
   step?: number;
+  evidence?: Evidence;
+  evidenceError?: string;
+  worktree?: Worktree;
 }
 
 /** A background delegation: its results go into the conversation in one message once all are final. */

@@ -14,6 +14,8 @@ import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.
  * what the asynchronous herd adds.
  */
 export interface HerdView extends SheepView {
+  /** It works in a worktree of its own: its edits are not in the person's checkout. */
+  worktree?: boolean;
   /** Prompts queued behind the active one (follow-ups). */
   queued?: number;
   /** Results of this sheep owed to the conversation and not yet delivered (notify, background). */
@@ -91,6 +93,7 @@ export function herdView(herd: Herd, rec: AgentRecord, courier?: Courier): HerdV
   const progress = courier?.lastProgress.get(rec.agentId);
   return {
     ...sheepView(herd.registry, rec),
+    ...(rec.worktree ? { worktree: true } : {}),
     ...(queued ? { queued } : {}),
     ...(undelivered ? { undelivered } : {}),
     ...(progress ? { progress: progress.text } : {}),
@@ -153,5 +156,6 @@ function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatu
     paneAlive,
     ...(runtimeStatus !== undefined ? { runtimeStatus } : {}),
     createdAt: rec.createdAt,
+    ...(rec.worktree ? { worktree: rec.worktree } : {}),
   };
 }

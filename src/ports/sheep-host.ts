@@ -93,9 +93,11 @@ export interface SheepHost {
   reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome>;
   /** Calls onChange whenever anything the sheep reports may have changed. */
   subscribe(agentId: string, onChange: () => void): () => void;
+  /** A private file for the patch of a prompt's evidence (its directory made); kept after close. */
+  evidencePath(agentId: string, promptId: string): Promise<string>;
   /**
-   * Removes the sheep's private files except its session file and the card to resume it by;
-   * returns the session file's path if the sheep wrote one.
+   * Removes the sheep's private files except its session file, its evidence and the card to resume
+   * it by; returns the session file's path if the sheep wrote one.
    */
   cleanup(agentId: string): Promise<string | undefined>;
   /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */

@@ -238,15 +238,22 @@ export class FileSheepHost implements SheepHost {
     return { sessionPath, ...(tail ? { turns: tail.turns } : {}), earlier: tail?.earlier ?? false };
   }
 
+  async evidencePath(agentId: string, promptId: string): Promise<string> {
+    const layout = this.layout(agentId);
+    await ensurePrivateDir(layout.evidence);
+    return layout.evidenceFile(promptId);
+  }
+
   async cleanup(agentId: string): Promise<string | undefined> {
     this.deadSince.delete(agentId);
     this.logs.delete(agentId);
     const layout = this.layout(agentId);
     // The session file stays: it is the sheep's conversation, and the user may want it. So does
     // the card that resumes it, while there is a conversation to resume (a resumed sheep's is
-    // in the directory of the sheep it continues).
+    // in the directory of the sheep it continues), and the evidence: the patches of its work,
+    // which its results name.
     const card = readResumeCard(this.o.agentDir, agentId);
-    const keep = new Set(["session.jsonl", ...(card ? ["resume.json"] : [])]);
+    const keep = new Set(["session.jsonl", "evidence", ...(card ? ["resume.json"] : [])]);
     let names: string[];
     try {
       names = await readdir(layout.dir);

@@ -20,6 +20,8 @@ export function sheepLayout(dir: string) {
     exit: join(dir, "exit.json"),
     session: join(dir, "session.jsonl"),
     systemPrompt: join(dir, "system-prompt.md"),
+    evidence: join(dir, "evidence"),
+    evidenceFile: (promptId: string) => join(dir, "evidence", `${promptId}.patch`),
     resume: join(dir, "resume.json"),
     inboxFile: (seq: string, id: string) => join(dir, "inbox", `${seq}-${id}.json`),
     outboxFile: (promptId: string) => join(dir, "outbox", `${promptId}.json`),
@@ -36,4 +38,9 @@ export function stateDir(agentDir: string): string {
 
 export function sheepDir(agentDir: string, agentId: string): string {
   return join(stateDir(agentDir), "sheep", agentId);
+}
+
+/** Worktrees of isolated sheep: private, and outside any checkout of the user's. */
+export function worktreesDir(agentDir: string): string {
+  return join(stateDir(agentDir), "worktrees");
 }

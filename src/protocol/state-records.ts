@@ -3,7 +3,9 @@ import { isWellFormedId } from "../core/ids.js";
 import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.js";
 import { MAX_QUEUED } from "../core/herd.js";
 import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../core/types.js";
+import { basename, dirname, isAbsolute, normalize } from "node:path";
 import type { RuntimeName } from "../ports/runtime.js";
+import { OBJECT_ID, WORKTREE_BRANCH } from "../ports/workspace.js";
 
 /**
  * state.json is a file anyone with the user's rights can edit, and its records become paths
@@ -45,6 +47,43 @@ const id = (kind: Parameters<typeof isWellFormedId>[1]) => (x: unknown) => typeo
 const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
 const ids = (kind: Parameters<typeof isWellFormedId>[1], max: number) => (x: unknown) => Array.isArray(x) && x.length <= max && x.every(id(kind));
 
+/** A path git will be pointed at: absolute, normalized (no ".." steps), nothing a terminal would act on. */
+function plainPath(x: unknown): x is string {
+  return typeof x === "string" && isAbsolute(x) && normalize(x) === x && !x.includes("\0") && !CONTROL.test(x);
+}
+
+/**
+ * A worktree record leads git to a directory and a branch to remove: only our own shapes pass, a
+ * path named `<…>/worktrees/<this agentId>` and a branch `shepherd/…`.
+ */
+function worktreeProblem(w: unknown, agentId: string): Problem {
+  if (!isRecord(w)) return "worktree is not an object";
+  if (!plainPath(w.path) || basename(w.path) !== agentId || basename(dirname(w.path)) !== "worktrees") return "worktree.path is not this sheep's worktree path";
+  if (typeof w.branch !== "string" || !WORKTREE_BRANCH.test(w.branch)) return "worktree.branch is not a branch the shepherd makes";
+  if (!plainPath(w.repoRoot)) return "worktree.repoRoot is not an absolute path";
+  if (typeof w.base !== "string" || !OBJECT_ID.test(w.base)) return "worktree.base is not an object id";
+  return count(w.leftBehind) ? undefined : "worktree.leftBehind is not a count";
+}
+
+function baselineProblem(b: unknown): Problem {
+  if (!isRecord(b) || !plainPath(b.root) || typeof b.takenAt !== "string") return "baseline is not well-formed";
+  if (typeof b.tree !== "string" || !OBJECT_ID.test(b.tree)) return "baseline.tree is not an object id";
+  return optional(b, "commit", (x) => typeof x === "string" && OBJECT_ID.test(x));
+}
+
+function evidenceProblem(e: unknown): Problem {
+  if (!isRecord(e)) return "evidence is not an object";
+  const bad = baselineProblem(e.baseline);
+  if (bad) return `evidence: ${bad}`;
+  if (typeof e.after !== "string" || !OBJECT_ID.test(e.after) || typeof e.afterAt !== "string") return "evidence.after is not an object id";
+  if (e.afterCommit !== undefined && (typeof e.afterCommit !== "string" || !OBJECT_ID.test(e.afterCommit))) return "evidence.afterCommit is not an object id";
+  if (!(["insertions", "deletions", "fileCount"] as const).every((k) => count(e[k]))) return "evidence counts are not counts";
+  if (typeof e.patch !== "string" || !plainPath(e.patchPath) || typeof e.shared !== "boolean" || typeof e.truncated !== "boolean")
+    return "evidence is not well-formed";
+  const fileOk = (f: unknown) => isRecord(f) && typeof f.path === "string" && typeof f.status === "string" && count(f.insertions) && count(f.deletions);
+  return Array.isArray(e.files) && e.files.every(fileOk) ? undefined : "evidence.files is not a file list";
+}
+
 export function agentProblem(r: unknown): Problem {
   if (!isRecord(r)) return "not an object";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
@@ -64,7 +103,8 @@ export function agentProblem(r: unknown): Problem {
     optional(r, "queue", ids("prompt", MAX_QUEUED)) ??
     optional(r, "messagesRead", count) ??
     optional(r, "messagesHandled", count) ??
-    optional(r, "resumedFrom", id("agent"))
+    optional(r, "resumedFrom", id("agent")) ??
+    (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId))
   );
 }
 
@@ -78,12 +118,19 @@ export function promptProblem(r: unknown): Problem {
     optional(r, "requestId", (x) => typeof x === "string" && x.length > 0 && x.length <= 256) ??
     optional(r, "delivered", (x) => isRecord(x) && (x.by === "wait" || x.by === "push") && typeof x.at === "string") ??
     optional(r, "steerIds", ids("steer", MAX_STEERS)) ??
-    optional(r, "delegationId", id("delegation"));
+    optional(r, "delegationId", id("delegation")) ??
+    (r.baseline === undefined ? undefined : baselineProblem(r.baseline)) ??
+    optional(r, "evidenceError", (x) => typeof x === "string");
   if (extra) return extra;
   if (r.settled === undefined) return undefined;
   const s = r.settled;
   if (!isRecord(s) || !has(waitStatuses, s.status)) return "settled has no known status";
-  return optional(s, "text", (x) => typeof x === "string") ?? optional(s, "error", (x) => typeof x === "string");
+  return (
+    optional(s, "text", (x) => typeof x === "string") ??
+    optional(s, "error", (x) => typeof x === "string") ??
+    optional(s, "evidenceError", (x) => typeof x === "string") ??
+    (s.evidence === undefined ? undefined : evidenceProblem(s.evidence))
+  );
 }
 
 function itemProblem(x: unknown): Problem {
@@ -95,7 +142,14 @@ function itemProblem(x: unknown): Problem {
     optional(x, "status", (v) => has(waitStatuses, v)) ??
     optional(x, "text", (v) => typeof v === "string") ??
     optional(x, "error", (v) => typeof v === "string") ??
-    optional(x, "step", (v) => Number.isSafeInteger(v) && (v as number) > 0);
+    optional(x, "step", (v) => Number.isSafeInteger(v) && (v as number) > 0) ??
+    optional(x, "evidenceError", (v) => typeof v === "string") ??
+    (x.evidence === undefined ? undefined : evidenceProblem(x.evidence)) ??
+    (x.worktree === undefined || typeof x.agentId !== "string"
+      ? x.worktree === undefined
+        ? undefined
+        : "worktree without agentId"
+      : worktreeProblem(x.worktree, x.agentId));
   return bad && `an item's ${bad}`;
 }
 

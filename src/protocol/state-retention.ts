@@ -19,7 +19,8 @@ export function withinBounds(
   delegations: readonly DelegationRecord[] = [],
 ): { agents: AgentRecord[]; prompts: PromptRecord[]; delegations: DelegationRecord[] } {
   // Across every owner: a closed sheep's record only answers late questions about it, the newest matter most.
-  const closed = agents.filter((a) => a.state === "closed").sort((a, b) => newestFirst(a.createdAt, b.createdAt));
+  // A closed sheep that kept its worktree leads to work not yet landed: kept like a live one.
+  const closed = agents.filter((a) => a.state === "closed" && !a.worktree).sort((a, b) => newestFirst(a.createdAt, b.createdAt));
   const dropped = new Set(closed.slice(MAX_CLOSED_AGENTS).map((a) => a.agentId));
   const keptAgents = agents.filter((a) => !dropped.has(a.agentId));
   const kept = new Set(keptAgents.map((a) => a.agentId));

@@ -8,7 +8,18 @@ import { ShepherdError } from "../core/errors.js";
 import { isRecord } from "../core/guards.js";
 import type { DeliverAs } from "../core/types.js";
 import type { Direction, Placement } from "../ports/runtime.js";
-import { actionOf, coerce, optionalBoolean, optionalEnum, optionalNumber, optionalString, promptIdsOf, requireString, type Params } from "./params.js";
+import {
+  actionOf,
+  booleanText,
+  coerce,
+  optionalBoolean,
+  optionalEnum,
+  optionalNumber,
+  optionalString,
+  promptIdsOf,
+  requireString,
+  type Params,
+} from "./params.js";
 
 const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;
@@ -21,6 +32,7 @@ export interface RawTask {
   agent: string;
   task: string;
   cwd?: string;
+  isolate?: boolean;
 }
 
 export type ToolCommand =
@@ -34,6 +46,7 @@ export type ToolCommand =
       model?: string;
       agentScope?: AgentScope;
       confirmProjectAgents?: boolean;
+      isolate?: boolean;
     }
   /** A start that continues a closed or exited sheep: its definition, cwd and model come back with it. */
   | {
@@ -47,7 +60,10 @@ export type ToolCommand =
   /** `target` is a sheep's id or its live label; dispatch resolves it (Registry.resolve). */
   | { action: "prompt"; target: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string }
   | { action: "wait"; promptIds: string[]; timeout?: number }
-  | { action: "status" | "close"; target: string }
+  | { action: "status"; target: string }
+  | { action: "close"; target: string; removeWorktree?: boolean; force?: boolean }
+  | { action: "diff"; target: string; stat?: boolean }
+  | { action: "land"; target: string; squash?: boolean }
   | { action: "sheep"; agentScope?: AgentScope }
   | { action: "herd"; all?: boolean }
   /** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`. */
@@ -65,6 +81,7 @@ export type ToolCommand =
       keepOpen?: boolean;
       background?: boolean;
       cwd?: string;
+      isolate?: boolean;
     };
 
 type CommandOf<A extends ToolCommand["action"]> = Extract<ToolCommand, { action: A }>;
@@ -96,6 +113,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         model: optionalString(p, "model"),
         agentScope: optionalEnum(p, "agentScope", SCOPES),
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
+        isolate: optionalBoolean(p, "isolate"),
       });
     }
     case "prompt": {
@@ -127,8 +145,19 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     case "wait":
       return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
     case "status":
-    case "close":
       return { action, target: requireString(p, "agentId", action) };
+    case "close": {
+      const removeWorktree = optionalBoolean(p, "removeWorktree");
+      const force = optionalBoolean(p, "force");
+      if (force !== undefined && removeWorktree !== true) {
+        throw new ShepherdError("invalid_params", '"force" only applies together with "removeWorktree": true.');
+      }
+      return defined<CommandOf<"close">>({ action, target: requireString(p, "agentId", action), removeWorktree, force });
+    }
+    case "diff":
+      return defined<CommandOf<"diff">>({ action, target: requireString(p, "target", action), stat: optionalBoolean(p, "stat") });
+    case "land":
+      return defined<CommandOf<"land">>({ action, target: requireString(p, "agentId", action), squash: optionalBoolean(p, "squash") });
     case "sheep":
       return defined<CommandOf<"sheep">>({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
     case "herd":
@@ -154,6 +183,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         keepOpen: optionalBoolean(p, "keepOpen"),
         background: optionalBoolean(p, "background"),
         cwd: optionalString(p, "cwd"),
+        isolate: optionalBoolean(p, "isolate"),
       });
     }
   }
@@ -161,7 +191,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
 
 function resumeCommand(p: Params, resume: string): ResumeCommand {
   if (resume.trim() === "") throw new ShepherdError("invalid_params", '"resume" must name a sheep: its agentId or label.');
-  for (const key of ["agent", "cwd", "model", "agentScope"]) {
+  for (const key of ["agent", "cwd", "model", "agentScope", "isolate"]) {
     if (p[key] !== undefined) {
       throw new ShepherdError("invalid_params", `"resume" continues a sheep with its own agent definition, cwd and model; leave "${key}" out.`);
     }
@@ -188,7 +218,9 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
     if (typeof o.agent !== "string" || o.agent.trim() === "") throw new ShepherdError("invalid_params", `${where} needs "agent" (a non-empty string).`);
     if (typeof o.task !== "string" || o.task.length === 0) throw new ShepherdError("invalid_params", `${where} needs "task" (a non-empty string).`);
     if (o.cwd !== undefined && typeof o.cwd !== "string") throw new ShepherdError("invalid_params", `${where}: "cwd" must be a string.`);
-    return { agent: o.agent, task: o.task, ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}) };
+    const isolate = booleanText(o.isolate);
+    if (isolate !== undefined && typeof isolate !== "boolean") throw new ShepherdError("invalid_params", `${where}: "isolate" must be true or false.`);
+    return { agent: o.agent, task: o.task, ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}), ...(typeof isolate === "boolean" ? { isolate } : {}) };
   };
   if (single) return { mode: "single", tasks: [check({ agent: p.agent, task: p.task }, 'single delegation ("agent" + "task")')] };
   const key = p.tasks !== undefined ? "tasks" : "chain";

@@ -20,7 +20,12 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
   // Everything is resolved and approved before any sheep starts, so a bad name wastes nothing.
   const pick = await definitionPicker(ctx, scope, confirm);
   const tasks: DelegateTask[] = [];
-  for (const t of list) tasks.push({ definition: await pick(t.agent), task: t.task, cwd: resolveCwd(baseCwd, t.cwd) });
+  for (const t of list) {
+    const definition = await pick(t.agent);
+    // The task's word, then the call's, then the agent file's `isolation: worktree`.
+    const isolate = t.isolate ?? cmd.isolate ?? definition.isolation === "worktree";
+    tasks.push({ definition, task: t.task, cwd: resolveCwd(baseCwd, t.cwd), ...(isolate ? { isolate } : {}) });
+  }
   if (cmd.background) {
     const started = await ctx.shepherd.delegateInBackground(mode, tasks, {
       keepOpen,

@@ -1,7 +1,8 @@
 /** What a delegation says: its verdict, and one block per task or per reason shared by tasks. */
 import type { DelegateItem, DelegateMode } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
-import { sameReason, whoText } from "./format.js";
+import { evidenceBlock } from "./evidence-text.js";
+import { isolationText, sameReason, whoText } from "./format.js";
 
 /** `echo-2 (echo)`: the sheep's label first, so two sheep of one agent are told apart. */
 export function itemName(i: DelegateItem): string {
@@ -13,7 +14,9 @@ const reason = (i: DelegateItem) => `${i.status}${i.error ? ` ${i.error}` : ""}`
 /** Items numbered in input order (a chain's by step), those that failed alike said once. */
 function grouped(items: readonly DelegateItem[]): { names: string; item: DelegateItem }[] {
   const numbered = items.map((item, n) => ({ item, n: item.step ?? n + 1 }));
-  return sameReason(numbered, ({ item }) => (item.status === "completed" ? undefined : reason(item))).map((g) => ({
+  // A task with work of its own (evidence, a worktree) always stands alone: its block shows that work.
+  const alone = (i: DelegateItem) => i.status === "completed" || i.evidence !== undefined || i.worktree !== undefined;
+  return sameReason(numbered, ({ item }) => (alone(item) ? undefined : reason(item))).map((g) => ({
     names: g.map(({ item, n }) => `${n}. ${itemName(item)}`).join(", "),
     item: g[0]!.item,
   }));
@@ -50,7 +53,11 @@ export function delegateSummary(mode: DelegateMode, items: readonly DelegateItem
 }
 
 export function delegateText(mode: DelegateMode, items: readonly DelegateItem[], summary: string): string {
-  const body = (i: DelegateItem) => (i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`);
+  const body = (i: DelegateItem) => {
+    const answer = i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`;
+    const extra = [evidenceBlock(i, { patch: true }), i.worktree && i.agentId ? isolationText({ agentId: i.agentId, worktree: i.worktree }) : undefined];
+    return [answer, ...extra.filter((x) => x !== undefined)].join("\n\n");
+  };
   if (mode === "single") return body(items[0]!);
   const last = items[items.length - 1]!;
   if (mode === "chain" && last.status === "completed") return `${summary}\n\n${body(last)}`;

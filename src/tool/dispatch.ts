@@ -5,9 +5,12 @@ import { delegateAction } from "./delegate-action.js";
 import {
   closeText,
   conversationText,
+  diffText,
   herdText,
+  landText,
   messagesText,
   promptText,
+  pruneText,
   replyHowTo,
   replyText,
   screenText,
@@ -116,10 +119,24 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, sheepLine(status), { status });
     }
     case "close": {
-      const agentId = shepherd.registry.resolve(cmd.target);
+      // Removing a kept worktree is for a closed sheep too: its last label still leads to it.
+      const agentId = shepherd.registry.resolve(cmd.target, { closed: cmd.removeWorktree === true });
       const label = shepherd.registry.agents.get(agentId)?.label;
-      const closed = await shepherd.close(agentId);
-      return result(action, closeText(closed, label), { closed });
+      const closed = await shepherd.close(agentId, {
+        ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
+        ...(cmd.force !== undefined ? { force: cmd.force } : {}),
+      });
+      return result(action, closeText(closed, label), { closed, ...(label !== undefined ? { label } : {}) });
+    }
+    case "diff": {
+      // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.
+      const evidence = await shepherd.diff(shepherd.registry.resolve(cmd.target, { closed: true }));
+      return result(action, diffText(evidence, cmd.stat === true), { ...evidence });
+    }
+    case "land": {
+      // A closed isolated sheep keeps its worktree: it can still be landed, by id or its last label.
+      const landed = await shepherd.land(shepherd.registry.resolve(cmd.target, { closed: true }), { squash: cmd.squash === true });
+      return result(action, landText(landed), { landed });
     }
     case "sheep": {
       // Lists agent definitions, not running sheep (that is "herd"); the name is the contract's.
@@ -180,10 +197,8 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, text, details);
     }
     case "prune": {
-      const removed = await shepherd.prune();
-      return result(action, removed.length ? `Pruned ${removed.length}: ${removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive.", {
-        removed,
-      });
+      const pruned = await shepherd.prune();
+      return result(action, pruneText(pruned), { removed: pruned.removed, kept: pruned.kept });
     }
   }
 }

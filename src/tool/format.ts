@@ -1,8 +1,9 @@
 import type { ListedMessage } from "../core/mail.js";
-import type { AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
-import type { AgentDefinition } from "../core/types.js";
 import type { SkippedFile } from "../agents/discover.js";
 import type { DoctorReport } from "../doctor/types.js";
+import type { LandOutcome, LatestEvidence, PruneOutcome } from "../core/shepherd.js";
+import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
+import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.js";
 
 /**
  * The one family of texts about sheep. The facts are worded once, the same for the model and for
@@ -22,6 +23,17 @@ export function startText(a: StartedAgent): string {
     `Next: prompt it with {"action":"prompt","agentId":"${a.agentId}","message":"..."}, then collect the answer with {"action":"wait","promptId":"..."}.`,
   ];
   if (a.attachHint) lines.push(`A person can watch it with: ${a.attachHint}`);
+  if (a.worktree) lines.push(isolationText(a));
+  return lines.join("\n");
+}
+
+/** Where an isolated sheep works, and what of the user's it does not have. */
+export function isolationText(a: Pick<StartedAgent, "agentId" | "worktree">, land = toolWorktreeSteps(a.agentId).land): string {
+  const wt = a.worktree!;
+  const lines = [`It works in its own ${worktreeText(wt)}, never in your checkout ${wt.repoRoot}; bring its work in with ${land}.`];
+  if (wt.leftBehind > 0) {
+    lines.push(`Your uncommitted changes (${wt.leftBehind} file${wt.leftBehind === 1 ? "" : "s"}) are not in it: it starts from your last commit.`);
+  }
   return lines.join("\n");
 }
 
@@ -91,13 +103,15 @@ export function waitText(items: (WaitItem & { label?: string; agent?: string })[
     items
       .map((i) => {
         const title = `## ${whoText(i)} · ${i.status} · ${i.promptId}`;
-        if (i.status === "completed") return `${title}\n${i.text ?? ""}${steeredNote(i)}`;
         if (i.status === "timeout") return `${title}\nStill working; nothing was stopped. Wait again with the same promptId.`;
         if (i.status === "blocked" && i.question) {
           return `${title}\n${questionText(i.question, "The sheep", replyHowTo(i.agentId, i.question.messageId))} The prompt stays pending: wait for it again after replying.`;
         }
         if (i.status === "blocked") return `${title}\nThe sheep waits on: ${i.error ?? "a question"}. Look at it with action "read".`;
-        return `${title}\n${i.error ?? ""}${i.text ? `\nPartial text:\n${i.text}` : ""}`;
+        const body =
+          i.status === "completed" ? `${title}\n${i.text ?? ""}${steeredNote(i)}` : `${title}\n${i.error ?? ""}${i.text ? `\nPartial text:\n${i.text}` : ""}`;
+        const evidence = evidenceBlock(i, { patch: true });
+        return evidence ? `${body}\n\n${evidence}` : body;
       })
       .join("\n\n")
   );
@@ -110,7 +124,8 @@ export function sheepLine(s: AgentStatus, now = Date.now()): string {
   // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
   const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
-  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;
+  const wt = s.worktree ? ` · ⎇ ${s.worktree.branch}` : "";
+  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;
 }
 
 /** A compact age such as "45s", "12m", "3h 5m" or "2d 4h". */
@@ -130,13 +145,52 @@ export function herdText(list: AgentStatus[], empty: string, now = Date.now()): 
   return [`Herd (${list.length}):`, ...list.map((s) => `  ${sheepLine(s, now)}`)].join("\n");
 }
 
-/** `Closed label (id); its session file is kept at /path.` */
-export function closeText(c: CloseOutcome, label: string | undefined): string {
+/** How the reader lands or removes a kept worktree: tool calls for the model, /shepherd lines for a person. */
+export interface WorktreeSteps {
+  land: string;
+  remove: string;
+}
+
+export function toolWorktreeSteps(agentId: string): WorktreeSteps {
+  return { land: `{"action":"land","agentId":"${agentId}"}`, remove: `{"action":"close","agentId":"${agentId}","removeWorktree":true}` };
+}
+
+/** What became of an isolated sheep's worktree when it closed; "" for a sheep without one. */
+function closedWorktreeText(c: CloseOutcome, next: WorktreeSteps): string {
+  const wt = c.worktree;
+  if (!wt) return "";
+  if (wt.removed) return ` Its worktree ${wt.path} and branch ${wt.branch} were removed.`;
+  return ` Its worktree ${wt.path} and branch ${wt.branch} are kept: land its work with ${next.land}, or remove them with ${next.remove}.`;
+}
+
+/** `Closed label (id); its session file is kept at /path.` and what became of its worktree. */
+export function closeText(c: CloseOutcome, label: string | undefined, next: WorktreeSteps = toolWorktreeSteps(c.agentId)): string {
   const who = label ? `${label} (${c.agentId})` : c.agentId;
-  if (c.alreadyClosed) return `${who} was already closed.`;
+  const worktree = closedWorktreeText(c, next);
+  if (c.alreadyClosed) return `${who} was already closed.${worktree}`;
   const cancelled = c.cancelledPromptIds.length ? ` Cancelled its pending prompt ${c.cancelledPromptIds.join(", ")}.` : "";
   const kept = c.sessionPath ? `its session file is kept at ${c.sessionPath}` : "it wrote no session file";
-  return `Closed ${who}; ${kept}.${cancelled}`;
+  return `Closed ${who}; ${kept}.${cancelled}${worktree}`;
+}
+
+export function pruneText(p: PruneOutcome): string {
+  const lines = [p.removed.length ? `Pruned ${p.removed.length}: ${p.removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive."];
+  for (const k of p.kept) lines.push(`Kept the worktree of ${k.label} (${k.agentId}) at ${k.path}, branch ${k.branch}: it has ${k.reason}.`);
+  return lines.join("\n");
+}
+
+export function diffText(d: LatestEvidence, stat: boolean): string {
+  const head = `Evidence of ${d.label} (${d.agentId}), prompt ${d.promptId}${d.pending ? `; prompt ${d.pending} is still running` : ""}:`;
+  return `${head}\n${d.evidence ? evidenceText(d.evidence, { patch: !stat }) : `none, ${d.evidenceError ?? "no evidence"}`}`;
+}
+
+export function landText(l: LandOutcome): string {
+  if (!l.landed) return `Nothing to land: ${l.into} already holds everything ${l.label} (${l.agentId}) did on ${l.branch}.`;
+  const how = l.squash ? "as one squashed commit" : "merged";
+  return [
+    `Landed ${l.branch} of ${l.label} (${l.agentId}) into ${l.into} ${how} (${l.commit?.slice(0, 10)}): ${changeSummary(l)}.`,
+    ...fileLines(l.files, l.fileCount),
+  ].join("\n");
 }
 
 export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): string {

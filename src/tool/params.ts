@@ -55,6 +55,25 @@ export function prepareArguments(raw: unknown): unknown {
   return obj ? withLenientArrays(obj) : raw;
 }
 
+const BOOLEAN_KEYS = [
+  "confirmProjectAgents",
+  "keepOpen",
+  "all",
+  "notify",
+  "background",
+  "unreadOnly",
+  "isolate",
+  "removeWorktree",
+  "force",
+  "squash",
+  "stat",
+] as const;
+
+/** "true" and "false" as booleans; anything else unchanged (and checked later). */
+export function booleanText(v: unknown): unknown {
+  return v === "true" ? true : v === "false" ? false : v;
+}
+
 /** Models sometimes send arrays, numbers and booleans as JSON text: accept and convert them. */
 export function coerce(raw: unknown): Params {
   const obj = objectOf(raw);
@@ -63,10 +82,7 @@ export function coerce(raw: unknown): Params {
   for (const k of ["timeout", "lines", "turns"]) {
     if (typeof out[k] === "string" && (out[k] as string).trim() !== "" && Number.isFinite(Number(out[k]))) out[k] = Number(out[k]);
   }
-  for (const k of ["confirmProjectAgents", "keepOpen", "all", "notify", "background", "unreadOnly"]) {
-    if (out[k] === "true") out[k] = true;
-    if (out[k] === "false") out[k] = false;
-  }
+  for (const k of BOOLEAN_KEYS) if (k in out) out[k] = booleanText(out[k]);
   for (const [k, v] of Object.entries(out)) if (v === null) delete out[k];
   return out;
 }

@@ -4,7 +4,8 @@ import type { Push } from "../core/courier.js";
  * What a person sees of a shepherd call in pi's transcript. Pure text with colours from an
  * injected theme, so it is tested without a terminal; extensions/render.ts wraps it.
  */
-import type { SheepView } from "../core/types.js";
+import type { Evidence, SheepView } from "../core/types.js";
+import { fileLine, inFiles, visibleControls } from "./evidence-text.js";
 import { sameReason } from "./format.js";
 import { sheepName, stateClock } from "./widget-text.js";
 
@@ -35,6 +36,7 @@ export function renderCallText(args: Args, t: Paint, expanded = false): string {
       parts.push(t.fg("accent", s("agent") ?? "?"));
       if (s("label")) parts.push(t.fg("muted", `as ${s("label")}`));
       if (s("placement")) parts.push(t.fg("dim", `[${s("placement")}]`));
+      if (args.isolate === true) parts.push(t.fg("dim", "⎇ isolated"));
       break;
     case "prompt":
       parts.push(t.fg("accent", s("agentId") ?? "?"), t.fg("dim", preview(s("message") ?? "", 60, expanded, "  ")));
@@ -47,13 +49,18 @@ export function renderCallText(args: Args, t: Paint, expanded = false): string {
     }
     case "status":
     case "close":
+    case "land":
       parts.push(t.fg("accent", s("agentId") ?? "?"));
+      if (args.removeWorktree === true) parts.push(t.fg("dim", args.force === true ? "(remove worktree, force)" : "(remove worktree)"));
+      if (args.squash === true) parts.push(t.fg("dim", "(squash)"));
       break;
     case "read":
+    case "diff":
       parts.push(t.fg("accent", s("target") ?? "?"));
       break;
     case "delegate": {
       const list = (Array.isArray(args.tasks) ? args.tasks : Array.isArray(args.chain) ? args.chain : []) as { agent?: string; task?: string }[];
+      if (args.isolate === true) parts.push(t.fg("dim", "⎇"));
       if (list.length === 0) {
         parts.push(t.fg("accent", s("agent") ?? "?"), t.fg("dim", preview(s("task") ?? "", 60, expanded, "  ")));
       } else {
@@ -80,6 +87,9 @@ interface ResultItem {
   agentId?: string;
   promptId?: string;
   usage?: { input?: number; output?: number; cost?: number };
+  evidence?: Evidence;
+  evidenceError?: string;
+  worktree?: { branch?: string };
 }
 
 const ICONS: Record<string, [string, Parameters<Paint["fg"]>[0]]> = {
@@ -103,6 +113,26 @@ function usageLine(u: ResultItem["usage"], t: Paint): string {
   if (!u || (u.input === undefined && u.output === undefined)) return "";
   const cost = u.cost ? ` $${u.cost.toFixed(4)}` : "";
   return t.fg("dim", ` ↑${u.input ?? 0} ↓${u.output ?? 0}${cost}`);
+}
+
+/** ` +12 −3 in 4 files` after a sheep's name: what it changed, at a glance. */
+function changesLine(i: ResultItem, t: Paint): string {
+  const e = i.evidence;
+  const where = i.worktree?.branch ? t.fg("dim", ` ⎇ ${i.worktree.branch}`) : "";
+  if (!e) return (i.evidenceError ? t.fg("warning", " no evidence") : "") + where;
+  if (e.fileCount === 0) return t.fg("dim", " no changes") + where;
+  return ` ${t.fg("success", `+${e.insertions}`)} ${t.fg("error", `−${e.deletions}`)}${t.fg("dim", ` ${inFiles(e.fileCount)}`)}${where}`;
+}
+
+/** Expanded: every changed file, and where the whole patch is. */
+function changedFiles(i: ResultItem, t: Paint): string {
+  const e = i.evidence;
+  if (!e || e.fileCount === 0) return i.evidenceError ? `\n    ${t.fg("warning", i.evidenceError)}` : "";
+  const lines = e.files.map((f) => `    ${t.fg("dim", fileLine(f))}`);
+  if (e.fileCount > e.files.length) lines.push(`    ${t.fg("dim", `… ${e.fileCount - e.files.length} more files`)}`);
+  lines.push(`    ${t.fg("dim", `patch: ${e.patchPath}`)}`);
+  if (e.shared) lines.push(`    ${t.fg("warning", "in your checkout: may include edits made there meanwhile")}`);
+  return `\n${lines.join("\n")}`;
 }
 
 export interface RenderOptions {
@@ -146,8 +176,9 @@ export function renderResultText(
   }
   const items = (Array.isArray(d.results) ? d.results : []) as ResultItem[];
   if (items.length === 0) {
-    const lines = text.split("\n");
-    return o.expanded || lines.length <= 3 ? text : `${lines.slice(0, 3).join("\n")}\n${t.fg("dim", `… ${lines.length - 3} more lines`)}`;
+    // A diff's text holds the repository's bytes: an escape sequence there must not drive the terminal.
+    const lines = visibleControls(text).split("\n");
+    return o.expanded || lines.length <= 3 ? lines.join("\n") : `${lines.slice(0, 3).join("\n")}\n${t.fg("dim", `… ${lines.length - 3} more lines`)}`;
   }
   const ok = items.filter((i) => i.status === "completed").length;
   const head = t.fg(ok === items.length ? "success" : ok === 0 ? "error" : "warning", `${ok}/${items.length} completed`);
@@ -161,7 +192,8 @@ export function renderResultText(
     const shown = o.expanded ? bodyLines : bodyLines.slice(0, 3);
     const more = !o.expanded && bodyLines.length > 3 ? `\n    ${t.fg("dim", `… ${bodyLines.length - 3} more lines`)}` : "";
     const color = i.status === "completed" ? "muted" : i.status === "failed" ? "error" : "warning";
-    return `${icon(i.status, t)} ${t.bold(name)}${usageLine(i.usage, t)}\n${shown.map((l) => `    ${t.fg(color, l)}`).join("\n")}${more}`;
+    const head = `${icon(i.status, t)} ${t.bold(name)}${usageLine(i.usage, t)}${changesLine(i, t)}`;
+    return `${head}\n${shown.map((l) => `    ${t.fg(color, l)}`).join("\n")}${more}${o.expanded ? changedFiles(i, t) : ""}`;
   });
   return [head, ...blocks].join("\n");
 }

@@ -1,7 +1,23 @@
 import { Type, type TSchema } from "@sinclair/typebox";
 
 /** Actions the tool offers today; the enum lists only what works. */
-export const ACTIONS = ["start", "prompt", "wait", "status", "close", "sheep", "herd", "read", "prune", "delegate", "doctor", "messages", "reply"] as const;
+export const ACTIONS = [
+  "start",
+  "prompt",
+  "wait",
+  "status",
+  "close",
+  "sheep",
+  "herd",
+  "read",
+  "prune",
+  "delegate",
+  "diff",
+  "land",
+  "doctor",
+  "messages",
+  "reply",
+] as const;
 export type Action = (typeof ACTIONS)[number];
 
 /** A plain string enum: unions at any level make some providers send `{}`. */
@@ -13,6 +29,7 @@ const delegateTask = Type.Object({
   agent: Type.String({ description: "Agent definition name." }),
   task: Type.String({ description: "The task text, sent exactly." }),
   cwd: Type.Optional(Type.String({ description: "Working directory for this task." })),
+  isolate: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a git worktree of its own." })),
 });
 
 /** One flat object; fields are checked per action at run time (see params.ts). */
@@ -32,7 +49,7 @@ export const shepherdParameters = Type.Object({
     }),
   ),
   confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
-  agentId: Type.Optional(Type.String({ description: "prompt/status/close/reply (messages: optional): the id start returned, or the sheep's label." })),
+  agentId: Type.Optional(Type.String({ description: "prompt/status/close/land/reply (messages: optional): the id start returned, or the sheep's label." })),
   message: Type.Optional(Type.String({ description: "prompt: the text to send." })),
   notify: Type.Optional(
     Type.Boolean({ description: "prompt: when the answer is final and no wait returned it, it comes to you as a new message by itself (default false)." }),
@@ -51,7 +68,7 @@ export const shepherdParameters = Type.Object({
   promptId: Type.Optional(Type.String({ description: "wait: one promptId." })),
   promptIds: Type.Optional(Type.Array(Type.String(), { description: "wait: several promptIds, waited for together." })),
   timeout: Type.Optional(Type.Number({ description: "wait: seconds before returning timeout (the prompt keeps running)." })),
-  target: Type.Optional(Type.String({ description: "read: an agentId or a sheep's label." })),
+  target: Type.Optional(Type.String({ description: "read/diff: an agentId or a sheep's label." })),
   source: Type.Optional(
     stringEnum(
       ["session", "screen"] as const,
@@ -73,4 +90,14 @@ export const shepherdParameters = Type.Object({
   unreadOnly: Type.Optional(Type.Boolean({ description: "messages: only messages not listed before (default false)." })),
   messageId: Type.Optional(Type.String({ description: "reply: the id of the sheep's question (m_...)." })),
   text: Type.Optional(Type.String({ description: "reply: your answer to the sheep's question." })),
+  isolate: Type.Optional(
+    Type.Boolean({
+      description:
+        "start/delegate: run the sheep in a git worktree of its own (a new branch from HEAD), never touching your checkout; bring its work in with action land.",
+    }),
+  ),
+  removeWorktree: Type.Optional(Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." })),
+  force: Type.Optional(Type.Boolean({ description: "close with removeWorktree: remove it even though it holds work that was never landed." })),
+  squash: Type.Optional(Type.Boolean({ description: "land: one new commit on your branch instead of a merge of the sheep's branch." })),
+  stat: Type.Optional(Type.Boolean({ description: "diff: only the changed files and line counts, no patch." })),
 });

@@ -26,5 +26,10 @@ export async function startAction(cmd: Extract<ToolCommand, { action: "start" }>
   const scope = cmd.agentScope ?? settings.agentScope;
   const cwd = resolveCwd(ctx.cwd, cmd.cwd);
   const definition = await (await definitionPicker(ctx, scope, cmd.confirmProjectAgents ?? true))(cmd.agent);
-  return shepherd.start({ definition, cwd, ...where, ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}) }, ctx.signal);
+  // The call decides; without a word from it, the agent file's `isolation: worktree` does.
+  const isolate = cmd.isolate ?? definition.isolation === "worktree";
+  return shepherd.start(
+    { definition, cwd, ...where, ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}), ...(isolate ? { isolate } : {}) },
+    ctx.signal,
+  );
 }

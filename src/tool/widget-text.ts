@@ -37,7 +37,10 @@ export function herdWidgetLines(herd: HerdView[], now: number): string[] | undef
   for (const s of live) {
     const queued = s.queued ? ` +${s.queued} queued` : "";
     const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
-    lines.push(`  ${sheepStateText(s, now)}${queued}${owed}`);
+    // ⎇ marks a sheep in a worktree of its own: its edits are not in your checkout.
+    const name = sheepName(s.label, s.agent);
+    const marked = s.worktree ? `${s.label} ⎇${name.slice(s.label.length)}` : name;
+    lines.push(`  ${marked} · ${stateClock(s.state, s.since, now)}${queued}${owed}`);
     if (s.asking) lines.push(`    ? ${s.asking.messageId}: ${oneLine(s.asking.text, 80)}`);
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }

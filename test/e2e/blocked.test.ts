@@ -88,6 +88,9 @@ describe("a sheep waiting on a dialog, on tmux", { timeout: 600_000 }, () => {
     }
     assert.ok(onScreen(shown), `the dialog is on the sheep's screen:\n${shown}`);
     await tmux.tmux(["send-keys", "-t", S.paneId, "Enter"]);
+    // The key reaches the sheep's pi a moment later (longer on a loaded machine); until it has
+    // closed the dialog, a wait rightly still says blocked.
+    for (let i = 0; i < 200 && (await statusFile(S.agentId)).blocked !== undefined; i++) await sleep(50);
 
     const r2 = await scene.wait(p, 60);
     assert.deepEqual([r2.status, r2.text, r2.error], ["completed", "sheared after a yes", undefined], JSON.stringify(r2));

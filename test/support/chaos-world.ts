@@ -159,6 +159,7 @@ export class ChaosWorld {
         messages: guard(async () => []),
         replies: guard(async () => new Map()),
         reply: guard(async () => "expired" as const),
+        evidencePath: async (agentId: string, promptId: string) => `/evidence/${agentId}/${promptId}.patch`,
         subscribe: (agentId: string, onChange: () => void) => {
           const s = this.mem(agentId);
           s.listeners.add(onChange);

@@ -115,6 +115,7 @@ export class MemoryWorld {
       s.listeners.add(fn);
       return () => s.listeners.delete(fn);
     },
+    evidencePath: async (agentId, promptId) => `/evidence/${agentId}/${promptId}.patch`,
     cleanup: async (agentId) => {
       const s = this.mem(agentId);
       s.cleaned = true;

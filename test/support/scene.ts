@@ -64,7 +64,7 @@ export class Scene {
     );
     assert.deepEqual(await livingSheep(this.agentDir, this.pids), [], "no sheep pi is alive");
     const files = await sheepFiles(this.agentDir);
-    assert.deepEqual(notKept(files), [], "no sheep file other than session files and resume cards remains");
+    assert.deepEqual(notKept(files), [], "no sheep file other than session files, resume cards and evidence remains");
   }
 }
 

@@ -8,6 +8,8 @@
  *   #script {"fail":500,"message":"boom"}
  *   #script {"tool":{"name":"shepherd","arguments":{...}},"afterTool":"text"}
  *   #script {"tools":[{"name":"shepherd","arguments":{...}},…],"afterTool":"text"}   (one turn, several calls)
+ *   #script {"rounds":[[{"name":"write","arguments":{...}}],[{"name":"bash",…}]],"afterTool":"text"}
+ *       (tool calls in rounds, each after the results of the one before: a sheep that writes, then edits)
  *   anything else: the reply is "ECHO: <message>" (or what the fallback option says)
  * After a tool result, the reply is the directive's afterTool, or "TOOL_RESULT: <result text>".
  */
@@ -24,6 +26,8 @@ export interface Directive {
   tool?: { name: string; arguments: unknown };
   /** Several tool calls in one assistant message; pi runs them in parallel. Ids are `call_<seq>_<index>`. */
   tools?: { name: string; arguments: unknown }[];
+  /** Rounds of tool calls: round k answers the request that follows k rounds of tool results. */
+  rounds?: { name: string; arguments: unknown }[][];
   afterTool?: string;
   /** Copied into the log entry, so a test can find the requests of one sheep or step. */
   tag?: string;
@@ -140,6 +144,14 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
     const d = parseDirective(lastUserText) ?? {};
     if (d.tag !== undefined) entry.tag = d.tag;
 
+    // Rounds done so far: assistant tool calls since the prompt (the last user message).
+    const round = messages.slice(messages.lastIndexOf(lastUser!) + 1).filter((m) => m.role === "assistant" && m.tool_calls).length;
+    if (d.rounds && round < d.rounds.length) {
+      entry.kind = "tool";
+      if (d.delayMs) await sleep(d.delayMs);
+      await streamToolCall(res, entry, d.rounds[round]!, true);
+      return;
+    }
     if (last?.role === "tool") {
       entry.kind = "tool-followup";
       const reply = d.afterTool ?? `TOOL_RESULT: ${textOf(last.content).slice(0, 4000)}`;

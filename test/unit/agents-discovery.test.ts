@@ -135,6 +135,7 @@ describe("agent discovery on fixture trees", () => {
       ["tools-dash.md", agentFile("toolsdash", "d", "tools: read, --evil\n"), /tool name "--evil" is not valid/],
       ["model-dash.md", agentFile("modeldash", "d", "model: --provider\n"), /"model" must be a non-empty string not starting with "-"/],
       ["thinking.md", agentFile("thinker", "d", "thinking: enormous\n"), /"thinking" must be one of/],
+      ["isolation.md", agentFile("isolator", "d", "isolation: sandbox\n"), /"isolation" must be "worktree" or "none"/],
       ["twin-b.md", agentFile("good", "the same name again"), /name "good" is already defined in .*twin-a\.md/],
       ["twin-a.md", agentFile("good", "the first of two"), /unused/],
     ];
@@ -179,6 +180,13 @@ describe("agent discovery on fixture trees", () => {
     assert.ok(none.ok);
     assert.equal(none.definition.tools, undefined, "an empty list means pi's default tools");
     assert.equal(none.definition.systemPrompt, undefined);
+    assert.equal(none.definition.isolation, undefined);
+    const iso = parseAgentFile(agentFile("i", "d", "isolation: worktree\n"), "/x/i.md", "user");
+    assert.ok(iso.ok);
+    assert.equal(iso.definition.isolation, "worktree", "isolation: worktree gives its sheep a worktree of its own");
+    const shared = parseAgentFile(agentFile("i", "d", "isolation: none\n"), "/x/i.md", "user");
+    assert.ok(shared.ok);
+    assert.equal(shared.definition.isolation, undefined);
   });
 
   it("lists the bundled agents, each with a tool list that fits its role", async () => {

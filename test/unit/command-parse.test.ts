@@ -59,6 +59,15 @@ describe("/shepherd arguments: subcommands", () => {
     assert.deepEqual(parseShepherdCommand("read recon --source screen"), { sub: "read", command: { action: "read", target: "recon", source: "screen" } });
     assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", command: { action: "status", target: "recon one" } });
     assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", command: { action: "close", target: "a_0123456789" } });
+    assert.deepEqual(parseShepherdCommand("close recon --remove-worktree --force"), {
+      sub: "close",
+      command: { action: "close", target: "recon", removeWorktree: true, force: true },
+    });
+    assert.deepEqual(parseShepherdCommand("start --isolate scout"), { sub: "start", command: { action: "start", agent: "scout", isolate: true } });
+    assert.deepEqual(parseShepherdCommand('diff "recon one" --stat'), { sub: "diff", command: { action: "diff", target: "recon one", stat: true } });
+    assert.deepEqual(parseShepherdCommand("diff recon"), { sub: "diff", command: { action: "diff", target: "recon" } });
+    assert.deepEqual(parseShepherdCommand("land recon --squash"), { sub: "land", command: { action: "land", target: "recon", squash: true } });
+    assert.deepEqual(parseShepherdCommand("land recon"), { sub: "land", command: { action: "land", target: "recon" } });
     assert.deepEqual(parseShepherdCommand('resume "recon one" --label again --placement workspace'), {
       sub: "resume",
       command: { action: "start", resume: "recon one", label: "again", placement: "workspace" },
@@ -109,6 +118,11 @@ describe("/shepherd arguments: subcommands", () => {
       ["read x --source pane", /"source" must be one of "session", "screen"/],
       ["herd now", /unexpected "now"/],
       ["sheep user extra", /unexpected "extra"/],
+      ["close x --force", /"force" only applies together with "removeWorktree": true/],
+      ["diff x --stat=yes", /"--stat" takes no value/],
+      ["land x --squash --squash", /"--squash" is given twice/],
+      ["land", /"land" needs a sheep's id or label/],
+      ["diff", /"diff" needs a sheep's id or label/],
       ["resume", /"resume" needs the id or label of a closed or exited sheep\. Usage: \/shepherd resume <id\|label>/],
       ["resume x --model m", /unknown option "--model" for "resume"/],
       ["log many", /N must be a whole number from 1 to 1000/],
@@ -152,6 +166,8 @@ describe("/shepherd completions", () => {
       "resume ",
       "status ",
       "read ",
+      "diff ",
+      "land ",
       "close ",
       "prune ",
       "doctor ",
@@ -196,6 +212,7 @@ describe("/shepherd completions", () => {
       "start scout --cwd ",
       "start scout --scope ",
       "start scout --model ",
+      "start scout --isolate ",
     ]);
     assert.deepEqual(await values("start scout --pl"), ["start scout --placement "]);
     assert.deepEqual(await values("start scout --placement "), [
@@ -212,9 +229,14 @@ describe("/shepherd completions", () => {
       "start scout --label x --cwd ",
       "start scout --label x --scope ",
       "start scout --label x --model ",
+      "start scout --label x --isolate ",
     ]);
     assert.deepEqual(await values("read recon "), ["read recon --turns ", "read recon --source ", "read recon --lines "]);
     assert.deepEqual(await values("read recon --source "), ["read recon --source session ", "read recon --source screen "]);
+    // A switch takes no value: the word after it is the next flag or the positional.
+    assert.deepEqual(await values("start --isolate sc"), ["start --isolate scout ", "start --isolate script-runner "]);
+    assert.deepEqual(await values("close recon --remove-worktree "), ["close recon --remove-worktree --force "]);
+    assert.deepEqual(await values("diff recon "), ["diff recon --stat "]);
   });
 
   it("every completion parses back to what it offers", async () => {

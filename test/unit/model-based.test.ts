@@ -667,7 +667,7 @@ const pruneOp: Op = {
     const before = injectedNow(r);
     return begun(outcome(r.shepherd.prune()), (out, concurrent) => {
       assert.ok(out.ok, `prune failed: ${out.ok ? "" : firstLine(out.error)}`);
-      const removed = out.value;
+      const removed = out.value.removed;
       note(r, `prune -> ${removed.join(",") || "(none)"}`);
       for (const id of removed) {
         assert.ok(!r.world.paneOf(id), `prune dropped ${id}, whose pane is alive`);

@@ -53,6 +53,13 @@ describe("renderCall", () => {
     const prompt = renderCallText({ action: "prompt", agentId: "recon", message: long }, plain, true);
     assert.ok(prompt.endsWith(`${"word ".repeat(30)}end\n  second line {previous}`), prompt);
   });
+
+  it("shows isolation, worktree removal and squash", () => {
+    assert.equal(renderCallText({ action: "start", agent: "worker", isolate: true }, plain), "shepherd start worker ⎇ isolated");
+    assert.equal(renderCallText({ action: "close", agentId: "a_1", removeWorktree: true, force: true }, plain), "shepherd close a_1 (remove worktree, force)");
+    assert.equal(renderCallText({ action: "land", agentId: "a_1", squash: true }, plain), "shepherd land a_1 (squash)");
+    assert.equal(renderCallText({ action: "diff", target: "recon" }, plain), "shepherd diff recon");
+  });
 });
 
 describe("renderResult", () => {
@@ -88,6 +95,61 @@ describe("renderResult", () => {
     const text = renderResultText(results, { expanded: true, isPartial: false, isError: false }, plain);
     assert.match(text, /line 4\n {4}line 5/);
     assert.doesNotMatch(text, /more lines/);
+  });
+
+  const evidence = {
+    baseline: { root: "/r", tree: "t", takenAt: "2026-01-01T00:00:00Z" },
+    after: "u",
+    afterAt: "2026-01-01T00:00:01Z",
+    files: [
+      { path: "src/a.ts", status: "modified", insertions: 10, deletions: 3 },
+      { path: "evil\u001b[2Jname.txt", status: "added", insertions: 2, deletions: 0 },
+    ],
+    fileCount: 4,
+    insertions: 12,
+    deletions: 3,
+    patchPath: "/state/sheep/a_1/evidence/p_1.patch",
+    patch: "",
+    truncated: true,
+    shared: false,
+  };
+  const withEvidence = {
+    content: [{ type: "text", text: "done" }],
+    details: {
+      action: "delegate",
+      results: [
+        { agent: "worker", status: "completed", text: "did it", evidence, worktree: { branch: "shepherd/worker-0123456789" } },
+        { agent: "scout", status: "completed", text: "looked", evidence: { ...evidence, files: [], fileCount: 0, insertions: 0, deletions: 0 } },
+        { agent: "other", status: "completed", text: "hm", evidenceError: "[git_error] git add failed" },
+      ],
+    },
+  };
+
+  it("collapsed: what each sheep changed at a glance", () => {
+    const text = renderResultText(withEvidence, { expanded: false, isPartial: false, isError: false }, plain);
+    assert.match(text, /^✓ worker \+12 −3 in 4 files ⎇ shepherd\/worker-0123456789$/m);
+    assert.match(text, /^✓ scout no changes$/m);
+    assert.match(text, /^✓ other no evidence$/m);
+    assert.doesNotMatch(text, /src\/a\.ts/, "the file list waits for Ctrl+O");
+  });
+
+  it("expanded: the file list, where the patch is, and never a raw escape from a file name", () => {
+    const text = renderResultText(withEvidence, { expanded: true, isPartial: false, isError: false }, plain);
+    assert.match(text, /^ {4}modified {3}src\/a\.ts \+10 −3$/m);
+    assert.match(text, /^ {4}added {6}"evil\\u001b\[2Jname\.txt" \+2 −0$/m);
+    assert.match(text, /^ {4}… 2 more files$/m);
+    assert.match(text, /^ {4}patch: \/state\/sheep\/a_1\/evidence\/p_1\.patch$/m);
+    assert.match(text, /^ {4}\[git_error\] git add failed$/m);
+    assert.doesNotMatch(text, /\u001b/);
+  });
+
+  it("a diff's text reaches the terminal with its control characters made visible", () => {
+    const text = renderResultText(
+      { content: [{ type: "text", text: "+\u001b]0;owned\u0007 line" }], details: { action: "diff" } },
+      { expanded: true, isPartial: false, isError: false },
+      plain,
+    );
+    assert.equal(text, "+\\u001b]0;owned\\u0007 line");
   });
 
   it("errors look like errors", () => {
@@ -174,6 +236,10 @@ describe("herd widget", () => {
       Date.parse("2026-01-01T00:00:42Z"),
     );
     assert.deepEqual(lines, ["🐑 herd (3)", "  recon · scout · working 42s", "  w · worker · idle", "  scout · starting 2s"]);
+  });
+  it("marks a sheep that works in a worktree of its own", () => {
+    assert.deepEqual(herdWidgetLines([{ ...base, state: "idle", worktree: true }], 0), ["🐑 herd (1)", "  recon ⎇ · scout · idle"]);
+    assert.deepEqual(herdWidgetLines([{ ...base, label: "scout", state: "idle", worktree: true }], 0), ["🐑 herd (1)", "  scout ⎇ · idle"]);
   });
   it("is removed when the herd is empty", () => {
     assert.equal(herdWidgetLines([{ ...base, state: "closed" }], 0), undefined);

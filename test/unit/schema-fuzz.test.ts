@@ -14,6 +14,7 @@ import { DEFAULT_SETTINGS } from "../../src/settings.js";
 import { dispatch, type DispatchContext } from "../../src/tool/dispatch.js";
 import { ACTIONS } from "../../src/tool/schema.js";
 import { FakeClock, settle } from "../support/fake-clock.js";
+import { MemoryWorkspace } from "../support/memory-workspace.js";
 import { MemoryWorld } from "../support/memory-world.js";
 import { prng, type Rng } from "../support/prng.js";
 
@@ -50,6 +51,11 @@ const FIELDS = [
   "unreadOnly",
   "messageId",
   "text",
+  "isolate",
+  "removeWorktree",
+  "force",
+  "squash",
+  "stat",
 ] as const;
 
 /** Ids the world has handed out so far, so fuzzed calls also hit live records. */
@@ -156,24 +162,31 @@ function junkValue(r: Rng, pool: Pool, depth = 0): unknown {
 
 /** The fields each action reads; a "clean" call sets only these. */
 const RELEVANT: Record<string, readonly string[]> = {
-  start: ["agent", "label", "placement", "cwd", "model", "agentScope", "confirmProjectAgents"],
+  start: ["agent", "label", "placement", "cwd", "model", "agentScope", "confirmProjectAgents", "isolate"],
   prompt: ["agentId", "message", "notify", "deliverAs", "requestId"],
   wait: ["promptId", "promptIds", "timeout"],
   status: ["agentId"],
-  close: ["agentId"],
+  close: ["agentId", "removeWorktree", "force"],
   sheep: ["agentScope"],
   herd: ["all"],
   read: ["target", "lines"],
   prune: [],
-  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd", "background"],
+  delegate: ["agent", "task", "tasks", "chain", "keepOpen", "cwd", "background", "isolate"],
   messages: ["agentId", "unreadOnly"],
   reply: ["agentId", "messageId", "text"],
+  diff: ["target", "stat"],
+  land: ["agentId", "squash"],
+  doctor: [],
 };
+
+const WEIGHTED = [...ACTIONS, "start", "prompt", "wait"];
 
 /** Half clean calls (the right fields, mostly plausible), half noise; a few not even objects. */
 function randomParams(r: Rng, pool: Pool): unknown {
   if (r.chance(0.03)) return r.pick([null, undefined, 42, "start", "{", "[]", [], [{ action: "herd" }], true]);
-  const action = r.chance(0.9) ? r.pick(ACTIONS) : junkValue(r, pool);
+  // The lifecycle counts twice: each new action would otherwise thin out the starts and prompts that
+  // take the world into deep states.
+  const action = r.chance(0.9) ? r.pick(WEIGHTED) : junkValue(r, pool);
   const p: Record<string, unknown> = { action };
   const relevant = typeof action === "string" ? RELEVANT[action] : undefined;
   const clean = relevant !== undefined && r.chance(0.5);
@@ -212,6 +225,11 @@ function randomParams(r: Rng, pool: Pool): unknown {
     unreadOnly: () => r.pick([true, false, "true"]),
     messageId: () => r.pick(["m_0000000000", "m_../../x", "p_0000000000"]),
     text: () => r.pick(["an answer", ""]),
+    isolate: () => r.pick([true, false, "true"]),
+    removeWorktree: () => r.pick([true, false]),
+    force: () => r.pick([true, false]),
+    squash: () => r.pick([true, false, "false"]),
+    stat: () => r.pick([true, false]),
   };
   for (const f of FIELDS) {
     if (f === "action") continue;
@@ -251,7 +269,9 @@ describe("schema fuzz: dispatch gives a result or a [code] error", { timeout: 30
     const r = prng(SEED);
     const world = new MemoryWorld();
     const clock = new FakeClock();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s_fuzz", clock, startTimeoutMs: 10_000 });
+    // The fuzz's cwd counts as a repository: isolation, evidence, diff and land are fuzzed too.
+    const workspace = new MemoryWorkspace([dir, "/wt"]);
+    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s_fuzz", clock, startTimeoutMs: 10_000, workspace });
     const ctx: DispatchContext = {
       shepherd,
       settings: { ...DEFAULT_SETTINGS, waitTimeout: 5 },

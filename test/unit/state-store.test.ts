@@ -246,6 +246,68 @@ describe("state.json store", () => {
     assert.deepEqual((await new FileStateStore(d).load()).warnings, [], "reported once");
   });
 
+  it("keeps worktrees, baselines and evidence of our own shapes, and sets aside forged ones that would steer git", async () => {
+    const d = join(dir, "git-records");
+    await mkdir(d, { recursive: true, mode: 0o700 });
+    const oid = "0123456789abcdef0123456789abcdef01234567";
+    const wtOf = (id: string) => ({
+      path: `/home/u/.pi/agent/pi-shepherd/worktrees/${id}`,
+      branch: `shepherd/x-${id.slice(2)}`,
+      repoRoot: "/home/u/repo",
+      base: oid,
+      leftBehind: 0,
+    });
+    const good = { ...agent("a_wtgood0001", "A"), worktree: wtOf("a_wtgood0001") };
+    const baseline = { root: "/home/u/repo", commit: oid, tree: oid, takenAt: "2026-01-01T00:00:00Z" };
+    const evidence = {
+      baseline,
+      after: oid,
+      afterAt: "2026-01-01T00:00:01Z",
+      files: [{ path: "a b.txt", status: "modified" as const, insertions: 1, deletions: 0 }],
+      fileCount: 1,
+      insertions: 1,
+      deletions: 0,
+      patchPath: "/home/u/.pi/agent/pi-shepherd/sheep/a_wtgood0001/evidence/p_wtgood0001.patch",
+      patch: "",
+      truncated: false,
+      shared: false,
+    };
+    const goodPrompt: PromptRecord = {
+      promptId: "p_wtgood0001",
+      agentId: good.agentId,
+      submittedAt: "2026-01-01T00:00:00Z",
+      baseline,
+      settled: { promptId: "p_wtgood0001", agentId: good.agentId, status: "completed", text: "ok", evidence },
+    };
+    const bad = [
+      { ...agent("a_wtbranch01", "A"), worktree: { ...wtOf("a_wtbranch01"), branch: "--delete" } },
+      { ...agent("a_wtpath0001", "A"), worktree: { ...wtOf("a_wtpath0001"), path: "/home/u/repo" } },
+      { ...agent("a_wtdots0001", "A"), worktree: { ...wtOf("a_wtdots0001"), path: "/x/worktrees/../../etc/worktrees/a_wtdots0001" } },
+      { ...agent("a_wtbase0001", "A"), worktree: { ...wtOf("a_wtbase0001"), base: "--output=/tmp/x" } },
+    ];
+    const badPrompts = [
+      { promptId: "p_wttree0001", agentId: good.agentId, submittedAt: "x", baseline: { ...baseline, tree: "-p" } },
+      {
+        promptId: "p_wtevid0001",
+        agentId: good.agentId,
+        submittedAt: "x",
+        settled: { promptId: "p_wtevid0001", agentId: good.agentId, status: "completed", evidence: { ...evidence, files: "all" } },
+      },
+    ];
+    await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [good, ...bad], prompts: [goodPrompt, ...badPrompts] }));
+    const { state, warnings } = await new FileStateStore(d).load();
+    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt], delegations: [] });
+    for (const why of [
+      "worktree.branch is not a branch the shepherd makes",
+      "worktree.path is not this sheep's worktree path (x2)",
+      "worktree.base is not an object id",
+      "baseline.tree is not an object id",
+      "evidence.files is not a file list",
+    ]) {
+      assert.ok(warnings[0]!.includes(why), `the warning says why: ${why}`);
+    }
+  });
+
   it("sets aside forged fields of the async herd: queues, marks, steers, requestIds, background delegations", async () => {
     const d = join(dir, "hostile-async");
     await mkdir(d, { recursive: true, mode: 0o700 });

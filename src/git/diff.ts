@@ -1,0 +1,92 @@
+/**
+ * The changes between two trees as evidence: a file list with line counts, and the whole patch
+ * written to a private file with only its first lines kept inline.
+ */
+import { createReadStream } from "node:fs";
+import { chmod, writeFile } from "node:fs/promises";
+import type { Baseline, Diffstat, FileChange, FileStatus } from "../ports/workspace.js";
+import { MAX_EVIDENCE_FILES } from "../ports/workspace.js";
+import { type Git, nulFields } from "./run.js";
+
+/** Plumbing with every program a config could plug in turned off: no external diff, no textconv. */
+const DIFF = ["diff-tree", "-r", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
+/** Inline text is bounded by characters too: one minified line can be megabytes. */
+const MAX_INLINE_CHARS = 64 * 1024;
+
+const STATUS: Record<string, FileStatus> = { A: "added", M: "modified", D: "deleted", T: "typechange" };
+
+export async function diffTrees(git: Git, root: string, from: string, to: string): Promise<FileChange[]> {
+  const names = nulFields(await git.value(root, [...DIFF, "-z", "--name-status", from, to, "--"]));
+  const counts = new Map<string, { insertions: number; deletions: number; binary: boolean }>();
+  for (const record of nulFields(await git.value(root, [...DIFF, "-z", "--numstat", from, to, "--"]))) {
+    const [ins, del, ...rest] = record.split("\t");
+    const binary = ins === "-" && del === "-";
+    counts.set(rest.join("\t"), { insertions: binary ? 0 : Number(ins), deletions: binary ? 0 : Number(del), binary });
+  }
+  const files: FileChange[] = [];
+  for (let i = 0; i + 1 < names.length; i += 2) {
+    const path = names[i + 1]!;
+    const c = counts.get(path) ?? { insertions: 0, deletions: 0, binary: false };
+    files.push({
+      path,
+      status: STATUS[names[i]!.charAt(0)] ?? "modified",
+      insertions: c.insertions,
+      deletions: c.deletions,
+      ...(c.binary ? { binary: true as const } : {}),
+    });
+  }
+  return files;
+}
+
+/** Writes the whole patch between two trees to patchPath (0600); returns its first lines. */
+async function writePatch(git: Git, root: string, from: string, to: string, patchPath: string, inlineLines: number) {
+  await writeFile(patchPath, "", { mode: 0o600 });
+  await chmod(patchPath, 0o600);
+  await git.run(root, [...DIFF, "-p", "--binary", from, to, "--"], { stdoutFile: patchPath });
+  return headLines(patchPath, inlineLines, MAX_INLINE_CHARS);
+}
+
+/** The first n lines of a file (at most maxChars), read without loading the rest. */
+export async function headLines(path: string, n: number, maxChars: number): Promise<{ text: string; more: boolean }> {
+  let text = "";
+  let lines = 0;
+  const stream = createReadStream(path, { encoding: "utf8", highWaterMark: 64 * 1024 });
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      for (let i = 0; i < chunk.length; i++) {
+        if (lines >= n || text.length >= maxChars) return { text, more: true };
+        const ch = chunk[i]!;
+        text += ch;
+        if (ch === "\n") lines++;
+      }
+    }
+  } finally {
+    stream.destroy();
+  }
+  return { text, more: false };
+}
+
+export async function evidenceDiff(
+  git: Git,
+  baseline: Baseline,
+  end: { tree: string; at: string; commit?: string },
+  o: { patchPath: string; inlineLines: number },
+): Promise<Diffstat> {
+  const { root, tree } = baseline;
+  const after = end.tree;
+  const all = await diffTrees(git, root, tree, after);
+  const inline = await writePatch(git, root, tree, after, o.patchPath, o.inlineLines);
+  return {
+    baseline,
+    after,
+    ...(end.commit ? { afterCommit: end.commit } : {}),
+    afterAt: end.at,
+    files: all.slice(0, MAX_EVIDENCE_FILES),
+    fileCount: all.length,
+    insertions: all.reduce((s, f) => s + f.insertions, 0),
+    deletions: all.reduce((s, f) => s + f.deletions, 0),
+    patchPath: o.patchPath,
+    patch: inline.text,
+    truncated: inline.more || all.length > MAX_EVIDENCE_FILES,
+  };
+}

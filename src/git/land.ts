@@ -1,0 +1,71 @@
+/**
+ * Landing a sheep's work in the user's checkout: everything is checked and built in the object
+ * store first (the sheep's uncommitted files as a commit, the merge as a tree); only a clean,
+ * conflict-free result moves anything, and the user's branch then moves by a fast-forward.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ShepherdError } from "../core/errors.js";
+import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspace.js";
+import { diffTrees } from "./diff.js";
+import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.js";
+import type { Git } from "./run.js";
+import { headCommit, snapshotTree, uncommittedPaths } from "./snapshot.js";
+import { checkedBranch, checkedPath, NO_HOOKS } from "./worktree.js";
+
+const refused = (message: string) => new ShepherdError("land_refused", `${message} Nothing was changed.`);
+
+const listed = (paths: readonly string[], count: number) => paths.join(", ") + (count > paths.length ? ` and ${count - paths.length} more` : "");
+
+export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+  const repo = checkedPath(wt.repoRoot);
+  const branch = checkedBranch(wt.branch);
+  const into = (await git.run(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"], { ok: [1] })).stdout.replace(/\n$/, "");
+  if (into === "") throw refused(`your checkout ${repo} is not on a branch (detached HEAD); check out the branch to land into.`);
+  const head = await headCommit(git, repo);
+  if (!head) throw refused(`the branch ${into} in ${repo} has no commit yet.`);
+  const dirty = await uncommittedPaths(git, repo, 20);
+  if (dirty.count > 0)
+    throw refused(`your checkout ${repo} has uncommitted changes (${listed(dirty.paths, dirty.count)}); commit or stash them, then land again.`);
+  const tip = await branchTip(git, repo, branch);
+  if (!tip) throw refused(`the sheep's branch ${branch} no longer exists.`);
+
+  // The sheep's uncommitted files become a commit on top of its branch (not yet recorded anywhere).
+  let work = tip;
+  if (existsSync(join(checkedPath(wt.path), ".git"))) {
+    const tree = await snapshotTree(git, wt.path);
+    if (tree !== (await treeOf(git, repo, tip))) work = await commitTree(git, repo, tree, [tip], `shepherd: work of sheep "${o.label}"`);
+  }
+  const nothing: Landed = { landed: false, branch, into, squash: o.squash, files: [], fileCount: 0, insertions: 0, deletions: 0 };
+  if (await isAncestor(git, repo, work, head)) return nothing;
+  let commit: string;
+  if (!o.squash && (await isAncestor(git, repo, head, work))) {
+    commit = work; // nothing happened on the user's side: a fast-forward, as git merge would do
+  } else {
+    const merged = await mergeTree(git, repo, head, work);
+    if ("conflicts" in merged) throw refused(`landing ${branch} into ${into} conflicts in: ${listed(merged.conflicts.slice(0, 20), merged.conflicts.length)}.`);
+    if (merged.tree === (await treeOf(git, repo, head))) return nothing;
+    const message = o.squash ? `shepherd: land sheep "${o.label}" (squash of ${branch})` : `Merge branch '${branch}' (sheep "${o.label}")`;
+    commit = await commitTree(git, repo, merged.tree, o.squash ? [head] : [head, work], message);
+  }
+
+  // From here on things move: first the sheep's branch (only if nobody moved it meanwhile), then the user's.
+  if (work !== tip) {
+    await git.run(repo, ["update-ref", `refs/heads/${branch}`, work, tip]);
+    // Its index follows, so its worktree reads clean; its files are already what was committed.
+    await git.run(wt.path, ["reset", "--quiet"], { config: [NO_HOOKS] });
+  }
+  await git.run(repo, ["merge", "--ff-only", "--quiet", commit]);
+  const files = await diffTrees(git, repo, head, commit);
+  return {
+    landed: true,
+    branch,
+    into,
+    commit,
+    squash: o.squash,
+    files: files.slice(0, MAX_EVIDENCE_FILES),
+    fileCount: files.length,
+    insertions: files.reduce((s, f) => s + f.insertions, 0),
+    deletions: files.reduce((s, f) => s + f.deletions, 0),
+  };
+}

@@ -1,0 +1,53 @@
+/** The workspace port on git: evidence snapshots, worktrees per sheep, landing. */
+import type { Baseline, Diffstat, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../ports/workspace.js";
+import { evidenceDiff } from "./diff.js";
+import { land } from "./land.js";
+import { Git } from "./run.js";
+import { headCommit, snapshotTree, workTreeRoot } from "./snapshot.js";
+import { addWorktree, inspectWorktree, removeWorktree } from "./worktree.js";
+
+export interface GitWorkspaceOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Where worktrees are made: a private directory outside any checkout (<state dir>/worktrees). */
+  worktreesDir: string;
+}
+
+export class GitWorkspace implements Workspace {
+  private readonly git: Git;
+
+  constructor(private readonly o: GitWorkspaceOptions) {
+    this.git = new Git(o.env);
+  }
+
+  async baseline(cwd: string): Promise<Baseline | undefined> {
+    const root = await workTreeRoot(this.git, cwd);
+    if (!root) return undefined;
+    const takenAt = new Date().toISOString();
+    const commit = await headCommit(this.git, root);
+    const tree = await snapshotTree(this.git, root);
+    return { root, ...(commit ? { commit } : {}), tree, takenAt };
+  }
+
+  async diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
+    const afterAt = new Date().toISOString();
+    const afterCommit = await headCommit(this.git, baseline.root);
+    const after = await snapshotTree(this.git, baseline.root);
+    return evidenceDiff(this.git, baseline, { tree: after, at: afterAt, ...(afterCommit ? { commit: afterCommit } : {}) }, o);
+  }
+
+  isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {
+    return addWorktree(this.git, { ...o, worktreesDir: this.o.worktreesDir });
+  }
+
+  inspect(wt: Worktree): Promise<WorktreeState> {
+    return inspectWorktree(this.git, wt);
+  }
+
+  remove(wt: Worktree): Promise<void> {
+    return removeWorktree(this.git, wt);
+  }
+
+  land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+    return land(this.git, wt, o);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * A sheep's own checkout: `git worktree add` of the user's HEAD on a branch named by us, in a
+ * directory of the private state dir, never inside the user's checkout.
+ */
+import { existsSync, statSync } from "node:fs";
+import { isAbsolute, join, relative } from "node:path";
+import { ShepherdError } from "../core/errors.js";
+import { ensurePrivateDir } from "../protocol/files.js";
+import { type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.js";
+import { landable } from "./merge.js";
+import type { Git } from "./run.js";
+import { headCommit, uncommittedPaths, workTreeRoot } from "./snapshot.js";
+
+/** Hooks of the repository do not run for the shepherd's own bookkeeping (they do when landing). */
+export const NO_HOOKS = "core.hooksPath=/dev/null";
+
+/** `shepherd/<label>-<id>`: the label reduced to letters, digits, "_" and "-", so no ref rule can trip on it. */
+export function branchFor(label: string, agentId: string): string {
+  const slug = label
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Za-z0-9_-]+/g, "-")
+    .replace(/-{2,}/g, "-")
+    .replace(/^[-_]+|[-_]+$/g, "")
+    .slice(0, 40)
+    .replace(/[-_]+$/, "");
+  return checkedBranch(`shepherd/${slug || "sheep"}-${agentId.replace(/^a_/, "")}`);
+}
+
+/** Only names we make, so a name read back from a state file can never be an option or a path trick. */
+export function checkedBranch(name: string): string {
+  if (!WORKTREE_BRANCH.test(name)) throw new ShepherdError("git_error", `"${name.slice(0, 80)}" is not a branch name the shepherd made; refused.`);
+  return name;
+}
+
+export function checkedPath(path: string): string {
+  if (!isAbsolute(path) || path.includes("\0")) throw new ShepherdError("git_error", "a worktree path must be absolute; refused.");
+  return path;
+}
+
+function inside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+export async function addWorktree(git: Git, o: { cwd: string; agentId: string; label: string; worktreesDir: string }): Promise<Isolated> {
+  const root = await workTreeRoot(git, o.cwd);
+  if (!root) {
+    throw new ShepherdError(
+      "not_a_repository",
+      `isolate needs a git repository, and ${o.cwd} is not in one; start the sheep without isolate, or run git init there.`,
+    );
+  }
+  const base = await headCommit(git, root);
+  if (!base) throw new ShepherdError("not_a_repository", `the repository at ${root} has no commit yet; commit once, then start an isolated sheep.`);
+  const path = checkedPath(join(o.worktreesDir, o.agentId));
+  if (inside(root, path)) {
+    throw new ShepherdError(
+      "git_error",
+      `the shepherd's state directory is inside the repository ${root}; a worktree there would be part of your checkout. Move PI_CODING_AGENT_DIR out of it.`,
+    );
+  }
+  const prefix = await git.value(o.cwd, ["rev-parse", "--show-prefix"]);
+  const leftBehind = (await uncommittedPaths(git, root, 0)).count;
+  const branch = branchFor(o.label, o.agentId);
+  await ensurePrivateDir(o.worktreesDir);
+  await git.run(root, ["worktree", "add", "--quiet", "-b", branch, "--", path, base], { config: [NO_HOOKS] });
+  const sub = join(path, prefix);
+  const cwd = prefix !== "" && isDir(sub) ? sub.replace(/\/+$/, "") : path;
+  return { worktree: { path, branch, repoRoot: root, base, leftBehind }, cwd };
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export async function inspectWorktree(git: Git, wt: Worktree): Promise<WorktreeState> {
+  const path = checkedPath(wt.path);
+  const exists = existsSync(join(path, ".git"));
+  const uncommitted = exists ? (await uncommittedPaths(git, path)).paths : [];
+  return { exists, uncommitted, unlanded: await landable(git, wt.repoRoot, checkedBranch(wt.branch)) };
+}
+
+/** Removes the worktree (whatever it holds) and its branch; what is already gone is fine. */
+export async function removeWorktree(git: Git, wt: Worktree): Promise<void> {
+  const path = checkedPath(wt.path);
+  const branch = checkedBranch(wt.branch);
+  const repo = checkedPath(wt.repoRoot);
+  if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path], { config: [NO_HOOKS] });
+  else await git.run(repo, ["worktree", "prune"]);
+  await git.run(repo, ["branch", "-D", "--", branch], { ok: [1] });
+}

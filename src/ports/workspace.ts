@@ -1,0 +1,113 @@
+/**
+ * The workspace port: what the core needs from version control to show evidence of a sheep's
+ * work and to give a sheep a checkout of its own. The adapter is src/git; the core never learns
+ * how git is asked.
+ */
+
+/** The state of a working tree when a prompt was submitted. */
+export interface Baseline {
+  /** The top directory of the working tree the snapshot covers. */
+  root: string;
+  /** HEAD when it was taken; absent in a repository with no commit yet. */
+  commit?: string;
+  /** A tree object holding every tracked and untracked file as it was (ignored files left out). */
+  tree: string;
+  takenAt: string;
+}
+
+export type FileStatus = "added" | "modified" | "deleted" | "typechange";
+
+export interface FileChange {
+  path: string;
+  status: FileStatus;
+  insertions: number;
+  deletions: number;
+  /** Binary content: git counts no lines for it. */
+  binary?: true;
+}
+
+/** What changed in a working tree between a baseline and a later snapshot. */
+export interface Diffstat {
+  baseline: Baseline;
+  /** The tree of the working tree at the end, HEAD then, and when. */
+  after: string;
+  afterCommit?: string;
+  afterAt: string;
+  /** Bounded (see MAX_EVIDENCE_FILES); fileCount and the totals always count every file. */
+  files: FileChange[];
+  fileCount: number;
+  insertions: number;
+  deletions: number;
+  /** The whole patch (git's binary patch format), in the sheep's private directory. */
+  patchPath: string;
+  /** The patch's first lines, at most the inline limit. */
+  patch: string;
+  /** The file list or the inline patch is shorter than the whole; the file at patchPath has it all. */
+  truncated: boolean;
+}
+
+export const MAX_EVIDENCE_FILES = 500;
+
+/** An object id, SHA-1 or SHA-256: ids read back from state files must never become options. */
+export const OBJECT_ID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** The only branch names the shepherd makes, and so the only ones it acts on. */
+export const WORKTREE_BRANCH = /^shepherd\/[A-Za-z0-9_-]{1,80}$/;
+
+/** A sheep's own checkout: a worktree of the user's repository on a branch of its own. */
+export interface Worktree {
+  path: string;
+  branch: string;
+  /** The user's checkout it was made from; land merges into the branch checked out there. */
+  repoRoot: string;
+  /** The commit it started from (the user's HEAD then). */
+  base: string;
+  /** Files with uncommitted changes in the user's checkout when it was made: those are not in it. */
+  leftBehind: number;
+}
+
+export interface Isolated {
+  worktree: Worktree;
+  /** Where the sheep runs: the worktree's counterpart of the requested cwd. */
+  cwd: string;
+}
+
+export interface WorktreeState {
+  exists: boolean;
+  /** Paths with uncommitted changes (tracked or untracked, not ignored), bounded. */
+  uncommitted: string[];
+  /** The branch holds work that landing would still bring into the user's checkout. */
+  unlanded: boolean;
+}
+
+export interface Landed {
+  /** False when the user's branch already holds everything the sheep did. */
+  landed: boolean;
+  branch: string;
+  /** The user's branch that received it. */
+  into: string;
+  commit?: string;
+  squash: boolean;
+  files: FileChange[];
+  fileCount: number;
+  insertions: number;
+  deletions: number;
+}
+
+export interface Workspace {
+  /** A snapshot of the working tree around cwd; undefined when cwd is not in a git working tree. */
+  baseline(cwd: string): Promise<Baseline | undefined>;
+  /** The changes since the baseline, the whole patch written to patchPath. */
+  diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat>;
+  /** A new worktree of cwd's repository at HEAD on its own branch; throws [not_a_repository] outside git. */
+  isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated>;
+  inspect(wt: Worktree): Promise<WorktreeState>;
+  /** Removes the worktree and its branch, whatever they hold: the core decides whether that is allowed. */
+  remove(wt: Worktree): Promise<void>;
+  /**
+   * Brings the sheep's work (its commits and its uncommitted files) into the branch checked out in
+   * the user's checkout, only when that checkout is clean and the merge is; otherwise throws
+   * [land_refused] naming the paths and changes nothing.
+   */
+  land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed>;
+}

@@ -1,0 +1,79 @@
+/**
+ * An in-memory workspace for unit tests of the core: a "repository" is any cwd under /repo, and
+ * the test decides what a worktree holds and when a diff finishes.
+ */
+import { ShepherdError } from "../../src/core/errors.js";
+import type { Baseline, Diffstat, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.js";
+
+const tree = (n: number) => n.toString(16).padStart(40, "0");
+
+export class MemoryWorkspace implements Workspace {
+  readonly calls: string[] = [];
+  /** Per worktree path: what inspect reports. */
+  readonly states = new Map<string, WorktreeState>();
+  readonly removed: string[] = [];
+  /** When set, diffs wait for it: lets a test hold a settlement half-way. */
+  gate: Promise<void> | undefined;
+  failBaseline = false;
+  private n = 0;
+
+  /** Working trees are the cwds under these directories. */
+  constructor(private readonly repos: readonly string[] = ["/repo", "/wt"]) {}
+
+  private inRepo(cwd: string): boolean {
+    return this.repos.some((r) => cwd === r || cwd.startsWith(`${r}/`));
+  }
+
+  async baseline(cwd: string): Promise<Baseline | undefined> {
+    this.calls.push(`baseline ${cwd}`);
+    if (!this.inRepo(cwd)) return undefined;
+    if (this.failBaseline) throw new Error("[git_error] git add failed");
+    return { root: cwd, commit: tree(1), tree: tree(++this.n), takenAt: new Date(0).toISOString() };
+  }
+
+  async diff(b: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
+    this.calls.push(`diff ${b.tree}`);
+    await this.gate;
+    return {
+      baseline: b,
+      after: tree(++this.n),
+      afterCommit: tree(1),
+      afterAt: new Date(0).toISOString(),
+      files: [{ path: "a.txt", status: "modified", insertions: 2, deletions: 1 }],
+      fileCount: 1,
+      insertions: 2,
+      deletions: 1,
+      patchPath: o.patchPath,
+      patch: "diff --git a/a.txt b/a.txt\n",
+      truncated: false,
+    };
+  }
+
+  async isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {
+    this.calls.push(`isolate ${o.cwd}`);
+    if (!this.inRepo(o.cwd) || o.cwd.startsWith("/wt")) throw new ShepherdError("not_a_repository", "isolate needs a git repository");
+    const path = `/wt/worktrees/${o.agentId}`;
+    this.states.set(path, { exists: true, uncommitted: [], unlanded: false });
+    return { worktree: { path, branch: `shepherd/${o.agentId.slice(2)}`, repoRoot: "/repo", base: tree(1), leftBehind: 0 }, cwd: path };
+  }
+
+  async inspect(wt: Worktree): Promise<WorktreeState> {
+    return this.states.get(wt.path) ?? { exists: false, uncommitted: [], unlanded: false };
+  }
+
+  async remove(wt: Worktree): Promise<void> {
+    this.calls.push(`remove ${wt.path}`);
+    this.removed.push(wt.path);
+    this.states.delete(wt.path);
+  }
+
+  async land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+    this.calls.push(`land ${wt.path} ${o.squash ? "squash" : "merge"}`);
+    return { landed: true, branch: wt.branch, into: "main", commit: tree(99), squash: o.squash, files: [], fileCount: 0, insertions: 0, deletions: 0 };
+  }
+
+  /** Makes the worktree hold uncommitted work. */
+  dirty(path: string, paths = ["a.txt"]) {
+    this.states.set(path, { exists: true, uncommitted: paths, unlanded: false });
+  }
+}

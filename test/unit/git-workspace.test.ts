@@ -1,0 +1,340 @@
+/**
+ * The git adapter against real repositories made by the test: snapshots that change nothing of
+ * the user's, evidence with exact counts, worktrees, landing, and hostile names and config.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, stat, unlink, utimes } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { branchFor, checkedBranch } from "../../src/git/worktree.js";
+import { GitWorkspace } from "../../src/git/workspace.js";
+import type { Worktree } from "../../src/ports/workspace.js";
+import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.js";
+
+describe("git workspace: evidence", () => {
+  let dir: string;
+  let ws: GitWorkspace;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-git-"));
+    ws = new GitWorkspace({ worktreesDir: join(dir, "state", "worktrees") });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("counts exactly what changed since the baseline: untracked included, ignored left out, the user's index untouched", async () => {
+    const repo = await makeRepo(join(dir, "r1"), { "a.txt": lines(3), "b.txt": lines(4), ".gitignore": "*.log\n" });
+    await writeFiles(repo, { "staged.txt": "staged\n", "old-untracked.txt": "was here\n" });
+    await git(repo, "add", "staged.txt");
+    const indexBefore = await readFile(join(repo, ".git", "index"));
+    const statusBefore = await status(repo);
+    const baseline = await ws.baseline(repo);
+    assert.ok(baseline);
+    assert.equal(baseline.root, repo);
+    assert.equal(baseline.commit, (await git(repo, "rev-parse", "HEAD")).trim());
+
+    await writeFiles(repo, { "a.txt": "line 1\nchanged\nline 3\n", "new.txt": "one\ntwo\n", "build.log": "ignored\n", "bin.dat": "\0\x01\x02binary" });
+    await unlink(join(repo, "b.txt"));
+    const patchPath = join(dir, "p1.patch");
+    const e = await ws.diff(baseline, { patchPath, inlineLines: 200 });
+    assert.deepEqual(
+      e.files.map((f) => [f.path, f.status, f.insertions, f.deletions, f.binary ?? false]),
+      [
+        ["a.txt", "modified", 1, 1, false],
+        ["b.txt", "deleted", 0, 4, false],
+        ["bin.dat", "added", 0, 0, true],
+        ["new.txt", "added", 2, 0, false],
+      ],
+    );
+    assert.deepEqual([e.insertions, e.deletions, e.fileCount, e.truncated], [3, 5, 4, false]);
+    assert.match(e.patch, /^diff --git a\/a\.txt b\/a\.txt/m);
+    assert.match(e.patch, /^-line 2\n\+changed$/m);
+    assert.doesNotMatch(e.patch, /build\.log|old-untracked|staged\.txt/, "ignored files and what was there before are not in it");
+    assert.equal(await readFile(patchPath, "utf8"), e.patch, "the whole patch is on disk");
+    assert.equal((await stat(patchPath)).mode & 0o777, 0o600);
+    assert.deepEqual(await readFile(join(repo, ".git", "index")), indexBefore, "the user's index is byte for byte the same");
+    assert.equal(existsSync(join(repo, ".git", "index.lock")), false);
+    assert.notEqual(await status(repo), statusBefore, "(the test changed files)");
+    assert.match(await status(repo), /^A {2}staged\.txt$/m, "what the user staged stays staged");
+  });
+
+  it("a second baseline holds only what came after it", async () => {
+    const repo = await makeRepo(join(dir, "r2"), { "a.txt": lines(2) });
+    const first = (await ws.baseline(repo))!;
+    await writeFiles(repo, { "one.txt": "1\n" });
+    const second = (await ws.baseline(repo))!;
+    await writeFiles(repo, { "two.txt": "2\n2\n" });
+    const e1 = await ws.diff(first, { patchPath: join(dir, "a.patch"), inlineLines: 200 });
+    const e2 = await ws.diff(second, { patchPath: join(dir, "b.patch"), inlineLines: 200 });
+    assert.deepEqual(
+      e1.files.map((f) => f.path),
+      ["one.txt", "two.txt"],
+    );
+    assert.deepEqual(
+      e2.files.map((f) => [f.path, f.insertions]),
+      [["two.txt", 2]],
+    );
+  });
+
+  it("sees a file rewritten within the same second at the same size (racy git)", async () => {
+    const repo = join(dir, "racy");
+    await mkdir(repo);
+    await git(repo, "init", "--quiet");
+    // A change time written in the same second (what a fast sheep does) cannot be set by a test;
+    // without trustctime, git looks at the modification time alone, which a test can set.
+    await git(repo, "config", "core.trustctime", "false");
+    // The file, its index entry and the index itself all carry the same second, as after a fast
+    // commit: git must not trust the stat data of such an entry.
+    const t = new Date(Math.floor(Date.now() / 1000) * 1000 - 100_000);
+    await writeFiles(repo, { "r.txt": "aaaa\n" });
+    await utimes(join(repo, "r.txt"), t, t);
+    await git(repo, "add", "r.txt");
+    await git(repo, "commit", "--quiet", "-m", "r");
+    await utimes(join(repo, ".git", "index"), t, t);
+    const b = (await ws.baseline(repo))!;
+    await writeFiles(repo, { "r.txt": "bbbb\n" });
+    await utimes(join(repo, "r.txt"), t, t);
+    const e = await ws.diff(b, { patchPath: join(dir, "racy.patch"), inlineLines: 20 });
+    assert.deepEqual(
+      e.files.map((f) => [f.path, f.insertions, f.deletions]),
+      [["r.txt", 1, 1]],
+    );
+  });
+
+  it("keeps 10,000 changed lines on disk and only the first lines inline", async () => {
+    const repo = await makeRepo(join(dir, "r3"), { "a.txt": "a\n" });
+    const b = (await ws.baseline(repo))!;
+    await writeFiles(repo, { "big.txt": lines(10_000) });
+    const patchPath = join(dir, "big.patch");
+    const e = await ws.diff(b, { patchPath, inlineLines: 200 });
+    assert.deepEqual([e.insertions, e.deletions, e.fileCount, e.truncated], [10_000, 0, 1, true]);
+    assert.equal(e.patch.split("\n").length - 1, 200, "200 lines inline");
+    const full = await readFile(patchPath, "utf8");
+    assert.ok(full.startsWith(e.patch));
+    assert.equal(full.split("\n").filter((l) => l.startsWith("+line ")).length, 10_000, "every line is in the file");
+  });
+
+  it("works with spaces and unicode in the repository's path and its file names", async () => {
+    const repo = await makeRepo(join(dir, "my repo ü 名前"), { "dir with space/файл ü.txt": "x\n" });
+    const b = (await ws.baseline(join(repo, "dir with space")))!;
+    assert.equal(b.root, repo);
+    await writeFiles(repo, { "dir with space/файл ü.txt": "y\n", "new file ☃.md": "z\n", "tab\there.txt": "t\n" });
+    const e = await ws.diff(b, { patchPath: join(dir, "u.patch"), inlineLines: 200 });
+    assert.deepEqual(
+      e.files.map((f) => [f.path, f.status]),
+      [
+        ["dir with space/файл ü.txt", "modified"],
+        ["new file ☃.md", "added"],
+        ["tab\there.txt", "added"],
+      ],
+    );
+  });
+
+  it("outside git there is no baseline and no error; a repository without a commit still has one", async () => {
+    const plain = join(dir, "plain");
+    await mkdir(plain);
+    assert.equal(await ws.baseline(plain), undefined);
+    const fresh = join(dir, "fresh");
+    await mkdir(fresh);
+    await git(fresh, "init", "--quiet");
+    const b = (await ws.baseline(fresh))!;
+    assert.equal(b.commit, undefined);
+    await writeFiles(fresh, { "first.txt": "hello\n" });
+    const e = await ws.diff(b, { patchPath: join(dir, "f.patch"), inlineLines: 200 });
+    assert.deepEqual(
+      e.files.map((f) => [f.path, f.status, f.insertions]),
+      [["first.txt", "added", 1]],
+    );
+  });
+
+  it("ignores GIT_DIR and friends from the environment, and never runs a repository's fsmonitor", async () => {
+    const repo = await makeRepo(join(dir, "r4"), { "a.txt": "a\n" });
+    const other = await makeRepo(join(dir, "other"), { "o.txt": "o\n" });
+    const pwned = join(dir, "pwned");
+    await git(repo, "config", "core.fsmonitor", `touch '${pwned}'; false`);
+    const hostile = new GitWorkspace({
+      worktreesDir: join(dir, "wt"),
+      env: { ...process.env, GIT_DIR: join(other, ".git"), GIT_WORK_TREE: other, GIT_INDEX_FILE: join(other, ".git", "index") },
+    });
+    const b = (await hostile.baseline(repo))!;
+    assert.equal(b.root, repo);
+    await writeFiles(repo, { "a.txt": "b\n" });
+    const e = await hostile.diff(b, { patchPath: join(dir, "h.patch"), inlineLines: 10 });
+    assert.deepEqual(
+      e.files.map((f) => f.path),
+      ["a.txt"],
+    );
+    assert.equal(existsSync(pwned), false, "core.fsmonitor never ran");
+    assert.equal(await status(other), "", "the other repository was not touched");
+  });
+});
+
+describe("git workspace: worktrees and landing", () => {
+  let dir: string;
+  let ws: GitWorkspace;
+  let worktrees: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-wt-"));
+    worktrees = join(dir, "state dir", "worktrees");
+    ws = new GitWorkspace({ worktreesDir: worktrees });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("names branches from labels without letting any label become an option or a ref trick", () => {
+    assert.equal(branchFor("recon", "a_0123456789"), "shepherd/recon-0123456789");
+    assert.equal(branchFor("--upload-pack=touch x; $(rm -rf ~)", "a_0123456789"), "shepherd/upload-pack-touch-x-rm-rf-0123456789");
+    assert.equal(branchFor("Über café", "a_0123456789"), "shepherd/Uber-cafe-0123456789");
+    assert.equal(branchFor("тест", "a_0123456789"), "shepherd/sheep-0123456789");
+    assert.equal(branchFor("a..b.lock", "a_0123456789"), "shepherd/a-b-lock-0123456789");
+    for (const bad of ["-x", "--force", "shepherd/../x", "shepherd/a b", "refs/heads/main", "shepherd/x\n"]) {
+      assert.throws(() => checkedBranch(bad), /^ShepherdError: \[git_error\]/, bad);
+    }
+  });
+
+  it("isolates a sheep in a worktree of HEAD outside the checkout, leaving the user's changes where they are", async () => {
+    const repo = await makeRepo(join(dir, "user repo ü"), { "a.txt": lines(3), "sub/dir/b.txt": "b\n" });
+    await writeFiles(repo, { "a.txt": "mine, uncommitted\n", "scratch.txt": "mine\n" });
+    const before = await status(repo);
+    const iso = await ws.isolate({ cwd: join(repo, "sub", "dir"), agentId: "a_0123456789", label: "--force $(touch x)" });
+    assert.equal(iso.worktree.path, join(worktrees, "a_0123456789"));
+    assert.equal(iso.cwd, join(worktrees, "a_0123456789", "sub", "dir"), "the same place inside the worktree");
+    assert.equal(iso.worktree.branch, "shepherd/force-touch-x-0123456789");
+    assert.equal(iso.worktree.leftBehind, 2);
+    assert.equal(iso.worktree.base, (await git(repo, "rev-parse", "HEAD")).trim());
+    assert.equal(await readFile(join(iso.worktree.path, "a.txt"), "utf8"), lines(3), "it starts from HEAD");
+    assert.equal(existsSync(join(iso.worktree.path, "scratch.txt")), false);
+    assert.equal(await status(repo), before, "the user's checkout is as it was");
+    assert.deepEqual(await worktreeList(repo), [repo, iso.worktree.path]);
+    assert.equal(existsSync(join(repo, "x")) || existsSync(join(iso.worktree.path, "x")), false);
+    assert.equal((await stat(worktrees)).mode & 0o777, 0o700);
+  });
+
+  it("refuses isolation outside git and in a repository without a commit", async () => {
+    const plain = join(dir, "plain");
+    await mkdir(plain);
+    await assert.rejects(
+      ws.isolate({ cwd: plain, agentId: "a_1111111111", label: "x" }),
+      /^ShepherdError: \[not_a_repository\] isolate needs a git repository/,
+    );
+    const fresh = join(dir, "fresh");
+    await mkdir(fresh);
+    await git(fresh, "init", "--quiet");
+    await assert.rejects(ws.isolate({ cwd: fresh, agentId: "a_2222222222", label: "x" }), /^ShepherdError: \[not_a_repository\] .*no commit yet/);
+  });
+
+  async function twoSheep(name: string) {
+    const repo = await makeRepo(join(dir, name), { "shared.txt": lines(5), "other.txt": "o\n" });
+    const a = (await ws.isolate({ cwd: repo, agentId: `a_${name.padEnd(10, "a")}`, label: "one" })).worktree;
+    const b = (await ws.isolate({ cwd: repo, agentId: `a_${name.padEnd(10, "b")}`, label: "two" })).worktree;
+    return { repo, a, b };
+  }
+
+  it("two isolated sheep edit the same file without seeing each other; one lands, the conflicting second stops and changes nothing", async () => {
+    const { repo, a, b } = await twoSheep("land");
+    await writeFiles(a.path, { "shared.txt": "line 1\nfrom one\nline 3\nline 4\nline 5\n", "one-new.txt": "new\n" });
+    await writeFiles(b.path, { "shared.txt": "line 1\nfrom two\nline 3\nline 4\nline 5\n" });
+    assert.equal(await readFile(join(b.path, "shared.txt"), "utf8"), "line 1\nfrom two\nline 3\nline 4\nline 5\n");
+    assert.equal(await readFile(join(repo, "shared.txt"), "utf8"), lines(5), "the user's checkout has neither");
+
+    const inspectA = await ws.inspect(a);
+    assert.deepEqual([inspectA.exists, inspectA.uncommitted.sort(), inspectA.unlanded], [true, ["one-new.txt", "shared.txt"], false]);
+
+    const landed = await ws.land(a, { squash: false, label: "one" });
+    assert.equal(landed.landed, true);
+    assert.equal(landed.into, "main");
+    assert.deepEqual(
+      landed.files.map((f) => [f.path, f.insertions, f.deletions]),
+      [
+        ["one-new.txt", 1, 0],
+        ["shared.txt", 1, 1],
+      ],
+    );
+    assert.equal(await readFile(join(repo, "shared.txt"), "utf8"), "line 1\nfrom one\nline 3\nline 4\nline 5\n");
+    assert.equal(await status(repo), "", "landed as a commit; the checkout is clean");
+    assert.equal((await git(repo, "rev-parse", "HEAD")).trim(), landed.commit);
+    assert.equal(await status(a.path), "", "the sheep's work is a commit on its branch now");
+    assert.deepEqual(await ws.inspect(a), { exists: true, uncommitted: [], unlanded: false });
+
+    const head = (await git(repo, "rev-parse", "HEAD")).trim();
+    await assert.rejects(
+      ws.land(b, { squash: false, label: "two" }),
+      /^ShepherdError: \[land_refused\] landing shepherd\/two-.* into main conflicts in: shared\.txt\. Nothing was changed\./,
+    );
+    assert.equal((await git(repo, "rev-parse", "HEAD")).trim(), head, "HEAD did not move");
+    assert.equal(await status(repo), "");
+    assert.equal(await readFile(join(b.path, "shared.txt"), "utf8"), "line 1\nfrom two\nline 3\nline 4\nline 5\n", "the sheep's files are as they were");
+    assert.match(await status(b.path), /^ M shared\.txt$/m, "still uncommitted in the sheep's worktree");
+    assert.deepEqual((await ws.inspect(b)).uncommitted, ["shared.txt"]);
+
+    const again = await ws.land(a, { squash: false, label: "one" });
+    assert.equal(again.landed, false, "landing twice brings nothing");
+  });
+
+  it("refuses to land into a checkout with uncommitted changes, naming them", async () => {
+    const { repo, a } = await twoSheep("dirty");
+    await writeFiles(a.path, { "other.txt": "changed by the sheep\n" });
+    await writeFiles(repo, { "mine.txt": "mine\n" });
+    const head = (await git(repo, "rev-parse", "HEAD")).trim();
+    await assert.rejects(
+      ws.land(a, { squash: false, label: "one" }),
+      /^ShepherdError: \[land_refused\] your checkout .* has uncommitted changes \(mine\.txt\)/,
+    );
+    assert.equal((await git(repo, "rev-parse", "HEAD")).trim(), head);
+    assert.equal(await readFile(join(repo, "other.txt"), "utf8"), "o\n");
+    assert.equal((await git(a.path, "rev-parse", "HEAD")).trim(), a.base, "the sheep's branch did not move either");
+  });
+
+  it("squash lands one commit on top of the user's own new commits, into a branch with a hostile name", async () => {
+    const { repo, a } = await twoSheep("squash");
+    const hostile = "$(touch$" + "{IFS}pwned)';touch;'";
+    await git(repo, "checkout", "--quiet", "-b", hostile);
+    await writeFiles(repo, { "user.txt": "user\n" });
+    await git(repo, "add", "user.txt");
+    await git(repo, "commit", "--quiet", "-m", "user work");
+    const userHead = (await git(repo, "rev-parse", "HEAD")).trim();
+    await writeFiles(a.path, { "other.txt": "by the sheep\n" });
+    const landed = await ws.land(a, { squash: true, label: "one" });
+    assert.equal(landed.into, hostile);
+    assert.equal((await git(repo, "rev-parse", "HEAD^")).trim(), userHead, "one commit on top of the user's");
+    assert.equal((await git(repo, "rev-list", "--count", "--merges", "HEAD")).trim(), "0", "no merge commit");
+    assert.equal(await readFile(join(repo, "other.txt"), "utf8"), "by the sheep\n");
+    assert.equal(existsSync(join(repo, "pwned")) || existsSync(join(repo, "touch")), false);
+    assert.equal((await ws.land(a, { squash: true, label: "one" })).landed, false, "nothing left to land");
+  });
+
+  it("removes a worktree and its branch; git's list matches", async () => {
+    const { repo, a, b } = await twoSheep("remove");
+    await writeFiles(b.path, { "x.txt": "x\n" });
+    assert.equal((await ws.inspect(b)).uncommitted.length, 1);
+    await ws.remove(a);
+    await ws.remove(b);
+    assert.deepEqual(await worktreeList(repo), [repo]);
+    assert.equal((await git(repo, "branch", "--list", "shepherd/*")).trim(), "");
+    await ws.remove(a); // twice is fine
+    const gone: Worktree = { ...a, branch: "--delete" };
+    await assert.rejects(ws.remove(gone), /^ShepherdError: \[git_error\] "--delete" is not a branch name the shepherd made/);
+  });
+
+  it("refuses a state directory inside the user's checkout", async () => {
+    const repo = await makeRepo(join(dir, "home-like"), { "a.txt": "a\n" });
+    const inside = new GitWorkspace({ worktreesDir: join(repo, ".pi", "agent", "pi-shepherd", "worktrees") });
+    await assert.rejects(
+      inside.isolate({ cwd: repo, agentId: "a_3333333333", label: "x" }),
+      /^ShepherdError: \[git_error\] the shepherd's state directory is inside the repository/,
+    );
+    assert.deepEqual(await worktreeList(repo), [repo]);
+  });
+
+  it("a worktree whose directory someone deleted can still be removed", async () => {
+    const { repo, a } = await twoSheep("deleted");
+    await rm(a.path, { recursive: true, force: true });
+    assert.equal((await ws.inspect(a)).exists, false);
+    await ws.remove(a);
+    assert.equal((await worktreeList(repo)).includes(a.path), false);
+    assert.equal((await git(repo, "branch", "--list", a.branch)).trim(), "");
+  });
+});
