@@ -98,14 +98,17 @@ async function main() {
     for (const r of results) say(`  [${r.status}] ${r.text}`);
     const ok = results.length === 2 && results.every((r) => r.status === "completed");
     await cleanup();
-    const left = pids.filter((pid) => {
+    const running = (pid: number) => {
       try {
         process.kill(pid, 0);
         return true;
       } catch {
         return false;
       }
-    });
+    };
+    // A closed pane's pi takes a moment to finish exiting after its hangup: give it a few seconds.
+    for (let i = 0; i < 50 && pids.some(running); i++) await sleep(100);
+    const left = pids.filter(running);
     say(
       left.length
         ? `\nWARNING: sheep processes still running: ${left.join(", ")}`
