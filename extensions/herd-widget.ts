@@ -1,10 +1,14 @@
 /**
- * The herd widget: while this shepherd has sheep, one line each, refreshed about once a second.
- * It reads only records and the sheep's files (Shepherd.peek), never the multiplexer.
+ * The herd widget: while this shepherd has sheep, one line each. Every second the records are
+ * brought up to date from the sheep's files (Shepherd.refreshFromFiles, never the multiplexer).
+ * In pi's TUI the lines are drawn from the records at the moment of drawing, with the frame's
+ * clock (LiveText), so they tick with the progress of a wait or delegate; elsewhere (RPC) they
+ * are plain lines sent when they change.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Shepherd } from "../src/core/shepherd.js";
 import { herdWidgetLines } from "../src/tool/widget-text.js";
+import { type FrameClock, LiveText } from "./live-text.js";
 
 const KEY = "pi-shepherd-herd";
 
@@ -12,10 +16,17 @@ export class HerdWidget {
   private timer: NodeJS.Timeout | undefined;
   private ctx: ExtensionContext | undefined;
   private shown = "";
+  /** The TUI the live widget is drawn in, to ask for a frame each second. */
+  private tui: { requestRender(): void } | undefined;
+  /** The questions sheep wait on, as of the last refresh. */
+  private asking = new Map<string, { messageId: string; text: string }>();
   /** Tool calls under way: a call may start sheep at any moment, so keep looking while it runs. */
   private busy = 0;
 
-  constructor(private readonly shepherd: () => Shepherd | undefined) {}
+  constructor(
+    private readonly shepherd: () => Shepherd | undefined,
+    private readonly clock: FrameClock,
+  ) {}
 
   /** Called with the freshest context after every tool call; starts refreshing when needed. */
   touch(ctx: ExtensionContext) {
@@ -47,18 +58,32 @@ export class HerdWidget {
 
   private async refresh() {
     const shepherd = this.shepherd();
-    if (!shepherd || !this.ctx) return;
-    let lines: string[] | undefined;
+    const ctx = this.ctx;
+    if (!shepherd || !ctx) return;
+    let empty: boolean;
     try {
-      lines = herdWidgetLines(await shepherd.herdFromFiles(), Date.now());
+      const refreshed = await shepherd.refreshFromFiles();
+      empty = refreshed.length === 0;
+      // A sheep's question is known from its files: as of this refresh.
+      this.asking = new Map(refreshed.flatMap((v) => (v.asking ? [[v.agentId, v.asking] as const] : [])));
     } catch {
       return;
     }
-    const key = JSON.stringify(lines ?? null);
+    const views = () => shepherd.views().map((v) => ({ ...v, ...(this.asking.has(v.agentId) ? { asking: this.asking.get(v.agentId)! } : {}) }));
+    // pi 1.6 says which UI it drives; only its TUI draws components.
+    const live = (ctx as { mode?: string }).mode === "tui";
+    const key = empty ? "none" : live ? "live" : JSON.stringify(herdWidgetLines(views(), Date.now()));
     if (key !== this.shown) {
       this.shown = key;
-      this.ctx.ui.setWidget(KEY, lines);
+      if (empty) ctx.ui.setWidget(KEY, undefined);
+      else if (live) {
+        ctx.ui.setWidget(KEY, (tui) => {
+          this.tui = tui;
+          return new LiveText(() => (herdWidgetLines(views(), this.clock.now()) ?? []).join("\n"), 1);
+        });
+      } else ctx.ui.setWidget(KEY, herdWidgetLines(views(), Date.now()));
     }
-    if (!lines && this.busy === 0) this.stop();
+    if (live && !empty) this.tui?.requestRender();
+    if (empty && this.busy === 0) this.stop();
   }
 }

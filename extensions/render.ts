@@ -2,28 +2,46 @@
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
 import type { Push } from "../src/core/courier.js";
+import type { SheepView } from "../src/core/types.js";
 import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/tool/render-text.js";
+import { type FrameClock, LiveText } from "./live-text.js";
 
 type Theme = { fg(color: string, text: string): string; bold(text: string): string };
 
 const paint = (theme: Theme): Paint => ({ fg: (c, s) => theme.fg(c, s), bold: (s) => theme.bold(s) });
 
-export function renderCall(args: unknown, theme: Theme) {
-  return new Text(renderCallText((args ?? {}) as Record<string, unknown>, paint(theme)), 0, 0);
+/** What progress is drawn from besides the call's own reports: the live herd and the frame's clock. */
+export interface LiveSource {
+  clock: FrameClock;
+  view(agentId: string): SheepView | undefined;
+}
+
+export function renderCall(args: unknown, theme: Theme, context?: { expanded?: boolean }) {
+  return new Text(renderCallText((args ?? {}) as Record<string, unknown>, paint(theme), context?.expanded === true), 0, 0);
 }
 
 export function renderResult(
   result: { content?: { type: string; text?: string }[]; details?: unknown },
   options: { expanded: boolean; isPartial: boolean },
   theme: Theme,
-  context?: { isError?: boolean },
+  context: { isError?: boolean } | undefined,
+  live: LiveSource,
 ) {
-  const text = renderResultText(
-    { ...(result.content ? { content: result.content } : {}), details: (result.details ?? {}) as Record<string, unknown> },
-    { expanded: options.expanded, isPartial: options.isPartial, isError: context?.isError === true },
-    paint(theme),
-  );
-  return new Text(text, 0, 0);
+  const details = (result.details ?? {}) as Record<string, unknown>;
+  const draw = () =>
+    renderResultText(
+      { ...(result.content ? { content: result.content } : {}), details },
+      {
+        expanded: options.expanded,
+        isPartial: options.isPartial,
+        isError: context?.isError === true,
+        now: live.clock.now(),
+        live: (id) => live.view(id),
+      },
+      paint(theme),
+    );
+  // Progress follows the herd between two reports, ticking with the widget; a result is fixed.
+  return options.isPartial && details.progress ? new LiveText(draw) : new Text(draw(), 0, 0);
 }
 
 /** A pushed result, question or delegation in the transcript. */

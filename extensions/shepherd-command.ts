@@ -26,16 +26,23 @@ export interface CommandAppAccess {
   entry(ctx: ExtensionContext): EntryDeps;
   /** Called after each subcommand, e.g. to refresh a widget. */
   onChange?(ctx: ExtensionContext): void;
+  /** Where answers go (default: notifications). */
+  show?: ShowOutput;
 }
 
-function show(ctx: ExtensionContext, notices: Notice[]) {
+/** Shows what a subcommand answered; see extensions/command-output.ts. */
+export type ShowOutput = (ctx: ExtensionContext, args: string, notices: Notice[]) => void;
+
+/** Notifications where there is a UI, the console where there is none. */
+export const notifyOutput: ShowOutput = (ctx, _args, notices) => {
   for (const n of notices) {
     if (ctx.hasUI) ctx.ui.notify(n.text, n.level);
     else (n.level === "info" ? console.log : console.error)(n.text);
   }
-}
+};
 
 export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAccess): void {
+  const show = access.show ?? notifyOutput;
   let cwd = process.cwd();
   // Completions get no ctx: they use what pi last said of the project, and read nothing of it
   // before pi has said anything.
@@ -60,7 +67,10 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     reported = true;
     const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd, trusted === undefined ? {} : { projectTrusted: trusted });
     if (problems.length === 0) return;
-    show(ctx, [{ level: "warning", text: `pi-shepherd settings problems (see /shepherd settings):\n${problems.map((p) => `- ${p}`).join("\n")}` }]);
+    // A warning stays in pi's transcript as it is; only info notifications replace each other.
+    const text = `pi-shepherd settings problems (see /shepherd settings):\n${problems.map((p) => `- ${p}`).join("\n")}`;
+    if (ctx.hasUI) ctx.ui.notify(text, "warning");
+    else console.error(text);
   });
 
   pi.registerCommand("shepherd", {
@@ -89,7 +99,6 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       const notices = await runShepherdCommand(args, {
         execute: (command) => runCommand(command, access.entry(ctx)),
         log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),
-        registry: async () => (await access.appFor(ctx)).shepherd.registry,
         settings: async () => {
           try {
             const app = await access.appFor(ctx);
@@ -101,7 +110,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
         },
         now: () => Date.now(),
       });
-      show(ctx, notices);
+      show(ctx, args, notices);
       try {
         access.onChange?.(ctx);
       } catch (e) {

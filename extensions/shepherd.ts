@@ -14,7 +14,9 @@ import { runToolCall, type EntryDeps } from "../src/tool/entry.js";
 import { prepareArguments } from "../src/tool/params.js";
 import { shepherdParameters } from "../src/tool/schema.js";
 import { throttle } from "../src/tool/throttle.js";
+import { commandOutput } from "./command-output.js";
 import { HerdWidget } from "./herd-widget.js";
+import { FrameClock } from "./live-text.js";
 import { dispatchContext, projectTrusted } from "./pi-context.js";
 import { noticeText } from "../src/tool/format.js";
 import { PUSH_TYPE, pushMessage } from "../src/tool/push-text.js";
@@ -26,12 +28,12 @@ const DESCRIPTION = [
   "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId;",
   "notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent),",
   "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
-  "herd (list live sheep), read (recent screen text of a sheep), prune (forget sheep whose panes are gone),",
+  "herd (list live sheep), read (a sheep's recent conversation: prompts, answers, tool calls; or its screen), prune (forget sheep whose panes are gone),",
   "delegate (one-shot tasks; background: true returns at once and reports back by itself), messages (what sheep told or asked you),",
   "reply (answer a sheep's question that waits), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's",
   "work into your branch), doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
   "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
-  "Errors start with a [code].",
+  "Actions that take a sheep accept its agentId or its label. Errors start with a [code].",
 ].join(" ");
 
 const GUIDELINES = [
@@ -54,7 +56,10 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
 
   let app: Promise<ShepherdApp> | undefined;
   let ready: ShepherdApp | undefined;
-  const widget = new HerdWidget(() => ready?.shepherd);
+  // One clock reading per drawn frame for the widget and every progress view alike.
+  const clock = new FrameClock();
+  const widget = new HerdWidget(() => ready?.shepherd, clock);
+  const live = { clock, view: (agentId: string) => ready?.shepherd.view(agentId) };
   /** The latest context pi gave us: warnings found later (a failing state file) are shown there. */
   let lastCtx: ExtensionContext | undefined;
   const warn = (message: string) => {
@@ -93,8 +98,8 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
     parameters: shepherdParameters,
     // Before pi's schema check, which would reject task objects sent as JSON text.
     prepareArguments: (args) => prepareArguments(args) as Static<typeof shepherdParameters>,
-    renderCall: (args, theme) => renderCall(args, theme),
-    renderResult: (result, options, theme, context) => renderResult(result, options, theme, context),
+    renderCall: (args, theme, context) => renderCall(args, theme, context),
+    renderResult: (result, options, theme, context) => renderResult(result, options, theme, context, live),
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
       // A few updates a second at most: the TUI redraws on each.
       const progress = throttle(250, (u: { content: { type: "text"; text: string }[]; details: Record<string, unknown> }) => onUpdate?.(u));
@@ -116,7 +121,13 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
 
   // No abort signal for /shepherd: ctx.signal belongs to the agent's turn, and Escape on that turn
   // should not cancel a sheep the person started by hand.
-  registerShepherdCommand(pi, { appFor, current: () => app, entry: (ctx) => entry(ctx), onChange: (ctx) => widget.touch(ctx) });
+  registerShepherdCommand(pi, {
+    appFor,
+    current: () => app,
+    entry: (ctx) => entry(ctx),
+    onChange: (ctx) => widget.touch(ctx),
+    show: commandOutput(pi),
+  });
   pi.registerMessageRenderer(PUSH_TYPE, (message, options, theme) => renderPush(message, options, theme));
 
   // After /reload (or in a new shepherd on the same agent dir) the sheep still run: take them back

@@ -1,20 +1,23 @@
 /**
- * npm run screens: runs an interactive shepherd pi in a private tmux server on the scripted model,
- * in a git repository, has it run a parallel delegation, then a background delegation whose sheep
- * asks a question, then an isolated delegation whose sheep edits files, and saves text captures of
- * what a person sees (the herd widget, progress, rendered results with their evidence, a pushed
- * question and a pushed result) to docs/screens/.
+ * npm run screens: runs an interactive shepherd pi in a private tmux server on the scripted model
+ * (the same TuiShepherd the screen tests use) and saves text captures of what a person sees to
+ * docs/screens/: /shepherd answers kept in the transcript, a wait's progress beside the herd
+ * widget, a parallel delegation to two sheep of one agent, an expanded chain, read, working
+ * asynchronously (a background delegation whose sheep asks a question; a pushed result), and an
+ * isolated delegation whose sheep edits files (its evidence; its worktree waits for land). The
+ * shepherd works in a git repository.
  */
-import { execa } from "execa";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeAgentDir } from "../test/support/agent-dir.js";
+import { makeAgentDir } from "../test/support/e2e-env.js";
 import { makeRepo } from "../test/support/git-repo.js";
-import { node22, piCli, repoRoot } from "../test/support/rpc-shepherd.js";
+import { repoRoot } from "../test/support/rpc-shepherd.js";
 import { directive, startScriptedModel } from "../test/support/scripted-model.js";
+import { TuiShepherd } from "../test/support/tui-shepherd.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const out = join(repoRoot, "docs", "screens");
 
 /** What the shepherd's scripted model says to a message pushed into its conversation. */
 function answerToPush(text: string): string {
@@ -23,89 +26,102 @@ function answerToPush(text: string): string {
   return `ECHO: ${text}`;
 }
 
+/** The screen from the last line that matches `from` down, blank runs collapsed. */
+function cut(screen: string, from: RegExp): string {
+  const lines = screen.split("\n");
+  let start = 0;
+  lines.forEach((l, i) => {
+    if (from.test(l)) start = i;
+  });
+  return lines
+    .slice(start)
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}
+
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-screens-"));
-  const socket = join(dir, "tmux.sock");
   const model = await startScriptedModel({ fallback: answerToPush });
-  const tmux = async (args: string[]) => String((await execa("tmux", ["-S", socket, ...args], { stdin: "ignore" })).stdout);
-  try {
-    const agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
-    const work = await makeRepo(join(dir, "work"), {
-      "src/auth/session.ts": "export function refresh(token: string) {\n  try {\n    return renew(token);\n  } catch {}\n}\n",
-      "README.md": "# demo\n",
-    });
-    const env = [
-      `PI_CODING_AGENT_DIR=${agentDir}`,
-      "PI_OFFLINE=1",
-      "PI_SKIP_VERSION_CHECK=1",
-      "PI_SHEPHERD_RUNTIME=tmux",
-      `PI_SHEPHERD_TMUX_SOCKET=${socket}`,
-      `PATH=${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
-    ].flatMap((e) => ["-e", e]);
-    /** A shepherd pi in a session of its own, so each story starts on a clean screen. */
-    const shepherdIn = async (session: string) => {
-      await tmux([
-        ...(session === "demo" ? ["-f", "/dev/null"] : []),
-        "new-session",
-        "-d",
-        "-s",
-        session,
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "-c",
-        work,
-        ...env,
-        node22,
-        piCli,
-        "-e",
-        join(repoRoot, "extensions", "shepherd.ts"),
-      ]);
-      const target = `${session}:0.0`;
-      const screen = async () =>
-        (await tmux(["capture-pane", "-p", "-t", target]))
-          .replace(/\s+$/gm, "")
-          .replace(/\n{3,}/g, "\n\n")
-          .trim();
-      const until = async (re: RegExp, ms = 30_000) => {
-        const end = Date.now() + ms;
-        while (Date.now() < end) {
-          const s = await screen();
-          if (re.test(s)) return s;
-          await sleep(200);
-        }
-        throw new Error(`screen never showed ${re}:\n${await screen()}`);
-      };
-      const type = async (text: string) => {
-        await tmux(["send-keys", "-t", target, "-l", text]);
-        await sleep(300);
-        await tmux(["send-keys", "-t", target, "Enter"]);
-      };
-      await until(/scripted-model/);
-      return { screen, until, type, keys: (k: string) => tmux(["send-keys", "-t", target, k]) };
+  const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { agents: {} });
+  const work = await makeRepo(join(dir, "work"), {
+    "src/auth/session.ts": "export function refresh(token: string) {\n  try {\n    return renew(token);\n  } catch {}\n}\n",
+    "README.md": "# demo\n",
+  });
+  await mkdir(out, { recursive: true });
+  const tui = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
+  let bg: TuiShepherd | undefined;
+  let iso: TuiShepherd | undefined;
+  const saved: string[] = [];
+  const save = async (name: string, text: string) => {
+    await writeFile(join(out, name), `${text}\n`);
+    saved.push(`--- ${name} ---\n${text}\n`);
+  };
+  let turn = 0;
+  /** The model calls the tool; resolves with a test for the end of that turn (its last words on a line of their own). */
+  const tool = async (args: Record<string, unknown>, words = `turn ${++turn} done`) => {
+    await tui.type(directive({ tool: { name: "shepherd", arguments: args }, afterTool: words }));
+    return (s: string) => s.split("\n").some((l) => l.trim() === words);
+  };
+  const pending = async (label: string) => {
+    const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as {
+      agents: { label: string; state: string; activePromptId?: string }[];
     };
-    const save = (name: string, text: string) => writeFile(join(repoRoot, "docs", "screens", name), text + "\n");
+    return state.agents.find((a) => a.label === label && a.state !== "closed")?.activePromptId;
+  };
+  try {
+    await tui.until(/scripted-model/);
 
-    // 1. A parallel delegation, while it runs, when it is done, and expanded.
-    const demo = await shepherdIn("demo");
+    // /shepherd answers stay: the overview, a start, the herd.
+    await tui.type("/shepherd");
+    await tui.until(/\/shepherd <subcommand>/);
+    await tui.type("/shepherd start scout --label recon");
+    await tui.until(/Started "recon"/, 60_000);
+    await tui.type("/shepherd herd");
+    await save("command-output.txt", cut(await tui.until(/Herd \(1\):/), /^ \/shepherd$/));
+
+    // A wait: its progress and the herd widget on one clock.
+    await tui.until(
+      await tool({ action: "prompt", agentId: "recon", message: directive({ reply: "Sessions are set in src/auth/session.ts:40.", delayMs: 9000 }) }),
+      60_000,
+    );
+    await sleep(2000);
+    const waited = await tool({ action: "wait", promptId: await pending("recon"), timeout: 60 });
+    await save("wait-running.txt", cut(await tui.until(/⏳ recon · scout · working [3-9]s/, 30_000), /shepherd wait/));
+    await save("wait-result.txt", cut(await tui.until(waited, 60_000), /shepherd wait/));
+
+    // read: the sheep's conversation from its session file.
+    await tui.type("/shepherd read recon");
+    await save("read.txt", cut(await tui.until(/The last turn of recon/, 30_000), /^ \/shepherd read recon$/));
+
+    // A parallel delegation to two sheep of one agent, told apart by label.
     const tasks = [
       { agent: "scout", task: directive({ reply: "Auth lives in src/auth/session.ts:40-88; tokens are refreshed in middleware.ts.", delayMs: 6000 }) },
-      { agent: "reviewer", task: directive({ reply: "Looks good. One nit: session.ts:52 swallows an error.\nVerdict: ready with nits.", delayMs: 9000 }) },
+      { agent: "scout", task: directive({ reply: "Tests for it: test/auth.test.ts.\nTwo are skipped.", delayMs: 8000 }) },
     ];
-    await demo.type(directive({ tool: { name: "shepherd", arguments: { action: "delegate", tasks } }, afterTool: "Both sheep reported back." }));
-    const during = await demo.until(/🐑 herd \(2\)[\s\S]*working/);
-    const done = await demo.until(/Both sheep reported back\./, 60_000);
-    await demo.keys("C-o");
-    await sleep(800);
-    const expanded = await demo.screen();
-    await save("delegate-running.txt", during);
-    await save("delegate-result.txt", done);
-    await save("delegate-expanded.txt", expanded);
+    const delegated = await tool({ action: "delegate", tasks }, "Both sheep reported back.");
+    await save("delegate-running.txt", cut(await tui.until(/⏳ scout-2 · scout · working [2-9]s/, 60_000), /shepherd delegate/));
+    await save("delegate-result.txt", cut(await tui.until(delegated, 60_000), /shepherd delegate/));
 
-    // 2. Working asynchronously: a background delegation returns at once; its sheep asks a question,
-    // which comes into the shepherd's conversation by itself; the reply goes back; the result follows.
-    const bg = await shepherdIn("async");
+    // A chain: {previous} stays in its header, and Ctrl+O shows each task whole.
+    const chained = await tool({
+      action: "delegate",
+      chain: [
+        { agent: "scout", task: directive({ reply: "The session cookie is set in src/auth/session.ts:52." }) },
+        { agent: "scout", task: "Check what the scout found, then list every caller of the function it names and how each handles errors: {previous}" },
+      ],
+    });
+    await tui.until(chained, 60_000);
+    await tui.keys("C-o");
+    await sleep(800);
+    await save("chain-expanded.txt", cut(await tui.screen(), /shepherd delegate chain/));
+    await tui.keys("C-o");
+
+    // Working asynchronously, in a shepherd of its own (a clean screen): a background delegation
+    // returns at once; its sheep asks a question, which comes into the shepherd's conversation by
+    // itself; the reply goes back; the result follows.
+    bg = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
+    await bg.until(/scripted-model/);
     const ask = directive({
       tool: {
         name: "shepherd_message",
@@ -136,16 +152,13 @@ async function main() {
     );
     await bg.until(/the redis session store is mapped\./, 60_000);
     await sleep(1500); // the delegation closed its sheep: let the widget go
-    const result = await bg.screen();
-    await save("async-question.txt", question);
-    await save("async-result.txt", result);
-    process.stdout.write(
-      `--- while running ---\n${during}\n\n--- result ---\n${done}\n\n--- expanded ---\n${expanded}\n\n--- a sheep's question ---\n${question}\n\n--- a pushed result ---\n${result}\n`,
-    );
+    await save("async-question.txt", question.replace(/\n{3,}/g, "\n\n").trim());
+    await save("async-result.txt", (await bg.screen()).replace(/\n{3,}/g, "\n\n").trim());
 
-    // 3. Evidence, not claims: an isolated sheep edits files in a worktree of its own; its result
+    // Evidence, not claims: an isolated sheep edits files in a worktree of its own; its result
     // says what changed, and its worktree waits for land.
-    const iso = await shepherdIn("iso");
+    iso = await TuiShepherd.start({ agentDir, cwd: work, width: 120, height: 40 });
+    await iso.until(/scripted-model/);
     const fix = directive({
       rounds: [
         [
@@ -170,21 +183,20 @@ async function main() {
         afterTool: "The worker's fix is ready to land.",
       }),
     );
-    const isolatedRunning = await iso.until(/🐑 herd \(1\)\n {3}worker ⎇/);
+    const collapse = (text: string) => text.replace(/\n{3,}/g, "\n\n").trim();
+    await save("isolated-running.txt", collapse(await iso.until(/🐑 herd \(1\)\n {3}worker ⎇/, 60_000)));
     // At the start of a line: the typed prompt holds the same words.
-    const isolated = await iso.until(/^ The worker's fix is ready to land\.$/m, 60_000);
+    await save("isolated-result.txt", collapse(await iso.until(/^ The worker's fix is ready to land\.$/m, 60_000)));
     await iso.keys("C-o");
     await sleep(800);
-    const isolatedExpanded = await iso.screen();
-    await save("isolated-running.txt", isolatedRunning);
-    await save("isolated-result.txt", isolated);
-    await save("isolated-expanded.txt", isolatedExpanded);
-    process.stdout.write(`--- isolated, running ---\n${isolatedRunning}\n\n--- isolated ---\n${isolated}\n\n--- isolated, expanded ---\n${isolatedExpanded}\n`);
+    await save("isolated-expanded.txt", collapse(await iso.screen()));
+    process.stdout.write(saved.join("\n"));
   } finally {
-    await execa("tmux", ["-S", socket, "kill-server"], { reject: false });
+    await iso?.stop();
+    await bg?.stop();
+    await tui.stop();
     await model.close();
-    // The killed shepherds and sheep may still be writing their last files for a moment.
-    await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -19,6 +19,7 @@ const FLAG_VALUES: Record<string, string[]> = {
   placement: ["tab", "pane", "workspace"],
   direction: ["right", "down"],
   scope: ["user", "project", "both"],
+  source: ["session", "screen"],
 };
 const SCOPES = ["user", "project", "both"];
 

@@ -33,7 +33,12 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     flags: { label: "label", placement: "placement", direction: "direction" },
   },
   { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
-  { name: "read", usage: "read <id|label> [--lines N]", summary: "recent screen text of a sheep", flags: { lines: "lines" } },
+  {
+    name: "read",
+    usage: "read <id|label> [--turns N] [--source session|screen] [--lines N]",
+    summary: "a sheep's recent conversation (prompts, answers, tool calls), or its screen",
+    flags: { turns: "turns", source: "source", lines: "lines" },
+  },
   {
     name: "diff",
     usage: "diff <id|label> [--stat]",
@@ -49,7 +54,7 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   {
     name: "close",
     usage: "close <id|label> [--remove-worktree [--force]]",
-    summary: "close a sheep and its pane (its session file is kept; a worktree too, unless --remove-worktree)",
+    summary: "close a sheep and its pane (its session file is kept, and said where; a worktree too, unless --remove-worktree)",
     switches: { "remove-worktree": "removeWorktree", force: "force" },
   },
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
@@ -69,15 +74,12 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | { sub: "sheep" | "herd" | "start" | "resume" | "read" | "prune" | "doctor" | "diff"; command: ToolCommand }
+  | {
+      sub: "sheep" | "herd" | "start" | "resume" | "read" | "status" | "close" | "land" | "diff" | "prune" | "doctor" | "messages" | "reply";
+      command: ToolCommand;
+    }
   /** The audit log is the person's record, not an action of the tool. */
-  | { sub: "log"; limit: number; agent?: string }
-  /** The tool takes an agentId here; the command also takes a label, resolved first. */
-  | { sub: "status"; target: string }
-  | { sub: "close"; target: string; removeWorktree?: boolean; force?: boolean }
-  | { sub: "land"; target: string; squash?: boolean }
-  | { sub: "messages"; target?: string; unreadOnly: boolean }
-  | { sub: "reply"; target: string; messageId: string; text: string };
+  | { sub: "log"; limit: number; agent?: string };
 
 export const DEFAULT_LOG_LINES = 20;
 export const MAX_LOG_LINES = 1000;
@@ -149,26 +151,31 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };
     case "status":
       arity(1, 1, "a sheep's id or label");
-      return { sub: info.name, target: positional[0]! };
-    case "close": {
-      arity(1, 1, "a sheep's id or label");
-      // Checked by the tool's own rules (force needs removeWorktree) before anything runs.
-      parseToolCommand({ ...flags, action: "close", agentId: positional[0] });
-      return { sub: info.name, target: positional[0]!, ...(flags as { removeWorktree?: boolean; force?: boolean }) };
-    }
+      return { sub: info.name, command: parseToolCommand({ action: info.name, agentId: positional[0] }) };
+    case "close":
     case "land":
       arity(1, 1, "a sheep's id or label");
-      return { sub: info.name, target: positional[0]!, ...(flags as { squash?: boolean }) };
+      return { sub: info.name, command: parseToolCommand({ ...flags, action: info.name, agentId: positional[0] }) };
     case "diff":
       arity(1, 1, "a sheep's id or label");
       return { sub: "diff", command: parseToolCommand({ ...flags, action: "diff", target: positional[0] }) };
     case "messages":
       arity(0, 1, "");
-      return { sub: "messages", ...(positional[0] !== undefined ? { target: positional[0] } : {}), unreadOnly: flags.unreadOnly === true };
+      return {
+        sub: "messages",
+        command: parseToolCommand({
+          action: "messages",
+          ...(positional[0] !== undefined ? { agentId: positional[0] } : {}),
+          unreadOnly: flags.unreadOnly === true,
+        }),
+      };
     case "reply":
       if (positional.length < 3) throw usageError(info, `"reply" needs a sheep's id or label, the question's id and your answer`);
       // The answer is the rest of the line, so it needs no quotes.
-      return { sub: "reply", target: positional[0]!, messageId: positional[1]!, text: positional.slice(2).join(" ") };
+      return {
+        sub: "reply",
+        command: parseToolCommand({ action: "reply", agentId: positional[0], messageId: positional[1], text: positional.slice(2).join(" ") }),
+      };
     case "herd":
     case "prune":
     case "doctor":

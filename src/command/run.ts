@@ -1,14 +1,13 @@
 import { errorText } from "../core/errors.js";
 import type { AuditEvent } from "../ports/audit.js";
-import type { Registry } from "../core/registry.js";
 import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
 import type { LoadedSettings } from "../settings.js";
 import type { ToolCommand } from "../tool/command.js";
 import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
 import type { ListedMessage } from "../core/mail.js";
-import { closeText, herdText, isolationText, messagesText, replyText, sheepLine, startedLine } from "../tool/format.js";
-import { commandWorktreeSteps, helpText, logNotice, readNotice, settingsNotice } from "./text.js";
+import { closeText, herdText, isolationText, messagesText, sheepLine, startedLine } from "../tool/format.js";
+import { commandWorktreeSteps, helpText, logNotice, settingsNotice } from "./text.js";
 import { quoteWord } from "./tokens.js";
 
 export interface Notice {
@@ -25,8 +24,6 @@ export interface ActionResult {
 export interface CommandDeps {
   /** The tool's own execute, bound to this shepherd and this UI: every subcommand runs the same core. */
   execute(command: ToolCommand): Promise<ActionResult>;
-  /** The live registry, to find a sheep by label. */
-  registry(): Promise<Registry>;
   /** The last events of the audit log, oldest first; with `agent`, of that sheep only. */
   log(o: { limit: number; agent?: string }): Promise<AuditEvent[]>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
@@ -37,10 +34,6 @@ export interface CommandDeps {
 const HOW_TO_START = "Start one with /shepherd start <agent> (/shepherd sheep lists agents).";
 
 const textOf = (r: ActionResult) => r.content.map((c) => c.text).join("");
-
-async function labelOf(deps: CommandDeps, agentId: string): Promise<string | undefined> {
-  return (await deps.registry()).agents.get(agentId)?.label;
-}
 
 async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
   const info = (text: string): Notice[] => [{ level: "info", text }];
@@ -65,35 +58,21 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
       return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
     }
-    case "status": {
-      const agentId = (await deps.registry()).resolve(cmd.target);
-      const r = await deps.execute({ action: "status", agentId });
-      return info(sheepLine(r.details.status as AgentStatus, deps.now()));
-    }
+    case "status":
+      return info(sheepLine((await deps.execute(cmd.command)).details.status as AgentStatus, deps.now()));
     case "close": {
-      // A closed sheep's label still leads to the worktree it kept.
-      const agentId = (await deps.registry()).resolve(cmd.target, { closed: cmd.removeWorktree === true });
-      const label = await labelOf(deps, agentId);
-      const r = await deps.execute({
-        action: "close",
-        agentId,
-        ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
-        ...(cmd.force !== undefined ? { force: cmd.force } : {}),
-      });
-      return info(closeText(r.details.closed as CloseOutcome, label, commandWorktreeSteps(label ?? agentId)));
+      // The tool's words, with the next steps for a kept worktree as a person types them.
+      const r = await deps.execute(cmd.command);
+      const closed = r.details.closed as CloseOutcome;
+      const label = typeof r.details.label === "string" ? r.details.label : undefined;
+      return info(closeText(closed, label, commandWorktreeSteps(label ?? closed.agentId)));
     }
-    case "land": {
-      const agentId = (await deps.registry()).resolve(cmd.target, { closed: true });
-      return info(textOf(await deps.execute({ action: "land", agentId, ...(cmd.squash !== undefined ? { squash: cmd.squash } : {}) })));
-    }
+    case "land":
+    case "read":
+      return info(textOf(await deps.execute(cmd.command)));
     case "diff":
       // Patches hold the repository's bytes: escape sequences in them must not reach the terminal as such.
       return info(visibleControls(textOf(await deps.execute(cmd.command))));
-    case "read": {
-      const r = await deps.execute(cmd.command);
-      const agentId = r.details.agentId as string;
-      return info(readNotice(await labelOf(deps, agentId), agentId, String(r.details.text ?? "")));
-    }
     case "sheep": {
       const r = await deps.execute(cmd.command);
       const skipped = (r.details.skipped as unknown[] | undefined)?.length ?? 0;
@@ -109,16 +88,14 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     case "log":
       return info(logNotice(await deps.log({ limit: cmd.limit, ...(cmd.agent !== undefined ? { agent: cmd.agent } : {}) }), cmd.agent));
     case "messages": {
-      const agentId = cmd.target === undefined ? undefined : (await deps.registry()).resolve(cmd.target);
-      const r = await deps.execute({ action: "messages", ...(agentId ? { agentId } : {}), unreadOnly: cmd.unreadOnly });
+      const r = await deps.execute(cmd.command);
+      const unreadOnly = cmd.command.action === "messages" && cmd.command.unreadOnly === true;
       const list = r.details.messages as ListedMessage[];
-      return info(messagesText(list, cmd.unreadOnly, (m) => `Answer it: /shepherd reply ${quoteWord(m.label)} ${m.messageId} <your answer>`));
+      return info(messagesText(list, unreadOnly, (m) => `Answer it: /shepherd reply ${quoteWord(m.label)} ${m.messageId} <your answer>`));
     }
-    case "reply": {
-      const agentId = (await deps.registry()).resolve(cmd.target);
-      const r = await deps.execute({ action: "reply", agentId, messageId: cmd.messageId, text: cmd.text });
-      return info(replyText(r.details.replied as { agentId: string; messageId: string }, await labelOf(deps, agentId)));
-    }
+    case "reply":
+      // The tool's own words: a reply reads the same to the model and to a person.
+      return info(textOf(await deps.execute(cmd.command)));
   }
 }
 

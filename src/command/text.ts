@@ -11,11 +11,6 @@ export function commandWorktreeSteps(name: string): WorktreeSteps {
   return { land: `/shepherd land ${quoteWord(name)}`, remove: `/shepherd close ${quoteWord(name)} --remove-worktree` };
 }
 
-export function readNotice(label: string | undefined, agentId: string, text: string): string {
-  const who = label ? `${label} (${agentId})` : agentId;
-  return `Screen of ${who}:\n${text.trimEnd() || "(the pane shows no text)"}`;
-}
-
 export function helpText(): string {
   return [
     "/shepherd <subcommand> (no argument: the herd and this help)",

@@ -31,13 +31,13 @@ export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}):
     delete rec.activePromptId;
     herd.unwatch(rec.agentId);
     // Only now that the pane is confirmed gone can nothing still be reading these files.
-    await herd.opts.host.cleanup(rec.agentId);
+    const sessionPath = await herd.opts.host.cleanup(rec.agentId);
     // With the sheep gone, nothing writes to its worktree any more.
     const worktree = await worktreeAfterClose(herd, rec, o);
     herd.bells.ring(rec.agentId);
     await herd.persist();
     herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
-    return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...worktree };
+    return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...(sessionPath ? { sessionPath } : {}), ...worktree };
   });
 }
 

@@ -4,7 +4,7 @@ import { every } from "./signals.js";
 import { errorText, isShepherdError, ShepherdError } from "./errors.js";
 import type { Shepherd } from "./shepherd.js";
 import type { Worktree } from "../ports/workspace.js";
-import type { AgentDefinition, DelegateMode, Evidence, Usage, WaitItem, WaitStatus } from "./types.js";
+import type { AgentDefinition, AgentState, DelegateMode, Evidence, Usage, WaitItem, WaitStatus } from "./types.js";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
@@ -23,6 +23,8 @@ export interface DelegateTask {
 
 export interface DelegateItem {
   agent: string;
+  /** The sheep's label: two sheep of one agent in one delegation are told apart by it. */
+  label?: string;
   task: string;
   status: WaitStatus;
   text?: string;
@@ -41,7 +43,11 @@ export interface DelegateProgress {
   mode: DelegateMode;
   done: number;
   total: number;
-  items: { agent: string; label?: string; agentId?: string; state: ItemPhase; elapsedSec: number }[];
+  /**
+   * Once its sheep is recorded, an unfinished item shows it as every live view does (sheepView):
+   * its state, and `since` when that state's clock started; elapsedSec is counted from there.
+   */
+  items: { agent: string; label?: string; agentId?: string; state: ItemPhase | AgentState; since?: string; elapsedSec: number }[];
 }
 
 export interface DelegateOptions {
@@ -76,8 +82,6 @@ interface Tracked {
   label?: string;
   agentId?: string;
   state: ItemPhase;
-  startedAt?: number;
-  finishedAt?: number;
 }
 
 const FINAL: ReadonlySet<ItemPhase> = new Set(["completed", "failed", "timeout", "cancelled", "blocked"]);
@@ -144,9 +148,9 @@ export class Delegation {
     const base = { agent: t.definition.name, task };
     const hooks = this.o.hooks;
     const detached = () => this.o.detach?.aborted === true;
-    const finish = (item: DelegateItem): DelegateItem => {
+    const finish = (result: DelegateItem): DelegateItem => {
+      const item = { ...result, ...(track.label ? { label: track.label } : {}) };
       track.state = item.status;
-      track.finishedAt = this.now();
       this.report();
       // A detached task is not over: the next shepherd finishes it, so nothing is recorded here.
       if (!detached()) hooks?.finished?.(i, item);
@@ -156,21 +160,24 @@ export class Delegation {
     if (this.o.signal?.aborted || detached())
       return finish({ ...base, status: "cancelled", error: "[cancelled] the delegation was aborted before this task started." });
     track.state = "starting";
-    track.startedAt = this.now();
     this.report();
     let agentId: string | undefined;
     let worktree: Worktree | undefined;
     try {
-      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd, ...(t.isolate ? { isolate: true } : {}) }, this.o.signal);
+      const onRecorded = (id: string, label: string) => {
+        // From here on the item shows its sheep as the widget does: one state, one clock.
+        track.agentId = id;
+        track.label = label;
+        this.report();
+      };
+      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd, onRecorded, ...(t.isolate ? { isolate: true } : {}) }, this.o.signal);
       agentId = started.agentId;
       worktree = started.worktree;
-      track.agentId = agentId;
-      track.label = started.label;
       track.state = "working";
       hooks?.started?.(i, agentId);
-      this.report();
       const { promptId } = await this.shepherd.prompt(agentId, task, hooks?.delegationId ? { delegationId: hooks.delegationId } : {});
       hooks?.prompted?.(i, promptId);
+      this.report();
       this.out(i);
       const r = await this.answer(promptId);
       const item: DelegateItem = {
@@ -229,43 +236,17 @@ export class Delegation {
   private report() {
     if (!this.o.onProgress) return;
     const now = this.now();
-    const items = this.tracked.map((t) => ({
-      agent: t.agent,
-      ...(t.label ? { label: t.label } : {}),
-      ...(t.agentId ? { agentId: t.agentId } : {}),
-      state: t.state,
-      elapsedSec: t.startedAt ? Math.round(((t.finishedAt ?? now) - t.startedAt) / 1000) : 0,
-    }));
+    const items = this.tracked.map((t) => {
+      const who = { agent: t.agent, ...(t.label ? { label: t.label } : {}), ...(t.agentId ? { agentId: t.agentId } : {}) };
+      const view = t.agentId && !FINAL.has(t.state) ? this.shepherd.view(t.agentId) : undefined;
+      if (!view) return { ...who, state: t.state, elapsedSec: 0 };
+      return {
+        ...who,
+        state: view.state,
+        ...(view.since ? { since: view.since } : {}),
+        elapsedSec: view.since ? Math.floor((now - Date.parse(view.since)) / 1000) : 0,
+      };
+    });
     this.o.onProgress({ mode: this.mode, done: this.tracked.filter((t) => FINAL.has(t.state)).length, total: this.tracked.length, items });
   }
-}
-
-/** The tool's verdict: every item failed throws; anything else returns. */
-export function delegateOutcome(mode: DelegateMode, items: DelegateItem[], total: number): { ok: number; summary: string } {
-  const verdict = delegateSummary(mode, items, total);
-  if (verdict.ok === 0) {
-    const reasons = items.map((i, n) => `${n + 1}. ${i.agent}: ${i.status}${i.error ? ` ${i.error}` : ""}`).join("\n");
-    const code = items.every((i) => i.status === "cancelled") ? "aborted" : "delegate_failed";
-    throw new ShepherdError(code, `${mode} delegation: no task succeeded.\n${reasons}`);
-  }
-  return verdict;
-}
-
-/** How many succeeded and the line that says so; a chain says where it stopped. */
-export function delegateSummary(mode: DelegateMode, items: readonly DelegateItem[], total: number): { ok: number; summary: string } {
-  const ok = items.filter((i) => i.status === "completed").length;
-  if (mode === "chain") {
-    const stopped = items.find((i) => i.status !== "completed");
-    return {
-      ok,
-      summary: stopped
-        ? `Chain stopped at step ${stopped.step} (${stopped.agent}): ${stopped.error ?? stopped.status}. ${ok}/${total} steps succeeded.`
-        : `Chain: ${ok}/${total} steps succeeded.`,
-    };
-  }
-  return {
-    ok,
-    summary:
-      mode === "single" ? (ok === 1 ? "" : `The task did not succeed: ${items[0]?.error ?? items[0]?.status ?? ""}`) : `Parallel: ${ok}/${total} succeeded.`,
-  };
 }

@@ -3,6 +3,7 @@ export type ErrorCode =
   | "invalid_params"
   | "unknown_definition"
   | "unknown_agent"
+  | "ambiguous_label"
   | "unknown_prompt"
   | "agent_closed"
   | "prompt_pending"

@@ -98,8 +98,7 @@ export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapsh
 
 /** The sheep's unsettled active prompt, if it has one. */
 export function activePrompt(herd: Herd, rec: AgentRecord): PromptRecord | undefined {
-  const active = rec.activePromptId ? herd.registry.prompts.get(rec.activePromptId) : undefined;
-  return active && !active.settled ? active : undefined;
+  return herd.registry.pending(rec);
 }
 
 /** Every prompt the sheep still owes: the active one, then the queued follow-ups in order. */

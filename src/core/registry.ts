@@ -42,23 +42,42 @@ export class Registry {
     return { missing: `[unknown_prompt] no prompt with id "${promptId}".` };
   }
 
+  /** The sheep's unsettled prompt, if it has one. */
+  pending(rec: AgentRecord): PromptRecord | undefined {
+    const active = rec.activePromptId ? this.prompts.get(rec.activePromptId) : undefined;
+    return active && !active.settled ? active : undefined;
+  }
+
   /** The live sheep wearing this label; labels of closed sheep may be reused, so they do not count. */
-  liveByLabel(label: string): AgentRecord | undefined {
-    for (const a of this.agents.values()) if (a.label === label && a.state !== "closed") return a;
-    return undefined;
+  liveByLabel(label: string): AgentRecord[] {
+    return [...this.agents.values()].filter((a) => a.label === label && a.state !== "closed");
   }
 
   /**
-   * A sheep named by its id or its live label (labels of closed sheep may be reused, so only live
-   * ones count). An id, or anything shaped like one, is passed through so the caller gives its
-   * own precise error (closed, a promptId, another shepherd's sheep).
+   * A sheep named by its id or its live label, for every action that takes a sheep (labels of
+   * closed sheep may be reused, so only live ones count). An id, or anything shaped like one, is
+   * passed through so the caller gives its own precise error (closed, a promptId, another
+   * shepherd's sheep). Two live sheep can share a label only after adopting another shepherd's
+   * herd; such a label names neither, and the error lists both ids.
    */
   resolve(target: string, o: { closed?: boolean } = {}): string {
     if (this.agents.has(target)) return target;
-    const byLabel = this.liveByLabel(target) ?? (o.closed ? this.newestByLabel(target) : undefined);
+    const byLabel = this.oneByLabel(target) ?? (o.closed ? this.newestByLabel(target) : undefined);
     if (byLabel) return byLabel.agentId;
     if (idKind(target) !== undefined) return target;
     throw new ShepherdError("unknown_agent", `no live sheep with id or label "${target}"; the herd lists them (action "herd", /shepherd herd).`);
+  }
+
+  /** The one live sheep wearing this label, if any; `[ambiguous_label]` with the ids when several do. */
+  oneByLabel(label: string): AgentRecord | undefined {
+    const found = this.liveByLabel(label);
+    if (found.length > 1) {
+      throw new ShepherdError(
+        "ambiguous_label",
+        `label "${label}" names ${found.length} live sheep: ${found.map((a) => a.agentId).join(", ")}; pass one of these ids instead.`,
+      );
+    }
+    return found[0];
   }
 
   /** The newest sheep, live or closed, that wore this label: closed sheep still have diffs and worktrees. */
@@ -67,7 +86,7 @@ export class Registry {
   }
 
   labelTaken(label: string): boolean {
-    return this.reserved.has(label) || this.liveByLabel(label) !== undefined;
+    return this.reserved.has(label) || this.liveByLabel(label).length > 0;
   }
 
   /** The sheep that runs (or is about to run) pi on this session file, if any. */

@@ -31,7 +31,7 @@ async function findCard(herd: Herd, target: string): Promise<ResumeCard> {
     }
     throw new ShepherdError("unknown_agent", `no sheep "${target}" with a kept session; /shepherd resume completes the ones that can be resumed.`);
   }
-  const live = herd.registry.liveByLabel(target);
+  const live = herd.registry.oneByLabel(target);
   if (live && !stopped(live)) throw running(live);
   if (live) {
     // Ours and exited: that sheep is the one meant, not an older one that wore the label.

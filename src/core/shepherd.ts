@@ -21,15 +21,17 @@ import type {
   AgentStatus,
   CloseOptions,
   CloseOutcome,
+  Conversation,
   DelegateMode,
   PromptOptions,
   ResumeCard,
+  SheepView,
   StartedAgent,
   StartRequest,
   SubmittedPrompt,
   WaitItem,
 } from "./types.js";
-import { herdFromFiles, herdStatus, readScreen, status, type HerdView } from "./views.js";
+import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
 
 export type { ShepherdOptions } from "./herd.js";
@@ -131,9 +133,20 @@ export class Shepherd {
     return herdStatus(this.herdState);
   }
 
-  /** The herd from records and files alone, for the widget; see views.herdFromFiles. */
-  herdFromFiles(): Promise<HerdView[]> {
-    return herdFromFiles(this.herdState, this.courier);
+  /** Updates the records from the sheep's files alone (no multiplexer call); see views.refreshFromFiles. */
+  refreshFromFiles(): Promise<HerdView[]> {
+    return refreshFromFiles(this.herdState, this.courier);
+  }
+
+  /** The live sheep as the widget shows them, from the records as they are now. */
+  views(): HerdView[] {
+    return herdViews(this.herdState, this.courier);
+  }
+
+  /** One sheep as every live view shows it; undefined once it is closed or forgotten. */
+  view(agentId: string): SheepView | undefined {
+    const rec = this.herdState.registry.agents.get(agentId);
+    return rec && rec.state !== "closed" ? sheepView(this.herdState.registry, rec) : undefined;
   }
 
   /** Sheep of other shepherds on the same agent dir, read-only. */
@@ -143,6 +156,11 @@ export class Shepherd {
 
   read(agentId: unknown, lines: number): Promise<string> {
     return readScreen(this.herdState, agentId, lines);
+  }
+
+  /** The last turns of the sheep's conversation, from its session file. */
+  conversation(agentId: unknown, turns: number): Promise<Conversation> {
+    return readConversation(this.herdState, agentId, turns);
   }
 
   close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome> {

@@ -80,6 +80,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   };
   // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
   herd.registry.agents.set(agentId, rec);
+  req.onRecorded?.(agentId, label);
   await herd.persist();
   herd.audit({
     event: "start",

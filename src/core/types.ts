@@ -127,6 +127,8 @@ export interface StartRequest {
   direction?: Direction;
   cwd: string;
   model?: string;
+  /** Told the sheep's id and label the moment its record exists, before it is ready. */
+  onRecorded?: (agentId: string, label: string) => void;
   /** A worktree of the cwd's repository on a branch of its own. */
   isolate?: boolean;
   /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
@@ -199,10 +201,48 @@ export interface CloseOptions {
   force?: boolean;
 }
 
+/**
+ * A sheep as every live view shows it (the widget, wait and delegate progress): its state and
+ * since when that state's clock runs. One source, so no two views disagree on either.
+ */
+export interface SheepView {
+  agentId: string;
+  agent: string;
+  label: string;
+  state: AgentState;
+  /** starting: since the sheep was recorded; working: since its prompt was submitted; no clock otherwise. */
+  since?: string;
+}
+
+/** One line of a sheep's conversation as `read` shows it: a prompt it got, an answer, a tool call. */
+export interface ConversationLine {
+  kind: "prompt" | "answer" | "tool" | "error";
+  text: string;
+  /** A tool call whose result was an error. */
+  failed?: boolean;
+}
+
+/** A prompt and what the sheep did with it. */
+export interface ConversationTurn {
+  at?: string;
+  lines: ConversationLine[];
+}
+
+/** The last turns of a sheep's conversation, from its session file. */
+export interface Conversation {
+  sessionPath: string;
+  /** Undefined when the session file does not exist (yet). */
+  turns?: ConversationTurn[];
+  /** Turns before these exist. */
+  earlier: boolean;
+}
+
 export interface CloseOutcome {
   agentId: string;
   cancelledPromptIds: string[];
   alreadyClosed: boolean;
+  /** Where the sheep's session file is kept; absent when it wrote none. */
+  sessionPath?: string;
   /** An isolated sheep's worktree after the close: kept (the default) or removed. */
   worktree?: { path: string; branch: string; removed: boolean };
 }

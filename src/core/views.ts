@@ -6,16 +6,23 @@ import type { Herd } from "./herd.js";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.js";
 import { howEnded } from "./liveness.js";
 import { findRecord } from "./persistence.js";
-import type { AgentRecord, AgentStatus } from "./types.js";
+import type { Registry } from "./registry.js";
+import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.js";
 
-/** A sheep as the widget shows it. */
-export interface HerdView extends AgentStatus {
-  promptSubmittedAt?: string;
+/**
+ * A sheep as the widget shows it: the view every live view shares (its state and clock), and
+ * what the asynchronous herd adds.
+ */
+export interface HerdView extends SheepView {
+  /** It works in a worktree of its own: its edits are not in the person's checkout. */
+  worktree?: boolean;
+  /** Prompts queued behind the active one (follow-ups). */
+  queued?: number;
   /** Results of this sheep owed to the conversation and not yet delivered (notify, background). */
   undelivered?: number;
   /** Its latest progress message. */
   progress?: string;
-  /** The question it waits to have answered. */
+  /** The question it waits to have answered (known from its files: as of the last refresh). */
   asking?: { messageId: string; text: string };
 }
 
@@ -52,37 +59,71 @@ export async function herdStatus(herd: Herd): Promise<AgentStatus[]> {
 }
 
 /**
- * The herd as the records and the sheep's files say, without asking the multiplexer: cheap
- * enough to refresh a widget every second. Reading the files settles any result that landed,
- * and that is written through like every other settlement.
+ * Brings the records up to date from the sheep's files alone, without asking the multiplexer:
+ * cheap enough to run every second for the widget. Reading the files settles any result that
+ * landed, and that is written through like every other settlement.
  */
-export async function herdFromFiles(herd: Herd, courier?: Courier): Promise<HerdView[]> {
+export async function refreshFromFiles(herd: Herd, courier?: Courier): Promise<HerdView[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
-  return Promise.all(
+  const asking = new Map<string, { messageId: string; text: string }>();
+  await Promise.all(
     live.map(async (rec) => {
       // A dialog in the sheep opens and closes with no tool call to notice it: the sheep's report
       // decides between working, blocked and idle here too.
       const snap = await refresh(herd, rec).catch(() => undefined);
       if (snap) deriveState(herd, rec, snap, rec.state !== "exited");
-      const pending = activePrompt(herd, rec);
-      let undelivered = 0;
-      if (courier) for (const p of herd.registry.prompts.values()) if (p.agentId === rec.agentId && courier.undelivered(p)) undelivered++;
-      const progress = courier?.lastProgress.get(rec.agentId);
-      return {
-        ...describe(herd, rec, rec.state !== "exited"),
-        ...(pending ? { promptSubmittedAt: pending.submittedAt } : {}),
-        ...(undelivered ? { undelivered } : {}),
-        ...(progress ? { progress: progress.text } : {}),
-        ...(snap?.asking ? { asking: snap.asking } : {}),
-      };
+      if (snap?.asking) asking.set(rec.agentId, snap.asking);
     }),
   );
+  // The sheep refreshed here that are still ours: one recorded meanwhile is shown next time.
+  return live
+    .filter((rec) => herd.registry.agents.get(rec.agentId) === rec && rec.state !== "closed")
+    .map((rec) => {
+      const question = asking.get(rec.agentId);
+      return { ...herdView(herd, rec, courier), ...(question ? { asking: question } : {}) };
+    });
+}
+
+/** A sheep for the widget from the records and the courier alone (no file, no multiplexer). */
+export function herdView(herd: Herd, rec: AgentRecord, courier?: Courier): HerdView {
+  const active = activePrompt(herd, rec);
+  const queued = pendingPrompts(herd, rec).filter((p) => p !== active).length;
+  let undelivered = 0;
+  if (courier) for (const p of herd.registry.prompts.values()) if (p.agentId === rec.agentId && courier.undelivered(p)) undelivered++;
+  const progress = courier?.lastProgress.get(rec.agentId);
+  return {
+    ...sheepView(herd.registry, rec),
+    ...(rec.worktree ? { worktree: true } : {}),
+    ...(queued ? { queued } : {}),
+    ...(undelivered ? { undelivered } : {}),
+    ...(progress ? { progress: progress.text } : {}),
+  };
+}
+
+/** What every live view shows of one sheep, from the records alone (no file, no multiplexer). */
+export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
+  const base = { agentId: rec.agentId, agent: rec.agent, label: rec.label, state: rec.state };
+  if (rec.state === "starting") return { ...base, since: rec.createdAt };
+  // Blocked has no clock: when the sheep began to wait on a person is not known, only its prompt's age.
+  const pending = rec.state === "working" ? registry.pending(rec) : undefined;
+  return pending ? { ...base, since: pending.submittedAt } : base;
+}
+
+/** Every sheep that is not closed, as the widget shows them (a question asked as of the last refresh left out). */
+export function herdViews(herd: Herd, courier?: Courier): HerdView[] {
+  return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier));
 }
 
 export async function readScreen(herd: Herd, agentId: unknown, lines: number): Promise<string> {
   const rec = await findRecord(herd, agentId);
   if (rec.state === "closed") throw new ShepherdError("agent_closed", `sheep ${rec.agentId} is closed; its pane is gone.`);
   return herd.opts.runtime.read(rec.paneId, lines);
+}
+
+/** The sheep's last turns from its session file; a closed sheep's file is kept, so it still answers. */
+export async function readConversation(herd: Herd, agentId: unknown, turns: number): Promise<Conversation> {
+  const rec = await findRecord(herd, agentId);
+  return herd.opts.host.conversation(rec.agentId, turns);
 }
 
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {

@@ -9,11 +9,16 @@ import { settle, settleFromDisk } from "./ledger.js";
 import { howEnded } from "./liveness.js";
 import { every } from "./signals.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
+import { sheepView } from "./views.js";
 
 export interface WaitProgress {
   done: number;
   total: number;
-  items: { promptId: string; agentId?: string; label?: string; state: string; elapsedMs: number }[];
+  /**
+   * Until its result, an item shows its sheep as every live view does (sheepView): the sheep's
+   * state, and `since` its prompt was submitted; elapsedMs is counted from there too.
+   */
+  items: { promptId: string; agentId?: string; label?: string; agent?: string; state: string; since?: string; elapsedMs: number }[];
 }
 
 export interface WaitOptions {
@@ -34,21 +39,20 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
   const { clock, registry } = herd;
   const timeoutSec = opts.timeoutSec ?? herd.opts.defaultWaitTimeoutSec;
   const deadline = clock.now() + timeoutSec * 1000;
-  const started = clock.now();
-  const states = new Map<string, string>();
+  const finished = new Map<string, string>();
   const report = () => {
     if (!opts.onProgress) return;
+    const now = clock.now();
     const items = promptIds.map((id) => {
       const p = registry.prompts.get(id);
       const a = p ? registry.agents.get(p.agentId) : undefined;
-      return {
-        promptId: id,
-        ...(a ? { agentId: a.agentId, label: a.label } : {}),
-        state: states.get(id) ?? "waiting",
-        elapsedMs: clock.now() - started,
-      };
+      const who = a ? { agentId: a.agentId, label: a.label, agent: a.agent } : {};
+      const status = finished.get(id);
+      if (status !== undefined || !a) return { promptId: id, ...who, state: status ?? "waiting", elapsedMs: 0 };
+      const { state, since } = sheepView(registry, a);
+      return { promptId: id, ...who, state, ...(since ? { since } : {}), elapsedMs: since ? now - Date.parse(since) : 0 };
     });
-    opts.onProgress({ done: items.filter((i) => i.state !== "waiting").length, total: items.length, items });
+    opts.onProgress({ done: promptIds.filter((id) => finished.has(id)).length, total: items.length, items });
   };
   // Held while the wait runs: a result or question of these goes back through this wait.
   const held = opts.quiet
@@ -65,7 +69,7 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
     const items = await Promise.all(
       promptIds.map(async (id) => {
         const item = await waitOne(herd, id, deadline, opts.signal);
-        states.set(id, item.status);
+        finished.set(id, item.status);
         report();
         return item;
       }),

@@ -3,7 +3,7 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, ResumeCard, SheepMessage, Usage } from "../core/types.js";
+import type { AgentDefinition, Conversation, ResumeCard, SheepMessage, Usage } from "../core/types.js";
 import type { ExitStatus, PaneCommand } from "./runtime.js";
 
 export interface PrepareRequest {
@@ -95,10 +95,15 @@ export interface SheepHost {
   subscribe(agentId: string, onChange: () => void): () => void;
   /** A private file for the patch of a prompt's evidence (its directory made); kept after close. */
   evidencePath(agentId: string, promptId: string): Promise<string>;
-  /** Removes the sheep's private files except its session file, its evidence and the card to resume it by. */
-  cleanup(agentId: string): Promise<void>;
+  /**
+   * Removes the sheep's private files except its session file, its evidence and the card to resume
+   * it by; returns the session file's path if the sheep wrote one.
+   */
+  cleanup(agentId: string): Promise<string | undefined>;
   /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */
   resumeCard(agentId: string): Promise<ResumeCard | undefined>;
   /** Every such card, any shepherd's, oldest first. */
   resumeCards(): Promise<ResumeCard[]>;
+  /** The last turns of the sheep's conversation, from its session file (kept after close). */
+  conversation(agentId: string, turns: number): Promise<Conversation>;
 }

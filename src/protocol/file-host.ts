@@ -3,7 +3,7 @@ import { readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises"
 import { isWellFormedId } from "../core/ids.js";
 import type { SheepMessage } from "../core/types.js";
 import { buildLaunchSpec } from "../launch/spec.js";
-import type { ResumeCard } from "../core/types.js";
+import type { Conversation, ResumeCard } from "../core/types.js";
 import {
   resumeCardOf,
   type Delivery,
@@ -20,6 +20,7 @@ import { MAX_LOG_BYTES, parseMessageLog } from "./message-log.js";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.js";
 import { pidAlive } from "./pid.js";
 import { readResumeCard, readResumeCards } from "./resume-card.js";
+import { readSessionTail } from "./session-log.js";
 
 export interface FileHostOptions {
   agentDir: string;
@@ -228,13 +229,22 @@ export class FileSheepHost implements SheepHost {
     };
   }
 
+  async conversation(agentId: string, turns: number): Promise<Conversation> {
+    // The session the sheep was launched with, found from its id (a resumed sheep's card names the
+    // session it continues, checked to be a sheep's): a path recorded in state.json could have
+    // been forged to point anywhere.
+    const sessionPath = readResumeCard(this.o.agentDir, agentId)?.sessionPath ?? this.layout(agentId).session;
+    const tail = await readSessionTail(sessionPath, turns);
+    return { sessionPath, ...(tail ? { turns: tail.turns } : {}), earlier: tail?.earlier ?? false };
+  }
+
   async evidencePath(agentId: string, promptId: string): Promise<string> {
     const layout = this.layout(agentId);
     await ensurePrivateDir(layout.evidence);
     return layout.evidenceFile(promptId);
   }
 
-  async cleanup(agentId: string): Promise<void> {
+  async cleanup(agentId: string): Promise<string | undefined> {
     this.deadSince.delete(agentId);
     this.logs.delete(agentId);
     const layout = this.layout(agentId);
@@ -242,16 +252,18 @@ export class FileSheepHost implements SheepHost {
     // the card that resumes it, while there is a conversation to resume (a resumed sheep's is
     // in the directory of the sheep it continues), and the evidence: the patches of its work,
     // which its results name.
-    const keep = new Set(["session.jsonl", "evidence", ...(readResumeCard(this.o.agentDir, agentId) ? ["resume.json"] : [])]);
+    const card = readResumeCard(this.o.agentDir, agentId);
+    const keep = new Set(["session.jsonl", "evidence", ...(card ? ["resume.json"] : [])]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
     } catch {
-      return;
+      return undefined;
     }
     await Promise.all(names.filter((n) => !keep.has(n)).map((n) => rm(`${layout.dir}/${n}`, { recursive: true, force: true })));
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
+    return card?.sessionPath ?? (names.includes("session.jsonl") ? layout.session : undefined);
   }
 
   async resumeCard(agentId: string): Promise<ResumeCard | undefined> {

@@ -24,6 +24,8 @@ import {
 const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;
 const DIRECTIONS = ["right", "down"] as const;
+const SOURCES = ["session", "screen"] as const;
+export type ReadSource = (typeof SOURCES)[number];
 const DELIVER_AS = ["steer", "followUp"] as const;
 
 export interface RawTask {
@@ -55,15 +57,17 @@ export type ToolCommand =
       direction?: Direction;
       confirmProjectAgents?: boolean;
     }
-  | { action: "prompt"; agentId: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string }
+  /** `target` is a sheep's id or its live label; dispatch resolves it (Registry.resolve). */
+  | { action: "prompt"; target: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string }
   | { action: "wait"; promptIds: string[]; timeout?: number }
-  | { action: "status"; agentId: string }
-  | { action: "close"; agentId: string; removeWorktree?: boolean; force?: boolean }
+  | { action: "status"; target: string }
+  | { action: "close"; target: string; removeWorktree?: boolean; force?: boolean }
   | { action: "diff"; target: string; stat?: boolean }
-  | { action: "land"; agentId: string; squash?: boolean }
+  | { action: "land"; target: string; squash?: boolean }
   | { action: "sheep"; agentScope?: AgentScope }
   | { action: "herd"; all?: boolean }
-  | { action: "read"; target: string; lines?: number }
+  /** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`. */
+  | { action: "read"; target: string; source: ReadSource; turns?: number; lines?: number }
   | { action: "prune" }
   | { action: "messages"; agentId?: string; unreadOnly?: boolean }
   | { action: "reply"; agentId: string; messageId: string; text: string }
@@ -113,7 +117,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
       });
     }
     case "prompt": {
-      const agentId = requireString(p, "agentId", action);
+      const target = requireString(p, "agentId", action);
       const message = p.message;
       if (typeof message !== "string" || message.length === 0) {
         throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
@@ -124,7 +128,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
       }
       return defined<CommandOf<"prompt">>({
         action,
-        agentId,
+        target,
         message,
         notify: optionalBoolean(p, "notify"),
         deliverAs: optionalEnum(p, "deliverAs", DELIVER_AS),
@@ -141,25 +145,30 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     case "wait":
       return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
     case "status":
-      return { action, agentId: requireString(p, "agentId", action) };
+      return { action, target: requireString(p, "agentId", action) };
     case "close": {
       const removeWorktree = optionalBoolean(p, "removeWorktree");
       const force = optionalBoolean(p, "force");
       if (force !== undefined && removeWorktree !== true) {
         throw new ShepherdError("invalid_params", '"force" only applies together with "removeWorktree": true.');
       }
-      return defined<CommandOf<"close">>({ action, agentId: requireString(p, "agentId", action), removeWorktree, force });
+      return defined<CommandOf<"close">>({ action, target: requireString(p, "agentId", action), removeWorktree, force });
     }
     case "diff":
       return defined<CommandOf<"diff">>({ action, target: requireString(p, "target", action), stat: optionalBoolean(p, "stat") });
     case "land":
-      return defined<CommandOf<"land">>({ action, agentId: requireString(p, "agentId", action), squash: optionalBoolean(p, "squash") });
+      return defined<CommandOf<"land">>({ action, target: requireString(p, "agentId", action), squash: optionalBoolean(p, "squash") });
     case "sheep":
       return defined<CommandOf<"sheep">>({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
     case "herd":
       return defined<CommandOf<"herd">>({ action, all: optionalBoolean(p, "all") });
-    case "read":
-      return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), lines: optionalNumber(p, "lines", 1, 10_000) });
+    case "read": {
+      const source = optionalEnum(p, "source", SOURCES) ?? "session";
+      const turns = optionalNumber(p, "turns", 1, 100);
+      if (turns !== undefined && source === "screen")
+        throw new ShepherdError("invalid_params", '"turns" counts turns of the session file; the screen is read by "lines".');
+      return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), source, turns, lines: optionalNumber(p, "lines", 1, 10_000) });
+    }
     case "prune":
     case "doctor":
       return { action };

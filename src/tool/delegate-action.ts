@@ -1,12 +1,11 @@
 import type { BackgroundStarted } from "../core/background.js";
-import { Delegation, delegateOutcome, type DelegateItem, type DelegateMode, type DelegateTask } from "../core/delegate.js";
+import { Delegation, type DelegateTask } from "../core/delegate.js";
 import { ShepherdError } from "../core/errors.js";
 import type { ToolCommand } from "./command.js";
 import { definitionPicker } from "./definitions.js";
 import type { DispatchContext } from "./dispatch.js";
 import { resolveCwd } from "./cwd.js";
-import { evidenceBlock } from "./evidence-text.js";
-import { isolationText } from "./format.js";
+import { delegateOutcome, delegateText } from "./delegate-text.js";
 
 export async function delegateAction(cmd: Extract<ToolCommand, { action: "delegate" }>, ctx: DispatchContext) {
   const { settings } = ctx;
@@ -45,20 +44,6 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
   }).run();
   const { summary } = delegateOutcome(mode, items, list.length);
   return { text: delegateText(mode, items, summary), details: { mode, results: items } };
-}
-
-export function delegateText(mode: DelegateMode, items: readonly DelegateItem[], summary: string): string {
-  const body = (i: DelegateItem) => {
-    const answer = i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`;
-    const extra = [evidenceBlock(i, { patch: true }), i.worktree && i.agentId ? isolationText({ agentId: i.agentId, worktree: i.worktree }) : undefined];
-    return [answer, ...extra.filter((x) => x !== undefined)].join("\n\n");
-  };
-  if (mode === "single") return body(items[0]!);
-  if (mode === "chain") {
-    const last = items[items.length - 1]!;
-    return `${summary}\n\n${last.status === "completed" ? body(last) : items.map((i) => `## step ${i.step} · ${i.agent} · ${i.status}\n${body(i)}`).join("\n\n")}`;
-  }
-  return `${summary}\n\n${items.map((i, n) => `## ${n + 1}. ${i.agent} · ${i.status}\n${body(i)}`).join("\n\n")}`;
 }
 
 /** What a background delegation says when it returns: what runs, what waits, and that the results will come. */

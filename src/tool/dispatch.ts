@@ -4,6 +4,7 @@ import type { Settings } from "../settings.js";
 import { delegateAction } from "./delegate-action.js";
 import {
   closeText,
+  conversationText,
   diffText,
   herdText,
   landText,
@@ -12,11 +13,15 @@ import {
   pruneText,
   replyHowTo,
   replyText,
+  screenText,
   sheepLine,
   sheepText,
   startText,
+  turnsText,
   waitText,
+  whoText,
 } from "./format.js";
+import { lastLines, withoutPiFrame } from "./pi-screen.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { discoverFor } from "./definitions.js";
 import { startAction } from "./start-action.js";
@@ -39,6 +44,11 @@ export interface DispatchContext {
 }
 
 const MAX_TEXT = 50_000;
+/**
+ * More than pi's frame and footer take at the bottom of a sheep's pane: pi draws full screen, so
+ * blank rows can stand between its last words and its editor.
+ */
+const PI_FRAME_LINES = 200;
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 
 /** What the model reads inline is capped; the full text always stays in details. */
@@ -72,7 +82,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, startText(started), { agent: started });
     }
     case "prompt": {
-      const submitted = await shepherd.prompt(cmd.agentId, cmd.message, {
+      const submitted = await shepherd.prompt(shepherd.registry.resolve(cmd.target), cmd.message, {
         ...(cmd.notify !== undefined ? { notify: cmd.notify } : {}),
         ...(cmd.deliverAs !== undefined ? { deliverAs: cmd.deliverAs } : {}),
         ...(cmd.requestId !== undefined ? { requestId: cmd.requestId } : {}),
@@ -80,7 +90,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, promptText(submitted), { prompt: submitted });
     }
     case "messages": {
-      const messages = await shepherd.messages(cmd.agentId, cmd.unreadOnly === true);
+      const messages = await shepherd.messages(cmd.agentId === undefined ? undefined : shepherd.registry.resolve(cmd.agentId), cmd.unreadOnly === true);
       return result(
         action,
         messagesText(messages, cmd.unreadOnly === true, (m) => replyHowTo(m.agentId, m.messageId)),
@@ -88,29 +98,35 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       );
     }
     case "reply": {
-      const replied = await shepherd.reply(cmd.agentId, cmd.messageId, cmd.text);
+      const replied = await shepherd.reply(shepherd.registry.resolve(cmd.agentId), cmd.messageId, cmd.text);
       return result(action, replyText(replied, shepherd.registry.agents.get(replied.agentId)?.label), { replied });
     }
     case "wait": {
-      const labels = () => new Map([...shepherd.registry.agents.values()].map((a) => [a.agentId, a.label]));
-      const results = await shepherd.wait(cmd.promptIds, {
+      const settled = await shepherd.wait(cmd.promptIds, {
         timeoutSec: cmd.timeout ?? settings.waitTimeout,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
         ...(ctx.onProgress ? { onProgress: (pr: WaitProgress) => ctx.onProgress!(`${pr.done}/${pr.total} done`, { action, progress: pr }) } : {}),
       });
-      return result(action, waitText(results, labels()), { results });
+      // Each result names its sheep, so a person (and the model) sees who answered, not a prompt id.
+      const results = settled.map((r) => {
+        const a = shepherd.registry.agents.get(r.agentId);
+        return a ? { ...r, label: a.label, agent: a.agent } : r;
+      });
+      return result(action, waitText(results), { results });
     }
     case "status": {
-      const status = await shepherd.status(cmd.agentId);
+      const status = await shepherd.status(shepherd.registry.resolve(cmd.target));
       return result(action, sheepLine(status), { status });
     }
     case "close": {
-      const label = shepherd.registry.agents.get(cmd.agentId)?.label;
-      const closed = await shepherd.close(cmd.agentId, {
+      // Removing a kept worktree is for a closed sheep too: its last label still leads to it.
+      const agentId = shepherd.registry.resolve(cmd.target, { closed: cmd.removeWorktree === true });
+      const label = shepherd.registry.agents.get(agentId)?.label;
+      const closed = await shepherd.close(agentId, {
         ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
         ...(cmd.force !== undefined ? { force: cmd.force } : {}),
       });
-      return result(action, closeText(closed, label), { closed });
+      return result(action, closeText(closed, label), { closed, ...(label !== undefined ? { label } : {}) });
     }
     case "diff": {
       // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.
@@ -118,7 +134,8 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, diffText(evidence, cmd.stat === true), { ...evidence });
     }
     case "land": {
-      const landed = await shepherd.land(cmd.agentId, { squash: cmd.squash === true });
+      // A closed isolated sheep keeps its worktree: it can still be landed, by id or its last label.
+      const landed = await shepherd.land(shepherd.registry.resolve(cmd.target, { closed: true }), { squash: cmd.squash === true });
       return result(action, landText(landed), { landed });
     }
     case "sheep": {
@@ -155,8 +172,25 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
     }
     case "read": {
       const agentId = shepherd.registry.resolve(cmd.target);
-      const text = await shepherd.read(agentId, cmd.lines ?? 40);
-      return result(action, text || "(the pane shows no text)", { agentId, text });
+      const rec = shepherd.registry.agents.get(agentId);
+      const who = whoText({ agentId, ...(rec ? { label: rec.label, agent: rec.agent } : {}) });
+      const { source } = cmd;
+      if (source === "screen") {
+        const lines = cmd.lines ?? 40;
+        // pi's editor frame and footer fill the bottom of the pane: ask for more, keep `lines` of the rest.
+        const text = lastLines(withoutPiFrame(await shepherd.read(agentId, Math.min(10_000, lines + PI_FRAME_LINES))), lines);
+        return result(action, screenText(who, text), { agentId, source, text });
+      }
+      const conversation = await shepherd.conversation(agentId, cmd.turns ?? 3);
+      const all = turnsText(conversation.turns ?? []);
+      const text = cmd.lines === undefined ? all : lastLines(all, cmd.lines);
+      return result(action, conversationText(who, conversation, text), {
+        agentId,
+        source,
+        text,
+        sessionPath: conversation.sessionPath,
+        turns: conversation.turns ?? [],
+      });
     }
     case "delegate": {
       const { text, details } = await delegateAction(cmd, ctx);

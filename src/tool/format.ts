@@ -2,7 +2,7 @@ import type { ListedMessage } from "../core/mail.js";
 import type { SkippedFile } from "../agents/discover.js";
 import type { DoctorReport } from "../doctor/types.js";
 import type { LandOutcome, LatestEvidence, PruneOutcome } from "../core/shepherd.js";
-import type { AgentDefinition, AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
+import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
 import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.js";
 
 /**
@@ -68,15 +68,41 @@ export function replyHowTo(agentId: string, messageId: string): string {
   return `Answer with {"action":"reply","agentId":"${agentId}","messageId":"${messageId}","text":"..."}; its shepherd_message call returns your text.`;
 }
 
-export function waitText(items: WaitItem[], labels: Map<string, string>): string {
+/**
+ * Items grouped by a shared reason, in order of first appearance, so the same words are said
+ * once (an abort cancels every task alike). An item whose key is undefined stands alone.
+ */
+export function sameReason<T>(items: T[], key: (item: T) => string | undefined): T[][] {
+  const groups: T[][] = [];
+  const byKey = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = k === undefined ? undefined : byKey.get(k);
+    if (group) group.push(item);
+    else {
+      const fresh = [item];
+      groups.push(fresh);
+      if (k !== undefined) byKey.set(k, fresh);
+    }
+  }
+  return groups;
+}
+
+/** `label (id, agent)`: a sheep named for a reader, most telling part first. */
+export function whoText(s: { agentId?: string; label?: string; agent?: string }): string {
+  const inner = [s.agentId, s.agent && s.agent !== s.label ? s.agent : undefined].filter(Boolean).join(", ");
+  if (!s.label) return s.agentId || "unknown sheep";
+  return inner ? `${s.label} (${inner})` : s.label;
+}
+
+export function waitText(items: (WaitItem & { label?: string; agent?: string })[]): string {
   const done = items.filter((i) => i.status === "completed").length;
   const head = items.length === 1 ? "" : `${done}/${items.length} completed.\n\n`;
   return (
     head +
     items
       .map((i) => {
-        const who = labels.get(i.agentId) ? `${labels.get(i.agentId)} (${i.agentId})` : i.agentId || "unknown sheep";
-        const title = `## ${i.promptId} · ${who} · ${i.status}`;
+        const title = `## ${whoText(i)} · ${i.status} · ${i.promptId}`;
         if (i.status === "timeout") return `${title}\nStill working; nothing was stopped. Wait again with the same promptId.`;
         if (i.status === "blocked" && i.question) {
           return `${title}\n${questionText(i.question, "The sheep", replyHowTo(i.agentId, i.question.messageId))} The prompt stays pending: wait for it again after replying.`;
@@ -137,13 +163,14 @@ function closedWorktreeText(c: CloseOutcome, next: WorktreeSteps): string {
   return ` Its worktree ${wt.path} and branch ${wt.branch} are kept: land its work with ${next.land}, or remove them with ${next.remove}.`;
 }
 
-/** `Closed label (id); its session file is kept.` and what became of its worktree. */
+/** `Closed label (id); its session file is kept at /path.` and what became of its worktree. */
 export function closeText(c: CloseOutcome, label: string | undefined, next: WorktreeSteps = toolWorktreeSteps(c.agentId)): string {
   const who = label ? `${label} (${c.agentId})` : c.agentId;
   const worktree = closedWorktreeText(c, next);
   if (c.alreadyClosed) return `${who} was already closed.${worktree}`;
   const cancelled = c.cancelledPromptIds.length ? ` Cancelled its pending prompt ${c.cancelledPromptIds.join(", ")}.` : "";
-  return `Closed ${who}; its session file is kept.${cancelled}${worktree}`;
+  const kept = c.sessionPath ? `its session file is kept at ${c.sessionPath}` : "it wrote no session file";
+  return `Closed ${who}; ${kept}.${cancelled}${worktree}`;
 }
 
 export function pruneText(p: PruneOutcome): string {
@@ -175,6 +202,35 @@ export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): st
     for (const s of skipped) lines.push(`- ${s.path}: ${s.reason}`);
   }
   return lines.join("\n") || "No agent definitions found.";
+}
+
+/** A conversation for reading: `> ` before the prompt's lines, `· ` before each tool call, the answer plain. */
+export function turnsText(turns: ConversationTurn[]): string {
+  return turns
+    .map((t) =>
+      t.lines
+        .map((l) => {
+          if (l.kind === "prompt") return l.text.replace(/^/gm, "> ");
+          if (l.kind === "tool") return `· ${l.text}${l.failed ? " (failed)" : ""}`;
+          if (l.kind === "error") return `! ${l.text}`;
+          return l.text;
+        })
+        .join("\n"),
+    )
+    .join("\n\n");
+}
+
+/** What `read` says of a sheep's session: a heading naming it and the file, then `body` (turnsText, perhaps cut). */
+export function conversationText(who: string, c: Conversation, body: string): string {
+  if (!c.turns) return `${who} has no conversation yet: its session file ${c.sessionPath} does not exist.`;
+  if (c.turns.length === 0) return `${who} has had no prompt yet (session file ${c.sessionPath}).`;
+  const n = c.turns.length;
+  const earlier = c.earlier ? "; earlier ones are not shown" : "";
+  return `The last ${n === 1 ? "turn" : `${n} turns`} of ${who}, from ${c.sessionPath}${earlier}:\n\n${body}`;
+}
+
+export function screenText(who: string, text: string): string {
+  return `Screen of ${who}:\n${text || "(the pane shows no text)"}`;
 }
 
 /** A sheep's messages, grouped by sheep; `how` says how to answer a question that waits. */

@@ -79,7 +79,7 @@ export function coerce(raw: unknown): Params {
   const obj = objectOf(raw);
   if (!obj) throw new ShepherdError("invalid_params", "parameters must be a JSON object with an action.");
   const out = withLenientArrays(obj);
-  for (const k of ["timeout", "lines"]) {
+  for (const k of ["timeout", "lines", "turns"]) {
     if (typeof out[k] === "string" && (out[k] as string).trim() !== "" && Number.isFinite(Number(out[k]))) out[k] = Number(out[k]);
   }
   for (const k of BOOLEAN_KEYS) if (k in out) out[k] = booleanText(out[k]);

@@ -4,8 +4,7 @@
  * everything, the full texts included.
  */
 import type { Push } from "../core/courier.js";
-import { delegateSummary } from "../core/delegate.js";
-import { delegateText } from "./delegate-action.js";
+import { delegateSummary, delegateText } from "./delegate-text.js";
 import { boundedText } from "./dispatch.js";
 import { questionText, replyHowTo } from "./format.js";
 

@@ -4,8 +4,10 @@ import type { Push } from "../core/courier.js";
  * What a person sees of a shepherd call in pi's transcript. Pure text with colours from an
  * injected theme, so it is tested without a terminal; extensions/render.ts wraps it.
  */
-import type { Evidence } from "../core/types.js";
+import type { Evidence, SheepView } from "../core/types.js";
 import { fileLine, inFiles, visibleControls } from "./evidence-text.js";
+import { sameReason } from "./format.js";
+import { sheepName, stateClock } from "./widget-text.js";
 
 export interface Paint {
   fg(color: "accent" | "success" | "error" | "warning" | "muted" | "dim" | "toolTitle", text: string): string;
@@ -19,7 +21,12 @@ const oneLine = (s: string, max: number) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
-export function renderCallText(args: Args, t: Paint): string {
+/** Text shown whole when expanded (Ctrl+O), else one line cut at `max`. */
+function preview(text: string, max: number, expanded: boolean, indent: string): string {
+  return expanded ? text.split("\n").join(`\n${indent}`) : oneLine(text, max);
+}
+
+export function renderCallText(args: Args, t: Paint, expanded = false): string {
   const action = typeof args.action === "string" ? args.action : "?";
   const head = t.fg("toolTitle", t.bold(`shepherd ${action}`));
   const s = (k: string) => (typeof args[k] === "string" ? (args[k] as string) : undefined);
@@ -32,7 +39,7 @@ export function renderCallText(args: Args, t: Paint): string {
       if (args.isolate === true) parts.push(t.fg("dim", "⎇ isolated"));
       break;
     case "prompt":
-      parts.push(t.fg("accent", s("agentId") ?? "?"), t.fg("dim", oneLine(s("message") ?? "", 60)));
+      parts.push(t.fg("accent", s("agentId") ?? "?"), t.fg("dim", preview(s("message") ?? "", 60, expanded, "  ")));
       break;
     case "wait": {
       const ids = Array.isArray(args.promptIds) ? (args.promptIds as unknown[]).map(String) : s("promptId") ? [s("promptId")!] : [];
@@ -55,16 +62,15 @@ export function renderCallText(args: Args, t: Paint): string {
       const list = (Array.isArray(args.tasks) ? args.tasks : Array.isArray(args.chain) ? args.chain : []) as { agent?: string; task?: string }[];
       if (args.isolate === true) parts.push(t.fg("dim", "⎇"));
       if (list.length === 0) {
-        parts.push(t.fg("accent", s("agent") ?? "?"), t.fg("dim", oneLine(s("task") ?? "", 60)));
+        parts.push(t.fg("accent", s("agent") ?? "?"), t.fg("dim", preview(s("task") ?? "", 60, expanded, "  ")));
       } else {
         const mode = Array.isArray(args.chain) ? "chain" : "parallel";
         parts.push(t.fg("muted", `${mode} (${list.length} ${mode === "chain" ? "steps" : "tasks"})`));
-        const shown = list
-          .slice(0, 3)
-          .map(
-            (x, i) => `\n  ${i + 1}. ${t.fg("accent", String(x.agent ?? "?"))} ${t.fg("dim", oneLine(String(x.task ?? "").replace(/\{previous\}/g, ""), 40))}`,
-          );
-        parts.push(shown.join("") + (list.length > 3 ? t.fg("dim", `\n  … ${list.length - 3} more`) : ""));
+        // {previous} stays in view: it is where the step before's answer goes.
+        const shown = (expanded ? list : list.slice(0, 3)).map(
+          (x, i) => `\n  ${i + 1}. ${t.fg("accent", String(x.agent ?? "?"))} ${t.fg("dim", preview(String(x.task ?? ""), 60, expanded, "     "))}`,
+        );
+        parts.push(shown.join("") + (!expanded && list.length > 3 ? t.fg("dim", `\n  … ${list.length - 3} more`) : ""));
       }
       break;
     }
@@ -77,6 +83,7 @@ interface ResultItem {
   text?: string;
   error?: string;
   agent?: string;
+  label?: string;
   agentId?: string;
   promptId?: string;
   usage?: { input?: number; output?: number; cost?: number };
@@ -132,6 +139,25 @@ export interface RenderOptions {
   expanded: boolean;
   isPartial: boolean;
   isError: boolean;
+  /** The moment of drawing: progress clocks are read then, as the widget's are. */
+  now?: number;
+  /** The sheep as the live views show it now; an unfinished item follows it, not its last report. */
+  live?: (agentId: string) => SheepView | undefined;
+}
+
+const FINAL = new Set(["completed", "failed", "timeout", "cancelled", "blocked"]);
+
+type ProgressItem = { agent?: string; label?: string; agentId?: string; promptId?: string; state?: string; since?: string };
+
+/** One progress item as the widget shows its sheep: the live view wins until the item is final. */
+function progressLine(i: ProgressItem, o: RenderOptions, t: Paint): string {
+  const reported = i.state ?? "waiting";
+  const final = FINAL.has(reported);
+  const view = i.agentId && !final ? o.live?.(i.agentId) : undefined;
+  const state = view?.state ?? reported;
+  const since = final ? undefined : view ? view.since : i.since;
+  const name = sheepName(view?.label ?? i.label, view?.agent ?? i.agent) || i.promptId || "";
+  return `${icon(state, t)} ${name} ${t.fg("dim", `· ${stateClock(state, since, o.now ?? Date.now())}`)}`;
 }
 
 export function renderResultText(
@@ -142,19 +168,10 @@ export function renderResultText(
   const text = (result.content ?? []).map((c) => c.text ?? "").join("");
   if (o.isError) return t.fg("error", `✗ ${text}`);
   const d = result.details ?? {};
-  const progress = d.progress as
-    | {
-        done?: number;
-        total?: number;
-        items?: { agent?: string; label?: string; state?: string; elapsedSec?: number; elapsedMs?: number; promptId?: string }[];
-      }
-    | undefined;
+  const progress = d.progress as { done?: number; total?: number; items?: ProgressItem[] } | undefined;
   if (o.isPartial && progress) {
     const lines = [t.fg("muted", `${progress.done ?? 0}/${progress.total ?? 0} done`)];
-    for (const i of progress.items ?? []) {
-      const secs = i.elapsedSec ?? Math.round((i.elapsedMs ?? 0) / 1000);
-      lines.push(`${icon(i.state, t)} ${i.label ?? i.agent ?? i.promptId ?? ""} ${t.fg("dim", `${i.state} ${secs}s`)}`);
-    }
+    for (const i of progress.items ?? []) lines.push(progressLine(i, o, t));
     return lines.join("\n");
   }
   const items = (Array.isArray(d.results) ? d.results : []) as ResultItem[];
@@ -165,8 +182,11 @@ export function renderResultText(
   }
   const ok = items.filter((i) => i.status === "completed").length;
   const head = t.fg(ok === items.length ? "success" : ok === 0 ? "error" : "warning", `${ok}/${items.length} completed`);
-  const blocks = items.map((i) => {
-    const name = i.agent ?? i.promptId ?? i.agentId ?? "";
+  // Results that failed alike (an abort cancels every task with the same words) share one block.
+  const groups = sameReason(items, (i) => (i.status === "completed" ? undefined : `${i.status} ${i.error ?? ""}`));
+  const blocks = groups.map((group) => {
+    const i = group[0]!;
+    const name = group.map((x) => sheepName(x.label, x.agent) || x.promptId || x.agentId || "").join(", ");
     const body = i.status === "completed" ? (i.text ?? "") : (i.error ?? i.status ?? "");
     const bodyLines = body.split("\n");
     const shown = o.expanded ? bodyLines : bodyLines.slice(0, 3);

@@ -49,7 +49,7 @@ export const shepherdParameters = Type.Object({
     }),
   ),
   confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
-  agentId: Type.Optional(Type.String({ description: "prompt/status/close/land/reply (messages: optional): the id start returned." })),
+  agentId: Type.Optional(Type.String({ description: "prompt/status/close/land/reply (messages: optional): the id start returned, or the sheep's label." })),
   message: Type.Optional(Type.String({ description: "prompt: the text to send." })),
   notify: Type.Optional(
     Type.Boolean({ description: "prompt: when the answer is final and no wait returned it, it comes to you as a new message by itself (default false)." }),
@@ -69,7 +69,14 @@ export const shepherdParameters = Type.Object({
   promptIds: Type.Optional(Type.Array(Type.String(), { description: "wait: several promptIds, waited for together." })),
   timeout: Type.Optional(Type.Number({ description: "wait: seconds before returning timeout (the prompt keeps running)." })),
   target: Type.Optional(Type.String({ description: "read/diff: an agentId or a sheep's label." })),
-  lines: Type.Optional(Type.Number({ description: "read: how many recent lines (default 40)." })),
+  source: Type.Optional(
+    stringEnum(
+      ["session", "screen"] as const,
+      'read: "session" (default) is the sheep\'s recent conversation from its session file: prompts, answers, tool calls; "screen" is its pane\'s text.',
+    ),
+  ),
+  turns: Type.Optional(Type.Number({ description: "read (session): how many recent turns (default 3)." })),
+  lines: Type.Optional(Type.Number({ description: "read: at most this many recent lines (screen: default 40)." })),
   task: Type.Optional(Type.String({ description: "delegate (single): the task for `agent`." })),
   tasks: Type.Optional(Type.Array(delegateTask, { description: "delegate (parallel): tasks run by separate sheep, a few at a time." })),
   chain: Type.Optional(

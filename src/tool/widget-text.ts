@@ -1,6 +1,25 @@
 import type { HerdView } from "../core/views.js";
 import { ageText } from "./format.js";
 
+/** `label · agent`, or the label alone when it is the agent's own name. */
+export function sheepName(label: string | undefined, agent: string | undefined): string {
+  if (!label) return agent ?? "";
+  return agent && agent !== label ? `${label} · ${agent}` : label;
+}
+
+/**
+ * `label · agent · state 12s`: one sheep as the widget and the progress of wait and delegate all
+ * show it, from the same view and the same clock (`since`, read at the moment of drawing).
+ */
+export function sheepStateText(v: { label?: string; agent?: string; state: string; since?: string | undefined }, now: number): string {
+  return `${sheepName(v.label, v.agent)} · ${stateClock(v.state, v.since, now)}`;
+}
+
+/** `working 12s`: a state and how long its clock has run at `now`. */
+export function stateClock(state: string, since: string | undefined, now: number): string {
+  return since ? `${state} ${ageText(now - Date.parse(since))}` : state;
+}
+
 const oneLine = (s: string, max: number) => {
   const flat = s.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -16,11 +35,12 @@ export function herdWidgetLines(herd: HerdView[], now: number): string[] | undef
   if (live.length === 0) return undefined;
   const lines = [`🐑 herd (${live.length})`];
   for (const s of live) {
-    const since = s.promptSubmittedAt ? ` ${ageText(now - Date.parse(s.promptSubmittedAt))}` : "";
-    const queued = s.queued?.length ? ` +${s.queued.length} queued` : "";
+    const queued = s.queued ? ` +${s.queued} queued` : "";
     const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
     // ⎇ marks a sheep in a worktree of its own: its edits are not in your checkout.
-    lines.push(`  ${s.label}${s.worktree ? " ⎇" : ""} · ${s.agent} · ${s.state}${s.state === "working" ? since : ""}${queued}${owed}`);
+    const name = sheepName(s.label, s.agent);
+    const marked = s.worktree ? `${s.label} ⎇${name.slice(s.label.length)}` : name;
+    lines.push(`  ${marked} · ${stateClock(s.state, s.since, now)}${queued}${owed}`);
     if (s.asking) lines.push(`    ? ${s.asking.messageId}: ${oneLine(s.asking.text, 80)}`);
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }

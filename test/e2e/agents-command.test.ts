@@ -165,7 +165,7 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
     await ok({ action: "close", agentId: plain.agentId });
   });
 
-  it("herd lists live sheep with state, runtime and age; read shows a sheep's screen by label", async () => {
+  it("herd lists live sheep with state, runtime and age; read gives a sheep's conversation by label, or its screen", async () => {
     const r = await ok({ action: "herd" });
     const agents = r.details.agents as { agentId: string; label: string; state: string; runtime: string; paneAlive: boolean }[];
     assert.deepEqual(
@@ -174,14 +174,50 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
     );
     // the same words /shepherd herd shows a person (one formatter family)
     assert.match(r.text, /^Herd \(1\):\n {2}probe-1 \(a_\w{10}, probe\): idle · tmux · \d+s old$/);
+
+    // A second prompt, sent by the sheep's label: every action that takes a sheep takes its label.
+    const second = directive({ reply: "second answer\nin two lines", tag: "PROBE2" });
+    const p = (await ok({ action: "prompt", agentId: "probe-1", message: second })).details.prompt as { promptId: string; agentId: string };
+    assert.equal(p.agentId, probe.agentId);
+    await ok({ action: "wait", promptId: p.promptId, timeout: 60 });
+
+    const session = await ok({ action: "read", target: "probe-1" });
+    assert.equal(session.details.agentId, probe.agentId);
+    assert.equal(session.details.source, "session");
+    const turns = session.details.turns as { lines: { kind: string; text: string }[] }[];
+    assert.deepEqual(
+      turns.map((t) => t.lines.map((l) => [l.kind, l.text])),
+      [
+        [
+          ["prompt", directive({ reply: "probe says hi", tag: "PROBE" })],
+          ["answer", "probe says hi"],
+        ],
+        [
+          ["prompt", second],
+          ["answer", "second answer\nin two lines"],
+        ],
+      ],
+      "both turns, from the session file, prompts and answers",
+    );
+    assert.ok(
+      session.text.startsWith(
+        `The last 2 turns of probe-1 (${probe.agentId}, probe), from ${join(agentDir, "pi-shepherd", "sheep", probe.agentId, "session.jsonl")}:`,
+      ),
+    );
+    assert.ok(session.text.endsWith(`> ${second}\nsecond answer\nin two lines`), session.text);
+    const one = await ok({ action: "read", target: "probe-1", turns: 1 });
+    assert.equal((one.details.turns as unknown[]).length, 1);
+    assert.match(one.text, /; earlier ones are not shown:/);
+
     let text = "";
-    for (let i = 0; i < 40 && !text.includes("probe says hi"); i++) {
+    for (let i = 0; i < 40 && !text.includes("in two lines"); i++) {
       if (i) await sleep(250);
-      const read = await ok({ action: "read", target: "probe-1", lines: 200 });
-      assert.equal(read.details.agentId, probe.agentId);
+      const read = await ok({ action: "read", target: "probe-1", source: "screen", lines: 200 });
       text = String(read.details.text);
     }
-    assert.ok(text.includes("probe says hi"), `the pane shows the sheep's answer:\n${text}`);
+    assert.ok(text.includes("probe says hi") && text.includes("in two lines"), `the pane shows the sheep's answers:\n${text}`);
+    assert.doesNotMatch(text, /─{20}/, "pi's editor frame is not in it");
+    assert.doesNotMatch(text, /scripted-model\s*$/, "nor its footer");
   });
 
   it("prune drops a sheep whose pane was killed by hand, and only that one", async () => {
@@ -228,10 +264,12 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
     assert.match(await slash("herd"), new RegExp(`\\n  cmd sheep \\(${cmd.agentId}, probe\\): idle · tmux · `));
     assert.match(await slash('status "cmd sheep"'), new RegExp(`^cmd sheep \\(${cmd.agentId}, probe\\): idle · tmux · \\d+s old`));
     assert.match(await slash(`status ${cmd.agentId}`), new RegExp(`^cmd sheep \\(${cmd.agentId}, probe\\): idle`));
-    const screen = await slash('read "cmd sheep" --lines 200');
-    assert.ok(screen.startsWith(`Screen of cmd sheep (${cmd.agentId}):\n`), screen);
+    const sessionPath = join(agentDir, "pi-shepherd", "sheep", cmd.agentId, "session.jsonl");
+    assert.equal(await slash('read "cmd sheep"'), `cmd sheep (${cmd.agentId}, probe) has no conversation yet: its session file ${sessionPath} does not exist.`);
+    const screen = await slash('read "cmd sheep" --source screen --lines 200');
+    assert.ok(screen.startsWith(`Screen of cmd sheep (${cmd.agentId}, probe):\n`), screen);
     assert.ok(screen.split("\n").length > 1 && !screen.endsWith("(the pane shows no text)"), "the pane's text is shown");
-    assert.equal(await slash('close "cmd sheep"'), `Closed cmd sheep (${cmd.agentId}); its session file is kept.`);
+    assert.equal(await slash('close "cmd sheep"'), `Closed cmd sheep (${cmd.agentId}); it wrote no session file.`);
     assert.ok(!(await panes()).includes(cmd.paneId), "its pane is gone");
     assert.match(await slash(`status ${cmd.agentId}`), /: closed\.$/);
     assert.deepEqual(await herdLabels(), ["probe-1"]);
@@ -268,7 +306,10 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
       const req = await ask(started.agentId, "PROJ");
       assert.deepEqual(req.toolNames, ["read", "shepherd_message"]);
       assert.ok(req.system.includes(PROJ_BODY));
-      assert.match(await slash("close proj-1"), /^Closed proj-1 /);
+      assert.equal(
+        await slash("close proj-1"),
+        `Closed proj-1 (${started.agentId}); its session file is kept at ${join(agentDir, "pi-shepherd", "sheep", started.agentId, "session.jsonl")}.`,
+      );
     } finally {
       stop();
     }

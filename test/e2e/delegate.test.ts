@@ -35,7 +35,7 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
 
   const panes = async () => (await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
   const ok = (args: unknown): Promise<ToolOutcome> => shepherd.ok(args);
-  type Item = { agent: string; task: string; status: string; text?: string; error?: string; agentId?: string; step?: number };
+  type Item = { agent: string; label?: string; task: string; status: string; text?: string; error?: string; agentId?: string; step?: number };
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "pi-shepherd-delegate-"));
@@ -71,6 +71,18 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
     const last = r.updates[r.updates.length - 1]!.details as { progress: { total: number; items: unknown[] } };
     assert.equal(last.progress.total, 5);
     assert.ok(r.updates.some((u) => /^\d\/5 done$/.test(u.text)));
+    // Two sheep of one agent at once are told apart by their labels, in progress and results.
+    type Progress = { progress: { items: { label?: string; state: string; since?: string }[] } };
+    const both = r.updates.map((u) => (u.details as Progress).progress.items.filter((i) => i.state === "working"));
+    assert.ok(
+      both.some((w) => w.length === 2 && w[0]!.label !== w[1]!.label && w.every((i) => typeof i.since === "string")),
+      "two working sheep, two labels, each with its clock",
+    );
+    assert.ok(
+      items.every((i) => /^echo(-\d+)?$/.test(i.label ?? "")),
+      JSON.stringify(items.map((i) => i.label)),
+    );
+    assert.match(r.text, /\n## 2\. echo(-2)?(?: \(echo\))? · completed\nresult 2\n/);
     // Updates stop when the call ends: none after tool_execution_end.
     const endAt = shepherd.events.findLastIndex((e) => e.type === "tool_execution_end");
     assert.ok(!shepherd.events.slice(endAt).some((e) => e.type === "tool_execution_update"));
@@ -140,7 +152,7 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
 
   it("the herd widget lists sheep while there are any and is removed when the herd is empty", async () => {
     const widgets = shepherd.events.filter((e) => e.type === "extension_ui_request" && e.method === "setWidget") as { widgetLines?: string[] }[];
-    assert.ok(widgets.some((w) => w.widgetLines?.[0]?.startsWith("🐑 herd") && w.widgetLines.some((l) => /echo · (working|idle)/.test(l))));
+    assert.ok(widgets.some((w) => w.widgetLines?.[0]?.startsWith("🐑 herd") && w.widgetLines.some((l) => /^ {2}echo · (working \d+s|idle)$/.test(l))));
     assert.equal(widgets[widgets.length - 1]!.widgetLines, undefined, "the widget was cleared");
   });
 
@@ -159,6 +171,12 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
     const e = await end;
     await settled;
     assert.equal(e.isError, true);
+    const text = ((e.result as { content?: { text?: string }[] }).content ?? []).map((c) => c.text ?? "").join("");
+    // Said once for the two sheep that were working, once for the task that never started.
+    assert.match(
+      text,
+      /^\[aborted\] parallel delegation: no task succeeded\.\n1\. echo(-2 \(echo\))?, 2\. echo(-2 \(echo\))?: cancelled \[cancelled\] the delegation was aborted\.\n3\. echo: cancelled \[cancelled\] the delegation was aborted before this task started\.$/,
+    );
     assert.deepEqual(await panes(), [t.userPane], "the aborted delegation closed every sheep it started");
     assert.equal(model.log.filter((l) => l.tag === "A3").length, 0, "the queued task never started");
   });

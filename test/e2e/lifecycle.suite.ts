@@ -181,7 +181,9 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
     it("close cancels the pending prompt; then status says closed and prompt is refused", async () => {
       const p = await prompt(B.agentId, directive({ reply: "cut short", delayMs: 30_000 }));
       const closed = (await ok({ action: "close", agentId: B.agentId })).details.closed as { cancelledPromptIds: string[]; alreadyClosed: boolean };
-      assert.deepEqual(closed, { agentId: B.agentId, cancelledPromptIds: [p.promptId], alreadyClosed: false });
+      // pi wrote its session with the prompt: close says where it is kept.
+      const sessionPath = join(agentDir, "pi-shepherd", "sheep", B.agentId, "session.jsonl");
+      assert.deepEqual(closed, { agentId: B.agentId, cancelledPromptIds: [p.promptId], alreadyClosed: false, sessionPath });
       assert.equal((await wait({ promptId: p.promptId }))[0]!.status, "cancelled");
       assert.equal(((await ok({ action: "status", agentId: B.agentId })).details.status as { state: string }).state, "closed");
       const refused = await shepherd.call({ action: "prompt", agentId: B.agentId, message: "hello?" });

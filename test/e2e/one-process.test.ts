@@ -132,7 +132,7 @@ describe("one process per sheep (tmux)", { timeout: 600_000 }, () => {
     assert.deepEqual([s.paneAlive, s.runtimeStatus], [false, "pi exited (exit code 0)"]);
     await scene.fails({ action: "prompt", agentId: S.agentId, message: "still there?" }, /^\[agent_closed\] .*has exited/);
     assert.ok((await tmuxPanes(tmux.socket)()).includes(S.paneId), "the pane stays after pi");
-    const screen = ((await scene.ok({ action: "read", target: S.agentId, lines: 5 })).details.text as string).split("\n");
+    const screen = ((await scene.ok({ action: "read", target: S.agentId, source: "screen", lines: 5 })).details.text as string).split("\n");
     assert.match(screen.at(-1)!, /^Pane is dead \(status 0, /);
     assert.ok(
       screen.slice(0, -1).some((l) => l.trim() !== ""),
@@ -162,7 +162,7 @@ describe("one process per sheep (tmux)", { timeout: 600_000 }, () => {
     assert.equal(r.status, "failed", JSON.stringify(r));
     assert.match(r.error!, /^\[pi_exited\] pi in sheep a_\w+ exited \(signal SIGKILL\) before answering\.$/);
     assert.equal((await untilExited(S.agentId)).runtimeStatus, "pi exited (signal SIGKILL)");
-    const screen = (await scene.ok({ action: "read", target: S.agentId, lines: 3 })).details.text as string;
+    const screen = (await scene.ok({ action: "read", target: S.agentId, source: "screen", lines: 3 })).details.text as string;
     assert.match(screen, /Pane is dead \(signal 9, /);
     await scene.ok({ action: "close", agentId: S.agentId });
   });

@@ -55,6 +55,10 @@ describe("outside tmux: the shepherd's tmux server comes and goes with its sheep
       const promptId = await scene.prompt(sheep.agentId, directive({ reply: `answer ${n}`, tag: `R${n}` }));
       const r = await scene.wait(promptId, 60);
       assert.deepEqual([r.status, r.text], ["completed", `answer ${n}`], `round ${n}: ${r.error ?? ""}`);
+      // The server the shepherd started has the keys pi asks for: no sheep shows pi's tmux warning.
+      const screen = String((await scene.ok({ action: "read", target: sheep.agentId, source: "screen", lines: 200 })).details.text);
+      assert.ok(screen.includes(`answer ${n}`), screen);
+      assert.doesNotMatch(screen, /extended-keys is off/, screen);
       const closed = (await scene.ok({ action: "close", agentId: sheep.agentId })).details.closed as { alreadyClosed: boolean; cancelledPromptIds: string[] };
       assert.deepEqual([closed.alreadyClosed, closed.cancelledPromptIds], [false, []]);
       assert.equal(await sock.serverGone(), true, `round ${n}: the tmux server ended when its only sheep closed`);

@@ -167,10 +167,12 @@ export class ChaosWorld {
         },
         cleanup: guard(async (agentId: string) => {
           this.mem(agentId).cleaned = true;
+          return undefined;
         }),
         // This world keeps no conversations: nothing in it can be resumed.
         resumeCard: guard(async () => undefined),
         resumeCards: guard(async () => []),
+        conversation: guard(async (agentId: string) => ({ sessionPath: `/chaos/${agentId}/session.jsonl`, earlier: false })),
       },
     };
   }

@@ -117,7 +117,18 @@ export class MemoryWorld {
     },
     evidencePath: async (agentId, promptId) => `/evidence/${agentId}/${promptId}.patch`,
     cleanup: async (agentId) => {
-      this.mem(agentId).cleaned = true;
+      const s = this.mem(agentId);
+      s.cleaned = true;
+      return s.inbox.size > 0 ? `/sessions/${agentId}.jsonl` : undefined;
+    },
+    // The prompts it got and the answers it gave, as a session file would hold them.
+    conversation: async (agentId, turns) => {
+      const s = this.mem(agentId);
+      const all = [...s.inbox].map(([promptId, text]) => {
+        const answer = s.outbox.get(promptId);
+        return { lines: [{ kind: "prompt" as const, text }, ...(answer?.text ? [{ kind: "answer" as const, text: answer.text }] : [])] };
+      });
+      return { sessionPath: `/sessions/${agentId}.jsonl`, ...(all.length ? { turns: all.slice(-turns) } : {}), earlier: all.length > turns };
     },
     // Every card is kept here: as if each sheep had answered, so its session file exists.
     resumeCard: async (agentId) => this.sheep.get(agentId)?.card,

@@ -238,7 +238,7 @@ export const answerWhileWaitingCmd = (k: number, late: boolean, widget: boolean)
     const waiting = r.shepherd.wait([running.promptId], { timeoutSec: 5 });
     await settle();
     if (!late) r.flock.answerNext(agentId);
-    if (widget) await r.shepherd.herdFromFiles();
+    if (widget) await r.shepherd.refreshFromFiles();
     await settle();
     release();
     r.world.runtime.liveness = liveness;

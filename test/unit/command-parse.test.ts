@@ -54,15 +54,20 @@ describe("/shepherd arguments: subcommands", () => {
       { sub: "start", command: { action: "start", agent: "scout", label: "r" } },
       "flags go anywhere",
     );
-    assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", command: { action: "read", target: "recon", lines: 5 } });
-    assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", target: "recon one" });
-    assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", target: "a_0123456789" });
-    assert.deepEqual(parseShepherdCommand("close recon --remove-worktree --force"), { sub: "close", target: "recon", removeWorktree: true, force: true });
+    assert.deepEqual(parseShepherdCommand("read recon --lines 5"), { sub: "read", command: { action: "read", target: "recon", source: "session", lines: 5 } });
+    assert.deepEqual(parseShepherdCommand("read recon --turns 2"), { sub: "read", command: { action: "read", target: "recon", source: "session", turns: 2 } });
+    assert.deepEqual(parseShepherdCommand("read recon --source screen"), { sub: "read", command: { action: "read", target: "recon", source: "screen" } });
+    assert.deepEqual(parseShepherdCommand('status "recon one"'), { sub: "status", command: { action: "status", target: "recon one" } });
+    assert.deepEqual(parseShepherdCommand("close a_0123456789"), { sub: "close", command: { action: "close", target: "a_0123456789" } });
+    assert.deepEqual(parseShepherdCommand("close recon --remove-worktree --force"), {
+      sub: "close",
+      command: { action: "close", target: "recon", removeWorktree: true, force: true },
+    });
     assert.deepEqual(parseShepherdCommand("start --isolate scout"), { sub: "start", command: { action: "start", agent: "scout", isolate: true } });
     assert.deepEqual(parseShepherdCommand('diff "recon one" --stat'), { sub: "diff", command: { action: "diff", target: "recon one", stat: true } });
     assert.deepEqual(parseShepherdCommand("diff recon"), { sub: "diff", command: { action: "diff", target: "recon" } });
-    assert.deepEqual(parseShepherdCommand("land recon --squash"), { sub: "land", target: "recon", squash: true });
-    assert.deepEqual(parseShepherdCommand("land recon"), { sub: "land", target: "recon" });
+    assert.deepEqual(parseShepherdCommand("land recon --squash"), { sub: "land", command: { action: "land", target: "recon", squash: true } });
+    assert.deepEqual(parseShepherdCommand("land recon"), { sub: "land", command: { action: "land", target: "recon" } });
     assert.deepEqual(parseShepherdCommand('resume "recon one" --label again --placement workspace'), {
       sub: "resume",
       command: { action: "start", resume: "recon one", label: "again", placement: "workspace" },
@@ -73,22 +78,21 @@ describe("/shepherd arguments: subcommands", () => {
   });
 
   it("messages takes an optional sheep and --unread; reply takes the rest of the line as the answer", () => {
-    assert.deepEqual(parseShepherdCommand("messages"), { sub: "messages", unreadOnly: false });
-    assert.deepEqual(parseShepherdCommand('messages "big job" --unread'), { sub: "messages", target: "big job", unreadOnly: true });
-    assert.deepEqual(parseShepherdCommand("messages --unread recon"), { sub: "messages", target: "recon", unreadOnly: true });
+    assert.deepEqual(parseShepherdCommand("messages"), { sub: "messages", command: { action: "messages", unreadOnly: false } });
+    assert.deepEqual(parseShepherdCommand('messages "big job" --unread'), {
+      sub: "messages",
+      command: { action: "messages", agentId: "big job", unreadOnly: true },
+    });
+    assert.deepEqual(parseShepherdCommand("messages --unread recon"), { sub: "messages", command: { action: "messages", agentId: "recon", unreadOnly: true } });
     assert.throws(() => parseShepherdCommand("messages --unread --unread"), /^ShepherdError: \[invalid_params\] "--unread" is given twice/);
     assert.throws(() => parseShepherdCommand("messages a b"), /^ShepherdError: \[invalid_params\] unexpected "b"/);
     assert.deepEqual(parseShepherdCommand("reply recon m_0123456789 North, by the   river."), {
       sub: "reply",
-      target: "recon",
-      messageId: "m_0123456789",
-      text: "North, by the river.",
+      command: { action: "reply", agentId: "recon", messageId: "m_0123456789", text: "North, by the river." },
     });
     assert.deepEqual(parseShepherdCommand('reply recon m_0123456789 "keep  two  spaces"'), {
       sub: "reply",
-      target: "recon",
-      messageId: "m_0123456789",
-      text: "keep  two  spaces",
+      command: { action: "reply", agentId: "recon", messageId: "m_0123456789", text: "keep  two  spaces" },
     });
     assert.throws(
       () => parseShepherdCommand("reply recon m_0123456789"),
@@ -110,6 +114,8 @@ describe("/shepherd arguments: subcommands", () => {
       ["read", /"read" needs a sheep's id or label/],
       ["read x --lines", /"--lines" needs a value/],
       ["status x --lines 3", /unknown option "--lines" for "status"/],
+      ["read x --source screen --turns 2", /"turns" counts turns of the session file; the screen is read by "lines"/],
+      ["read x --source pane", /"source" must be one of "session", "screen"/],
       ["herd now", /unexpected "now"/],
       ["sheep user extra", /unexpected "extra"/],
       ["close x --force", /"force" only applies together with "removeWorktree": true/],
@@ -225,7 +231,8 @@ describe("/shepherd completions", () => {
       "start scout --label x --model ",
       "start scout --label x --isolate ",
     ]);
-    assert.deepEqual(await values("read recon "), ["read recon --lines "]);
+    assert.deepEqual(await values("read recon "), ["read recon --turns ", "read recon --source ", "read recon --lines "]);
+    assert.deepEqual(await values("read recon --source "), ["read recon --source session ", "read recon --source screen "]);
     // A switch takes no value: the word after it is the next flag or the positional.
     assert.deepEqual(await values("start --isolate sc"), ["start --isolate scout ", "start --isolate script-runner "]);
     assert.deepEqual(await values("close recon --remove-worktree "), ["close recon --remove-worktree --force "]);
@@ -236,6 +243,6 @@ describe("/shepherd completions", () => {
     for (const v of [...((await values("status ")) ?? []), ...((await values("start scout --placement ")) ?? [])]) {
       assert.doesNotThrow(() => parseShepherdCommand(v), v);
     }
-    assert.deepEqual(parseShepherdCommand('status "big job" '), { sub: "status", target: "big job" });
+    assert.deepEqual(parseShepherdCommand('status "big job" '), { sub: "status", command: { action: "status", target: "big job" } });
   });
 });

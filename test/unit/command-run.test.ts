@@ -57,7 +57,6 @@ describe("/shepherd subcommands run the tool's core", () => {
         logAsked.push(o);
         return logEvents;
       },
-      registry: async () => shepherd.registry,
       settings: async () => ({ loaded, runtime: "tmux" }),
       now: () => clock.now(),
     };
@@ -104,19 +103,31 @@ describe("/shepherd subcommands run the tool's core", () => {
 
     const status = await one("status recon");
     assert.match(status.text, new RegExp(`^recon \\(${agentId}, scout\\): idle · tmux · 0s old`));
-    assert.deepEqual(dispatched.at(-1), { action: "status", agentId });
+    assert.deepEqual(dispatched.at(-1), { action: "status", target: "recon" }, "the label goes to the tool's action as it is");
 
     await clock.advance(125_000, 125_000);
     const herd = await one("herd");
     assert.match(herd.text, new RegExp(`^Herd \\(1\\):\\n  recon \\(${agentId}, scout\\): idle · tmux · 2m old$`));
 
-    const read = await one("read recon --lines 3");
-    assert.equal(read.text, `Screen of recon (${agentId}):\npane of recon`);
-    assert.deepEqual(dispatched.at(-1), { action: "read", target: "recon", lines: 3 });
+    assert.equal(
+      (await one("read recon")).text,
+      `recon (${agentId}, scout) has no conversation yet: its session file /sessions/${agentId}.jsonl does not exist.`,
+    );
+    const screen = await one("read recon --source screen --lines 3");
+    assert.equal(screen.text, `Screen of recon (${agentId}, scout):\npane of recon`);
+    assert.deepEqual(dispatched.at(-1), { action: "read", target: "recon", source: "screen", lines: 3 });
+    for (const [i, answer] of ["first answer", "second\nanswer"].entries()) {
+      const { details } = await deps.execute({ action: "prompt", target: "recon", message: `question ${i + 1}` });
+      world.answer(agentId, (details.prompt as { promptId: string }).promptId, answer);
+    }
+    assert.equal(
+      (await one("read recon --turns 1")).text,
+      `The last turn of recon (${agentId}, scout), from /sessions/${agentId}.jsonl; earlier ones are not shown:\n\n> question 2\nsecond\nanswer`,
+    );
 
     const closed = await one(`close ${agentId}`);
-    assert.equal(closed.text, `Closed recon (${agentId}); its session file is kept.`);
-    assert.deepEqual(dispatched.at(-1), { action: "close", agentId });
+    assert.equal(closed.text, `Closed recon (${agentId}); its session file is kept at /sessions/${agentId}.jsonl.`);
+    assert.deepEqual(dispatched.at(-1), { action: "close", target: agentId });
     assert.match((await one("status recon")).text, /^\[unknown_agent\] no live sheep with id or label "recon"/);
     assert.match((await one(`status ${agentId}`)).text, /: closed\.$/, "a closed sheep still answers by id");
   });

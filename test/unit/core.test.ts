@@ -274,7 +274,12 @@ describe("core: close and start failures", () => {
     const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 100 });
     await settle();
     const closed = await s.shepherd.close(a.agentId);
-    assert.deepEqual(closed, { agentId: a.agentId, cancelledPromptIds: [p.promptId], alreadyClosed: false });
+    assert.deepEqual(closed, {
+      agentId: a.agentId,
+      cancelledPromptIds: [p.promptId],
+      alreadyClosed: false,
+      sessionPath: `/sessions/${a.agentId}.jsonl`,
+    });
     const [r] = await waiting;
     assert.equal(r!.status, "cancelled");
     assert.equal(s.world.mem(a.agentId).cleaned, true);

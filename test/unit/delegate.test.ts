@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Delegation, delegateOutcome, type DelegateProgress } from "../../src/core/delegate.js";
+import { Delegation, type DelegateProgress } from "../../src/core/delegate.js";
+import { delegateOutcome } from "../../src/tool/delegate-text.js";
 import { Shepherd } from "../../src/core/shepherd.js";
 import type { AgentDefinition } from "../../src/core/types.js";
 import { settle } from "../support/fake-clock.js";

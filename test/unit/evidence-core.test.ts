@@ -111,7 +111,7 @@ describe("core: evidence", () => {
     await settle();
     s.world.answer(a.agentId, p.promptId, "done");
     await settle();
-    const widget = s.shepherd.herdFromFiles();
+    const widget = s.shepherd.refreshFromFiles();
     const status = s.shepherd.status(a.agentId);
     await settle();
     open();

@@ -152,8 +152,8 @@ describe("sheep host: resume cards", () => {
     await writeFile(talked.sessionPath, '{"type":"session"}\n');
     await prepare("a_card000002");
     assert.equal((await h.resumeCard("a_card000002"))?.agentId, undefined, "no session yet: nothing to resume");
-    await h.cleanup("a_card000001");
-    await h.cleanup("a_card000002");
+    assert.equal(await h.cleanup("a_card000001"), talked.sessionPath, "cleanup says where the kept session is");
+    assert.equal(await h.cleanup("a_card000002"), undefined, "and that a sheep that never talked kept none");
     assert.deepEqual((await readdir(sheepDir(agentDir, "a_card000001"))).sort(), ["resume.json", "session.jsonl"]);
     await assert.rejects(readdir(sheepDir(agentDir, "a_card000002")), /ENOENT/, "a sheep that never talked leaves no directory");
     const card = await h.resumeCard("a_card000001");
@@ -175,7 +175,14 @@ describe("sheep host: resume cards", () => {
     assert.equal(resumed.sessionPath, talked.sessionPath);
     const spec = JSON.parse(await readFile(join(sheepDir(agentDir, "a_card000003"), "spec.json"), "utf8")) as { argv: string[] };
     assert.equal(spec.argv[spec.argv.indexOf("--session") + 1], talked.sessionPath);
-    await h.cleanup("a_card000003");
+    // Its conversation is the first one's file: read finds it there, and close names it.
+    const line = (role: string, text: string) =>
+      JSON.stringify({ type: "message", id: role, parentId: null, message: { role, content: [{ type: "text", text }] } });
+    await writeFile(talked.sessionPath, `${line("user", "go on")}\n`);
+    const conversation = await h.conversation("a_card000003", 3);
+    assert.equal(conversation.sessionPath, talked.sessionPath);
+    assert.deepEqual(conversation.turns?.[0]?.lines, [{ kind: "prompt", text: "go on" }]);
+    assert.equal(await h.cleanup("a_card000003"), talked.sessionPath);
     assert.deepEqual(await readdir(sheepDir(agentDir, "a_card000003")), ["resume.json"], "its card stays while the conversation it continues exists");
     assert.equal((await h.resumeCard("a_card000003"))?.resumedFrom, "a_card000001");
     assert.ok((await h.resumeCards()).some((c) => c.agentId === "a_card000003"));

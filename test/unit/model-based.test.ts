@@ -644,16 +644,17 @@ const herdOp: Op = {
 
 /** The widget's view: records and files only, never the multiplexer. */
 const herdFromFilesOp: Op = {
-  name: "herdFromFiles()",
+  name: "refreshFromFiles()",
   rank: 5,
   begin(m, r) {
-    return begun(outcome(r.shepherd.herdFromFiles()), (out) => {
-      assert.ok(out.ok, `herdFromFiles failed: ${out.ok ? "" : firstLine(out.error)}`);
-      note(r, `herdFromFiles -> ${out.value.map((h) => `${h.label}:${h.state}`).join(" ") || "(none)"}`);
+    return begun(outcome(r.shepherd.refreshFromFiles()), (out) => {
+      assert.ok(out.ok, `refreshFromFiles failed: ${out.ok ? "" : firstLine(out.error)}`);
+      note(r, `refreshFromFiles -> ${out.value.map((h) => `${h.label}:${h.state}`).join(" ") || "(none)"}`);
       for (const h of out.value) {
-        assert.ok(m.sheep.has(h.agentId), `herdFromFiles lists ${h.agentId}, which is not ours`);
-        const pending = h.activePromptId !== undefined;
-        assert.equal(h.promptSubmittedAt !== undefined, pending, `herdFromFiles: ${h.agentId} has a prompt time without a pending prompt, or the reverse`);
+        assert.ok(m.sheep.has(h.agentId), `refreshFromFiles lists ${h.agentId}, which is not ours`);
+        // A clock runs only for a state that has one: starting (since recorded), working (since prompted).
+        if (h.since !== undefined) assert.ok(["starting", "working"].includes(h.state), `${h.agentId} is ${h.state} with a clock`);
+        if (h.state === "starting") assert.ok(h.since !== undefined, `${h.agentId} is starting without a clock`);
       }
     });
   },

@@ -3,7 +3,8 @@ import { describe, it } from "node:test";
 import { pushMessage } from "../../src/tool/push-text.js";
 import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.js";
 import { herdWidgetLines } from "../../src/tool/widget-text.js";
-import type { AgentStatus } from "../../src/core/types.js";
+import type { SheepView } from "../../src/core/types.js";
+import type { HerdView } from "../../src/core/views.js";
 
 /** Colours become visible tags, so a test can tell an error from a success. */
 const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };
@@ -25,7 +26,7 @@ describe("renderCall", () => {
     );
   });
 
-  it("previews delegate tasks without {previous}", () => {
+  it("keeps {previous} in a chain's preview: it is where the step before's answer goes", () => {
     const text = renderCallText(
       {
         action: "delegate",
@@ -36,7 +37,21 @@ describe("renderCall", () => {
       },
       plain,
     );
-    assert.equal(text, "shepherd delegate chain (2 steps) \n  1. scout find it\n  2. worker fix now");
+    assert.equal(text, "shepherd delegate chain (2 steps) \n  1. scout find it\n  2. worker fix {previous} now");
+  });
+
+  it("expanded (Ctrl+O): every task whole, line by line; collapsed: three, one line each", () => {
+    const long = `${"word ".repeat(30)}end\nsecond line {previous}`;
+    const args = { action: "delegate", tasks: [1, 2, 3, 4].map((n) => ({ agent: `a${n}`, task: `${n}: ${long}` })) };
+    const collapsed = renderCallText(args, plain);
+    assert.equal(collapsed.split("\n").length, 5, collapsed);
+    assert.match(collapsed, /\n {2}1\. a1 1: word word .*…\n/);
+    assert.match(collapsed, /\n {2}… 1 more$/);
+    const expanded = renderCallText(args, plain, true);
+    for (const n of [1, 2, 3, 4]) assert.ok(expanded.includes(`\n  ${n}. a${n} ${n}: ${"word ".repeat(30)}end\n     second line {previous}`), expanded);
+    assert.doesNotMatch(expanded, /…|more/);
+    const prompt = renderCallText({ action: "prompt", agentId: "recon", message: long }, plain, true);
+    assert.ok(prompt.endsWith(`${"word ".repeat(30)}end\n  second line {previous}`), prompt);
   });
 
   it("shows isolation, worktree removal and squash", () => {
@@ -55,6 +70,8 @@ describe("renderResult", () => {
       results: [
         {
           promptId: "p_1",
+          agentId: "a_1",
+          label: "recon",
           agent: "scout",
           status: "completed",
           text: "line 1\nline 2\nline 3\nline 4\nline 5",
@@ -68,7 +85,7 @@ describe("renderResult", () => {
   it("collapsed: an icon per result, the first lines of each text, usage when known", () => {
     const text = renderResultText(results, { expanded: false, isPartial: false, isError: false }, tags);
     assert.ok(text.startsWith("<warning>1/2 completed</warning>"));
-    assert.match(text, /<success>✓<\/success> \*scout\*<dim> ↑120 ↓45 \$0\.0012<\/dim>/);
+    assert.match(text, /<success>✓<\/success> \*recon · scout\*<dim> ↑120 ↓45 \$0\.0012<\/dim>/, "the sheep, not the prompt id");
     assert.match(text, /line 3<\/muted>\n {4}<dim>… 2 more lines<\/dim>/);
     assert.doesNotMatch(text, /line 4/);
     assert.match(text, /<error>✗<\/error> \*worker\*\n {4}<error>\[provider_error\] 500 boom<\/error>/);
@@ -144,51 +161,85 @@ describe("renderResult", () => {
     assert.equal(text, "<error>✗ [unknown_agent] no sheep</error>");
   });
 
-  it("partial: the count and each item's state and elapsed seconds", () => {
+  it("partial: each item as the widget shows its sheep, its clock read at the moment of drawing", () => {
     const text = renderResultText(
       {
         details: {
           progress: {
             done: 1,
-            total: 2,
+            total: 3,
             items: [
-              { agent: "scout", label: "s1", state: "completed", elapsedSec: 3 },
-              { agent: "worker", state: "working", elapsedSec: 12 },
+              { agent: "scout", label: "s1", agentId: "a_1", state: "completed", since: "2026-01-01T00:00:00Z" },
+              { agent: "worker", label: "worker", agentId: "a_2", state: "working", since: "2026-01-01T00:00:30Z" },
+              { agent: "worker", state: "queued" },
             ],
           },
         },
       },
-      { expanded: false, isPartial: true, isError: false },
+      { expanded: false, isPartial: true, isError: false, now: Date.parse("2026-01-01T00:00:42Z") },
       plain,
     );
-    assert.equal(text, "1/2 done\n✓ s1 completed 3s\n⏳ worker working 12s");
+    assert.equal(text, "1/3 done\n✓ s1 · scout · completed\n⏳ worker · working 12s\n· worker · queued");
+  });
+
+  it("partial: an unfinished item follows its sheep's live view, so it agrees with the widget between reports", () => {
+    const view: SheepView = { agentId: "a_2", agent: "echo", label: "echo-2", state: "working", since: "2026-01-01T00:00:02Z" };
+    const now = Date.parse("2026-01-01T00:00:09Z");
+    const text = renderResultText(
+      {
+        details: {
+          progress: {
+            done: 0,
+            total: 2,
+            items: [
+              { promptId: "p_1", agentId: "a_2", label: "echo-2", agent: "echo", state: "starting", since: "2026-01-01T00:00:01Z" },
+              { promptId: "p_2", state: "waiting" },
+            ],
+          },
+        },
+      },
+      { expanded: false, isPartial: true, isError: false, now, live: (id) => (id === "a_2" ? view : undefined) },
+      plain,
+    );
+    assert.equal(text, "0/2 done\n⏳ echo-2 · echo · working 7s\n⏳ p_2 · waiting");
+    assert.equal(herdWidgetLines([view], now)![1], "  echo-2 · echo · working 7s", "the widget says the same");
+  });
+
+  it("results name their sheep by label and agent, and say a reason shared by several once", () => {
+    const text = renderResultText(
+      {
+        details: {
+          action: "delegate",
+          results: [
+            { agent: "echo", label: "echo", status: "completed", text: "one" },
+            { agent: "echo", label: "echo-2", status: "cancelled", error: "[cancelled] the delegation was aborted." },
+            { agent: "echo", label: "echo-3", status: "cancelled", error: "[cancelled] the delegation was aborted." },
+          ],
+        },
+      },
+      { expanded: false, isPartial: false, isError: false },
+      plain,
+    );
+    assert.equal(text, "1/3 completed\n✓ echo\n    one\n⊘ echo-2 · echo, echo-3 · echo\n    [cancelled] the delegation was aborted.");
   });
 });
 
-const base: AgentStatus = {
-  agentId: "a_1",
-  agent: "scout",
-  label: "recon",
-  runtime: "tmux",
-  state: "working",
-  paneAlive: true,
-  createdAt: "2026-01-01T00:00:00Z",
-};
-
 describe("herd widget", () => {
-  it("lists live sheep with the elapsed time of the current prompt", () => {
+  const base: HerdView = { agentId: "a_1", agent: "scout", label: "recon", state: "working" };
+  it("lists live sheep with the clock of their state; a label that is the agent's name is said once", () => {
     const lines = herdWidgetLines(
       [
-        { ...base, promptSubmittedAt: "2026-01-01T00:00:00Z" },
+        { ...base, since: "2026-01-01T00:00:00Z" },
         { ...base, agentId: "a_2", label: "w", agent: "worker", state: "idle" },
+        { ...base, agentId: "a_3", label: "scout", state: "starting", since: "2026-01-01T00:00:40Z" },
       ],
       Date.parse("2026-01-01T00:00:42Z"),
     );
-    assert.deepEqual(lines, ["🐑 herd (2)", "  recon · scout · working 42s", "  w · worker · idle"]);
+    assert.deepEqual(lines, ["🐑 herd (3)", "  recon · scout · working 42s", "  w · worker · idle", "  scout · starting 2s"]);
   });
   it("marks a sheep that works in a worktree of its own", () => {
-    const worktree = { path: "/w/a_1", branch: "shepherd/recon-1", repoRoot: "/r", base: "0".repeat(40), leftBehind: 0 };
-    assert.deepEqual(herdWidgetLines([{ ...base, state: "idle", worktree }], 0), ["🐑 herd (1)", "  recon ⎇ · scout · idle"]);
+    assert.deepEqual(herdWidgetLines([{ ...base, state: "idle", worktree: true }], 0), ["🐑 herd (1)", "  recon ⎇ · scout · idle"]);
+    assert.deepEqual(herdWidgetLines([{ ...base, label: "scout", state: "idle", worktree: true }], 0), ["🐑 herd (1)", "  scout ⎇ · idle"]);
   });
   it("is removed when the herd is empty", () => {
     assert.equal(herdWidgetLines([{ ...base, state: "closed" }], 0), undefined);
@@ -196,12 +247,12 @@ describe("herd widget", () => {
 });
 
 describe("the async herd in the TUI", () => {
-  const status = base;
+  const status: HerdView = { agentId: "a_1", agent: "scout", label: "recon", state: "working" };
 
   it("the widget counts results still on their way, and shows a question or the latest progress", () => {
     const lines = herdWidgetLines(
       [
-        { ...status, promptSubmittedAt: "2026-01-01T00:00:00Z", queued: ["p_2", "p_3"], undelivered: 1, progress: "read 40 files\nof 80" },
+        { ...status, since: "2026-01-01T00:00:00Z", queued: 2, undelivered: 1, progress: "read 40 files\nof 80" },
         { ...status, agentId: "a_2", label: "asker", state: "blocked", asking: { messageId: "m_1", text: "north or south?" } },
       ],
       Date.parse("2026-01-01T00:00:05Z"),

@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import type { PaneCommand } from "../../src/ports/runtime.js";
 import { TmuxRuntime } from "../../src/runtimes/tmux/runtime.js";
 import { TmuxError } from "../../src/runtimes/tmux/tmux-cli.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { privateSocketOnly, startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
 
 const reportExit = join(import.meta.dirname, "..", "..", "src", "launch", "report-exit.sh");
 
@@ -237,5 +237,39 @@ describe("tmux runtime on a real private server", () => {
 
   it("the user's own pane survived everything", async () => {
     assert.equal((await t.tmux(["display-message", "-p", "-t", t.userPane, "#{pane_id}"])).trim(), t.userPane);
+  });
+});
+
+describe("tmux runtime: a server of its own gets the keys pi asks for", () => {
+  it("sets extended-keys on a server it started for its sheep, and leaves a person's running server alone", async () => {
+    const own = await privateSocketOnly();
+    const theirs = await startPrivateTmux();
+    try {
+      const outside = { ...process.env, TMUX: undefined, TMUX_PANE: undefined };
+      const rt = new TmuxRuntime({ socket: own.socket, env: outside });
+      await rt.createPane({ agentId: "a_0000000011", placement: "tab", direction: "right", cwd: own.dir, label: "one", command: idle });
+      assert.equal((await own.tmux(["show-options", "-sv", "extended-keys"])).trim(), "on", "pi's tmux warning has nothing to warn about");
+      const before = (await theirs.tmux(["show-options", "-sv", "extended-keys"])).trim();
+      await new TmuxRuntime({ socket: theirs.socket, env: outside }).createPane({
+        agentId: "a_0000000012",
+        placement: "tab",
+        direction: "right",
+        cwd: theirs.dir,
+        label: "two",
+        command: idle,
+      });
+      await new TmuxRuntime({ socket: theirs.socket, env: theirs.insideEnv() }).createPane({
+        agentId: "a_0000000013",
+        placement: "tab",
+        direction: "right",
+        cwd: theirs.dir,
+        label: "three",
+        command: idle,
+      });
+      assert.equal((await theirs.tmux(["show-options", "-sv", "extended-keys"])).trim(), before, "a server that was already running keeps its options");
+    } finally {
+      await own.cleanup();
+      await theirs.cleanup();
+    }
   });
 });

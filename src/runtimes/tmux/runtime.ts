@@ -130,7 +130,7 @@ export class TmuxRuntime implements Runtime {
         ...command,
         ...markThen(`${session}:{end}`),
       ]);
-    const newSession = (session: string) =>
+    const newSession = (session: string, after: readonly string[] = []) =>
       this.runMarked([
         "new-session",
         "-d",
@@ -147,6 +147,7 @@ export class TmuxRuntime implements Runtime {
         ...fmt,
         ...command,
         ...markThen(`=${session}:`),
+        ...after,
       ]);
     try {
       if (req.placement === "pane") {
@@ -172,12 +173,19 @@ export class TmuxRuntime implements Runtime {
       }
       // The home session exists for every sheep but the first: try it straight away instead of
       // asking first, which cost a tmux process on every start.
+      let serverStarted = false;
       const added = await newWindow(`=${this.sessionName}`).catch((e: unknown) => {
+        serverStarted = e instanceof TmuxError && e.noServer;
         if (e instanceof TmuxError && (e.noServer || e.noSuchTarget || /can't find session/.test(e.stderr))) return undefined;
         throw e;
       });
       if (added !== undefined) return { paneId: added, attachHint: this.attachHint(this.sessionName), marked: true };
-      return { paneId: await newSession(this.sessionName), attachHint: this.attachHint(this.sessionName), marked: true };
+      // A server this shepherd starts holds only sheep: it gets the keys pi asks tmux for, in the
+      // same command list, before pi can ask, so no sheep greets a person with pi's "extended-keys
+      // is off" warning. A person's own server (inside tmux, or one already running) keeps its
+      // options; -q, because tmux before 3.2 has no such option.
+      const keys = serverStarted ? [";", "set-option", "-q", "-s", "extended-keys", "on"] : [];
+      return { paneId: await newSession(this.sessionName, keys), attachHint: this.attachHint(this.sessionName), marked: true };
     } catch (e) {
       throw this.wrap(e, "could not create a pane");
     }

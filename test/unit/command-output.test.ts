@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { outputEntry, outputEntryOf, outputRoute, outputText } from "../../src/command/output.js";
+import type { Paint } from "../../src/tool/render-text.js";
+
+const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };
+
+describe("/shepherd answers kept in the transcript", () => {
+  it("go to the transcript only in pi's TUI on a pi that draws entries; RPC and an older pi get notifications", () => {
+    assert.equal(outputRoute({ entryRenderers: true }, { mode: "tui", hasUI: true }), "entry");
+    assert.equal(outputRoute({ entryRenderers: true }, { mode: "rpc", hasUI: true }), "notify");
+    assert.equal(outputRoute({ entryRenderers: false }, { hasUI: true }), "notify", "a pi before entry renderers");
+    assert.equal(outputRoute({ entryRenderers: false }, { mode: "tui", hasUI: true }), "notify");
+    assert.equal(outputRoute({ entryRenderers: true }, { mode: "print", hasUI: false }), "console");
+  });
+
+  it("shows the command typed, then each answer in its level's colour", () => {
+    const entry = outputEntry("", [
+      { level: "info", text: "Herd (1):\n  a (a_1, echo): idle" },
+      { level: "error", text: "[runtime_unavailable] no tmux" },
+    ]);
+    assert.equal(
+      outputText(entry, false, tags),
+      "<accent>*/shepherd*</accent>\nHerd (1):\n  a (a_1, echo): idle\n<error>[runtime_unavailable] no tmux</error>",
+    );
+  });
+
+  it("collapses a long answer until Ctrl+O, and keeps it whole when expanded", () => {
+    const text = Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n");
+    const entry = outputEntry("read recon --source screen", [{ level: "info", text }]);
+    const collapsed = outputText(entry, false, tags).split("\n");
+    assert.equal(collapsed.length, 42);
+    assert.equal(collapsed.at(-1), "<dim>… 60 more lines (Ctrl+O shows all)</dim>");
+    assert.equal(outputText(entry, true, tags).split("\n").length, 101);
+  });
+
+  it("uses only the known shape of an entry read back from a session file, and draws no escape sequence", () => {
+    for (const bad of [undefined, null, "text", { args: 1, notices: [] }, { args: "x" }, { args: "x", notices: "no" }]) {
+      assert.equal(outputEntryOf(bad), undefined, JSON.stringify(bad));
+    }
+    const forged = outputEntryOf({
+      args: "herd\u001b[2J",
+      notices: [{ level: "info", text: "ok\u001b]0;pwned\u0007 \u202eevil" }, { level: "shout", text: "dropped" }, { text: 5 }, null],
+    });
+    assert.deepEqual(forged?.notices.length, 1);
+    assert.equal(outputText(forged!, false, tags), "<accent>*/shepherd herd*</accent>\nok evil");
+  });
+});
