@@ -1,6 +1,7 @@
 import type { ExitStatus, PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
 import type { SheepSnapshot } from "../ports/sheep-host.js";
 import type { Clock } from "./clock.js";
+import { WOKEN } from "./signals.js";
 
 /**
  * How pi ended, by the best witness: its exit report, else the multiplexer that kept its pane,
@@ -105,7 +106,7 @@ export class LivenessMonitor {
     try {
       await Promise.race([work, this.clock.sleep(ms, stop.signal).catch(() => undefined)]);
     } finally {
-      stop.abort();
+      stop.abort(WOKEN);
     }
   }
 

@@ -107,19 +107,37 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
   if ("missing" in found) return { promptId, agentId: "", status: "failed", error: found.missing };
   const prompt = found;
   const rec = herd.registry.agents.get(prompt.agentId);
+  let rang = true;
+  let quiet = 0;
   for (;;) {
-    const seen = await look(herd, prompt, rec);
-    if (seen) return seen;
+    if (prompt.settled) return prompt.settled;
+    // The sheep's files ring its bell when they change: after a quiet interval only the pane can
+    // have gone, and the one batched multiplexer answer says so. Now and then the files are read
+    // all the same, for a watch event the file system missed and for the pid witness.
+    if (rang || ++quiet >= RECHECK_TICKS || !(await stillAlive(herd, rec))) {
+      quiet = 0;
+      const seen = await look(herd, prompt, rec);
+      if (seen) return seen;
+    }
     const left = deadline - herd.clock.now();
     if (left <= 0) {
       return { promptId, agentId: prompt.agentId, status: "timeout", error: "[timeout] still working; wait again with the same promptId." };
     }
     try {
-      await herd.bells.next([prompt.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
+      rang = await herd.bells.next([prompt.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
     } catch {
       throw new ShepherdError("aborted", "the wait was cancelled; the prompts are still pending, so wait for them again later.");
     }
   }
+}
+
+/** Quiet intervals after which a waiter reads its sheep's files though no bell rang. */
+const RECHECK_TICKS = 5;
+
+/** The multiplexer (one batched answer a second for every waiter) says the sheep's pane and pi are there. */
+async function stillAlive(herd: Herd, rec: AgentRecord | undefined): Promise<boolean> {
+  if (!rec || rec.state === "closed") return false;
+  return (await herd.liveness.get(rec))?.state === "alive";
 }
 
 /**
