@@ -17,7 +17,7 @@ const def: AgentDefinition = { name: "echo", description: "d", source: "user", p
 const HERD = 16;
 
 /** A herd of working sheep on a host that counts each file read, per sheep. */
-async function busyHerd(clock: FakeClock | undefined) {
+async function busyHerd(clock: FakeClock | undefined, running?: (agentId: string) => boolean) {
   const world = new MemoryWorld();
   const reads = new Map<string, number>();
   const count = (agentId: string) => {
@@ -33,6 +33,7 @@ async function busyHerd(clock: FakeClock | undefined) {
       count(agentId);
       return world.host.result(agentId, promptId);
     },
+    ...(running ? { running } : {}),
   };
   const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "s", ...(clock ? { clock } : {}), livenessIntervalMs: 1000 });
   const sheep: { agentId: string; promptId: string }[] = [];
@@ -94,6 +95,34 @@ describe("a quiet wait", () => {
     for (const [i, s] of h.sheep.entries()) if (i !== 3) h.world.answer(s.agentId, s.promptId, "done");
     const results = await waiting;
     assert.match(results[3]!.error ?? "", /^\[pane_gone\]/);
+  });
+});
+
+describe("a quiet wait on sheep whose pids run", () => {
+  it("asks the multiplexer only every fifth second while every pid runs, and at once when one stops", async () => {
+    const clock = new FakeClock();
+    const ended = new Set<string>();
+    const h = await busyHerd(clock, (agentId) => !ended.has(agentId));
+    const waiting = h.shepherd.wait(
+      h.sheep.map((s) => s.promptId),
+      { timeoutSec: 600 },
+    );
+    await settle();
+    const asked = h.livenessCalls();
+    await clock.advance(20_000, 1000);
+    const calls = h.livenessCalls() - asked;
+    assert.ok(calls <= 5, `every pid runs: the multiplexer is asked every fifth second, got ${calls} calls in 20 s`);
+
+    // The pane is closed: its pi ends, no file says so; the pid does, and the multiplexer is asked.
+    const gone = h.sheep[7]!;
+    h.world.killPane(gone.agentId);
+    ended.add(gone.agentId);
+    await clock.advance(1000, 500);
+    assert.equal(h.shepherd.registry.prompts.get(gone.promptId)?.settled?.status, "failed", "failed within a second");
+    for (const [i, s] of h.sheep.entries()) if (i !== 7) h.world.answer(s.agentId, s.promptId, "done");
+    const results = await waiting;
+    assert.match(results[7]!.error ?? "", /^\[pane_gone\]/);
+    assert.ok(results.every((r, i) => i === 7 || r.status === "completed"));
   });
 });
 
