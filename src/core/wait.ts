@@ -131,11 +131,11 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
   }
 }
 
-/** Quiet intervals after which a waiter reads its sheep's files though no bell rang. */
-const RECHECK_TICKS = 5;
+/** Quiet intervals after which a waiter (or the courier) reads the sheep's files though no bell rang. */
+export const RECHECK_TICKS = 5;
 
 /** The multiplexer (one batched answer a second for every waiter) says the sheep's pane and pi are there. */
-async function stillAlive(herd: Herd, rec: AgentRecord | undefined): Promise<boolean> {
+export async function stillAlive(herd: Herd, rec: AgentRecord | undefined): Promise<boolean> {
   if (!rec || rec.state === "closed") return false;
   return (await herd.liveness.get(rec))?.state === "alive";
 }

@@ -17,7 +17,7 @@ const def: AgentDefinition = { name: "echo", description: "d", source: "user", p
 const HERD = 16;
 
 /** A herd of working sheep on a host that counts each file read, per sheep. */
-async function busyHerd(clock: FakeClock | undefined, running?: (agentId: string) => boolean) {
+async function busyHerd(clock: FakeClock | undefined, running?: (agentId: string) => boolean, notify = false) {
   const world = new MemoryWorld();
   const reads = new Map<string, number>();
   const count = (agentId: string) => {
@@ -33,13 +33,17 @@ async function busyHerd(clock: FakeClock | undefined, running?: (agentId: string
       count(agentId);
       return world.host.result(agentId, promptId);
     },
+    messages: (agentId) => {
+      count(agentId);
+      return world.host.messages(agentId);
+    },
     ...(running ? { running } : {}),
   };
   const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "s", ...(clock ? { clock } : {}), livenessIntervalMs: 1000 });
   const sheep: { agentId: string; promptId: string }[] = [];
   for (let i = 0; i < HERD; i++) {
     const a = await shepherd.start({ definition: def, cwd: "/", label: `s${i + 1}` });
-    sheep.push({ agentId: a.agentId, promptId: (await shepherd.prompt(a.agentId, "a long task")).promptId });
+    sheep.push({ agentId: a.agentId, promptId: (await shepherd.prompt(a.agentId, "a long task", { notify })).promptId });
   }
   const total = () => [...reads.values()].reduce((a, b) => a + b, 0);
   const livenessCalls = () => world.calls.filter((c) => c.startsWith("liveness")).length;
@@ -123,6 +127,26 @@ describe("a quiet wait on sheep whose pids run", () => {
     const results = await waiting;
     assert.match(results[7]!.error ?? "", /^\[pane_gone\]/);
     assert.ok(results.every((r, i) => i === 7 || r.status === "completed"));
+  });
+});
+
+describe("the courier, owed the results of a working herd", () => {
+  it("reads no file in a quiet second, and pushes a result as soon as its sheep's bell rings", async () => {
+    const clock = new FakeClock();
+    const h = await busyHerd(clock, undefined, true);
+    const pushed: string[] = [];
+    h.shepherd.deliverTo({ deliver: (push) => void pushed.push(push.kind === "result" ? push.item.promptId : push.kind) });
+    await clock.advance(1000, 1000);
+    const reads = h.total();
+    await clock.advance(20_000, 1000);
+    const perSheep = (h.total() - reads) / HERD;
+    assert.ok(perSheep <= 12, `each sheep's files were read ${perSheep} times in 20 quiet seconds`);
+
+    const one = h.sheep[2]!;
+    h.world.answer(one.agentId, one.promptId, "done");
+    await settle();
+    assert.deepEqual(pushed, [one.promptId]);
+    await h.shepherd.dispose();
   });
 });
 
