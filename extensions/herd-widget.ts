@@ -1,12 +1,13 @@
 /**
  * The herd widget: while this shepherd has sheep, one line each. Every second the records are
- * brought up to date from the sheep's files (Shepherd.refreshFromFiles, never the multiplexer).
+ * brought up to date from the files that changed (WidgetRefresh, never the multiplexer).
  * In pi's TUI the lines are drawn from the records at the moment of drawing, with the frame's
  * clock (LiveText), so they tick with the progress of a wait or delegate; elsewhere (RPC) they
  * are plain lines sent when they change.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Shepherd } from "../src/core/shepherd.js";
+import { WidgetRefresh } from "../src/tool/widget-refresh.js";
 import { herdWidgetLines } from "../src/tool/widget-text.js";
 import { type FrameClock, LiveText } from "./live-text.js";
 
@@ -19,8 +20,7 @@ export class HerdWidget {
   private warmShown = "";
   /** The TUI the live widget is drawn in, to ask for a frame each second. */
   private tui: { requestRender(): void } | undefined;
-  /** The questions sheep wait on, as of the last refresh. */
-  private asking = new Map<string, { messageId: string; text: string }>();
+  private readonly reads = new WidgetRefresh();
   /** Tool calls under way: a call may start sheep at any moment, so keep looking while it runs. */
   private busy = 0;
 
@@ -33,9 +33,13 @@ export class HerdWidget {
   touch(ctx: ExtensionContext) {
     if (!ctx.hasUI) return; // print and json modes show nothing
     this.ctx = ctx;
+    this.reads.all();
     void this.refresh();
     if (!this.timer) {
-      this.timer = setInterval(() => void this.refresh(), 1000);
+      this.timer = setInterval(() => {
+        this.reads.tick();
+        void this.refresh();
+      }, 1000);
       this.timer.unref();
     }
   }
@@ -55,6 +59,7 @@ export class HerdWidget {
   stop() {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.reads.stop();
   }
 
   private async refresh() {
@@ -65,15 +70,12 @@ export class HerdWidget {
     let sheep: boolean;
     const warm = shepherd.warm().counts;
     try {
-      const refreshed = await shepherd.refreshFromFiles();
-      sheep = refreshed.length > 0;
+      sheep = await this.reads.refresh(shepherd);
       empty = !sheep && !Object.values(warm).some((c) => c.ready + c.starting > 0);
-      // A sheep's question is known from its files: as of this refresh.
-      this.asking = new Map(refreshed.flatMap((v) => (v.asking ? [[v.agentId, v.asking] as const] : [])));
     } catch {
       return;
     }
-    const views = () => shepherd.views().map((v) => ({ ...v, ...(this.asking.has(v.agentId) ? { asking: this.asking.get(v.agentId)! } : {}) }));
+    const views = () => this.reads.views(shepherd);
     // pi 1.6 says which UI it drives; only its TUI draws components.
     const live = (ctx as { mode?: string }).mode === "tui";
     const key = empty ? "none" : live ? "live" : JSON.stringify(herdWidgetLines(views(), Date.now(), warm));

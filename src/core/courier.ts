@@ -9,7 +9,7 @@ import { close } from "./close.js";
 import { owesDelivery, type Herd } from "./herd.js";
 import type { DelegateItem } from "./delegate.js";
 import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "./types.js";
-import { look } from "./wait.js";
+import { look, RECHECK_TICKS, stillAlive } from "./wait.js";
 
 /** One task of a pushed background delegation: as a delegate result, with its prompt. */
 export interface PushedItem extends DelegateItem {
@@ -43,6 +43,9 @@ export class Courier {
   /** A push the conversation did not take: try again after an interval, not after an idle sleep. */
   private refused = false;
   private wake: AbortController | undefined;
+  /** Woken by its timer, not by a bell: no file changed since the last sweep. */
+  private quiet = false;
+  private quietSweeps = 0;
   private loop: Promise<void> | undefined;
   private readonly stopHearing: () => void;
   /** Background delegations whose runner still runs here: only the runner knows what comes next. */
@@ -86,8 +89,12 @@ export class Courier {
       if (this.dirty) {
         this.dirty = false;
         this.refused = false;
+        // Every fifth quiet sweep reads the files all the same: for a watch event the file
+        // system missed, and for the pid witness.
+        const quiet = this.quiet && ++this.quietSweeps % RECHECK_TICKS !== 0;
+        this.quiet = false;
         try {
-          await this.sweep();
+          await this.sweep(quiet);
         } catch {
           // a file that could not be read now is read at the next look
         }
@@ -100,6 +107,7 @@ export class Courier {
       try {
         await herd.clock.sleep(ms, this.wake.signal);
         this.dirty = true;
+        this.quiet = true;
       } catch {
         // kicked
       }
@@ -117,14 +125,21 @@ export class Courier {
     });
   }
 
-  private async sweep(): Promise<void> {
+  /**
+   * Looks at what is owed and pushes what is due. A quiet sweep (no bell since the last) reads
+   * no file: the sheep's files ring their bells when they change, so only a pane that went can
+   * be news, and the one batched liveness answer tells.
+   */
+  private async sweep(quiet: boolean): Promise<void> {
     const { herd } = this;
     const reg = herd.registry;
     for (const p of this.watched()) {
       if (!this.sink) return;
-      await look(herd, p, reg.agents.get(p.agentId));
+      const rec = reg.agents.get(p.agentId);
+      if (quiet && (await stillAlive(herd, rec))) continue;
+      await look(herd, p, rec);
     }
-    for (const rec of [...reg.agents.values()]) {
+    for (const rec of quiet ? [] : [...reg.agents.values()]) {
       if (!this.sink) return;
       if (rec.state !== "closed") await this.readMessages(rec.agentId);
     }

@@ -1,5 +1,6 @@
 import pLimit from "p-limit";
 import { systemClock, type Clock } from "./clock.js";
+import { seenItems, whenChanged } from "./progress.js";
 import { every } from "./signals.js";
 import { errorText, isShepherdError, ShepherdError } from "./errors.js";
 import type { Shepherd } from "./shepherd.js";
@@ -89,6 +90,7 @@ const FINAL: ReadonlySet<ItemPhase> = new Set(["completed", "failed", "timeout",
 export class Delegation {
   private readonly tracked: Tracked[];
   private readonly now: () => number;
+  private readonly onProgress: ((p: DelegateProgress) => void) | undefined;
   /** Tasks that run from the start (the rest wait for a place): once each has its prompt, the first wave is out. */
   private readonly waveSize: number;
   private waveLeft: Set<number>;
@@ -103,6 +105,7 @@ export class Delegation {
     private readonly o: DelegateOptions,
   ) {
     this.now = o.now ?? Date.now;
+    this.onProgress = o.onProgress && whenChanged(o.onProgress, (p: DelegateProgress) => ({ ...p, items: seenItems(p.items, "elapsedSec") }));
     this.tracked = tasks.map((t) => ({ agent: t.definition.name, state: "queued" }));
     this.waveSize = mode === "parallel" ? Math.min(tasks.length, Math.max(1, o.maxParallel)) : 1;
     this.waveLeft = new Set(Array.from({ length: this.waveSize }, (_, i) => i));
@@ -115,7 +118,9 @@ export class Delegation {
   }
 
   async run(): Promise<DelegateItem[]> {
-    const stopTicking = this.o.onProgress ? every(this.o.clock ?? systemClock, 1000, () => this.report()) : () => undefined;
+    // A sheep's view changes with its own files too (a look elsewhere derives its state): the
+    // records are looked at each second; only a change goes out.
+    const stopTicking = this.onProgress ? every(this.o.clock ?? systemClock, 1000, () => this.report()) : () => undefined;
     try {
       if (this.mode === "chain") return await this.chain();
       const limit = pLimit(Math.max(1, this.o.maxParallel));
@@ -234,7 +239,7 @@ export class Delegation {
   }
 
   private report() {
-    if (!this.o.onProgress) return;
+    if (!this.onProgress) return;
     const now = this.now();
     const items = this.tracked.map((t) => {
       const who = { agent: t.agent, ...(t.label ? { label: t.label } : {}), ...(t.agentId ? { agentId: t.agentId } : {}) };
@@ -247,6 +252,6 @@ export class Delegation {
         elapsedSec: view.since ? Math.floor((now - Date.parse(view.since)) / 1000) : 0,
       };
     });
-    this.o.onProgress({ mode: this.mode, done: this.tracked.filter((t) => FINAL.has(t.state)).length, total: this.tracked.length, items });
+    this.onProgress({ mode: this.mode, done: this.tracked.filter((t) => FINAL.has(t.state)).length, total: this.tracked.length, items });
   }
 }

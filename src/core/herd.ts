@@ -117,7 +117,8 @@ export class Herd {
   constructor(options: ShepherdOptions) {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
     this.clock = options.clock ?? systemClock;
-    this.liveness = new LivenessMonitor(options.runtime, this.clock, this.opts.livenessIntervalMs);
+    const host = options.host;
+    this.liveness = new LivenessMonitor(options.runtime, this.clock, this.opts.livenessIntervalMs, (agentId) => host.running?.(agentId));
   }
 
   /**

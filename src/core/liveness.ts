@@ -1,6 +1,7 @@
 import type { ExitStatus, PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
 import type { SheepSnapshot } from "../ports/sheep-host.js";
 import type { Clock } from "./clock.js";
+import { WOKEN } from "./signals.js";
 
 /**
  * How pi ended, by the best witness: its exit report, else the multiplexer that kept its pane,
@@ -13,6 +14,9 @@ export function howEnded(snap: SheepSnapshot, live: PaneLiveness | undefined): E
 
 /** How long a caller with a recent "alive" waits for a fresher answer before using it. */
 const PATIENCE_MS = 10;
+
+/** Intervals an "alive" is kept while the sheep's pid still runs, before the multiplexer is asked again. */
+const WITNESSED_INTERVALS = 5;
 
 /**
  * Sheep liveness for every waiter through one multiplexer call per interval: many waits on many
@@ -31,6 +35,8 @@ export class LivenessMonitor {
     private readonly runtime: Runtime,
     private readonly clock: Clock,
     readonly intervalMs: number,
+    /** Whether the sheep's pi still runs, by its pid (a system call); undefined when unknown. */
+    private readonly running: (agentId: string) => boolean | undefined = () => undefined,
   ) {}
 
   /**
@@ -43,6 +49,11 @@ export class LivenessMonitor {
     this.panes.set(pane.agentId, pane.paneId);
     const cached = this.cache.get(pane.agentId);
     if (cached && (cached.value.state === "gone" || this.clock.now() - cached.at < maxAgeMs)) return cached.value;
+    // A pi whose pid still runs has not ended, and its pane is there (closing a pane ends the pi
+    // in it): one spawn of the multiplexer a second would only say so again. Now and then it
+    // is asked all the same, for what the pid cannot tell (a pid taken over, a missed SIGCHLD).
+    if (cached?.value.state === "alive" && maxAgeMs > 0 && this.clock.now() - cached.at < WITNESSED_INTERVALS * maxAgeMs && this.running(pane.agentId) === true)
+      return cached.value;
     const refreshed = this.refresh([pane.agentId]);
     if (cached && maxAgeMs > 0 && this.clock.now() - cached.at < 2 * maxAgeMs) {
       await this.within(refreshed, PATIENCE_MS);
@@ -105,7 +116,7 @@ export class LivenessMonitor {
     try {
       await Promise.race([work, this.clock.sleep(ms, stop.signal).catch(() => undefined)]);
     } finally {
-      stop.abort();
+      stop.abort(WOKEN);
     }
   }
 

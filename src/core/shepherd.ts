@@ -153,9 +153,14 @@ export class Shepherd {
     return herdStatus(this.herdState);
   }
 
-  /** Updates the records from the sheep's files alone (no multiplexer call); see views.refreshFromFiles. */
-  refreshFromFiles(): Promise<HerdView[]> {
-    return refreshFromFiles(this.herdState, this.courier);
+  /** Updates the records from the files of every sheep, or of those named (no multiplexer call); see views.refreshFromFiles. */
+  refreshFromFiles(only?: ReadonlySet<string>): Promise<HerdView[]> {
+    return refreshFromFiles(this.herdState, this.courier, only);
+  }
+
+  /** Calls fn with a sheep's id whenever its files change (and without one when a wait ends), until the returned function is called. */
+  onChange(fn: (agentId?: string) => void): () => void {
+    return this.herdState.bells.overhear(fn);
   }
 
   /** The live sheep as the widget shows them, from the records as they are now. */

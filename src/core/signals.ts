@@ -2,6 +2,9 @@ import type { Clock } from "./clock.js";
 
 const MAX_UNHEARD = 1024;
 
+/** Why a wake-up stops a sleep: made once, where abort() without a reason builds a DOMException, stack and all, each time. */
+export const WOKEN = new Error("woken");
+
 /**
  * Wake-ups per agent: the sheep host and the core's own transitions (close, settle) ring the
  * bell, and every loop waiting on that agent re-reads the truth instead of trusting the event.
@@ -44,18 +47,23 @@ export class Bells {
   }
 
   /**
-   * Resolves on the next ring of any of the agents or after ms; rejects when the signal aborts.
-   * A ring that nobody heard since the last call resolves it at once: callers re-read state
-   * after every return, so waking early costs one read, while a lost ring cost a whole wait.
+   * Resolves on the next ring of any of the agents (true) or after ms (false); rejects when the
+   * signal aborts. A ring that nobody heard since the last call resolves it at once: callers
+   * re-read state after every ring, so waking early costs one read, while a lost ring cost a
+   * whole wait. After a quiet interval no file changed, so a caller need not read them again.
    */
-  async next(agentIds: readonly string[], ms: number, clock: Clock, signal?: AbortSignal): Promise<void> {
+  async next(agentIds: readonly string[], ms: number, clock: Clock, signal?: AbortSignal): Promise<boolean> {
     if (signal?.aborted) throw signal.reason;
     let missed = false;
     for (const id of agentIds) if (this.unheard.delete(id)) missed = true;
-    if (missed) return;
+    if (missed) return true;
     const stop = new AbortController();
-    const onRing = () => stop.abort();
-    const onAbort = () => stop.abort();
+    let rang = false;
+    const onRing = () => {
+      rang = true;
+      stop.abort(WOKEN);
+    };
+    const onAbort = () => stop.abort(WOKEN);
     for (const id of agentIds) {
       const set = this.listeners.get(id) ?? new Set<() => void>();
       this.listeners.set(id, set);
@@ -75,6 +83,7 @@ export class Bells {
       }
     }
     if (signal?.aborted) throw signal.reason;
+    return rang;
   }
 }
 

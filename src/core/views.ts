@@ -60,14 +60,16 @@ export async function herdStatus(herd: Herd): Promise<AgentStatus[]> {
 
 /**
  * Brings the records up to date from the sheep's files alone, without asking the multiplexer:
- * cheap enough to run every second for the widget. Reading the files settles any result that
- * landed, and that is written through like every other settlement.
+ * every sheep's, or only those named in `only` (whose files changed). Reading the files settles
+ * any result that landed, and that is written through like every other settlement. Returns
+ * every live sheep; a question is known only of the sheep read.
  */
-export async function refreshFromFiles(herd: Herd, courier?: Courier): Promise<HerdView[]> {
+export async function refreshFromFiles(herd: Herd, courier?: Courier, only?: ReadonlySet<string>): Promise<HerdView[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
   const asking = new Map<string, { messageId: string; text: string }>();
   await Promise.all(
     live.map(async (rec) => {
+      if (only && !only.has(rec.agentId)) return;
       // A dialog in the sheep opens and closes with no tool call to notice it: the sheep's report
       // decides between working, blocked and idle here too.
       const snap = await refresh(herd, rec).catch(() => undefined);

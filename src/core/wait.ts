@@ -7,6 +7,7 @@ import { exitText, ShepherdError } from "./errors.js";
 import type { Herd } from "./herd.js";
 import { settle, settleFromDisk } from "./ledger.js";
 import { howEnded } from "./liveness.js";
+import { seenItems, whenChanged } from "./progress.js";
 import { every } from "./signals.js";
 import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
 import { sheepView } from "./views.js";
@@ -40,8 +41,9 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
   const timeoutSec = opts.timeoutSec ?? herd.opts.defaultWaitTimeoutSec;
   const deadline = clock.now() + timeoutSec * 1000;
   const finished = new Map<string, string>();
+  const onProgress = opts.onProgress && whenChanged(opts.onProgress, (p: WaitProgress) => ({ ...p, items: seenItems(p.items, "elapsedMs") }));
   const report = () => {
-    if (!opts.onProgress) return;
+    if (!onProgress) return;
     const now = clock.now();
     const items = promptIds.map((id) => {
       const p = registry.prompts.get(id);
@@ -52,7 +54,7 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
       const { state, since } = sheepView(registry, a);
       return { promptId: id, ...who, state, ...(since ? { since } : {}), elapsedMs: since ? now - Date.parse(since) : 0 };
     });
-    opts.onProgress({ done: promptIds.filter((id) => finished.has(id)).length, total: items.length, items });
+    onProgress({ done: promptIds.filter((id) => finished.has(id)).length, total: items.length, items });
   };
   // Held while the wait runs: a result or question of these goes back through this wait.
   const held = opts.quiet
@@ -63,8 +65,9 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
       });
   for (const key of held) herd.waiting.add(key);
   report();
-  // Elapsed time moves even when no state does: a person watching wants to see it tick.
-  const stopTicking = opts.onProgress ? every(clock, 1000, report) : () => undefined;
+  // A sheep's view can change with no result of this wait (another look derives its state): a
+  // look each second at the records alone; only a change goes out.
+  const stopTicking = onProgress ? every(clock, 1000, report) : () => undefined;
   try {
     const items = await Promise.all(
       promptIds.map(async (id) => {
@@ -104,19 +107,37 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
   if ("missing" in found) return { promptId, agentId: "", status: "failed", error: found.missing };
   const prompt = found;
   const rec = herd.registry.agents.get(prompt.agentId);
+  let rang = true;
+  let quiet = 0;
   for (;;) {
-    const seen = await look(herd, prompt, rec);
-    if (seen) return seen;
+    if (prompt.settled) return prompt.settled;
+    // The sheep's files ring its bell when they change: after a quiet interval only the pane can
+    // have gone, and the one batched multiplexer answer says so. Now and then the files are read
+    // all the same, for a watch event the file system missed and for the pid witness.
+    if (rang || ++quiet >= RECHECK_TICKS || !(await stillAlive(herd, rec))) {
+      quiet = 0;
+      const seen = await look(herd, prompt, rec);
+      if (seen) return seen;
+    }
     const left = deadline - herd.clock.now();
     if (left <= 0) {
       return { promptId, agentId: prompt.agentId, status: "timeout", error: "[timeout] still working; wait again with the same promptId." };
     }
     try {
-      await herd.bells.next([prompt.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
+      rang = await herd.bells.next([prompt.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
     } catch {
       throw new ShepherdError("aborted", "the wait was cancelled; the prompts are still pending, so wait for them again later.");
     }
   }
+}
+
+/** Quiet intervals after which a waiter (or the courier) reads the sheep's files though no bell rang. */
+export const RECHECK_TICKS = 5;
+
+/** The multiplexer (one batched answer a second for every waiter) says the sheep's pane and pi are there. */
+export async function stillAlive(herd: Herd, rec: AgentRecord | undefined): Promise<boolean> {
+  if (!rec || rec.state === "closed") return false;
+  return (await herd.liveness.get(rec))?.state === "alive";
 }
 
 /**

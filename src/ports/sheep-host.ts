@@ -79,6 +79,12 @@ export type ReplyOutcome = "delivered" | "already_replied" | "expired";
 export interface SheepHost {
   prepare(req: PrepareRequest): Promise<PreparedSheep>;
   snapshot(agentId: string): Promise<SheepSnapshot>;
+  /**
+   * Whether the pid the sheep last reported (as of the last snapshot) still runs: a system call,
+   * no file read. Undefined while no pid is known. A host without it leaves liveness to the
+   * multiplexer alone.
+   */
+  running?(agentId: string): boolean | undefined;
   result(agentId: string, promptId: string): Promise<SheepResult | undefined>;
   /**
    * Delivers a prompt or a steer to the sheep's inbox; returns once it is durably there. The

@@ -46,6 +46,8 @@ const resultName = (name: string) => !name.startsWith(".");
 export class FileSheepHost implements SheepHost {
   /** Per sheep: since when its reported pid has been seen dead. */
   private readonly deadSince = new Map<string, number>();
+  /** Per sheep: the pid its last status report named, for `running`. */
+  private readonly pids = new Map<string, number>();
   /** Per sheep: its parsed message log and the size it had, so an unchanged log is not parsed again. */
   private readonly logs = new Map<string, { size: number; messages: SheepMessage[] }>();
   /** The last inbox sequence handed out, so deliveries in one millisecond keep their order. */
@@ -102,6 +104,8 @@ export class FileSheepHost implements SheepHost {
         snap.asking = { messageId: asking.messageId, text: asking.text };
       }
     }
+    if (status && Number.isSafeInteger(status.pid) && status.pid > 0) this.pids.set(agentId, status.pid);
+    else this.pids.delete(agentId);
     const deadMs = status ? this.deadFor(agentId, status.pid) : undefined;
     if (deadMs !== undefined) snap.piGone = true;
     if (exit) snap.exited = exit;
@@ -128,6 +132,11 @@ export class FileSheepHost implements SheepHost {
     const since = this.deadSince.get(agentId) ?? Date.now();
     this.deadSince.set(agentId, since);
     return Date.now() - since;
+  }
+
+  running(agentId: string): boolean | undefined {
+    const pid = this.pids.get(agentId);
+    return pid === undefined ? undefined : pidRunning(pid);
   }
 
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
@@ -246,6 +255,7 @@ export class FileSheepHost implements SheepHost {
 
   async cleanup(agentId: string): Promise<string | undefined> {
     this.deadSince.delete(agentId);
+    this.pids.delete(agentId);
     this.logs.delete(agentId);
     const layout = this.layout(agentId);
     // The session file stays: it is the sheep's conversation, and the user may want it. So does
