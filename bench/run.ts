@@ -86,7 +86,9 @@ export const DEFINITIONS = {
     "pi: one headless pi --mode json -p per task) against the shepherd's delegate, same scripted model, agent file and " +
     "tasks: one task answered after 0.5 s, four in parallel answered after 1 s; whole tool calls, the first call of each " +
     "pi not counted, the two alternating which goes first; ratio of medians delegate / example. Cold: no pool; warm: a " +
-    "shepherd with a pool of 4, herd polled until 4 are ready before each delegate",
+    "shepherd with a pool of 4, herd polled until 4 are ready before each delegate. Split in the detail (model's request " +
+    "log): to the model = tool call start to the last task's request reaching the model (pane or process, pi boot, the " +
+    "prompt); after the answer = the last answer's last byte to the tool call's end (result back, sheep closed)",
   memory:
     "resident memory (VmRSS) of every process in a sheep's pane (tmux: pi alone; herdr: the pane's shell, report-exit.sh " +
     "and pi) against a bare pi's own process (the same launch spec as the pane's own command on tmux, typed into a shell on " +
@@ -140,7 +142,7 @@ async function main() {
       if (parts.has("core")) run.core = await runCore(fixture, world, model, cfg.core, say);
       if (parts.has("rpc")) run.rpc = await runRpc(fixture, world, model, cfg.rpc, say);
       if (parts.has("warm")) run.warmStart = (await runWarmStart(fixture, world, cfg.warm, say)) ?? null;
-      if (parts.has("peer")) run.peer = await runPeer(fixture, world, cfg.peer, say);
+      if (parts.has("peer")) run.peer = await runPeer(fixture, world, model, cfg.peer, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture
       await cleanups.pop()!(); // the world

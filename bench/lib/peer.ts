@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { piCli, RpcShepherd } from "../../test/support/rpc-shepherd.js";
 import { directive } from "../../test/support/scripted-model.js";
+import type { ModelProcess } from "./model.js";
 import type { RuntimeFixture } from "./runtime-fixture.js";
 import { timedCall } from "./tool-call.js";
 import { setWarm, untilWarm } from "./warm-pool.js";
@@ -19,9 +20,18 @@ export interface PeerConfig {
   pool: number;
 }
 
+/** Per call: its duration, and where it went around the model's answers (from the model's request log). */
+export interface PeerSeries {
+  ms: number[];
+  /** Tool call start to the last of its tasks' requests reaching the model: starting pi, up to its model call. */
+  toModelMs: number[];
+  /** The last answer's last byte to the tool call's end: the result back to the caller, and what closes. */
+  fromAnswerMs: number[];
+}
+
 export interface PeerSamples {
-  one: number[];
-  four: number[];
+  one: PeerSeries;
+  four: PeerSeries;
 }
 
 export interface PeerFigures {
@@ -32,40 +42,50 @@ export interface PeerFigures {
 
 export const exampleSubagent = join(dirname(piCli), "..", "..", "examples", "extensions", "subagent", "index.ts");
 
-type Args = (task: (reply: string, delayMs: number) => string, agent: string, k: number) => Record<string, unknown>;
-const tasks = (n: number, tag: string, delayMs: number, task: (reply: string, delayMs: number) => string, agent: string) =>
+type Task = (reply: string, delayMs: number) => string;
+type Args = (task: Task, agent: string, k: number) => { args: Record<string, unknown>; tags: string[] };
+const tasks = (n: number, tag: string, delayMs: number, task: Task, agent: string) =>
   Array.from({ length: n }, (_, j) => ({ agent, task: task(`${tag}-${j}`, delayMs) }));
+const series = (): PeerSeries => ({ ms: [], toModelMs: [], fromAnswerMs: [] });
 
-export async function runPeer(fixture: RuntimeFixture, world: World, cfg: PeerConfig, say: (s: string) => void): Promise<PeerFigures> {
+export async function runPeer(fixture: RuntimeFixture, world: World, model: ModelProcess, cfg: PeerConfig, say: (s: string) => void): Promise<PeerFigures> {
   if (!existsSync(exampleSubagent)) throw new Error(`pi's example subagent extension is not where the installed pi keeps it: ${exampleSubagent}`);
   const env = { ...world.env, ...fixture.env };
   const agent = world.definition.name;
-  const task = (reply: string, delayMs: number) => directive({ reply, delayMs });
+  // The reply is the tag: each answer is found in the model's log by it.
+  const task: Task = (reply, delayMs) => directive({ reply, delayMs, tag: reply });
   // The same task lists for both tools: the two take one agent + task, or tasks [{agent, task}].
-  const one: Args = (t, a, k) => ({ agent: a, task: t(`one-${k}`, cfg.oneDelayMs) });
-  const four: Args = (t, a, k) => ({ tasks: tasks(4, `four-${k}`, cfg.fourDelayMs, t, a) });
+  const one: Args = (t, a, k) => ({ args: { agent: a, task: t(`peer-one-${k}`, cfg.oneDelayMs) }, tags: [`peer-one-${k}`] });
+  const four: Args = (t, a, k) => ({
+    args: { tasks: tasks(4, `peer-four-${k}`, cfg.fourDelayMs, t, a) },
+    tags: [0, 1, 2, 3].map((j) => `peer-four-${k}-${j}`),
+  });
   const example = RpcShepherd.start({ cwd: world.work, env, extension: exampleSubagent });
   let seq = 0;
-  const viaExample = async (args: Args) => {
-    const r = await timedCall(example, "subagent", args(task, agent, ++seq), 180_000);
-    completed(r.outcome.details, "example subagent");
-    return r.ms;
+  const measured = async (rpc: RpcShepherd, tool: string, extra: Record<string, unknown>, args: Args, who: string, into?: PeerSeries) => {
+    const { args: a, tags } = args(task, agent, ++seq);
+    const r = await timedCall(rpc, tool, { ...extra, ...a }, 180_000);
+    completed(r.outcome.details, who);
+    if (!into) return;
+    const entries = await Promise.all(tags.map((t) => model.entry(t)));
+    into.ms.push(r.ms);
+    into.toModelMs.push(Math.max(...entries.map((e) => e.receivedAt)) - r.startAt);
+    into.fromAnswerMs.push(r.endAt - Math.max(...entries.map((e) => e.lastByteAt!)));
   };
+  const viaExample = (args: Args, into?: PeerSeries) => measured(example, "subagent", {}, args, "example subagent", into);
   const phase = async (shepherd: RpcShepherd, pool: number | undefined): Promise<{ delegate: PeerSamples; example: PeerSamples }> => {
-    const viaDelegate = async (args: Args) => {
+    const viaDelegate = async (args: Args, into?: PeerSeries) => {
       if (pool) await untilWarm(shepherd, agent, pool);
-      const r = await timedCall(shepherd, "shepherd", { action: "delegate", ...args(task, agent, ++seq) }, 180_000);
-      completed(r.outcome.details, "delegate");
-      return r.ms;
+      await measured(shepherd, "shepherd", { action: "delegate" }, args, "delegate", into);
     };
-    const out = { delegate: { one: [] as number[], four: [] as number[] }, example: { one: [] as number[], four: [] as number[] } };
+    const out = { delegate: { one: series(), four: series() }, example: { one: series(), four: series() } };
     // Each pi's first tool call loads code the later ones do not: taken once, not counted.
     await viaDelegate(one);
     await viaExample(one);
     for (let k = 0; k < cfg.reps; k++) {
       // Alternating which goes first cancels drift between the two of one repetition.
       const pair = async (which: "one" | "four", args: Args) => {
-        const steps = [async () => out.delegate[which].push(await viaDelegate(args)), async () => out.example[which].push(await viaExample(args))];
+        const steps = [() => viaDelegate(args, out.delegate[which]), () => viaExample(args, out.example[which])];
         if (k % 2 === 1) steps.reverse();
         for (const s of steps) await s();
       };

@@ -3,7 +3,7 @@
  * the target and whether every runtime met it.
  */
 import type { CoreFigures } from "./core-bench.js";
-import type { PeerFigures } from "./peer.js";
+import type { PeerFigures, PeerSamples, PeerSeries } from "./peer.js";
 import type { RpcFigures } from "./rpc-bench.js";
 import type { BareMode } from "./runtime-fixture.js";
 import { median, ms, round, summarize } from "./stats.js";
@@ -255,7 +255,8 @@ export function verdict(r: Row): string {
 export function summarizeRun(r: RuntimeRun) {
   const c = r.core;
   const samples = (byMode: Partial<Record<BareMode, number[]>>) => Object.fromEntries(Object.entries(byMode).map(([k, v]) => [k, summarize(v)]));
-  const peer = (p: { one: number[]; four: number[] }) => ({ one: summarize(p.one), four: summarize(p.four) });
+  const series = (x: PeerSeries) => ({ ms: summarize(x.ms), toModelMs: summarize(x.toModelMs), fromAnswerMs: summarize(x.fromAnswerMs) });
+  const peer = (p: PeerSamples) => ({ one: series(p.one), four: series(p.four) });
   return {
     ...(c
       ? {

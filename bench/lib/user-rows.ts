@@ -2,7 +2,7 @@
  * Rows of what a user gets against what they could have had: a start from the warm pool, and
  * delegate against pi's own example subagent on the same tasks (ratios of medians, below 1 = faster).
  */
-import type { PeerSamples } from "./peer.js";
+import type { PeerSamples, PeerSeries } from "./peer.js";
 import type { RowMaker } from "./report.js";
 import { median, ms, round } from "./stats.js";
 
@@ -21,10 +21,11 @@ export function userRows(row: RowMaker): void {
     },
     { text: "< 150 ms", ok: (v) => v < 150 },
   );
+  // The detail says where each side's time went: before its last model call, and after the last answer.
   const ratio = (d: PeerSamples, e: PeerSamples, which: keyof PeerSamples) => {
-    const a = median(d[which]);
-    const b = median(e[which]);
-    return { value: round(a / b, 3), detail: `${ms(a)} / ${ms(b)}` };
+    const [a, b] = [d[which], e[which]];
+    const split = (x: PeerSeries) => `${ms(median(x.toModelMs))} to the model, ${ms(median(x.fromAnswerMs))} after the answer`;
+    return { value: round(median(a.ms) / median(b.ms), 3), detail: `${ms(median(a.ms))} / ${ms(median(b.ms))}; delegate ${split(a)}; example ${split(b)}` };
   };
   for (const [which, words, cold, warm] of [
     ["one", "one task (0.5 s answer)", 1.0, 0.5],
