@@ -16,6 +16,7 @@ export class HerdWidget {
   private timer: NodeJS.Timeout | undefined;
   private ctx: ExtensionContext | undefined;
   private shown = "";
+  private warmShown = "";
   /** The TUI the live widget is drawn in, to ask for a frame each second. */
   private tui: { requestRender(): void } | undefined;
   /** The questions sheep wait on, as of the last refresh. */
@@ -61,9 +62,12 @@ export class HerdWidget {
     const ctx = this.ctx;
     if (!shepherd || !ctx) return;
     let empty: boolean;
+    let sheep: boolean;
+    const warm = shepherd.warm().counts;
     try {
       const refreshed = await shepherd.refreshFromFiles();
-      empty = refreshed.length === 0;
+      sheep = refreshed.length > 0;
+      empty = !sheep && !Object.values(warm).some((c) => c.ready + c.starting > 0);
       // A sheep's question is known from its files: as of this refresh.
       this.asking = new Map(refreshed.flatMap((v) => (v.asking ? [[v.agentId, v.asking] as const] : [])));
     } catch {
@@ -72,18 +76,21 @@ export class HerdWidget {
     const views = () => shepherd.views().map((v) => ({ ...v, ...(this.asking.has(v.agentId) ? { asking: this.asking.get(v.agentId)! } : {}) }));
     // pi 1.6 says which UI it drives; only its TUI draws components.
     const live = (ctx as { mode?: string }).mode === "tui";
-    const key = empty ? "none" : live ? "live" : JSON.stringify(herdWidgetLines(views(), Date.now()));
+    const key = empty ? "none" : live ? "live" : JSON.stringify(herdWidgetLines(views(), Date.now(), warm));
     if (key !== this.shown) {
       this.shown = key;
       if (empty) ctx.ui.setWidget(KEY, undefined);
       else if (live) {
         ctx.ui.setWidget(KEY, (tui) => {
           this.tui = tui;
-          return new LiveText(() => (herdWidgetLines(views(), this.clock.now()) ?? []).join("\n"), 1);
+          return new LiveText(() => (herdWidgetLines(views(), this.clock.now(), shepherd.warm().counts) ?? []).join("\n"), 1);
         });
-      } else ctx.ui.setWidget(KEY, herdWidgetLines(views(), Date.now()));
+      } else ctx.ui.setWidget(KEY, herdWidgetLines(views(), Date.now(), warm));
     }
-    if (live && !empty) this.tui?.requestRender();
+    // Only sheep have clocks that tick: a widget of the warm pool alone changes only with its counts.
+    const warmKey = JSON.stringify(warm);
+    if (live && (sheep || warmKey !== this.warmShown)) this.tui?.requestRender();
+    this.warmShown = warmKey;
     if (empty && this.busy === 0) this.stop();
   }
 }

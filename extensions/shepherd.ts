@@ -18,6 +18,7 @@ import { commandOutput } from "./command-output.js";
 import { HerdWidget } from "./herd-widget.js";
 import { FrameClock } from "./live-text.js";
 import { dispatchContext, projectTrusted } from "./pi-context.js";
+import { poolDefinitions } from "../src/tool/definitions.js";
 import { noticeText } from "../src/tool/format.js";
 import { PUSH_TYPE, pushMessage } from "../src/tool/push-text.js";
 import { renderCall, renderPush, renderResult } from "./render.js";
@@ -161,6 +162,17 @@ export default async function shepherdExtension(pi: ExtensionAPI) {
         widget.touch(ctx);
       },
     });
+    const { settings } = current.loaded;
+    if (Object.values(settings.warm).some((n) => n > 0)) {
+      current.shepherd.keepWarm({
+        sizes: settings.warm,
+        cwd: ctx.cwd,
+        placement: settings.placement,
+        direction: settings.direction,
+        definitions: () => poolDefinitions({ cwd: ctx.cwd, agentDir: current.agentDir, bundledDir: current.bundledDir, models: settings.models }),
+      });
+      widget.touch(ctx);
+    }
   });
 
   pi.on("session_shutdown", async (event) => {

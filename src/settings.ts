@@ -28,7 +28,12 @@ export interface Settings {
   diffInlineLines: number;
   /** User-only: short names for what pi's --model takes, e.g. {"fast": "anthropic/claude-haiku-4-5"}. */
   models: Record<string, string>;
+  /** User-only: ready, idle sheep kept per agent definition, e.g. {"scout": 1, "worker": 2}. */
+  warm: Record<string, number>;
 }
+
+/** Warm sheep one definition may keep: each is a resident pi. */
+export const MAX_WARM_PER_AGENT = 8;
 
 export const DEFAULT_SETTINGS: Settings = {
   runtime: "auto",
@@ -46,6 +51,7 @@ export const DEFAULT_SETTINGS: Settings = {
   evidence: true,
   diffInlineLines: 200,
   models: {},
+  warm: {},
 };
 
 /**
@@ -58,6 +64,8 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "piCommand",
   "confirmProjectAgents",
   "models",
+  // Each warm sheep is a pi that runs unasked: a repository must not make the machine start them.
+  "warm",
 ]);
 
 type Check = (v: unknown) => boolean;
@@ -71,6 +79,12 @@ const bool: Check = (v) => typeof v === "boolean";
 const modelName = (v: unknown) => typeof v === "string" && v.trim() !== "" && !v.startsWith("-") && !/[\s\u0000-\u001f\u007f]/.test(v);
 const aliasMap: Check = (v) =>
   typeof v === "object" && v !== null && !Array.isArray(v) && Object.entries(v).every(([k, x]) => modelName(k) && !k.includes(":") && modelName(x));
+
+const warmSizes: Check = (v) =>
+  typeof v === "object" &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Object.entries(v).every(([k, n]) => modelName(k) && typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= MAX_WARM_PER_AGENT);
 
 const CHECKS: Record<keyof Settings, [Check, string]> = {
   runtime: [oneOf("auto", "herdr", "tmux"), '"auto", "herdr" or "tmux"'],
@@ -89,6 +103,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   evidence: [bool, "true or false"],
   diffInlineLines: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 100_000, "a whole number from 0 to 100000"],
   models: [aliasMap, 'an object of alias -> model, e.g. {"fast": "anthropic/claude-haiku-4-5"} (names without spaces, ":" or a leading "-")'],
+  warm: [warmSizes, `an object of agent name -> ready sheep to keep, 0-${MAX_WARM_PER_AGENT}, e.g. {"scout": 1, "worker": 2}`],
 };
 
 /** Every known key, in the order they are documented. */

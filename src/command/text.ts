@@ -48,7 +48,10 @@ function eventLine(e: AuditEvent): string {
   let what = "";
   switch (e.event) {
     case "start":
-      what = ` ${shown(e.agent ?? "?")} on ${shown(e.runtime ?? "?")} pane ${shown(e.paneId ?? "?")}${e.model ? `, model ${shown(e.model)}` : ""}${e.resumedFrom ? `, resuming ${shown(e.resumedFrom)}` : ""}`;
+      what = ` ${shown(e.agent ?? "?")} on ${shown(e.runtime ?? "?")} pane ${shown(e.paneId ?? "?")}${e.model ? `, model ${shown(e.model)}` : ""}${e.resumedFrom ? `, resuming ${shown(e.resumedFrom)}` : ""}${e.warm === true ? " (warm pool)" : ""}`;
+      break;
+    case "take":
+      what = ` ${shown(e.agent ?? "?")} from the warm pool`;
       break;
     case "prompt":
       what = ` ${e.bytes ?? "?"} bytes`;

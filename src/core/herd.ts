@@ -7,7 +7,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { LivenessMonitor } from "./liveness.js";
 import { Registry } from "./registry.js";
 import { Bells } from "./signals.js";
-import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
+import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "./types.js";
 
 export interface ShepherdOptions {
   runtime: Runtime;
@@ -61,6 +61,12 @@ export function owesDelivery(herd: { registry: Registry }, p: PromptRecord): boo
   return d !== undefined && !d.delivered;
 }
 
+/** Where a start looks for a ready sheep before it boots one (the warm pool). */
+export interface WarmSource {
+  /** A ready, live sheep started for exactly this request, now the caller's; undefined when none matches. */
+  take(req: StartRequest, signal?: AbortSignal): Promise<AgentRecord | undefined>;
+}
+
 /** How many watchers hold each key. */
 export class Holds {
   private readonly counts = new Map<string, number>();
@@ -105,6 +111,8 @@ export class Herd {
   readonly lifetime = new AbortController();
   /** After dispose nothing is written: the reloaded shepherd owns the records now. */
   private closedForWrites = false;
+  /** Set by the warm pool when one is configured. */
+  warm: WarmSource | undefined;
 
   constructor(options: ShepherdOptions) {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
@@ -160,6 +168,7 @@ export class Herd {
   /** Drops a record and its prompts here and, at the next persist, from the store. */
   forget(rec: AgentRecord): void {
     this.registry.agents.delete(rec.agentId);
+    this.registry.warm.delete(rec.agentId);
     this.forgotten.add(rec.agentId);
     this.liveness.forget(rec.agentId);
     for (const [id, p] of this.registry.prompts) if (p.agentId === rec.agentId) this.registry.prompts.delete(id);
@@ -178,7 +187,8 @@ export class Herd {
     this.bound();
     const store = this.opts.store;
     if (!store || this.closedForWrites) return Promise.resolve();
-    const agents = [...this.registry.agents.values()];
+    // The warm pool's sheep are written too: a crashed shepherd's pool is found and closed by the next.
+    const agents = [...this.registry.agents.values(), ...this.registry.warm.values()];
     const ids = new Set(agents.map((a) => a.agentId));
     const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
     const forgotten = [...this.forgotten].filter((id) => !ids.has(id));

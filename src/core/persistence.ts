@@ -29,7 +29,14 @@ export async function attach(herd: Herd): Promise<AttachReport> {
   const alive = herd.opts.ownerAlive ?? (() => true);
   const ours = state.agents.filter((a) => a.owner === owner || !alive(a.owner));
   for (const rec of ours) {
-    if (herd.registry.agents.has(rec.agentId)) continue;
+    if (herd.registry.agents.has(rec.agentId) || herd.registry.warm.has(rec.agentId)) continue;
+    if (rec.warm) {
+      // A pool sheep of a shepherd that quit or reloaded: never prompted, so nothing is lost by closing it.
+      await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+      await (host.discard ? host.discard(rec.agentId) : host.cleanup(rec.agentId)).catch(() => undefined);
+      herd.letGo(rec.agentId);
+      continue;
+    }
     if (rec.state === "closed" && rec.owner !== owner && !rec.worktree) {
       // A dead shepherd's closed sheep: nothing left to use, so the file lets go of it
       // instead of handing it from owner to owner forever. One that kept a worktree still
@@ -124,5 +131,5 @@ export async function findRecord(herd: Herd, agentId: unknown): Promise<AgentRec
 export async function othersSheep(herd: Herd): Promise<AgentRecord[]> {
   if (!herd.opts.store) return [];
   const { state } = await herd.opts.store.load();
-  return state.agents.filter((a) => a.owner !== herd.opts.owner && a.state !== "closed" && !herd.registry.agents.has(a.agentId));
+  return state.agents.filter((a) => a.owner !== herd.opts.owner && a.state !== "closed" && !a.warm && !herd.registry.agents.has(a.agentId));
 }

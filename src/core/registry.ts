@@ -7,6 +7,8 @@ export class Registry {
   readonly agents = new Map<string, AgentRecord>();
   readonly prompts = new Map<string, PromptRecord>();
   readonly delegations = new Map<string, DelegationRecord>();
+  /** The warm pool's sheep: kept apart so that no view, label or id lookup of the herd sees them. */
+  readonly warm = new Map<string, AgentRecord>();
   /**
    * Labels promised to starts that have not recorded their sheep yet. pi runs a turn's tool
    * calls in parallel, so two starts interleave at every await; a label is taken the moment

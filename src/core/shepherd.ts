@@ -33,6 +33,7 @@ import type {
 } from "./types.js";
 import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./views.js";
 import { wait, type WaitOptions } from "./wait.js";
+import { type WarmConfig, type WarmCount, WarmPool } from "./warm.js";
 
 export type { ShepherdOptions } from "./herd.js";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "./herd.js";
@@ -44,14 +45,32 @@ export type { WaitProgress } from "./wait.js";
 export type { CourierSink, Notice, Push, PushedItem } from "./courier.js";
 export type { ListedMessage } from "./mail.js";
 export type { HerdView } from "./views.js";
+export type { WarmConfig, WarmCount } from "./warm.js";
 
 export class Shepherd {
   private readonly herdState: Herd;
   private readonly courier: Courier;
+  private readonly pool: WarmPool;
 
   constructor(options: ShepherdOptions) {
     this.herdState = new Herd(options);
     this.courier = new Courier(this.herdState);
+    this.pool = new WarmPool(this.herdState);
+  }
+
+  /** Keeps ready sheep per definition for starts that match them; sizes of {} close them all. */
+  keepWarm(config: WarmConfig): void {
+    this.pool.configure(config);
+  }
+
+  /** Ready and booting warm sheep per definition name, and why a name is not warm. */
+  warm(): { counts: Record<string, WarmCount>; problems: Record<string, string> } {
+    return { counts: this.pool.counts(), problems: Object.fromEntries(this.pool.problems) };
+  }
+
+  /** Closes every warm sheep (the shepherd quits). */
+  closeWarm(): Promise<void> {
+    return this.pool.closeAll();
   }
 
   get registry(): Registry {
@@ -85,7 +104,8 @@ export class Shepherd {
    */
   async dispose(): Promise<void> {
     const herd = this.herdState;
-    herd.stopBackground();
+    herd.stopBackground(); // a warm sheep still booting stops here, and closes its pane
+    await this.pool.closeAll();
     await this.courier.stop();
     await Promise.allSettled([...this.courier.runners.values()]);
     await herd.persist();

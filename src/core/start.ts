@@ -17,6 +17,8 @@ export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal)
     const label = pickLabel(herd, req.label, req.resume?.label ?? req.definition.name);
     const release = herd.registry.reserveLabel(label);
     try {
+      const warm = herd.warm ? await herd.warm.take(req, signal) : undefined;
+      if (warm) return await handOver(herd, warm, req, label);
       return await launch(herd, req, label, signal);
     } finally {
       // by now the record holds the label, or the start failed and it is free again
@@ -27,7 +29,42 @@ export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal)
   }
 }
 
-async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal): Promise<StartedAgent> {
+/**
+ * A sheep of the warm pool becomes the caller's: it gets the label, and it is in the herd from
+ * now on. Nothing boots, so this costs a pane rename and a write of the records.
+ */
+async function handOver(herd: Herd, rec: AgentRecord, req: StartRequest, label: string): Promise<StartedAgent> {
+  const { runtime, host } = herd.opts;
+  delete rec.warm;
+  rec.label = label;
+  rec.createdAt = new Date(herd.clock.now()).toISOString();
+  herd.registry.agents.set(rec.agentId, rec);
+  req.onRecorded?.(rec.agentId, label);
+  herd.watch(rec.agentId);
+  // Names are for people: a pane still called after the pool is no reason to fail a start.
+  await Promise.all([
+    runtime.relabel?.(rec, label, req.placement ?? "tab").catch(() => undefined),
+    host.relabel?.(rec.agentId, label).catch(() => undefined),
+    herd.persist(),
+  ]);
+  herd.audit({ event: "take", agentId: rec.agentId, label, agent: rec.agent, paneId: rec.paneId, ...(rec.model !== undefined ? { model: rec.model } : {}) });
+  return startedOf(rec);
+}
+
+function startedOf(rec: AgentRecord): StartedAgent {
+  const { owner: _owner, state: _state, activePromptId: _active, warm: _warm, ...started } = rec;
+  return started;
+}
+
+/** A sheep for the warm pool: booted like any other, kept out of the herd until a start takes it. */
+export async function launchWarm(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal): Promise<AgentRecord> {
+  const started = await launch(herd, req, label, signal, true);
+  const rec = herd.registry.warm.get(started.agentId);
+  if (!rec) throw new ShepherdError("start_failed", `the warm sheep ${started.agentId} was closed while it started.`);
+  return rec;
+}
+
+async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal, warm = false): Promise<StartedAgent> {
   const { runtime, host } = herd.opts;
   const agentId = newId("agent");
   const isolated = req.isolate ? await isolate(herd, { cwd: req.cwd, agentId, label }) : undefined;
@@ -77,9 +114,11 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}),
     ...(isolated ? { worktree: isolated.worktree } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
+    ...(warm ? { warm: true as const } : {}),
   };
   // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
-  herd.registry.agents.set(agentId, rec);
+  if (warm) herd.registry.warm.set(agentId, rec);
+  else herd.registry.agents.set(agentId, rec);
   req.onRecorded?.(agentId, label);
   await herd.persist();
   herd.audit({
@@ -92,6 +131,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     cwd: rec.cwd,
     ...(model !== undefined ? { model } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
+    ...(warm ? { warm: true as const } : {}),
   });
   herd.watch(agentId);
   try {
@@ -100,10 +140,11 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     await abandon(herd, rec, e);
   }
   rec.state = "idle";
+  // A warm sheep's files change only once it is taken: until then nobody needs its bell.
+  if (warm) herd.unwatch(agentId);
   await herd.persist();
-  herd.audit({ event: "ready", agentId, label });
-  const { owner: _owner, state: _state, activePromptId: _active, ...started } = rec;
-  return started;
+  herd.audit({ event: "ready", agentId, label, ...(warm ? { warm: true as const } : {}) });
+  return startedOf(rec);
 }
 
 function pickLabel(herd: Herd, wanted: string | undefined, name: string): string {

@@ -56,6 +56,8 @@ export interface AgentRecord {
   worktree?: Worktree;
   /** The sheep whose conversation (session file) this one continues. */
   resumedFrom?: string;
+  /** A sheep of the warm pool: ready, never prompted, in no view until a start takes it. */
+  warm?: true;
 }
 
 export interface PromptRecord {

@@ -5,7 +5,7 @@
  */
 import type { Usage, WaitStatus } from "../core/types.js";
 
-export const AUDIT_EVENTS = ["start", "ready", "prompt", "result", "close", "adopt", "prune", "refusal", "failure"] as const;
+export const AUDIT_EVENTS = ["start", "ready", "take", "prompt", "result", "close", "adopt", "prune", "refusal", "failure"] as const;
 export type AuditEventName = (typeof AUDIT_EVENTS)[number];
 
 export interface AuditEvent {
@@ -40,6 +40,8 @@ export interface AuditEvent {
   from?: string;
   /** close: prompts cancelled by it. */
   cancelledPromptIds?: string[];
+  /** start/ready/close: a sheep of the warm pool (take: the start it served). */
+  warm?: true;
 }
 
 export type AuditInput = Omit<AuditEvent, "time" | "owner">;

@@ -81,6 +81,12 @@ export interface Runtime {
   read(paneId: string, lines: number): Promise<string>;
   /** Closes a pane this shepherd created. Closing a pane that is already gone is not an error. */
   close(paneId: string, agentId: string): Promise<void>;
+  /**
+   * Names a sheep's pane (and the window or tab made for it) after its new label, when a start
+   * takes a sheep of the warm pool. A placement of "pane" shares a window with others: only
+   * the pane is named then.
+   */
+  relabel?(pane: PaneRef, label: string, placement: Placement): Promise<void>;
   /** The multiplexer's own view of the agent in the pane, for display only. */
   agentStatus?(paneId: string): Promise<string | undefined>;
 }

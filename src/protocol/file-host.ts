@@ -18,7 +18,7 @@ import { ensurePrivateDir, readJson, readJsonSync, writeJsonAtomic, writeJsonExc
 import { INBOX_FILE, sheepDir, sheepLayout } from "./layout.js";
 import { MAX_LOG_BYTES, parseMessageLog } from "./message-log.js";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.js";
-import { pidAlive } from "./pid.js";
+import { pidRunning } from "./pid.js";
 import { readResumeCard, readResumeCards } from "./resume-card.js";
 import { readSessionTail } from "./session-log.js";
 
@@ -121,7 +121,7 @@ export class FileSheepHost implements SheepHost {
    */
   private deadFor(agentId: string, pid: unknown): number | undefined {
     if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
-    if (pidAlive(pid as number)) {
+    if (pidRunning(pid as number)) {
       this.deadSince.delete(agentId);
       return undefined;
     }
@@ -264,6 +264,20 @@ export class FileSheepHost implements SheepHost {
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
     return card?.sessionPath ?? (names.includes("session.jsonl") ? layout.session : undefined);
+  }
+
+  async relabel(agentId: string, label: string): Promise<void> {
+    const layout = this.layout(agentId);
+    // Our own card, written at prepare: only its label changes, so a bad one is left as it is.
+    const card = readJsonSync<Record<string, unknown>>(layout.resume);
+    if (card && typeof card === "object" && card.agentId === agentId) await writeJsonAtomic(layout.resume, { ...card, label });
+  }
+
+  async discard(agentId: string): Promise<void> {
+    if (!isWellFormedId(agentId, "agent")) return;
+    this.deadSince.delete(agentId);
+    this.logs.delete(agentId);
+    await rm(this.layout(agentId).dir, { recursive: true, force: true });
   }
 
   async resumeCard(agentId: string): Promise<ResumeCard | undefined> {

@@ -104,6 +104,7 @@ export function agentProblem(r: unknown): Problem {
     optional(r, "messagesRead", count) ??
     optional(r, "messagesHandled", count) ??
     optional(r, "resumedFrom", id("agent")) ??
+    optional(r, "warm", (x) => x === true) ??
     (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId))
   );
 }

@@ -54,3 +54,13 @@ export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, 
     return withModelAlias(definition, ctx.settings.models);
   };
 }
+
+/**
+ * What the warm pool may boot without asking anyone: the user's and the bundled definitions,
+ * never a project's (those run only after the person confirms them), with their models resolved
+ * as a start resolves them, so a warm sheep matches the start that would have booted it.
+ */
+export async function poolDefinitions(o: { cwd: string; agentDir: string; bundledDir: string; models: Record<string, string> }): Promise<AgentDefinition[]> {
+  const found = await discoverAgents({ cwd: o.cwd, scope: "user", agentDir: o.agentDir, bundledDir: o.bundledDir });
+  return found.agents.map((d) => withModelAlias(d, o.models));
+}

@@ -25,6 +25,7 @@ import { lastLines, withoutPiFrame } from "./pi-screen.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { discoverFor } from "./definitions.js";
 import { startAction } from "./start-action.js";
+import { warmText } from "./widget-text.js";
 import type { TrustContext } from "./trust.js";
 
 export interface ToolResult {
@@ -154,7 +155,10 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
     }
     case "herd": {
       const agents = await shepherd.herd();
-      if (cmd.all !== true) return result(action, herdText(agents, HOW_TO_START), { agents });
+      const pool = shepherd.warm();
+      const poolLines = warmLines(pool);
+      const warm = Object.keys(pool.counts).length ? { warm: pool.counts } : {};
+      if (cmd.all !== true) return result(action, [herdText(agents, HOW_TO_START), ...poolLines].join("\n"), { agents, ...warm });
       const others = (await shepherd.others()).map((a) => ({
         agentId: a.agentId,
         agent: a.agent,
@@ -165,8 +169,9 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
         createdAt: a.createdAt,
       }));
       const lines = others.map((o) => `${o.label} (${o.agentId}, agent ${o.agent}): ${o.state}; belongs to shepherd ${o.owner}.`);
-      return result(action, [herdText(agents, HOW_TO_START), ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), {
+      return result(action, [herdText(agents, HOW_TO_START), ...poolLines, ...(lines.length ? ["", "Other shepherds' sheep:", ...lines] : [])].join("\n"), {
         agents,
+        ...warm,
         others,
       });
     }
@@ -201,4 +206,12 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, pruneText(pruned), { removed: pruned.removed, kept: pruned.kept });
     }
   }
+}
+
+/** The warm pool under the herd: what is ready, and why a name the settings ask for is not. */
+function warmLines(pool: ReturnType<Shepherd["warm"]>): string[] {
+  const ready = warmText(pool.counts);
+  const problems = Object.entries(pool.problems).map(([name, why]) => `  ${name}: ${why}`);
+  if (!ready && problems.length === 0) return [];
+  return [`Warm pool (not in the herd; a matching start takes one): ${ready?.slice("warm: ".length) ?? "empty"}.`, ...problems];
 }

@@ -1,3 +1,4 @@
+import type { WarmCount } from "../core/shepherd.js";
 import type { HerdView } from "../core/views.js";
 import { ageText } from "./format.js";
 
@@ -30,10 +31,11 @@ const oneLine = (s: string, max: number) => {
  * with results still on their way to the conversation (notify, background) shows how many; its
  * latest progress message and a question it waits on follow on lines of their own.
  */
-export function herdWidgetLines(herd: HerdView[], now: number): string[] | undefined {
+export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<string, WarmCount>): string[] | undefined {
   const live = herd.filter((s) => s.state !== "closed");
-  if (live.length === 0) return undefined;
-  const lines = [`🐑 herd (${live.length})`];
+  const pool = warm ? warmText(warm) : undefined;
+  if (live.length === 0 && !pool) return undefined;
+  const lines = [`🐑 herd (${live.length})${pool ? ` · ${pool}` : ""}`];
   for (const s of live) {
     const queued = s.queued ? ` +${s.queued} queued` : "";
     const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
@@ -45,4 +47,12 @@ export function herdWidgetLines(herd: HerdView[], now: number): string[] | undef
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }
   return lines;
+}
+
+/** `warm: echo 2, scout 1 (+1 starting)`: the warm pool as every view names it; undefined when it is empty. */
+export function warmText(counts: Record<string, WarmCount>): string | undefined {
+  const parts = Object.entries(counts)
+    .filter(([, c]) => c.ready + c.starting > 0)
+    .map(([name, c]) => `${name} ${c.ready}${c.starting ? ` (+${c.starting} starting)` : ""}`);
+  return parts.length ? `warm: ${parts.join(", ")}` : undefined;
 }

@@ -72,6 +72,9 @@ export class MemoryWorld {
     },
     markedPanes: async () => [...this.panes].filter(([, p]) => p.alive && p.owner === "shepherd").map(([paneId, p]) => ({ paneId, agentId: p.agentId })),
     read: async (paneId: string) => this.panes.get(paneId)?.text ?? "",
+    relabel: async ({ paneId }, label, placement) => {
+      this.calls.push(`relabel ${paneId} ${label} ${placement}`);
+    },
     close: async (paneId: string, agentId: string) => {
       this.calls.push(`close ${paneId}`);
       const pane = this.panes.get(paneId);
@@ -129,6 +132,14 @@ export class MemoryWorld {
         return { lines: [{ kind: "prompt" as const, text }, ...(answer?.text ? [{ kind: "answer" as const, text: answer.text }] : [])] };
       });
       return { sessionPath: `/sessions/${agentId}.jsonl`, ...(all.length ? { turns: all.slice(-turns) } : {}), earlier: all.length > turns };
+    },
+    relabel: async (agentId, label) => {
+      const s = this.mem(agentId);
+      if (s.card) s.card = { ...s.card, label };
+    },
+    discard: async (agentId) => {
+      this.calls.push(`discard ${agentId}`);
+      this.sheep.delete(agentId);
     },
     // Every card is kept here: as if each sheep had answered, so its session file exists.
     resumeCard: async (agentId) => this.sheep.get(agentId)?.card,

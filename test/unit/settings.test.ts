@@ -150,4 +150,19 @@ describe("settings", () => {
       assert.match(l.problems[0]!, /"models" must be an object of alias -> model/);
     }
   });
+
+  it("warm pool sizes come from the user's file only: a repository cannot make the machine boot sheep", async () => {
+    await writeFile(userFile, JSON.stringify({ warm: { scout: 1, worker: 2 } }));
+    await writeFile(projectFile, JSON.stringify({ warm: { worker: 8 } }));
+    const l = await loadSettings(agentDir, cwd);
+    assert.deepEqual(l.settings.warm, { scout: 1, worker: 2 });
+    assert.deepEqual(l.problems, [`${projectFile}: "warm" can only be set in the user's settings (${userFile}); ignored here`]);
+    for (const bad of [{ worker: -1 }, { worker: 9 }, { worker: 1.5 }, { "-x": 1 }, [1], { worker: "2" }]) {
+      await writeFile(userFile, JSON.stringify({ warm: bad }));
+      await writeFile(projectFile, "{}");
+      const b = await loadSettings(agentDir, cwd);
+      assert.deepEqual(b.settings.warm, {}, JSON.stringify(bad));
+      assert.match(b.problems[0]!, /"warm" must be an object of agent name -> ready sheep to keep, 0-8/);
+    }
+  });
 });

@@ -127,6 +127,15 @@ export class HerdrRuntime implements Runtime {
     return this.#cli.text(["pane", "read", paneArg(paneId), "--source", "recent-unwrapped", "--lines", String(Math.floor(lines))]);
   }
 
+  /**
+   * The pane's label carries the mark, so it is renamed with the mark kept. The tab keeps the name
+   * it was made with: the pane label is what herdr shows for the sheep.
+   */
+  async relabel(pane: PaneRef, label: string): Promise<void> {
+    await this.#ensureVersion();
+    await this.#cli.request(["pane", "rename", pane.paneId, markedPaneLabel(label, pane.agentId)], "pane_info");
+  }
+
   async close(paneId: string, agentId: string): Promise<void> {
     await this.#ensureVersion();
     let pane: PaneRecord;

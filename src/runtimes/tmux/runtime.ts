@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ShepherdError } from "../../core/errors.js";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.js";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.js";
 import { shellQuote } from "../shell-line.js";
 import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.js";
 import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.js";
@@ -259,6 +259,16 @@ export class TmuxRuntime implements Runtime {
       return words.slice(-n).join("\n");
     } catch (e) {
       throw this.wrap(e, "could not read the pane");
+    }
+  }
+
+  /** A split shares the window with the user's own panes: only a window made for the sheep is renamed. */
+  async relabel(pane: PaneRef, label: string, placement: Placement): Promise<void> {
+    if (placement === "pane") return;
+    try {
+      await this.cli.run(["rename-window", "-t", pane.paneId, windowName(label)]);
+    } catch (e) {
+      throw this.wrap(e, "could not rename the sheep's window");
     }
   }
 

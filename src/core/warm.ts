@@ -1,0 +1,220 @@
+/**
+ * The warm pool: ready, idle sheep booted ahead of need, so that a start which matches one takes
+ * it in the time of a rename and a write instead of a pi boot. A warm sheep has never had a
+ * prompt and is in no view of the herd; one that died, whose definition changed, or that the
+ * pool no longer wants is closed, never handed out.
+ */
+import { resolve } from "node:path";
+import type { Direction, Placement } from "../ports/runtime.js";
+import { errorText } from "./errors.js";
+import type { Herd, WarmSource } from "./herd.js";
+import { howEnded } from "./liveness.js";
+import { launchWarm } from "./start.js";
+import type { AgentDefinition, AgentRecord, StartRequest } from "./types.js";
+
+export interface WarmConfig {
+  /** Agent definition name -> how many ready sheep to keep. */
+  sizes: Readonly<Record<string, number>>;
+  /** The directory the pool's sheep run in (the shepherd's). */
+  cwd: string;
+  placement: Placement;
+  direction: Direction;
+  /** The definitions a start would find now, read fresh each time; names not found are not warmed. */
+  definitions(): Promise<AgentDefinition[]>;
+  /** How often the pool looks for sheep that died (ms). */
+  checkEveryMs?: number;
+}
+
+export interface WarmCount {
+  ready: number;
+  starting: number;
+}
+
+/** After a failed boot, a name waits this long before the pool tries it again. */
+const RETRY_AFTER_MS = 30_000;
+
+/** Two definitions are the same sheep when every field a sheep runs with is the same. */
+function fingerprint(d: AgentDefinition, model: string | undefined): string {
+  const sorted = Object.fromEntries(Object.entries({ ...d, model }).sort(([a], [b]) => a.localeCompare(b)));
+  return JSON.stringify(sorted);
+}
+
+export class WarmPool implements WarmSource {
+  private config: WarmConfig | undefined;
+  /** agentId -> the fingerprint of the definition the warm sheep was booted with. */
+  private readonly prints = new Map<string, string>();
+  private filling: Promise<void> = Promise.resolve();
+  private again = false;
+  private running = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly failedAt = new Map<string, number>();
+  /** Why a name is not warm (no such definition, a boot that failed), for the doctor and the herd. */
+  readonly problems = new Map<string, string>();
+
+  constructor(private readonly herd: Herd) {}
+
+  /** Starts (or resizes) the pool; sizes of {} close every warm sheep. */
+  configure(config: WarmConfig): void {
+    this.config = config;
+    this.herd.warm = this;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    if (Object.values(config.sizes).some((n) => n > 0)) {
+      // Death is found by the liveness calls the herd makes anyway; this only makes sure one is made.
+      this.timer = setInterval(() => this.refill(), config.checkEveryMs ?? 5000);
+      this.timer.unref?.();
+    }
+    this.refill();
+  }
+
+  /** Ready and booting warm sheep per definition name. */
+  counts(): Record<string, WarmCount> {
+    const out: Record<string, WarmCount> = {};
+    for (const name of Object.keys(this.config?.sizes ?? {})) out[name] = { ready: 0, starting: 0 };
+    for (const rec of this.herd.registry.warm.values()) {
+      out[rec.agent] ??= { ready: 0, starting: 0 };
+      const c = out[rec.agent]!;
+      if (rec.state === "idle") c.ready++;
+      else c.starting++;
+    }
+    return out;
+  }
+
+  async take(req: StartRequest, signal?: AbortSignal): Promise<AgentRecord | undefined> {
+    const config = this.config;
+    if (!config || req.isolate || req.resume || signal?.aborted) return undefined;
+    if (resolve(req.cwd) !== resolve(config.cwd)) return undefined;
+    if ((req.placement ?? "tab") !== config.placement) return undefined;
+    if (config.placement === "pane" && (req.direction ?? "right") !== config.direction) return undefined;
+    const model = req.model ?? req.definition.model;
+    const print = fingerprint(req.definition, model);
+    let taken: AgentRecord | undefined;
+    for (const rec of [...this.herd.registry.warm.values()]) {
+      if (rec.state !== "idle" || this.prints.get(rec.agentId) !== print) continue;
+      // Out of the pool before the first await: two starts never take the same sheep.
+      this.herd.registry.warm.delete(rec.agentId);
+      this.prints.delete(rec.agentId);
+      if (await this.stillReady(rec)) {
+        taken = rec;
+        break;
+      }
+      await this.discard(rec);
+    }
+    this.refill();
+    return taken;
+  }
+
+  /** Closes every warm sheep; the pool keeps none until configured again. */
+  async closeAll(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.config = undefined;
+    await this.filling.catch(() => undefined);
+    await Promise.all([...this.herd.registry.warm.values()].map((rec) => this.discard(rec)));
+  }
+
+  /** Brings the pool to its sizes in the background; calls made while it runs fold into one more pass. */
+  refill(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.filling = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.fill().catch(() => undefined);
+        } while (this.again && !this.herd.disposed);
+      } finally {
+        this.running = false;
+      }
+    })();
+  }
+
+  private async fill(): Promise<void> {
+    const config = this.config;
+    if (!config || this.herd.disposed) return;
+    const defs = new Map<string, AgentDefinition>();
+    for (const d of await config.definitions()) defs.set(d.name, d);
+    const prints = new Map([...defs].map(([name, d]) => [name, fingerprint(d, d.model)]));
+    // What the pool no longer wants: a changed definition, a smaller size, a sheep that died.
+    const kept = new Map<string, AgentRecord[]>();
+    for (const rec of [...this.herd.registry.warm.values()]) {
+      const wanted = config.sizes[rec.agent] ?? 0;
+      const list = kept.get(rec.agent) ?? [];
+      kept.set(rec.agent, list);
+      // A booting sheep is judged once it is ready: closing it now would only fail its start.
+      if (rec.state !== "idle") {
+        list.push(rec);
+        continue;
+      }
+      const stale = this.prints.get(rec.agentId) !== prints.get(rec.agent) || list.length >= wanted;
+      const ready = !stale && (await this.stillReady(rec, this.herd.liveness.intervalMs));
+      if (!this.herd.registry.warm.has(rec.agentId)) continue; // a start took it meanwhile
+      if (!ready) {
+        this.herd.registry.warm.delete(rec.agentId);
+        await this.discard(rec);
+        continue;
+      }
+      list.push(rec);
+    }
+    const boots: Promise<void>[] = [];
+    for (const [name, size] of Object.entries(config.sizes)) {
+      const def = defs.get(name);
+      if (!def) {
+        this.problems.set(name, `no agent definition named "${name}" among the user's and the bundled ones (project agents are never warmed)`);
+        continue;
+      }
+      const failed = this.failedAt.get(name);
+      if (failed !== undefined && this.herd.clock.now() - failed < RETRY_AFTER_MS) continue;
+      if (failed === undefined) this.problems.delete(name);
+      for (let n = kept.get(name)?.length ?? 0; n < size; n++) boots.push(this.boot(config, def, prints.get(name)!));
+    }
+    await Promise.all(boots);
+  }
+
+  private async boot(config: WarmConfig, definition: AgentDefinition, print: string): Promise<void> {
+    const req: StartRequest = {
+      definition,
+      cwd: config.cwd,
+      placement: config.placement,
+      direction: config.direction,
+      // Known from the moment the record exists, so no pass takes a booting sheep for a stale one.
+      onRecorded: (agentId) => this.prints.set(agentId, print),
+    };
+    try {
+      await launchWarm(this.herd, req, warmLabel(definition.name), this.herd.lifetime.signal);
+      // Configured away (or smaller) while it booted: the next pass closes it.
+      if (this.config !== config) this.again = true;
+      this.failedAt.delete(definition.name);
+    } catch (e) {
+      this.failedAt.set(definition.name, this.herd.clock.now());
+      this.problems.set(definition.name, `a warm sheep of "${definition.name}" did not start: ${errorText(e)}`);
+    }
+  }
+
+  /** A warm sheep may be handed out only while its pane runs pi and pi has said it is ready. */
+  private async stillReady(rec: AgentRecord, maxAgeMs = 0): Promise<boolean> {
+    const live = await this.herd.liveness.get(rec, maxAgeMs);
+    if (live?.state !== "alive") return false;
+    const snap = await this.herd.opts.host.snapshot(rec.agentId);
+    return Boolean(snap.ready) && !howEnded(snap, live) && !snap.piGone;
+  }
+
+  private async discard(rec: AgentRecord): Promise<void> {
+    const { runtime, host } = this.herd.opts;
+    this.prints.delete(rec.agentId);
+    await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+    this.herd.unwatch(rec.agentId);
+    await (host.discard ? host.discard(rec.agentId) : host.cleanup(rec.agentId)).catch(() => undefined);
+    this.herd.forget(rec);
+    this.herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, warm: true });
+    await this.herd.persist();
+  }
+}
+
+/** A warm sheep's label until a start gives it one: seen only in the multiplexer's window list. */
+function warmLabel(name: string): string {
+  return `warm ${[...name].slice(0, 40).join("")}`;
+}
