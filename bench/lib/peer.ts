@@ -74,18 +74,25 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
   };
   const viaExample = (args: Args, into?: PeerSeries) => measured(example, "subagent", {}, args, "example subagent", into);
   const phase = async (shepherd: RpcShepherd, pool: number | undefined): Promise<{ delegate: PeerSamples; example: PeerSamples }> => {
+    // With a pool, each call waits for it to be full again: the pool's refill (booting pi) must not run
+    // into the example's call any more than into the delegate's.
+    const full = async () => void (pool && (await untilWarm(shepherd, agent, pool)));
     const viaDelegate = async (args: Args, into?: PeerSeries) => {
-      if (pool) await untilWarm(shepherd, agent, pool);
+      await full();
       await measured(shepherd, "shepherd", { action: "delegate" }, args, "delegate", into);
+    };
+    const viaExampleHere = async (args: Args, into?: PeerSeries) => {
+      await full();
+      await viaExample(args, into);
     };
     const out = { delegate: { one: series(), four: series() }, example: { one: series(), four: series() } };
     // Each pi's first tool call loads code the later ones do not: taken once, not counted.
     await viaDelegate(one);
-    await viaExample(one);
+    await viaExampleHere(one);
     for (let k = 0; k < cfg.reps; k++) {
       // Alternating which goes first cancels drift between the two of one repetition.
       const pair = async (which: "one" | "four", args: Args) => {
-        const steps = [() => viaDelegate(args, out.delegate[which]), () => viaExample(args, out.example[which])];
+        const steps = [() => viaDelegate(args, out.delegate[which]), () => viaExampleHere(args, out.example[which])];
         if (k % 2 === 1) steps.reverse();
         for (const s of steps) await s();
       };

@@ -34,7 +34,7 @@ export async function warmCounts(rpc: RpcShepherd): Promise<WarmCounts | undefin
  */
 export async function untilWarm(rpc: RpcShepherd, agent: string, target: number, o: { appearMs?: number; timeoutMs?: number } = {}): Promise<boolean> {
   const began = Date.now();
-  const appearMs = o.appearMs ?? 5000;
+  const appearMs = o.appearMs ?? 10_000;
   const timeoutMs = o.timeoutMs ?? 90_000;
   for (;;) {
     const warm = await warmCounts(rpc);
