@@ -87,7 +87,7 @@ export const DEFINITIONS = {
     "pi: one headless pi --mode json -p per task) against the shepherd's delegate, same scripted model, agent file and " +
     "tasks: one task answered after 0.5 s, four in parallel answered after 1 s; whole tool calls, the first call of each " +
     "pi not counted, the two alternating which goes first; ratio of medians delegate / example. Cold: no pool; warm: a " +
-    "shepherd with a pool of 4, herd polled until 4 are ready before each call of either tool (the refill competes with neither). Split in the detail (model's request " +
+    "shepherd with a pool of 4, herd polled until 4 are ready, then 1 s more, before each call of either tool (the refill competes with neither). Split in the detail (model's request " +
     "log): to the model = tool call start to the last task's request reaching the model (pane or process, pi boot, the " +
     "prompt); after the answer = the last answer's last byte to the tool call's end (result back, sheep closed)",
   memory:

@@ -5,8 +5,9 @@
  */
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { piCli, RpcShepherd } from "../../test/support/rpc-shepherd.js";
+import { RpcShepherd, testPiCli } from "../../test/support/rpc-shepherd.js";
 import { directive } from "../../test/support/scripted-model.js";
+import { sleep } from "./clock.js";
 import type { ModelProcess } from "./model.js";
 import type { RuntimeFixture } from "./runtime-fixture.js";
 import { timedCall } from "./tool-call.js";
@@ -40,12 +41,13 @@ export interface PeerFigures {
   warm?: { pool: number; delegate: PeerSamples; example: PeerSamples };
 }
 
-export const exampleSubagent = join(dirname(piCli), "..", "..", "examples", "extensions", "subagent", "index.ts");
+// From the pi the bench runs, so the example is the one shipped with it.
+export const exampleSubagent = join(dirname(testPiCli), "..", "..", "examples", "extensions", "subagent", "index.ts");
 
-type Task = (reply: string, delayMs: number) => string;
-type Args = (task: Task, agent: string, k: number) => { args: Record<string, unknown>; tags: string[] };
-const tasks = (n: number, tag: string, delayMs: number, task: Task, agent: string) =>
-  Array.from({ length: n }, (_, j) => ({ agent, task: task(`${tag}-${j}`, delayMs) }));
+const SETTLE_MS = 1000;
+
+/** A call's arguments (the same for both tools) and the tags its answers carry in the model's log. */
+type Args = (k: number) => { args: Record<string, unknown>; tags: string[] };
 const series = (): PeerSeries => ({ ms: [], toModelMs: [], fromAnswerMs: [] });
 
 export async function runPeer(fixture: RuntimeFixture, world: World, model: ModelProcess, cfg: PeerConfig, say: (s: string) => void): Promise<PeerFigures> {
@@ -53,17 +55,17 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
   const env = { ...world.env, ...fixture.env };
   const agent = world.definition.name;
   // The reply is the tag: each answer is found in the model's log by it.
-  const task: Task = (reply, delayMs) => directive({ reply, delayMs, tag: reply });
-  // The same task lists for both tools: the two take one agent + task, or tasks [{agent, task}].
-  const one: Args = (t, a, k) => ({ args: { agent: a, task: t(`peer-one-${k}`, cfg.oneDelayMs) }, tags: [`peer-one-${k}`] });
-  const four: Args = (t, a, k) => ({
-    args: { tasks: tasks(4, `peer-four-${k}`, cfg.fourDelayMs, t, a) },
-    tags: [0, 1, 2, 3].map((j) => `peer-four-${k}-${j}`),
-  });
+  const task = (tag: string, delayMs: number) => ({ agent, task: directive({ reply: tag, delayMs, tag }) });
+  // Both tools take one agent + task, or tasks [{agent, task}].
+  const one: Args = (k) => ({ args: task(`peer-one-${k}`, cfg.oneDelayMs), tags: [`peer-one-${k}`] });
+  const four: Args = (k) => {
+    const tags = [0, 1, 2, 3].map((j) => `peer-four-${k}-${j}`);
+    return { args: { tasks: tags.map((t) => task(t, cfg.fourDelayMs)) }, tags };
+  };
   const example = RpcShepherd.start({ cwd: world.work, env, extension: exampleSubagent });
   let seq = 0;
   const measured = async (rpc: RpcShepherd, tool: string, extra: Record<string, unknown>, args: Args, who: string, into?: PeerSeries) => {
-    const { args: a, tags } = args(task, agent, ++seq);
+    const { args: a, tags } = args(++seq);
     const r = await timedCall(rpc, tool, { ...extra, ...a }, 180_000);
     completed(r.outcome.details, who);
     if (!into) return;
@@ -74,9 +76,14 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
   };
   const viaExample = (args: Args, into?: PeerSeries) => measured(example, "subagent", {}, args, "example subagent", into);
   const phase = async (shepherd: RpcShepherd, pool: number | undefined): Promise<{ delegate: PeerSamples; example: PeerSamples }> => {
-    // With a pool, each call waits for it to be full again: the pool's refill (booting pi) must not run
-    // into the example's call any more than into the delegate's.
-    const full = async () => void (pool && (await untilWarm(shepherd, agent, pool)));
+    // With a pool, each call waits for it to be full again, and a second more (a pi that reported ready
+    // still draws its first screen): the refill must not run into the example's call any more than
+    // into the delegate's.
+    const full = async () => {
+      if (!pool) return;
+      await untilWarm(shepherd, agent, pool);
+      await sleep(SETTLE_MS);
+    };
     const viaDelegate = async (args: Args, into?: PeerSeries) => {
       await full();
       await measured(shepherd, "shepherd", { action: "delegate" }, args, "delegate", into);
