@@ -6,22 +6,30 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer)
+ *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { repoRoot } from "../test/support/rpc-shepherd.js";
+import { compareTable } from "./lib/compare.js";
 import { runCore, type CoreConfig } from "./lib/core-bench.js";
 import { herdrFixture } from "./lib/herdr-fixture.js";
 import { describeMachine } from "./lib/machine.js";
 import { startModelProcess, type ModelProcess } from "./lib/model.js";
+import { runPeer, type PeerConfig } from "./lib/peer.js";
 import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.js";
 import { runRpc, type RpcConfig } from "./lib/rpc-bench.js";
 import type { RuntimeFixture } from "./lib/runtime-fixture.js";
 import { tmuxFixture } from "./lib/tmux-fixture.js";
+import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.js";
 import { makeWorld } from "./lib/world.js";
 
-const FULL: { core: CoreConfig; rpc: RpcConfig } = {
+const PARTS = ["core", "rpc", "warm", "peer"] as const;
+type Part = (typeof PARTS)[number];
+
+const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: PeerConfig } = {
   core: {
     sheep: 16,
     prompts: 21,
@@ -33,12 +41,17 @@ const FULL: { core: CoreConfig; rpc: RpcConfig } = {
     overheadWindowMs: 8000,
     memorySamples: 6,
   },
-  rpc: { sheep: 8, prompts: 9, answerDelayMs: 800, overheadWindowMs: 8000 },
+  rpc: { sheep: 16, pairedStarts: 16, prompts: 9, answerDelayMs: 800, overheadWindowMs: 8000 },
+  warm: { pool: 4, starts: 9 },
+  peer: { reps: 7, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
 };
 
 const QUICK: typeof FULL = {
   core: { ...FULL.core, sheep: 8, prompts: 5, herdSizes: [1, 8], herdRounds: 1, overheadSheep: 8, overheadWindowMs: 3000, memorySamples: 2 },
-  rpc: { ...FULL.rpc, sheep: 8, prompts: 3, overheadWindowMs: 3000 },
+  // A tick of CPU accounting (10 ms) is 0.33 % of a 3 s window: too coarse against a 1 % target.
+  rpc: { ...FULL.rpc, pairedStarts: 4, prompts: 3, overheadWindowMs: 6000 },
+  warm: { ...FULL.warm, starts: 3 },
+  peer: { ...FULL.peer, reps: 3 },
 };
 
 export const DEFINITIONS = {
@@ -48,7 +61,12 @@ export const DEFINITIONS = {
     "server without shepherd, launcher or pane mark, typed into the pane's shell: tmux new-window plus the command line; " +
     "herdr tab create plus pane run. Timed from asking for the pane to the updatedAt the sheep extension writes into " +
     "status.json on session_start. Bare boots are interleaved with the starts they are compared with. The reference row " +
-    "starts pi as the tmux pane's own command, with no shell at all, the way the tmux runtime starts a sheep.",
+    "starts pi as the tmux pane's own command, with no shell at all, the way the tmux runtime starts a sheep. On RPC the " +
+    "first starts (all 16 in a full run) are each paired with bare boots of every mode; the cold start's target is " +
+    "against the no-shell boot.",
+  setup:
+    "as a person's setup: the agent file names tools (read, bash) and model (scripted-model), and pi keeps its default " +
+    "settings (no quietStartup), so every pi boots with its startup header and the tools it is given",
   prompt: "duration of the prompt call (returns once the prompt file is in the sheep's inbox)",
   answerToWait:
     "from the scripted model's last byte of the answer (its request log) to wait returning it, the wait already running; " +
@@ -57,8 +75,21 @@ export const DEFINITIONS = {
     "n sheep prompted one after another with the same 1.5 s task, then one wait for all; tail = wait returned - the last " +
     "answer's last byte; overlapped = every request reached the model before any answer ended",
   overhead:
-    "8 sheep on a task longer than the window; over 8 s of pure waiting, the shepherd process's CPU (user+system) and the " +
-    "multiplexer processes it ran (tmux: a counting wrapper first on PATH; herdr: the fake herdr's calls.jsonl)",
+    "core: 8 sheep, rpc: 16 sheep, each busy on a task longer than the window, one wait for all of them; over 8 s of pure " +
+    "waiting, the shepherd process's CPU (user+system) and the multiplexer processes it ran (tmux: a counting wrapper " +
+    "first on PATH; herdr: the fake herdr's calls.jsonl)",
+  warmStart:
+    'a pi shepherd over RPC whose user settings hold warm: {"echo": 4}; herd is polled until 4 are ready before each ' +
+    "start, and the sheep started is closed after it; median duration of the start tool call. n/a: the shepherd reports " +
+    "no warm pool in herd's details",
+  peer:
+    "pi's example subagent extension (examples/extensions/subagent of the installed pi, loaded with -e into a second RPC " +
+    "pi: one headless pi --mode json -p per task) against the shepherd's delegate, same scripted model, agent file and " +
+    "tasks: one task answered after 0.5 s, four in parallel answered after 1 s; whole tool calls, the first call of each " +
+    "pi not counted, the two alternating which goes first; ratio of medians delegate / example. Cold: no pool; warm: a " +
+    "shepherd with a pool of 4, herd polled until 4 are ready, then 1 s more, before each call of either tool (the refill competes with neither). Split in the detail (model's request " +
+    "log): to the model = tool call start to the last task's request reaching the model (pane or process, pi boot, the " +
+    "prompt); after the answer = the last answer's last byte to the tool call's end (result back, sheep closed)",
   memory:
     "resident memory (VmRSS) of every process in a sheep's pane (tmux: pi alone; herdr: the pane's shell, report-exit.sh " +
     "and pi) against a bare pi's own process (the same launch spec as the pane's own command on tmux, typed into a shell on " +
@@ -70,8 +101,17 @@ export const DEFINITIONS = {
 
 async function main() {
   const { values } = parseArgs({
-    options: { runtime: { type: "string", multiple: true }, quick: { type: "boolean" }, out: { type: "string" } },
+    options: {
+      runtime: { type: "string", multiple: true },
+      quick: { type: "boolean" },
+      out: { type: "string" },
+      only: { type: "string" },
+      compare: { type: "string" },
+    },
   });
+  const parts = new Set<Part>((values.only?.split(",") ?? PARTS) as Part[]);
+  const unknown = [...parts].filter((p) => !PARTS.includes(p));
+  if (unknown.length) throw new Error(`--only takes ${PARTS.join(", ")}; not ${unknown.join(", ")}`);
   const runtimes = (values.runtime ?? ["tmux", "herdr"]).flatMap((r) => r.split(",")) as ("tmux" | "herdr")[];
   const cfg = values.quick ? QUICK : FULL;
   const out = resolve(values.out ?? join(repoRoot, "bench", "results", "latest.json"));
@@ -99,9 +139,12 @@ async function main() {
       cleanups.push(() => world.cleanup());
       const fixture: RuntimeFixture = name === "tmux" ? await tmuxFixture(world.dir, world.env) : await herdrFixture(world.dir, world.env);
       cleanups.push(() => fixture.cleanup());
-      const core = await runCore(fixture, world, model, cfg.core, say);
-      const rpc = await runRpc(fixture, world, model, cfg.rpc, say);
-      runs[name] = { core, rpc };
+      const run: RuntimeRun = {};
+      if (parts.has("core")) run.core = await runCore(fixture, world, model, cfg.core, say);
+      if (parts.has("rpc")) run.rpc = await runRpc(fixture, world, model, cfg.rpc, say);
+      if (parts.has("warm")) run.warmStart = (await runWarmStart(fixture, world, cfg.warm, say)) ?? null;
+      if (parts.has("peer")) run.peer = await runPeer(fixture, world, model, cfg.peer, say);
+      runs[name] = run;
       await cleanups.pop()!(); // the fixture
       await cleanups.pop()!(); // the world
     }
@@ -113,12 +156,14 @@ async function main() {
   const table = renderTable(rows, runtimes);
   say(`\n${table}\n`);
   say("core = Shepherd in the bench process; rpc = a real pi shepherd, whole tool calls. Definitions: bench/results/latest.json.");
+  if (values.compare) say(`\n${await compareTable(rows, runtimes, resolve(values.compare))}\n`);
   const after = await describeMachine();
   const result = {
     generatedAt: new Date().toISOString(),
     durationSec: Math.round((Date.now() - began) / 1000),
     machine: { ...machine, loadavgAfter: after.loadavg },
     config: cfg,
+    parts: [...parts],
     definitions: DEFINITIONS,
     rows,
     runtimes: Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, summarizeRun(r)])),

@@ -6,18 +6,22 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sheepDir } from "../../src/protocol/layout.js";
-import { node22, piCli, RpcShepherd, type ToolOutcome } from "../../test/support/rpc-shepherd.js";
+import { node22, piCli, RpcShepherd } from "../../test/support/rpc-shepherd.js";
 import { directive } from "../../test/support/scripted-model.js";
 import { bareBoot, specHost } from "./bare-boot.js";
-import { epochNow, sleep } from "./clock.js";
+import { sleep } from "./clock.js";
 import { procCpu } from "./cpu.js";
 import { untilGone } from "./files.js";
 import type { ModelProcess } from "./model.js";
-import type { RuntimeFixture } from "./runtime-fixture.js";
+import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
+import { timedCall } from "./tool-call.js";
 import type { World } from "./world.js";
 
 export interface RpcConfig {
+  /** Started by the start tool call; the overhead wait waits on all of them. */
   sheep: number;
+  /** The first starts, each paired with bare boots of every mode the runtime has. */
+  pairedStarts: number;
   prompts: number;
   answerDelayMs: number;
   overheadWindowMs: number;
@@ -25,18 +29,13 @@ export interface RpcConfig {
 
 export interface RpcFigures {
   startToolMs: number[];
-  /** Bare pi boots ("typed") interleaved with these starts: the RPC phase's own baseline. */
-  bareBootMs: number[];
+  /** The paired starts only, against bare pi boots taken beside each: the RPC phase's own baseline. */
+  pairedStartToolMs: number[];
+  bareBootMs: Partial<Record<BareMode, number[]>>;
   promptToolMs: number[];
   /** From the sheep's last answer byte to the end event of the wait tool call. */
   answerToWaitToolMs: number[];
   overhead: { sheep: number; windowMs: number; cpuMs: number; multiplexerCalls: number; idle: { windowMs: number; cpuMs: number; multiplexerCalls: number } };
-}
-
-interface Timed {
-  outcome: ToolOutcome;
-  startAt: number;
-  endAt: number;
 }
 
 export async function runRpc(fixture: RuntimeFixture, world: World, model: ModelProcess, cfg: RpcConfig, say: (s: string) => void): Promise<RpcFigures> {
@@ -45,37 +44,41 @@ export async function runRpc(fixture: RuntimeFixture, world: World, model: Model
   const pids: number[] = [];
   const fig: RpcFigures = {
     startToolMs: [],
-    bareBootMs: [],
+    pairedStartToolMs: [],
+    bareBootMs: {},
     promptToolMs: [],
     answerToWaitToolMs: [],
     overhead: undefined as unknown as RpcFigures["overhead"],
   };
-  const call = async (args: Record<string, unknown>, timeoutMs = 120_000): Promise<Timed> => {
-    const isShepherd = (type: string) => (e: { type: string; toolName?: unknown }) => e.type === type && e.toolName === "shepherd";
-    const startAt = rpc.next(isShepherd("tool_execution_start"), timeoutMs).then(() => epochNow());
-    const endAt = rpc.next(isShepherd("tool_execution_end"), timeoutMs).then(() => epochNow());
-    const outcome = await rpc.call(args, timeoutMs);
-    if (outcome.isError) throw new Error(`shepherd ${String(args.action)} failed: ${outcome.text}`);
-    return { outcome, startAt: await startAt, endAt: await endAt };
-  };
+  const call = (args: Record<string, unknown>, timeoutMs = 120_000) => timedCall(rpc, "shepherd", args, timeoutMs);
   const prompt = async (agentId: string, message: string) => {
     const r = await call({ action: "prompt", agentId, message });
     return { ...r, promptId: (r.outcome.details.prompt as { promptId: string }).promptId };
   };
   try {
-    say(`  rpc: start x${cfg.sheep}, each paired with a bare pi boot`);
+    const paired = Math.min(cfg.pairedStarts, cfg.sheep);
+    say(`  rpc: start x${cfg.sheep}, the first ${paired} each with bare pi boots (${fixture.bareModes.join(", ")}) beside it`);
     const host = specHost(world.agentDir, [node22, piCli], env);
     const ids: string[] = [];
     for (let i = 0; i < cfg.sheep; i++) {
-      const bare = async () => fig.bareBootMs.push(await bareBoot("typed", host, fixture, world.definition, world.work));
-      if (i % 2 === 1) await bare();
-      const r = await call({ action: "start", agent: "echo", label: `r${i + 1}` });
-      fig.startToolMs.push(r.endAt - r.startAt);
-      const agentId = (r.outcome.details.agent as { agentId: string }).agentId;
-      ids.push(agentId);
-      const status = JSON.parse(await readFile(join(sheepDir(world.agentDir, agentId), "status.json"), "utf8")) as { pid: number };
-      pids.push(status.pid);
-      if (i % 2 === 0) await bare();
+      const start = async () => {
+        const r = await call({ action: "start", agent: world.definition.name, label: `r${i + 1}` });
+        fig.startToolMs.push(r.ms);
+        if (i < paired) fig.pairedStartToolMs.push(r.ms);
+        const agentId = (r.outcome.details.agent as { agentId: string }).agentId;
+        ids.push(agentId);
+        const status = JSON.parse(await readFile(join(sheepDir(world.agentDir, agentId), "status.json"), "utf8")) as { pid: number };
+        pids.push(status.pid);
+      };
+      // As in the core phase: rotating the order cancels drift between a start and its bare boots.
+      const bare = (mode: BareMode) => async () => {
+        const boots = fig.bareBootMs[mode] ?? [];
+        fig.bareBootMs[mode] = boots;
+        boots.push(await bareBoot(mode, host, fixture, world.definition, world.work));
+      };
+      const bares = i < paired ? fixture.bareModes.map(bare) : [];
+      const steps = [start, ...bares];
+      for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]!();
     }
 
     say(`  rpc: prompt + wait x${cfg.prompts}`);
@@ -108,7 +111,9 @@ export async function runRpc(fixture: RuntimeFixture, world: World, model: Model
     await sleep(2000);
     const i1 = await end();
     const promptIds: string[] = [];
-    for (const id of ids) promptIds.push((await prompt(id, directive({ reply: "late", delayMs: cfg.overheadWindowMs + 4000 }))).promptId);
+    // Long enough that the first sheep prompted is still busy when the window closes, however slow the prompting.
+    const busyMs = cfg.overheadWindowMs + 4000 + ids.length * 500;
+    for (const id of ids) promptIds.push((await prompt(id, directive({ reply: "late", delayMs: busyMs }))).promptId);
     const started = rpc.next((e) => e.type === "tool_execution_start" && e.toolName === "shepherd", 60_000);
     const waiting = call({ action: "wait", promptIds }, 180_000);
     await started;

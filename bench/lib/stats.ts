@@ -34,3 +34,8 @@ export function summarize(xs: readonly number[]): Summary {
     max: round(Math.max(...xs)),
   };
 }
+
+/** A duration for the table: whole milliseconds, a tenth below 10. */
+export function ms(x: number): string {
+  return `${round(x, x < 10 ? 1 : 0)} ms`;
+}

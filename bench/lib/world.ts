@@ -16,16 +16,24 @@ export interface World {
   cleanup(): Promise<void>;
 }
 
+/** The scripted model's id as writeAgentDir configures it. */
+const MODEL = "scripted-model";
+const TOOLS = ["read", "bash"] as const;
+
 // The developer's own multiplexer and shepherd settings must not leak into a measurement.
 const DROPPED = /^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+|FAKE_HERDR_\w+)$/;
 
 export async function makeWorld(baseUrl: string, name: string): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), `pi-shepherd-bench-${name}-`));
-  const agentDir = await writeAgentDir(baseUrl, join(dir, "agent"));
+  // pi's default settings, as a person has them: its startup header is part of what a sheep boots.
+  const agentDir = await writeAgentDir(baseUrl, join(dir, "agent"), { quietStartup: false });
   const body = "You answer exactly as scripted.";
   await mkdir(join(agentDir, "agents"), { recursive: true });
   const defPath = join(agentDir, "agents", "echo.md");
-  await writeFile(defPath, `---\nname: echo\ndescription: answers as scripted\n---\n${body}\n`);
+  // Tools and model named as a person's agent file names them: both become pi arguments of every
+  // sheep (and of the example subagent's pi), so a bench without them would boot a lighter pi.
+  const front = ["name: echo", "description: answers as scripted", `tools: ${TOOLS.join(", ")}`, `model: ${MODEL}`];
+  await writeFile(defPath, `---\n${front.join("\n")}\n---\n${body}\n`);
   const work = join(dir, "work");
   await mkdir(work);
   const outer = Object.fromEntries(Object.entries(process.env).filter(([k]) => !DROPPED.test(k)));
@@ -40,7 +48,7 @@ export async function makeWorld(baseUrl: string, name: string): Promise<World> {
     dir,
     agentDir,
     work,
-    definition: { name: "echo", description: "answers as scripted", source: "user", path: defPath, systemPrompt: body },
+    definition: { name: "echo", description: "answers as scripted", source: "user", path: defPath, tools: [...TOOLS], model: MODEL, systemPrompt: body },
     env,
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };

@@ -4,9 +4,10 @@ import { join } from "node:path";
 
 /**
  * An isolated pi agent directory whose only model is the scripted one, with retries off so a
- * scripted failure comes back at once.
+ * scripted failure comes back at once. `quietStartup: false` leaves pi's startup as a person sees it
+ * (the bench measures that); tests keep it quiet.
  */
-export async function writeAgentDir(baseUrl: string, dir?: string): Promise<string> {
+export async function writeAgentDir(baseUrl: string, dir?: string, o: { quietStartup?: boolean } = {}): Promise<string> {
   const agentDir = dir ?? (await mkdtemp(join(tmpdir(), "pi-shepherd-agent-")));
   await mkdir(agentDir, { recursive: true, mode: 0o700 });
   await chmod(agentDir, 0o700);
@@ -26,7 +27,7 @@ export async function writeAgentDir(baseUrl: string, dir?: string): Promise<stri
     defaultProvider: "scripted",
     defaultModel: "scripted-model",
     retry: { enabled: false },
-    quietStartup: true,
+    ...(o.quietStartup === false ? {} : { quietStartup: true }),
   };
   await writeFile(join(agentDir, "settings.json"), JSON.stringify(settings, null, 2), { mode: 0o600 });
   return agentDir;

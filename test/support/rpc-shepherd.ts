@@ -57,8 +57,10 @@ export class RpcShepherd {
     proc.stderr!.on("data", (d: string) => this.stderr.push(d));
   }
 
-  static start(o: { cwd: string; env: NodeJS.ProcessEnv; extraArgs?: string[] }): RpcShepherd {
-    const proc = execa(testNode, [testPiCli, "--mode", "rpc", "--no-session", "-e", join(repoRoot, "extensions", "shepherd.ts"), ...(o.extraArgs ?? [])], {
+  /** `extension` loads another extension instead of pi-shepherd (the bench's peer: pi's example subagent). */
+  static start(o: { cwd: string; env: NodeJS.ProcessEnv; extraArgs?: string[]; extension?: string }): RpcShepherd {
+    const extension = o.extension ?? join(repoRoot, "extensions", "shepherd.ts");
+    const proc = execa(testNode, [testPiCli, "--mode", "rpc", "--no-session", "-e", extension, ...(o.extraArgs ?? [])], {
       cwd: o.cwd,
       env: o.env,
       extendEnv: false,

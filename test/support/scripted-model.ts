@@ -74,8 +74,9 @@ function textOf(content: unknown): string {
   return "";
 }
 
+// pi's example subagent extension sends each task as "Task: <task>": the bench scripts it too.
 function parseDirective(text: string): Directive | undefined {
-  const m = /^\s*#script\s+([\s\S]*)$/.exec(text);
+  const m = /^\s*(?:Task: )?#script\s+([\s\S]*)$/.exec(text);
   if (!m) return undefined;
   try {
     return JSON.parse(m[1]!) as Directive;

@@ -1,0 +1,49 @@
+/**
+ * Rows of what a user gets against what they could have had: a start from the warm pool, and
+ * delegate against pi's own example subagent on the same tasks (ratios of medians, below 1 = faster).
+ */
+import type { PeerSamples, PeerSeries } from "./peer.js";
+import type { RowMaker } from "./report.js";
+import { median, ms, round } from "./stats.js";
+
+const NO_POOL = "n/a (no warm pool)";
+
+export function userRows(row: RowMaker): void {
+  row(
+    "start tool call from a warm pool",
+    "rpc",
+    "ms",
+    (r) => {
+      if (r.warmStart === undefined) return undefined;
+      if (r.warmStart === null) return { value: NO_POOL };
+      const cold = r.rpc ? `; cold ${ms(median(r.rpc.startToolMs))}` : "";
+      return { value: round(median(r.warmStart.startToolMs), 1), detail: `pool of ${r.warmStart.pool}, ${r.warmStart.startToolMs.length} starts${cold}` };
+    },
+    { text: "< 150 ms", ok: (v) => v < 150 },
+  );
+  // The detail says where each side's time went: before its last model call, and after the last answer.
+  const ratio = (d: PeerSamples, e: PeerSamples, which: keyof PeerSamples) => {
+    const [a, b] = [d[which], e[which]];
+    const split = (x: PeerSeries) => `${ms(median(x.toModelMs))} to the model, ${ms(median(x.fromAnswerMs))} after the answer`;
+    return { value: round(median(a.ms) / median(b.ms), 3), detail: `${ms(median(a.ms))} / ${ms(median(b.ms))}; delegate ${split(a)}; example ${split(b)}` };
+  };
+  for (const [which, words, cold, warm] of [
+    ["one", "one task (0.5 s answer)", 1.0, 0.5],
+    ["four", "four tasks in parallel (1 s answers)", 1.0, 0.6],
+  ] as const) {
+    row(`delegate / pi's example subagent, ${words}, cold`, "rpc", "x", (r) => r.peer && ratio(r.peer.cold.delegate, r.peer.cold.example, which), {
+      text: `<= ${cold.toFixed(1)}`,
+      ok: (v) => v <= cold,
+    });
+    row(
+      `delegate / pi's example subagent, ${words}, warm pool of 4`,
+      "rpc",
+      "x",
+      (r) => {
+        if (!r.peer) return undefined;
+        return r.peer.warm ? ratio(r.peer.warm.delegate, r.peer.warm.example, which) : { value: NO_POOL };
+      },
+      { text: `<= ${warm.toFixed(1)}`, ok: (v) => v <= warm },
+    );
+  }
+}
