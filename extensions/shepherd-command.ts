@@ -4,17 +4,13 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { join } from "node:path";
-import { discoverAgents } from "../src/agents/discover.js";
-import { completeShepherdArgs } from "../src/command/complete.js";
-import { runShepherdCommand, type Notice } from "../src/command/run.js";
-import { liveSheep, resumableSheep } from "../src/command/target.js";
-import { agentDirOf, packageRoot, type ShepherdApp } from "../src/compose.js";
+import type { Notice } from "../src/command/run.js";
+import type { ShepherdApp } from "../src/compose.js";
 import { errorText } from "../src/core/errors.js";
-import { loadSettings, type LoadedSettings } from "../src/settings.js";
-import { readAudit } from "../src/protocol/audit-log.js";
 import { stateDir } from "../src/protocol/layout.js";
-import { readResumeCards } from "../src/protocol/resume-card.js";
-import { runCommand, type EntryDeps } from "../src/tool/entry.js";
+import { agentDirOf, loadSettings, type LoadedSettings } from "../src/settings.js";
+import type { EntryDeps } from "../src/tool/entry.js";
+import { parts } from "./lazy-parts.js";
 import { projectTrusted } from "./pi-context.js";
 
 export interface CommandAppAccess {
@@ -78,6 +74,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     getArgumentCompletions: async (prefix) => {
       const app = await peek();
       const settings = await settingsNow();
+      const { completeShepherdArgs, discoverAgents, liveSheep, packageRoot, readResumeCards, resumableSheep } = await parts();
       return completeShepherdArgs(prefix, {
         agents: async () =>
           (
@@ -96,6 +93,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     handler: async (args, ctx) => {
       cwd = ctx.cwd;
       trustedNow = projectTrusted(ctx);
+      const { readAudit, runCommand, runShepherdCommand } = await parts();
       const notices = await runShepherdCommand(args, {
         execute: (command) => runCommand(command, access.entry(ctx)),
         log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),

@@ -1,8 +1,7 @@
 /**
  * The composition root: settings -> runtime -> sheep host -> core. The only place that knows
- * every piece; extensions/shepherd.ts calls it and stays thin.
+ * every piece; extensions/shepherd-main.ts calls it (through the lazily loaded parts) and stays thin.
  */
-import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ShepherdError } from "./core/errors.js";
@@ -23,15 +22,11 @@ import { chooseRuntime } from "./runtimes/choose.js";
 import { herdrServerAnswers } from "./runtimes/herdr/index.js";
 import { makeRuntime } from "./runtimes/make.js";
 import { tmuxVersion } from "./runtimes/tmux/tmux-cli.js";
-import { loadSettings, type LoadedSettings } from "./settings.js";
+import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.js";
 
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-export function agentDirOf(env: NodeJS.ProcessEnv): string {
-  const dir = env.PI_CODING_AGENT_DIR;
-  if (dir) return resolve(dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir);
-  return join(homedir(), ".pi", "agent");
-}
+export { agentDirOf };
 
 export interface ShepherdApp {
   shepherd: Shepherd;

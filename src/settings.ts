@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
 import { stateDir } from "./protocol/layout.js";
 
 export interface Settings {
@@ -120,6 +121,13 @@ export interface LoadedSettings {
   /** Where each setting in effect came from. */
   origins: Record<keyof Settings, SettingsOrigin>;
   paths: { user: string; project: string };
+}
+
+/** pi's agent directory, as pi finds it: PI_CODING_AGENT_DIR, else ~/.pi/agent. */
+export function agentDirOf(env: NodeJS.ProcessEnv): string {
+  const dir = env.PI_CODING_AGENT_DIR;
+  if (dir) return resolve(dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir);
+  return join(homedir(), ".pi", "agent");
 }
 
 export function userSettingsPath(agentDir: string): string {

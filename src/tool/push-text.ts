@@ -7,8 +7,9 @@ import type { Push } from "../core/courier.js";
 import { delegateSummary, delegateText } from "./delegate-text.js";
 import { boundedText } from "./dispatch.js";
 import { questionText, replyHowTo } from "./format.js";
+import { PUSH_TYPE } from "./push-type.js";
 
-export const PUSH_TYPE = "pi-shepherd";
+export { PUSH_TYPE };
 
 export interface PushMessage {
   customType: typeof PUSH_TYPE;

@@ -1,0 +1,222 @@
+/**
+ * The shepherd itself, loaded by the entry (extensions/shepherd.ts) only in a pi that may
+ * shepherd: registers the `shepherd` tool, the /shepherd command, the widget and the session
+ * handlers.
+ */
+import type { Static } from "@sinclair/typebox";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ShepherdApp } from "../src/compose.js";
+import { errorText } from "../src/core/errors.js";
+import { type AuditSink, stamped } from "../src/ports/audit.js";
+import type { DispatchContext } from "../src/tool/dispatch.js";
+import type { EntryDeps } from "../src/tool/entry.js";
+import { prepareArguments } from "../src/tool/params.js";
+import { shepherdParameters } from "../src/tool/schema.js";
+import { throttle } from "../src/tool/throttle.js";
+import { commandOutput } from "./command-output.js";
+import { HerdWidget } from "./herd-widget.js";
+import { FrameClock } from "./live-text.js";
+import { parts } from "./lazy-parts.js";
+import { dispatchContext, projectTrusted } from "./pi-context.js";
+import { PUSH_TYPE } from "../src/tool/push-type.js";
+import { renderCall, renderPush, renderResult } from "./render.js";
+import { registerShepherdCommand } from "./shepherd-command.js";
+
+const DESCRIPTION = [
+  "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",
+  "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId;",
+  "notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent),",
+  "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
+  "herd (list live sheep), read (a sheep's recent conversation: prompts, answers, tool calls; or its screen), prune (forget sheep whose panes are gone),",
+  "delegate (one-shot tasks; background: true returns at once and reports back by itself), messages (what sheep told or asked you),",
+  "reply (answer a sheep's question that waits), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's",
+  "work into your branch), doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
+  "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
+  "Actions that take a sheep accept its agentId or its label. Errors start with a [code].",
+].join(" ");
+
+const GUIDELINES = [
+  "shepherd: talking to a sheep takes two calls: `prompt` returns a promptId at once, then `wait` returns the answer. Never expect an answer from `prompt`.",
+  "shepherd: for short work whose answer you need before you can go on, `prompt` then `wait`. To run work in parallel, `start` several sheep, `prompt` each one, then make ONE `wait` call with all their `promptIds`.",
+  'shepherd: to keep talking with the person while sheep work, `prompt` with `notify: true` (or `delegate` with `background: true`) and end your turn: each result comes back to you as a new message by itself ("[pi-shepherd] Result of …"); do not also `wait` for it.',
+  'shepherd: to correct a sheep mid-task, `prompt` it with `deliverAs: "steer"` (the answer still comes on its running prompt); to line up the next task behind the current one, `deliverAs: "followUp"` (at most 8 queued). Without deliverAs a busy sheep refuses with [prompt_pending].',
+  'shepherd: a sheep may ask you a question (a message "[pi-shepherd] Sheep … asks (m_…)", or a `wait` result `blocked` with a question): answer with `reply` {agentId, messageId, text}. `messages` lists what sheep told you.',
+  "shepherd: a `wait` that returns `timeout` stopped nothing; call `wait` again with the same promptId. Give a `requestId` when a prompt must not be sent twice (e.g. when retrying after an error).",
+  "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
+  "shepherd: a sheep that edits files should get `isolate: true` (its own git worktree and branch); trust the `evidence` in its result over its words, and `land` its work when it is right.",
+];
+
+export function shepherdExtension(pi: ExtensionAPI): void {
+  let app: Promise<ShepherdApp> | undefined;
+  let ready: ShepherdApp | undefined;
+  // One clock reading per drawn frame for the widget and every progress view alike.
+  const clock = new FrameClock();
+  const widget = new HerdWidget(() => ready?.shepherd, clock);
+  const live = { clock, view: (agentId: string) => ready?.shepherd.view(agentId) };
+  /** The latest context pi gave us: warnings found later (a failing state file) are shown there. */
+  let lastCtx: ExtensionContext | undefined;
+  const warn = (message: string) => {
+    if (lastCtx?.hasUI) lastCtx.ui.notify(message, "warning");
+    else console.error(message);
+  };
+  let auditSink: AuditSink | undefined;
+  const audit = async () => {
+    const p = await parts();
+    auditSink ??= p.auditTrail(process.env, warn);
+    return { sink: auditSink, owner: p.processOwner() };
+  };
+  const appFor = (ctx: ExtensionContext) => {
+    lastCtx = ctx;
+    const trusted = projectTrusted(ctx);
+    app ??= Promise.all([parts(), audit()])
+      .then(([p, a]) => p.composeShepherd({ cwd: ctx.cwd, onWarning: warn, audit: a.sink, ...(trusted === undefined ? {} : { projectTrusted: trusted }) }))
+      .then((a) => (ready = a))
+      .catch((e) => {
+        app = undefined; // let a later call try again, e.g. after tmux was installed
+        throw e;
+      });
+    return app;
+  };
+  /**
+   * Taking back the sheep of before a reload (or of a shepherd that died), and from then on
+   * pushing what nobody waits for: once per session, before any tool call or subcommand runs.
+   */
+  let session: Promise<void> | undefined;
+  const sessionFor = (ctx: ExtensionContext) => {
+    session ??= beginSession(ctx).catch(() => {
+      session = undefined; // no runtime yet: the call that needs one reports why, and tries again
+    });
+    return session;
+  };
+
+  /** What the tool and /shepherd both enter through: the shepherd when it can be composed, the doctor always. */
+  const entry = (ctx: ExtensionContext, extra: Pick<DispatchContext, "signal" | "onProgress"> = {}): EntryDeps => ({
+    context: async () => {
+      await sessionFor(ctx);
+      return { ...dispatchContext(await appFor(ctx), ctx), ...extra };
+    },
+    doctor: async (brief) => {
+      const trusted = projectTrusted(ctx);
+      return (await parts()).doctor({
+        cwd: ctx.cwd,
+        brief,
+        ...(ready ? { shepherd: ready.shepherd } : {}),
+        ...(trusted === undefined ? {} : { projectTrusted: trusted }),
+      });
+    },
+    audit: (event) => {
+      // Stamped now, written in the order called: each write waits on the same loaded parts.
+      const at = Date.now();
+      void audit().then((a) => a.sink.record(stamped(event, a.owner, at)));
+    },
+  });
+
+  pi.registerTool({
+    name: "shepherd",
+    label: "Shepherd",
+    description: DESCRIPTION,
+    promptSnippet: "Start persistent pi sheep in panes, prompt them without waiting, then wait for one or many answers",
+    promptGuidelines: GUIDELINES,
+    parameters: shepherdParameters,
+    // Before pi's schema check, which would reject task objects sent as JSON text.
+    prepareArguments: (args) => prepareArguments(args) as Static<typeof shepherdParameters>,
+    renderCall: (args, theme, context) => renderCall(args, theme, context),
+    renderResult: (result, options, theme, context) => renderResult(result, options, theme, context, live),
+    async execute(_toolCallId, params, signal, onUpdate, ctx) {
+      // A few updates a second at most: the TUI redraws on each.
+      const progress = throttle(250, (u: { content: { type: "text"; text: string }[]; details: Record<string, unknown> }) => onUpdate?.(u));
+      try {
+        const { runToolCall } = await parts();
+        return await widget.during(ctx, () =>
+          runToolCall(
+            params,
+            entry(ctx, {
+              ...(signal ? { signal } : {}),
+              onProgress: (text, details) => progress.push({ content: [{ type: "text", text }], details }),
+            }),
+          ),
+        );
+      } finally {
+        progress.cancel();
+      }
+    },
+  });
+
+  // No abort signal for /shepherd: ctx.signal belongs to the agent's turn, and Escape on that turn
+  // should not cancel a sheep the person started by hand.
+  registerShepherdCommand(pi, {
+    appFor,
+    current: () => app,
+    entry: (ctx) => entry(ctx),
+    onChange: (ctx) => widget.touch(ctx),
+    show: commandOutput(pi),
+  });
+  pi.registerMessageRenderer(PUSH_TYPE, (message, options, theme) => renderPush(message, options, theme));
+
+  // After /reload (or in a new shepherd on the same agent dir) the sheep still run: take them back
+  // at once, so their ids keep working and prompts sent before can still be waited for. Not
+  // awaited: pi's start does not wait for the shepherd's parts to load. A pi without a UI (print
+  // mode, often a one-shot run by another tool) begins only when a call needs the shepherd.
+  pi.on("session_start", (_event, ctx) => {
+    if (ctx.hasUI) void sessionFor(ctx);
+  });
+
+  async function beginSession(ctx: ExtensionContext): Promise<void> {
+    const current = await appFor(ctx);
+    const { noticeText, poolDefinitions, pushMessage } = await parts();
+    const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], warnings: [errorText(e)] }));
+    const live = report.adopted.length - report.pruned.length;
+    if (ctx.hasUI) {
+      for (const w of report.warnings) ctx.ui.notify(w, "warning");
+      if (report.adopted.length > 0) {
+        ctx.ui.notify(
+          `pi-shepherd: re-attached ${live} sheep${report.pruned.length ? `; ${report.pruned.length} whose panes were gone were pruned` : ""}.`,
+          "info",
+        );
+      }
+      if (live > 0) widget.touch(ctx);
+    }
+    // Results nobody waits for, questions of sheep and background delegations come in as messages
+    // of their own: starting a turn when the shepherd is idle, after its current one when busy.
+    current.shepherd.deliverTo({
+      deliver: (push) => pi.sendMessage(pushMessage(push), { triggerTurn: true, deliverAs: "followUp" }),
+      notice: (n) => {
+        if (!ctx.hasUI) return;
+        ctx.ui.notify(noticeText(n), "info");
+        widget.touch(ctx);
+      },
+    });
+    const { settings } = current.loaded;
+    // A one-shot pi keeps no pool: it would only boot sheep to close them at its exit.
+    if (ctx.hasUI && Object.values(settings.warm).some((n) => n > 0)) {
+      current.shepherd.keepWarm({
+        sizes: settings.warm,
+        cwd: ctx.cwd,
+        placement: settings.placement,
+        direction: settings.direction,
+        definitions: () => poolDefinitions({ cwd: ctx.cwd, agentDir: current.agentDir, bundledDir: current.bundledDir, models: settings.models }),
+      });
+      widget.touch(ctx);
+    }
+  }
+
+  pi.on("session_shutdown", async (event) => {
+    widget.stop();
+    await session; // a session still beginning finishes first, so what it starts is disposed of too
+    if (!app) return;
+    let current: ShepherdApp;
+    try {
+      current = await app;
+    } catch {
+      return;
+    }
+    if (event.reason === "quit" && current.loaded.settings.closeOnExit) {
+      const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
+      await Promise.all(
+        mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))),
+      );
+    }
+    // Awaited: a push under way goes out through this pi, and the reloaded shepherd reads what this one wrote last.
+    await current.shepherd.dispose();
+  });
+}
