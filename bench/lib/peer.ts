@@ -4,6 +4,7 @@
  * scripted model, agent file and tasks. The example is loaded from the installed pi package.
  */
 import { existsSync } from "node:fs";
+import { cp, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { RpcShepherd, testPiCli } from "../../test/support/rpc-shepherd.js";
 import { directive } from "../../test/support/scripted-model.js";
@@ -62,7 +63,13 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
     const tags = [0, 1, 2, 3].map((j) => `peer-four-${k}-${j}`);
     return { args: { tasks: tags.map((t) => task(t, cfg.fourDelayMs)) }, tags };
   };
-  const example = RpcShepherd.start({ cwd: world.work, env, extension: exampleSubagent });
+  // A pi user who picks the example instead of delegate has no pi-shepherd installed: its pi and
+  // the pi it spawns per task run on an agent dir that is the same but for that package.
+  const example = RpcShepherd.start({
+    cwd: world.work,
+    env: { ...env, PI_CODING_AGENT_DIR: await withoutPackages(world.agentDir) },
+    extension: exampleSubagent,
+  });
   let seq = 0;
   const measured = async (rpc: RpcShepherd, tool: string, extra: Record<string, unknown>, args: Args, who: string, into?: PeerSeries) => {
     const { args: a, tags } = args(++seq);
@@ -131,7 +138,7 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
 }
 
 async function withShepherd<T>(world: World, env: NodeJS.ProcessEnv, use: (s: RpcShepherd) => Promise<T>): Promise<T> {
-  const shepherd = RpcShepherd.start({ cwd: world.work, env });
+  const shepherd = RpcShepherd.start({ cwd: world.work, env, extension: null });
   try {
     return await use(shepherd);
   } finally {
@@ -144,4 +151,15 @@ function completed(details: Record<string, unknown>, who: string): void {
   const results = (details.results ?? []) as { status?: string }[];
   if (results.length === 0 || !results.every((r) => r.status === "completed"))
     throw new Error(`${who}: not every task completed: ${JSON.stringify(results).slice(0, 2000)}`);
+}
+
+/** A copy of the agent dir (models, settings, agent files) without the pi packages its settings install. */
+async function withoutPackages(agentDir: string): Promise<string> {
+  const dir = `${agentDir}-without-packages`;
+  await cp(agentDir, dir, { recursive: true, filter: (src) => !src.startsWith(join(agentDir, "pi-shepherd")) && !src.startsWith(join(agentDir, "sessions")) });
+  const path = join(dir, "settings.json");
+  const settings = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
+  delete settings.packages;
+  await writeFile(path, JSON.stringify(settings, null, 2), { mode: 0o600 });
+  return dir;
 }

@@ -40,7 +40,7 @@ export interface RpcFigures {
 
 export async function runRpc(fixture: RuntimeFixture, world: World, model: ModelProcess, cfg: RpcConfig, say: (s: string) => void): Promise<RpcFigures> {
   const env = { ...world.env, ...fixture.env };
-  const rpc = RpcShepherd.start({ cwd: world.work, env });
+  const rpc = RpcShepherd.start({ cwd: world.work, env, extension: null });
   const pids: number[] = [];
   const fig: RpcFigures = {
     startToolMs: [],

@@ -31,7 +31,7 @@ export async function runWarmStart(
 ): Promise<WarmStartFigures | undefined> {
   const agent = world.definition.name;
   await setWarm(world.agentDir, { [agent]: cfg.pool });
-  const rpc = RpcShepherd.start({ cwd: world.work, env: { ...world.env, ...fixture.env } });
+  const rpc = RpcShepherd.start({ cwd: world.work, env: { ...world.env, ...fixture.env }, extension: null });
   const pids: number[] = [];
   try {
     if (!(await untilWarm(rpc, agent, cfg.pool))) {

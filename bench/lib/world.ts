@@ -26,7 +26,9 @@ const DROPPED = /^(TMUX|TMUX_PANE|HERDR_\w+|PI_SHEPHERD_\w+|FAKE_HERDR_\w+)$/;
 export async function makeWorld(baseUrl: string, name: string): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), `pi-shepherd-bench-${name}-`));
   // pi's default settings, as a person has them: its startup header is part of what a sheep boots.
-  const agentDir = await writeAgentDir(baseUrl, join(dir, "agent"), { quietStartup: false });
+  // pi-shepherd installed as a person installs it (`pi install <dir>`): the shepherd, every sheep
+  // and every bare pi of this agent dir load it, as they do on a person's machine.
+  const agentDir = await writeAgentDir(baseUrl, join(dir, "agent"), { quietStartup: false, packages: [repoRoot] });
   const body = "You answer exactly as scripted.";
   await mkdir(join(agentDir, "agents"), { recursive: true });
   const defPath = join(agentDir, "agents", "echo.md");

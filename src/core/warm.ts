@@ -32,6 +32,9 @@ export interface WarmCount {
 
 /** After a failed boot, a name waits this long before the pool tries it again. */
 const RETRY_AFTER_MS = 30_000;
+/** A refill after a take waits while sheep work, at most this long: pi boots take the cores the work runs on. */
+const QUIET_WAIT_MS = 10_000;
+const QUIET_LOOK_MS = 250;
 
 /** Two definitions are the same sheep when every field a sheep runs with is the same. */
 function fingerprint(d: AgentDefinition, model: string | undefined): string {
@@ -47,6 +50,7 @@ export class WarmPool implements WarmSource {
   private again = false;
   private running = false;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private quietWait: ReturnType<typeof setInterval> | undefined;
   private readonly failedAt = new Map<string, number>();
   /** Why a name is not warm (no such definition, a boot that failed), for the doctor and the herd. */
   readonly problems = new Map<string, string>();
@@ -100,14 +104,35 @@ export class WarmPool implements WarmSource {
       }
       await this.discard(rec);
     }
-    this.refill();
+    if (taken) this.refillWhenQuiet();
+    else this.refill();
     return taken;
+  }
+
+  /**
+   * The replacement of a sheep just taken boots once no sheep of the herd is starting or working
+   * (the one taken is usually given its task at once), or after QUIET_WAIT_MS: a pi booting
+   * beside the work would slow the very call the pool was there to speed up.
+   */
+  private refillWhenQuiet(): void {
+    if (this.quietWait) return;
+    const since = Date.now();
+    this.quietWait = setInterval(() => {
+      const busy = [...this.herd.registry.agents.values()].some((a) => a.state === "starting" || a.state === "working");
+      if (busy && Date.now() - since < QUIET_WAIT_MS) return;
+      clearInterval(this.quietWait);
+      this.quietWait = undefined;
+      this.refill();
+    }, QUIET_LOOK_MS);
+    this.quietWait.unref?.();
   }
 
   /** Closes every warm sheep; the pool keeps none until configured again. */
   async closeAll(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    clearInterval(this.quietWait);
+    this.quietWait = undefined;
     this.config = undefined;
     await this.filling.catch(() => undefined);
     await Promise.all([...this.herd.registry.warm.values()].map((rec) => this.discard(rec)));

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa } from "execa";
+import { pidRunning } from "../../src/protocol/pid.js";
 import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
 import { killSheep, livingSheep, pidAlive, sheepFiles, sheepPid } from "../support/leftovers.js";
 import { RpcShepherd } from "../support/rpc-shepherd.js";
@@ -113,7 +114,11 @@ describe("the warm pool with real pi", { timeout: 600_000 }, () => {
   it("a pool sheep killed from outside is replaced, never handed out", async () => {
     const [victim, other] = await warmIds();
     assert.ok(victim && other);
-    process.kill(await sheepPid(agentDir, victim), "SIGKILL");
+    const pid = await sheepPid(agentDir, victim);
+    process.kill(pid, "SIGKILL");
+    // Dead as far as the system can tell (a zombie tmux has not reaped yet counts as dead): a pi on
+    // a loaded machine may take a while to be scheduled and die, and before that nobody can know.
+    for (let i = 0; i < 200 && pidRunning(pid); i++) await sleep(10);
     const started = await scene.start("gamma");
     assert.notEqual(started.agentId, victim, "the dead sheep was not handed out");
     const item = await scene.wait(await scene.prompt(started.agentId, directive({ reply: "alive", tag: "G1" })), 60);

@@ -57,10 +57,13 @@ export class RpcShepherd {
     proc.stderr!.on("data", (d: string) => this.stderr.push(d));
   }
 
-  /** `extension` loads another extension instead of pi-shepherd (the bench's peer: pi's example subagent). */
-  static start(o: { cwd: string; env: NodeJS.ProcessEnv; extraArgs?: string[]; extension?: string }): RpcShepherd {
-    const extension = o.extension ?? join(repoRoot, "extensions", "shepherd.ts");
-    const proc = execa(testNode, [testPiCli, "--mode", "rpc", "--no-session", "-e", extension, ...(o.extraArgs ?? [])], {
+  /**
+   * `extension` loads another extension instead of pi-shepherd (the bench's peer: pi's example
+   * subagent); `null` loads none, for an agent dir that has pi-shepherd installed as a package.
+   */
+  static start(o: { cwd: string; env: NodeJS.ProcessEnv; extraArgs?: string[]; extension?: string | null }): RpcShepherd {
+    const extension = o.extension === undefined ? join(repoRoot, "extensions", "shepherd.ts") : o.extension;
+    const proc = execa(testNode, [testPiCli, "--mode", "rpc", "--no-session", ...(extension ? ["-e", extension] : []), ...(o.extraArgs ?? [])], {
       cwd: o.cwd,
       env: o.env,
       extendEnv: false,

@@ -51,11 +51,11 @@ function setup(o: { store?: MemoryStore; world?: MemoryWorld; owner?: string } =
   };
 }
 
-/** Lets the pool's background work run until `ok` holds. */
+/** Lets the pool's background work run until `ok` holds (its refill after a take looks every 250 ms). */
 async function until(ok: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 400; i++) {
     if (ok()) return;
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 5));
   }
   assert.fail(`never: ${what}`);
 }
@@ -169,6 +169,20 @@ describe("warm pool", () => {
     await s.shepherd.closeWarm();
     assert.equal(s.shepherd.registry.warm.size, 0);
     assert.equal([...s.world.panes.values()].filter((p) => p.alive).length, 0, "no pane is left running");
+  });
+
+  it("the replacement of a taken sheep boots once the herd's sheep stopped working", async () => {
+    const s = setup();
+    s.shepherd.keepWarm(s.config({ worker: 1 }));
+    await until(() => ready(s.shepherd, "worker") === 1, "one warm worker");
+    const before = creates(s.world);
+    const taken = await s.shepherd.start({ definition: worker, cwd: "/work" });
+    const p = await s.shepherd.prompt(taken.agentId, "long work");
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(creates(s.world), before, "no pi boots beside the work");
+    s.world.answer(taken.agentId, p.promptId, "done");
+    await s.shepherd.wait([p.promptId], { timeoutSec: 5 });
+    await until(() => ready(s.shepherd, "worker") === 1, "refilled once the work was done");
   });
 
   it("a name with no definition is reported, not warmed", async () => {
