@@ -56,7 +56,10 @@ async function worktreeAfterClose(herd: Herd, rec: AgentRecord, o: CloseOptions)
  */
 async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
   try {
-    await herd.opts.runtime.close(rec.paneId, rec.agentId);
+    if (await herd.opts.runtime.close(rec.paneId, rec.agentId)) {
+      herd.liveness.gone(rec.agentId); // the runtime saw it go: no need to ask again
+      return;
+    }
   } catch (e) {
     if (!isShepherdError(e, "not_owned")) throw e;
     const now = await herd.liveness.fresh(rec);

@@ -79,6 +79,11 @@ export class LivenessMonitor {
     return snap.exited?.inferred && live?.state === "alive" ? this.fresh(pane) : live;
   }
 
+  /** What a runtime saw itself: the pane is gone (for good, as every "gone"). */
+  gone(agentId: string): void {
+    this.cache.set(agentId, { value: { state: "gone" }, at: this.clock.now() });
+  }
+
   /** Stops asking about a sheep that is no longer ours to watch. */
   forget(agentId: string): void {
     this.cache.delete(agentId);

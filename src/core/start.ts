@@ -41,12 +41,11 @@ async function handOver(herd: Herd, rec: AgentRecord, req: StartRequest, label: 
   herd.registry.agents.set(rec.agentId, rec);
   req.onRecorded?.(rec.agentId, label);
   herd.watch(rec.agentId);
-  // Names are for people: a pane still called after the pool is no reason to fail a start.
-  await Promise.all([
-    runtime.relabel?.(rec, label, req.placement ?? "tab").catch(() => undefined),
-    host.relabel?.(rec.agentId, label).catch(() => undefined),
-    herd.persist(),
-  ]);
+  // Names are for people: the start does not wait for them, and a pane still called after the
+  // pool is no reason to fail it.
+  void runtime.relabel?.(rec, label, req.placement ?? "tab").catch(() => undefined);
+  void host.relabel?.(rec.agentId, label).catch(() => undefined);
+  await herd.persist();
   herd.audit({ event: "take", agentId: rec.agentId, label, agent: rec.agent, paneId: rec.paneId, ...(rec.model !== undefined ? { model: rec.model } : {}) });
   return startedOf(rec);
 }

@@ -98,7 +98,8 @@ export class WarmPool implements WarmSource {
       // Out of the pool before the first await: two starts never take the same sheep.
       this.herd.registry.warm.delete(rec.agentId);
       this.prints.delete(rec.agentId);
-      if (await this.stillReady(rec)) {
+      // Asked now, not from a cached answer; takes made together share one multiplexer call.
+      if (await this.stillReady(rec, 0)) {
         taken = rec;
         break;
       }
@@ -220,7 +221,7 @@ export class WarmPool implements WarmSource {
   }
 
   /** A warm sheep may be handed out only while its pane runs pi and pi has said it is ready. */
-  private async stillReady(rec: AgentRecord, maxAgeMs = 0): Promise<boolean> {
+  private async stillReady(rec: AgentRecord, maxAgeMs: number): Promise<boolean> {
     const live = await this.herd.liveness.get(rec, maxAgeMs);
     if (live?.state !== "alive") return false;
     const snap = await this.herd.opts.host.snapshot(rec.agentId);

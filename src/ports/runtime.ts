@@ -79,8 +79,11 @@ export interface Runtime {
   markedPanes(): Promise<PaneRef[]>;
   /** Recent text of the pane, oldest line first. */
   read(paneId: string, lines: number): Promise<string>;
-  /** Closes a pane this shepherd created. Closing a pane that is already gone is not an error. */
-  close(paneId: string, agentId: string): Promise<void>;
+  /**
+   * Closes a pane this shepherd created. Closing a pane that is already gone is not an error.
+   * Resolves true when the pane is known to be gone by then (nobody needs to ask again).
+   */
+  close(paneId: string, agentId: string): Promise<boolean | undefined>;
   /**
    * Names a sheep's pane (and the window or tab made for it) after its new label, when a start
    * takes a sheep of the warm pool. A placement of "pane" shares a window with others: only

@@ -244,7 +244,7 @@ export class ChaosWorld {
     return pane.text;
   }
 
-  private async close(paneId: string, agentId: string): Promise<void> {
+  private async close(paneId: string, agentId: string): Promise<undefined> {
     this.maybeFail("close", "could not close the pane");
     const pane = this.panes.get(paneId);
     if (!pane) return;

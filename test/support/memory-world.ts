@@ -75,7 +75,7 @@ export class MemoryWorld {
     relabel: async ({ paneId }, label, placement) => {
       this.calls.push(`relabel ${paneId} ${label} ${placement}`);
     },
-    close: async (paneId: string, agentId: string) => {
+    close: async (paneId: string, agentId: string): Promise<undefined> => {
       this.calls.push(`close ${paneId}`);
       const pane = this.panes.get(paneId);
       // As the real runtimes do: a pane that carries another mark is refused, never closed.

@@ -206,6 +206,23 @@ describe("tmux runtime on a real private server", () => {
     await rt.close(pane.paneId, "a_0000000009"); // already gone: fine
   });
 
+  it("closes its own pane in one tmux process, and says it is gone; a pane with another mark takes the careful way and is refused", async () => {
+    const log = join(t.dir, "tmux-calls.log");
+    const bin = join(t.dir, "counting-tmux");
+    // Each tmux process the runtime starts leaves its command (after -S <socket>) in the log, then runs tmux.
+    await writeFile(bin, `#!/bin/sh\nprintf '%s\\n' "$3" >> '${log}'\nexec tmux "$@"\n`, { mode: 0o700 });
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv(), bin });
+    const pane = await rt.createPane({ agentId: "a_00000close", placement: "tab", direction: "right", cwd: t.dir, label: "c", command: idle });
+    await writeFile(log, "");
+    assert.equal(await rt.close(pane.paneId, "a_00000close"), true, "known to be gone");
+    assert.deepEqual((await readFile(log, "utf8")).trim().split("\n"), ["if-shell"], "one tmux process");
+    assert.doesNotMatch(await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"]), new RegExp(`^${pane.paneId}$`, "m"));
+    const other = await rt.createPane({ agentId: "a_00000other", placement: "tab", direction: "right", cwd: t.dir, label: "o", command: idle });
+    await assert.rejects(rt.close(other.paneId, "a_00000close"), /^ShepherdError: \[not_owned\]/);
+    assert.match(await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"]), new RegExp(`^${other.paneId}$`, "m"), "the other sheep's pane stays");
+    await rt.close(other.paneId, "a_00000other");
+  });
+
   it("a server that is not running means every pane is gone", async () => {
     const rt = new TmuxRuntime({ socket: join(t.dir, "no-such-socket"), env: process.env });
     assert.deepEqual((await rt.liveness([{ paneId: "%1", agentId: "a_0000000001" }])).get("a_0000000001"), { state: "gone" });

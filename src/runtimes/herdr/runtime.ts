@@ -136,7 +136,7 @@ export class HerdrRuntime implements Runtime {
     await this.#cli.request(["pane", "rename", pane.paneId, markedPaneLabel(label, pane.agentId)], "pane_info");
   }
 
-  async close(paneId: string, agentId: string): Promise<void> {
+  async close(paneId: string, agentId: string): Promise<undefined> {
     await this.#ensureVersion();
     let pane: PaneRecord;
     try {

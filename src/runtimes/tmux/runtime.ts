@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ShepherdError } from "../../core/errors.js";
+import { isWellFormedId } from "../../core/ids.js";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.js";
 import { shellQuote } from "../shell-line.js";
 import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.js";
@@ -272,14 +273,24 @@ export class TmuxRuntime implements Runtime {
     }
   }
 
-  async close(paneId: string, agentId: string): Promise<void> {
+  async close(paneId: string, agentId: string): Promise<boolean> {
+    // The usual case in one tmux process: the server checks the mark in the very command that kills
+    // the pane, and kill-pane returns once it is gone. Anything else takes the careful way below.
+    if (/^%\d+$/.test(paneId) && isWellFormedId(agentId, "agent")) {
+      try {
+        const out = await this.cli.run(["if-shell", "-F", "-t", paneId, `#{==:#{${MARK}},${agentId}}`, `kill-pane -t ${paneId}`, "display-message -p no"]);
+        if (out.trim() === "") return true;
+      } catch {
+        // the careful way says what went wrong
+      }
+    }
     let mark: string | undefined;
     try {
       // list-panes reads pane options reliably; the mark is checked before anything is killed
       mark = (await this.paneTable()).get(paneId)?.mark;
-      if (mark === undefined) return;
+      if (mark === undefined) return true;
     } catch (e) {
-      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return;
+      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return true;
       throw this.wrap(e, "could not inspect the pane before closing it");
     }
     if (mark !== agentId) {
@@ -289,9 +300,10 @@ export class TmuxRuntime implements Runtime {
     try {
       await this.cli.run(["kill-pane", "-t", paneId]);
     } catch (e) {
-      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return;
+      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget)) return true;
       throw this.wrap(e, "could not close the pane");
     }
+    return true;
   }
 
   private async hasSession(name: string): Promise<boolean> {
