@@ -58,9 +58,12 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
   // The reply is the tag: each answer is found in the model's log by it.
   const task = (tag: string, delayMs: number) => ({ agent, task: directive({ reply: tag, delayMs, tag }) });
   // Both tools take one agent + task, or tasks [{agent, task}].
-  const one: Args = (k) => ({ args: task(`peer-one-${k}`, cfg.oneDelayMs), tags: [`peer-one-${k}`] });
+  // One model serves every runtime of a run: tags name the runtime too, or a later runtime's call
+  // would find an earlier one's requests under the same tag.
+  const run = `${fixture.name}-${process.hrtime.bigint()}`;
+  const one: Args = (k) => ({ args: task(`peer-one-${run}-${k}`, cfg.oneDelayMs), tags: [`peer-one-${run}-${k}`] });
   const four: Args = (k) => {
-    const tags = [0, 1, 2, 3].map((j) => `peer-four-${k}-${j}`);
+    const tags = [0, 1, 2, 3].map((j) => `peer-four-${run}-${k}-${j}`);
     return { args: { tasks: tags.map((t) => task(t, cfg.fourDelayMs)) }, tags };
   };
   // A pi user who picks the example instead of delegate has no pi-shepherd installed: its pi and
