@@ -6,6 +6,7 @@ import { dropGone } from "./close.js";
 import type { Herd } from "./herd.js";
 import { refresh } from "./ledger.js";
 import { ShepherdError } from "./errors.js";
+import { closeWarmSheep } from "./warm.js";
 import type { AgentRecord, DelegationRecord } from "./types.js";
 
 export interface AttachReport {
@@ -32,8 +33,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     if (herd.registry.agents.has(rec.agentId) || herd.registry.warm.has(rec.agentId)) continue;
     if (rec.warm) {
       // A pool sheep of a shepherd that quit or reloaded: never prompted, so nothing is lost by closing it.
-      await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
-      await (host.discard ? host.discard(rec.agentId) : host.cleanup(rec.agentId)).catch(() => undefined);
+      await closeWarmSheep(herd, rec);
       herd.letGo(rec.agentId);
       continue;
     }

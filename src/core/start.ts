@@ -19,7 +19,7 @@ export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal)
     try {
       const warm = herd.warm ? await herd.warm.take(req, signal) : undefined;
       if (warm) return await handOver(herd, warm, req, label);
-      return await launch(herd, req, label, signal);
+      return startedOf(await launch(herd, req, label, signal));
     } finally {
       // by now the record holds the label, or the start failed and it is free again
       release();
@@ -56,14 +56,11 @@ function startedOf(rec: AgentRecord): StartedAgent {
 }
 
 /** A sheep for the warm pool: booted like any other, kept out of the herd until a start takes it. */
-export async function launchWarm(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal): Promise<AgentRecord> {
-  const started = await launch(herd, req, label, signal, true);
-  const rec = herd.registry.warm.get(started.agentId);
-  if (!rec) throw new ShepherdError("start_failed", `the warm sheep ${started.agentId} was closed while it started.`);
-  return rec;
+export function launchWarm(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal): Promise<AgentRecord> {
+  return launch(herd, req, label, signal, true);
 }
 
-async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal, warm = false): Promise<StartedAgent> {
+async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal, warm = false): Promise<AgentRecord> {
   const { runtime, host } = herd.opts;
   const agentId = newId("agent");
   const isolated = req.isolate ? await isolate(herd, { cwd: req.cwd, agentId, label }) : undefined;
@@ -143,7 +140,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   if (warm) herd.unwatch(agentId);
   await herd.persist();
   herd.audit({ event: "ready", agentId, label, ...(warm ? { warm: true as const } : {}) });
-  return startedOf(rec);
+  return rec;
 }
 
 function pickLabel(herd: Herd, wanted: string | undefined, name: string): string {

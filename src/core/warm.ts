@@ -229,15 +229,23 @@ export class WarmPool implements WarmSource {
   }
 
   private async discard(rec: AgentRecord): Promise<void> {
-    const { runtime, host } = this.herd.opts;
     this.prints.delete(rec.agentId);
-    await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
-    this.herd.unwatch(rec.agentId);
-    await (host.discard ? host.discard(rec.agentId) : host.cleanup(rec.agentId)).catch(() => undefined);
+    await closeWarmSheep(this.herd, rec);
     this.herd.forget(rec);
     this.herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, warm: true });
     await this.herd.persist();
   }
+}
+
+/**
+ * Closes a warm sheep's pane and removes its files: it never had a prompt, so nothing of it is
+ * kept. Its record is the caller's to drop (this pool's, or a dead shepherd's found at attach).
+ */
+export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<void> {
+  const { runtime, host } = herd.opts;
+  await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+  herd.unwatch(rec.agentId);
+  await host.discard(rec.agentId).catch(() => undefined);
 }
 
 /** A warm sheep's label until a start gives it one: seen only in the multiplexer's window list. */

@@ -109,7 +109,7 @@ export interface SheepHost {
   /** The sheep's card follows its new label (a warm sheep taken by a start). */
   relabel?(agentId: string, label: string): Promise<void>;
   /** Removes every file of a sheep that never had a prompt (a warm one): nothing of it is worth keeping. */
-  discard?(agentId: string): Promise<void>;
+  discard(agentId: string): Promise<void>;
   /** The card of a sheep whose conversation is kept; undefined when none is (or it is not well-formed). */
   resumeCard(agentId: string): Promise<ResumeCard | undefined>;
   /** Every such card, any shepherd's, oldest first. */

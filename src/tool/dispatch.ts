@@ -213,5 +213,5 @@ function warmLines(pool: ReturnType<Shepherd["warm"]>): string[] {
   const ready = warmText(pool.counts);
   const problems = Object.entries(pool.problems).map(([name, why]) => `  ${name}: ${why}`);
   if (!ready && problems.length === 0) return [];
-  return [`Warm pool (not in the herd; a matching start takes one): ${ready?.slice("warm: ".length) ?? "empty"}.`, ...problems];
+  return [`Warm pool (not in the herd; a matching start takes one): ${ready ?? "empty"}.`, ...problems];
 }

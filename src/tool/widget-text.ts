@@ -35,7 +35,7 @@ export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<str
   const live = herd.filter((s) => s.state !== "closed");
   const pool = warm ? warmText(warm) : undefined;
   if (live.length === 0 && !pool) return undefined;
-  const lines = [`🐑 herd (${live.length})${pool ? ` · ${pool}` : ""}`];
+  const lines = [`🐑 herd (${live.length})${pool ? ` · warm: ${pool}` : ""}`];
   for (const s of live) {
     const queued = s.queued ? ` +${s.queued} queued` : "";
     const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
@@ -49,10 +49,10 @@ export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<str
   return lines;
 }
 
-/** `warm: echo 2, scout 1 (+1 starting)`: the warm pool as every view names it; undefined when it is empty. */
+/** `echo 2, scout 1 (+1 starting)`: the warm pool as every view counts it; undefined when it is empty. */
 export function warmText(counts: Record<string, WarmCount>): string | undefined {
   const parts = Object.entries(counts)
     .filter(([, c]) => c.ready + c.starting > 0)
     .map(([name, c]) => `${name} ${c.ready}${c.starting ? ` (+${c.starting} starting)` : ""}`);
-  return parts.length ? `warm: ${parts.join(", ")}` : undefined;
+  return parts.length ? parts.join(", ") : undefined;
 }

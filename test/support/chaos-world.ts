@@ -169,6 +169,9 @@ export class ChaosWorld {
           this.mem(agentId).cleaned = true;
           return undefined;
         }),
+        discard: guard(async (agentId: string) => {
+          this.mem(agentId).cleaned = true;
+        }),
         // This world keeps no conversations: nothing in it can be resumed.
         resumeCard: guard(async () => undefined),
         resumeCards: guard(async () => []),

@@ -243,6 +243,12 @@ describe("herd widget", () => {
   });
   it("is removed when the herd is empty", () => {
     assert.equal(herdWidgetLines([{ ...base, state: "closed" }], 0), undefined);
+    assert.equal(herdWidgetLines([], 0, { echo: { ready: 0, starting: 0 } }), undefined, "an empty pool keeps it away too");
+  });
+  it("counts the warm pool on its first line, and stays for a pool alone", () => {
+    const warm = { echo: { ready: 2, starting: 0 }, scout: { ready: 0, starting: 1 }, idle: { ready: 0, starting: 0 } };
+    assert.deepEqual(herdWidgetLines([], 0, warm), ["🐑 herd (0) · warm: echo 2, scout 0 (+1 starting)"]);
+    assert.equal(herdWidgetLines([{ ...base, state: "idle" }], 0, warm)![0], "🐑 herd (1) · warm: echo 2, scout 0 (+1 starting)");
   });
 });
 
