@@ -1,10 +1,13 @@
 import { ShepherdError } from "../core/errors.js";
-import { ACTIONS, type Action } from "./schema.js";
+import { ACTIONS, type Action, parameterNames } from "./schema.js";
 
 export type Params = Record<string, unknown>;
 
 /** The schema's array parameters: models send any of them as JSON text now and then. */
-const ARRAY_KEYS = ["promptIds", "tasks", "chain"] as const;
+const ARRAY_KEYS = parameterNames("array");
+/** Numbers and booleans a model may send as text ("30", "true"). */
+const NUMBER_KEYS = parameterNames("number");
+const BOOLEAN_KEYS = parameterNames("boolean");
 
 function parseJson(v: string): unknown {
   try {
@@ -55,20 +58,6 @@ export function prepareArguments(raw: unknown): unknown {
   return obj ? withLenientArrays(obj) : raw;
 }
 
-const BOOLEAN_KEYS = [
-  "confirmProjectAgents",
-  "keepOpen",
-  "all",
-  "notify",
-  "background",
-  "unreadOnly",
-  "isolate",
-  "removeWorktree",
-  "force",
-  "squash",
-  "stat",
-] as const;
-
 /** "true" and "false" as booleans; anything else unchanged (and checked later). */
 export function booleanText(v: unknown): unknown {
   return v === "true" ? true : v === "false" ? false : v;
@@ -79,7 +68,7 @@ export function coerce(raw: unknown): Params {
   const obj = objectOf(raw);
   if (!obj) throw new ShepherdError("invalid_params", "parameters must be a JSON object with an action.");
   const out = withLenientArrays(obj);
-  for (const k of ["timeout", "lines", "turns"]) {
+  for (const k of NUMBER_KEYS) {
     if (typeof out[k] === "string" && (out[k] as string).trim() !== "" && Number.isFinite(Number(out[k]))) out[k] = Number(out[k]);
   }
   for (const k of BOOLEAN_KEYS) if (k in out) out[k] = booleanText(out[k]);

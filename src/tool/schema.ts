@@ -101,3 +101,10 @@ export const shepherdParameters = Type.Object({
   squash: Type.Optional(Type.Boolean({ description: "land: one new commit on your branch instead of a merge of the sheep's branch." })),
   stat: Type.Optional(Type.Boolean({ description: "diff: only the changed files and line counts, no patch." })),
 });
+
+/** The names of the tool's parameters, or of those of one JSON type: one list for coercion and the fuzz test alike. */
+export function parameterNames(type?: "array" | "boolean" | "number" | "string"): string[] {
+  return Object.entries(shepherdParameters.properties)
+    .filter(([, s]) => type === undefined || (s as { type?: string }).type === type)
+    .map(([name]) => name);
+}

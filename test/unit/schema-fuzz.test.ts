@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.js";
 import { DEFAULT_SETTINGS } from "../../src/settings.js";
 import { dispatch, type DispatchContext } from "../../src/tool/dispatch.js";
-import { ACTIONS } from "../../src/tool/schema.js";
+import { ACTIONS, parameterNames } from "../../src/tool/schema.js";
 import { FakeClock, settle } from "../support/fake-clock.js";
 import { MemoryWorkspace } from "../support/memory-workspace.js";
 import { MemoryWorld } from "../support/memory-world.js";
@@ -22,41 +22,8 @@ const CASES = 3000;
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed);
 const DAY = 24 * 3600 * 1000;
 
-const FIELDS = [
-  "action",
-  "agent",
-  "label",
-  "placement",
-  "direction",
-  "cwd",
-  "model",
-  "agentScope",
-  "confirmProjectAgents",
-  "agentId",
-  "message",
-  "promptId",
-  "promptIds",
-  "timeout",
-  "target",
-  "lines",
-  "task",
-  "tasks",
-  "chain",
-  "all",
-  "keepOpen",
-  "notify",
-  "deliverAs",
-  "requestId",
-  "background",
-  "unreadOnly",
-  "messageId",
-  "text",
-  "isolate",
-  "removeWorktree",
-  "force",
-  "squash",
-  "stat",
-] as const;
+// Every parameter the schema has: a new one is fuzzed from the day it is added.
+const FIELDS = parameterNames();
 
 /** Ids the world has handed out so far, so fuzzed calls also hit live records. */
 interface Pool {
