@@ -26,6 +26,11 @@ function answerToPush(text: string): string {
   return `ECHO: ${text}`;
 }
 
+/** A screen with its runs of blank lines made one. */
+function collapse(text: string): string {
+  return text.replace(/\n{3,}/g, "\n\n").trim();
+}
+
 /** The screen from the last line that matches `from` down, blank runs collapsed. */
 function cut(screen: string, from: RegExp): string {
   const lines = screen.split("\n");
@@ -33,11 +38,7 @@ function cut(screen: string, from: RegExp): string {
   lines.forEach((l, i) => {
     if (from.test(l)) start = i;
   });
-  return lines
-    .slice(start)
-    .join("\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
+  return collapse(lines.slice(start).join("\n"));
 }
 
 async function main() {
@@ -152,8 +153,8 @@ async function main() {
     );
     await bg.until(/the redis session store is mapped\./, 60_000);
     await sleep(1500); // the delegation closed its sheep: let the widget go
-    await save("async-question.txt", question.replace(/\n{3,}/g, "\n\n").trim());
-    await save("async-result.txt", (await bg.screen()).replace(/\n{3,}/g, "\n\n").trim());
+    await save("async-question.txt", collapse(question));
+    await save("async-result.txt", collapse(await bg.screen()));
 
     // Evidence, not claims: an isolated sheep edits files in a worktree of its own; its result
     // says what changed, and its worktree waits for land.
@@ -183,7 +184,6 @@ async function main() {
         afterTool: "The worker's fix is ready to land.",
       }),
     );
-    const collapse = (text: string) => text.replace(/\n{3,}/g, "\n\n").trim();
     await save("isolated-running.txt", collapse(await iso.until(/🐑 herd \(1\)\n {3}worker ⎇/, 60_000)));
     // At the start of a line: the typed prompt holds the same words.
     await save("isolated-result.txt", collapse(await iso.until(/^ The worker's fix is ready to land\.$/m, 60_000)));
