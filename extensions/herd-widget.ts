@@ -93,6 +93,8 @@ export class HerdWidget {
     const warmKey = JSON.stringify(warm);
     if (live && (sheep || warmKey !== this.warmShown)) this.tui?.requestRender();
     this.warmShown = warmKey;
-    if (empty && this.busy === 0) this.stop();
+    // A pool that is configured keeps the widget looking: its first sheep may not have begun to boot yet.
+    const pool = Object.keys(warm).length > 0;
+    if (empty && this.busy === 0 && !pool) this.stop();
   }
 }

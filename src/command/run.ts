@@ -6,7 +6,8 @@ import type { ToolCommand } from "../tool/command.js";
 import { visibleControls } from "../tool/evidence-text.js";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
 import type { ListedMessage } from "../core/mail.js";
-import { closeText, herdText, isolationText, messagesText, sheepLine, startedLine } from "../tool/format.js";
+import type { WarmCount } from "../core/shepherd.js";
+import { closeText, herdText, isolationText, messagesText, sheepLine, startedLine, warmPoolLines } from "../tool/format.js";
 import { commandWorktreeSteps, helpText, logNotice, settingsNotice } from "./text.js";
 import { quoteWord } from "./tokens.js";
 
@@ -50,8 +51,11 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       const herd = await run({ sub: "herd", command: { action: "herd" } }, deps).catch((e): Notice[] => [{ level: "error", text: errorText(e) }]);
       return [...herd, { level: "info", text: helpText() }];
     }
-    case "herd":
-      return info(herdText((await deps.execute(cmd.command)).details.agents as AgentStatus[], HOW_TO_START, deps.now()));
+    case "herd": {
+      const { details } = await deps.execute(cmd.command);
+      const pool = warmPoolLines((details.warm ?? {}) as Record<string, WarmCount>, (details.warmProblems ?? {}) as Record<string, string>);
+      return info([herdText(details.agents as AgentStatus[], HOW_TO_START, deps.now()), ...pool].join("\n"));
+    }
     case "start":
     case "resume": {
       const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;

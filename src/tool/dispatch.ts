@@ -19,13 +19,13 @@ import {
   startText,
   turnsText,
   waitText,
+  warmPoolLines,
   whoText,
 } from "./format.js";
 import { lastLines, withoutPiFrame } from "./pi-screen.js";
 import { parseToolCommand, type ToolCommand } from "./command.js";
 import { discoverFor } from "./definitions.js";
 import { startAction } from "./start-action.js";
-import { warmText } from "./widget-text.js";
 import type { TrustContext } from "./trust.js";
 
 export interface ToolResult {
@@ -156,8 +156,11 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
     case "herd": {
       const agents = await shepherd.herd();
       const pool = shepherd.warm();
-      const poolLines = warmLines(pool);
-      const warm = Object.keys(pool.counts).length ? { warm: pool.counts } : {};
+      const poolLines = warmPoolLines(pool.counts, pool.problems);
+      const warm = {
+        ...(Object.keys(pool.counts).length ? { warm: pool.counts } : {}),
+        ...(Object.keys(pool.problems).length ? { warmProblems: pool.problems } : {}),
+      };
       if (cmd.all !== true) return result(action, [herdText(agents, HOW_TO_START), ...poolLines].join("\n"), { agents, ...warm });
       const others = (await shepherd.others()).map((a) => ({
         agentId: a.agentId,
@@ -206,12 +209,4 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, pruneText(pruned), { removed: pruned.removed, kept: pruned.kept });
     }
   }
-}
-
-/** The warm pool under the herd: what is ready, and why a name the settings ask for is not. */
-function warmLines(pool: ReturnType<Shepherd["warm"]>): string[] {
-  const ready = warmText(pool.counts);
-  const problems = Object.entries(pool.problems).map(([name, why]) => `  ${name}: ${why}`);
-  if (!ready && problems.length === 0) return [];
-  return [`Warm pool (not in the herd; a matching start takes one): ${ready ?? "empty"}.`, ...problems];
 }

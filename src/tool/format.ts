@@ -1,7 +1,7 @@
 import type { ListedMessage } from "../core/mail.js";
 import type { SkippedFile } from "../agents/discover.js";
 import type { DoctorReport } from "../doctor/types.js";
-import type { LandOutcome, LatestEvidence, PruneOutcome } from "../core/shepherd.js";
+import type { LandOutcome, LatestEvidence, PruneOutcome, WarmCount } from "../core/shepherd.js";
 import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
 import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.js";
 
@@ -278,4 +278,23 @@ export function verdictLine(r: DoctorReport): string {
   if (shown.length === 0) return `all ${r.checks.length} checks pass.`;
   const kind = bad.length ? "fail" : "warn";
   return `${shown.length} ${kind}: ${shown.map((c) => `${c.name}: ${c.detail} (fix: ${c.fix})`).join("; ")}`;
+}
+
+/** `echo 2, scout 1 (+1 starting)`: the warm pool as every view counts it; undefined when it is empty. */
+export function warmText(counts: Record<string, WarmCount>): string | undefined {
+  const parts = Object.entries(counts)
+    .filter(([, c]) => c.ready + c.starting > 0)
+    .map(([name, c]) => `${name} ${c.ready}${c.starting ? ` (+${c.starting} starting)` : ""}`);
+  return parts.length ? parts.join(", ") : undefined;
+}
+
+/**
+ * The warm pool under the herd, in `herd` and `/shepherd herd` alike: what is ready, and why a name
+ * the settings ask for is not warm; nothing without a pool.
+ */
+export function warmPoolLines(counts: Record<string, WarmCount>, problems: Record<string, string> = {}): string[] {
+  const ready = warmText(counts);
+  const why = Object.entries(problems).map(([name, text]) => `  ${name}: ${text}`);
+  if (!ready && why.length === 0) return [];
+  return [`Warm pool (not in the herd; a matching start takes one): ${ready ?? "empty"}.`, ...why];
 }

@@ -1,6 +1,6 @@
 import type { WarmCount } from "../core/shepherd.js";
 import type { HerdView } from "../core/views.js";
-import { ageText } from "./format.js";
+import { ageText, warmText } from "./format.js";
 
 /** `label · agent`, or the label alone when it is the agent's own name. */
 export function sheepName(label: string | undefined, agent: string | undefined): string {
@@ -47,12 +47,4 @@ export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<str
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }
   return lines;
-}
-
-/** `echo 2, scout 1 (+1 starting)`: the warm pool as every view counts it; undefined when it is empty. */
-export function warmText(counts: Record<string, WarmCount>): string | undefined {
-  const parts = Object.entries(counts)
-    .filter(([, c]) => c.ready + c.starting > 0)
-    .map(([name, c]) => `${name} ${c.ready}${c.starting ? ` (+${c.starting} starting)` : ""}`);
-  return parts.length ? parts.join(", ") : undefined;
 }

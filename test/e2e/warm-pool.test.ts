@@ -31,9 +31,9 @@ describe("the warm pool with real pi", { timeout: 600_000 }, () => {
 
   /** The pool's sheep as the shepherd's state file records them (they are in no view). */
   const warmIds = async () => {
-    const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as {
-      agents: { agentId: string; warm?: true; state: string }[];
-    };
+    // Not there before the shepherd's first write.
+    const text = await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8").catch(() => '{"agents": []}');
+    const state = JSON.parse(text) as { agents: { agentId: string; warm?: true; state: string }[] };
     return state.agents.filter((a) => a.warm && a.state === "idle").map((a) => a.agentId);
   };
   /** Polls the herd action until the pool holds `n` ready echo sheep, as the state file says too. */
@@ -76,7 +76,19 @@ describe("the warm pool with real pi", { timeout: 600_000 }, () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it("fills in the background, shows its count under the herd, and its sheep never speak to the model", async () => {
+  it("fills in the background, shows its count in the widget and under the herd, and its sheep never speak to the model", async () => {
+    // No tool call yet: the pool fills on its own, and the widget follows it.
+    for (let i = 0; i < 240 && (await warmIds()).length < 2; i++) await sleep(250);
+    const widget = async () => {
+      for (let i = 0; i < 40; i++) {
+        const sets = scene.shepherd.events.filter((e) => e.type === "extension_ui_request" && e.method === "setWidget") as { widgetLines?: string[] }[];
+        const last = sets[sets.length - 1]?.widgetLines;
+        if (last?.[0] === "🐑 herd (0) · warm: echo 2") return last;
+        await sleep(250);
+      }
+      assert.fail("the widget never counted the pool");
+    };
+    assert.deepEqual(await widget(), ["🐑 herd (0) · warm: echo 2"]);
     const herd = await poolReady(2);
     assert.deepEqual(herd.details.agents, [], "warm sheep are not in the herd");
     assert.match(herd.text, /Warm pool \(not in the herd; a matching start takes one\): echo 2\./);

@@ -253,4 +253,17 @@ describe("/shepherd subcommands run the tool's core", () => {
     const settings = await runShepherdCommand("settings", broken);
     assert.match(settings[0]!.text, /\nRuntime in use: none: \[runtime_unavailable\]/);
   });
+
+  it("herd counts the warm pool under the herd, and names what is not warm and why", async () => {
+    const scout = { name: "scout", description: "looks around", source: "bundled" as const, path: join(root, "bundled", "scout.md") };
+    shepherd.keepWarm({ sizes: { scout: 1, ghost: 1 }, cwd: join(root, "work"), placement: "tab", direction: "right", definitions: async () => [scout] });
+    try {
+      for (let i = 0; i < 400 && shepherd.warm().counts.scout?.ready !== 1; i++) await new Promise((r) => setTimeout(r, 5));
+      const n = await one("herd");
+      assert.match(n.text, /\nWarm pool \(not in the herd; a matching start takes one\): scout 1\.\n {2}ghost: no agent definition named "ghost"/);
+      assert.deepEqual(dispatched.pop(), { action: "herd" });
+    } finally {
+      await shepherd.closeWarm();
+    }
+  });
 });
