@@ -56,10 +56,8 @@ async function worktreeAfterClose(herd: Herd, rec: AgentRecord, o: CloseOptions)
  */
 async function closeOurPane(herd: Herd, rec: AgentRecord): Promise<void> {
   try {
-    if (await herd.opts.runtime.close(rec.paneId, rec.agentId)) {
-      herd.liveness.gone(rec.agentId); // the runtime saw it go: no need to ask again
-      return;
-    }
+    // The runtime saw it go: no need to ask the multiplexer again.
+    if (await herd.opts.runtime.close(rec.paneId, rec.agentId)) herd.liveness.gone(rec.agentId);
   } catch (e) {
     if (!isShepherdError(e, "not_owned")) throw e;
     const now = await herd.liveness.fresh(rec);
@@ -134,11 +132,17 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[];
   });
 }
 
-/** Closing is asynchronous in some multiplexers: files are removed only once the pane is gone. */
+/**
+ * Files are removed only once nothing can write them again: the pane is gone (closing is
+ * asynchronous in some multiplexers), and so is the pi that was in it, which a closed pane sends
+ * SIGHUP and which still writes its status on its way out.
+ */
 export async function confirmGone(herd: Herd, rec: AgentRecord): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    if ((await herd.liveness.fresh(rec))?.state === "gone") return;
+  for (let i = 0; ; i++) {
+    if ((await herd.liveness.fresh(rec))?.state === "gone") break;
+    if (i === 19) throw new ShepherdError("runtime_error", `the pane ${rec.paneId} of ${rec.agentId} is still there after closing it; its files are kept.`);
     await herd.clock.sleep(100);
   }
-  throw new ShepherdError("runtime_error", `the pane ${rec.paneId} of ${rec.agentId} is still there after closing it; its files are kept.`);
+  // Bounded: a pi that ignores its hangup is left to the pid witness, not waited for.
+  for (let i = 0; i < 100 && herd.opts.host.running?.(rec.agentId) === true; i++) await herd.clock.sleep(20);
 }

@@ -37,6 +37,8 @@ export class MemoryWorld {
   readonly calls: string[] = [];
   readonly prepared: PrepareRequest[] = [];
   onLaunch: "ready" | "never" | "exit" = "ready";
+  /** Sheep whose pi still runs for this many more looks after its pane went (see host.running). */
+  readonly lingering = new Map<string, number>();
   private nextPane = 1;
 
   readonly runtime: Runtime = {
@@ -119,6 +121,13 @@ export class MemoryWorld {
       return () => s.listeners.delete(fn);
     },
     evidencePath: async (agentId, promptId) => `/evidence/${agentId}/${promptId}.patch`,
+    // A pi that outlives its pane for a few looks, as a real one does while it handles its hangup.
+    running: (agentId) => {
+      const left = this.lingering.get(agentId);
+      if (left === undefined) return undefined;
+      if (left > 0) this.lingering.set(agentId, left - 1);
+      return left > 0;
+    },
     cleanup: async (agentId) => {
       const s = this.mem(agentId);
       s.cleaned = true;

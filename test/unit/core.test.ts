@@ -267,6 +267,19 @@ describe("core: wait", () => {
 });
 
 describe("core: close and start failures", () => {
+  it("close removes a sheep's files only once its pi, which outlives its pane for a moment, is gone too", async () => {
+    const s = setup();
+    const a = await started(s);
+    s.world.lingering.set(a.agentId, 3);
+    const closing = s.shepherd.close(a.agentId);
+    await settle();
+    assert.equal(s.world.mem(a.agentId).cleaned, false, "pi still runs: its files stay");
+    for (let i = 0; i < 10 && !s.world.mem(a.agentId).cleaned; i++) await s.clock.advance(20, 20);
+    await closing;
+    assert.equal(s.world.mem(a.agentId).cleaned, true);
+    assert.equal(s.world.lingering.get(a.agentId), 0, "every look was taken before the files went");
+  });
+
   it("close cancels the pending prompt, is idempotent, and cleans up after the pane is gone", async () => {
     const s = setup();
     const a = await started(s);
