@@ -6,6 +6,7 @@
  */
 import { resolve } from "node:path";
 import type { Direction, Placement } from "../ports/runtime.js";
+import { confirmGone } from "./close.js";
 import { errorText } from "./errors.js";
 import type { Herd, WarmSource } from "./herd.js";
 import { howEnded } from "./liveness.js";
@@ -243,7 +244,9 @@ export class WarmPool implements WarmSource {
  */
 export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<void> {
   const { runtime, host } = herd.opts;
-  await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+  if (await runtime.close(rec.paneId, rec.agentId).catch(() => undefined)) herd.liveness.gone(rec.agentId);
+  // As any close: the files go once the pane and its pi are gone.
+  await confirmGone(herd, rec).catch(() => undefined);
   herd.unwatch(rec.agentId);
   await host.discard(rec.agentId).catch(() => undefined);
 }
