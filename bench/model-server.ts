@@ -3,7 +3,7 @@
  * core) is charged only for the shepherd's CPU. Prints {"port"} once listening; its request
  * log is served at GET /log. Ends when its parent closes stdin or sends SIGTERM.
  */
-import { startScriptedModel } from "../test/support/scripted-model.js";
+import { startScriptedModel } from "../test/support/scripted-model.ts";
 
 const model = await startScriptedModel();
 process.stdout.write(JSON.stringify({ port: model.port, baseUrl: model.baseUrl }) + "\n");

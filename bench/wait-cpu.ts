@@ -8,13 +8,13 @@
  * --prof writes a V8 CPU profile of the shepherd's pi (--cpu-prof) into <dir>.
  */
 import { parseArgs } from "node:util";
-import { RpcShepherd } from "../test/support/rpc-shepherd.js";
-import { directive } from "../test/support/scripted-model.js";
-import { sleep } from "./lib/clock.js";
-import { procCpu } from "./lib/cpu.js";
-import { startModelProcess } from "./lib/model.js";
-import { tmuxFixture } from "./lib/tmux-fixture.js";
-import { makeWorld } from "./lib/world.js";
+import { RpcShepherd } from "../test/support/rpc-shepherd.ts";
+import { directive } from "../test/support/scripted-model.ts";
+import { sleep } from "./lib/clock.ts";
+import { procCpu } from "./lib/cpu.ts";
+import { startModelProcess } from "./lib/model.ts";
+import { tmuxFixture } from "./lib/tmux-fixture.ts";
+import { makeWorld } from "./lib/world.ts";
 
 const { values } = parseArgs({
   options: {

@@ -7,8 +7,8 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
-import { OUTPUT_ENTRY, outputEntry, outputEntryOf, outputRoute, outputText } from "../src/command/output.js";
-import { notifyOutput, type ShowOutput } from "./shepherd-command.js";
+import { OUTPUT_ENTRY, outputEntry, outputEntryOf, outputRoute, outputText } from "../src/command/output.ts";
+import { notifyOutput, type ShowOutput } from "./shepherd-command.ts";
 
 type Theme = { fg(color: string, text: string): string; bold(text: string): string };
 type EntryRenderer = (entry: { data?: unknown }, options: { expanded: boolean }, theme: Theme) => unknown;

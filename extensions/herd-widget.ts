@@ -6,10 +6,10 @@
  * are plain lines sent when they change.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { Shepherd } from "../src/core/shepherd.js";
-import { WidgetRefresh } from "../src/tool/widget-refresh.js";
-import { herdWidgetLines } from "../src/tool/widget-text.js";
-import { type FrameClock, LiveText } from "./live-text.js";
+import type { Shepherd } from "../src/core/shepherd.ts";
+import { WidgetRefresh } from "../src/tool/widget-refresh.ts";
+import { herdWidgetLines } from "../src/tool/widget-text.ts";
+import { type FrameClock, LiveText } from "./live-text.ts";
 
 const KEY = "pi-shepherd-herd";
 

@@ -1,9 +1,9 @@
 /** The one way to the shepherd's working parts: imported once, on first need. */
-import type * as Parts from "./shepherd-parts.js";
+import type * as Parts from "./shepherd-parts.ts";
 
 let loading: Promise<typeof Parts> | undefined;
 
 export function parts(): Promise<typeof Parts> {
-  loading ??= import("./shepherd-parts.js");
+  loading ??= import("./shepherd-parts.ts");
   return loading;
 }

@@ -3,8 +3,8 @@
  * older pi does not, and the trust object the tool and /shepherd both hand to dispatch.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { ShepherdApp } from "../src/compose.js";
-import type { DispatchContext } from "../src/tool/dispatch.js";
+import type { ShepherdApp } from "../src/compose.ts";
+import type { DispatchContext } from "../src/tool/dispatch.ts";
 
 /** pi's own trust question, bound to its context; undefined on a pi that has none. */
 function trustQuestion(ctx: ExtensionContext): (() => boolean) | undefined {

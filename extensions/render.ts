@@ -1,10 +1,10 @@
 /** pi-tui wrappers around the text renderers in src/tool/render-text.ts. */
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
-import type { Push } from "../src/core/courier.js";
-import type { SheepView } from "../src/core/types.js";
-import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/tool/render-text.js";
-import { type FrameClock, LiveText } from "./live-text.js";
+import type { Push } from "../src/core/courier.ts";
+import type { SheepView } from "../src/core/types.ts";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/tool/render-text.ts";
+import { type FrameClock, LiveText } from "./live-text.ts";
 
 type Theme = { fg(color: string, text: string): string; bold(text: string): string };
 

@@ -6,13 +6,13 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "@sinclair/typebox";
 import { appendFileSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs";
-import { newId } from "../src/core/ids.js";
-import type { MessageKind, SheepMessage } from "../src/core/types.js";
-import { readJsonSync, writeJsonExclusiveSync } from "../src/protocol/files.js";
-import type { SheepLayout } from "../src/protocol/layout.js";
-import { DEFAULT_REPLY_TIMEOUT_SEC, MAX_LOG_BYTES, MAX_MESSAGE_CHARS, MAX_REPLY_TIMEOUT_SEC, MESSAGE_KINDS, messageLine } from "../src/protocol/message-log.js";
-import type { ReplyFile } from "../src/protocol/messages.js";
-import { MESSAGE_TOOL } from "../src/launch/spec.js";
+import { newId } from "../src/core/ids.ts";
+import type { MessageKind, SheepMessage } from "../src/core/types.ts";
+import { readJsonSync, writeJsonExclusiveSync } from "../src/protocol/files.ts";
+import type { SheepLayout } from "../src/protocol/layout.ts";
+import { DEFAULT_REPLY_TIMEOUT_SEC, MAX_LOG_BYTES, MAX_MESSAGE_CHARS, MAX_REPLY_TIMEOUT_SEC, MESSAGE_KINDS, messageLine } from "../src/protocol/message-log.ts";
+import type { ReplyFile } from "../src/protocol/messages.ts";
+import { MESSAGE_TOOL } from "../src/launch/spec.ts";
 
 export interface MessageToolHooks {
   /** The prompt the sheep works on, recorded with each message. */

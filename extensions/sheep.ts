@@ -6,11 +6,11 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { chmodSync, existsSync, mkdirSync, watch, type FSWatcher } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
-import { createMarkerSync, readJson, writeJsonAtomicSync } from "../src/protocol/files.js";
-import { INBOX_FILE, sheepLayout } from "../src/protocol/layout.js";
-import type { InboxItem, ResultFile, StatusReport } from "../src/protocol/messages.js";
-import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.js";
-import { registerMessageTool } from "./sheep-message.js";
+import { createMarkerSync, readJson, writeJsonAtomicSync } from "../src/protocol/files.ts";
+import { INBOX_FILE, sheepLayout } from "../src/protocol/layout.ts";
+import type { InboxItem, ResultFile, StatusReport } from "../src/protocol/messages.ts";
+import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.ts";
+import { registerMessageTool } from "./sheep-message.ts";
 
 /*
  * Results and reports are written synchronously (writeJsonAtomicSync): right after a turn pi's

@@ -4,14 +4,14 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { join } from "node:path";
-import type { Notice } from "../src/command/run.js";
-import type { ShepherdApp } from "../src/compose.js";
-import { errorText } from "../src/core/errors.js";
-import { stateDir } from "../src/protocol/layout.js";
-import { agentDirOf, loadSettings, type LoadedSettings } from "../src/settings.js";
-import type { EntryDeps } from "../src/tool/entry.js";
-import { parts } from "./lazy-parts.js";
-import { projectTrusted } from "./pi-context.js";
+import type { Notice } from "../src/command/run.ts";
+import type { ShepherdApp } from "../src/compose.ts";
+import { errorText } from "../src/core/errors.ts";
+import { stateDir } from "../src/protocol/layout.ts";
+import { agentDirOf, loadSettings, type LoadedSettings } from "../src/settings.ts";
+import type { EntryDeps } from "../src/tool/entry.ts";
+import { parts } from "./lazy-parts.ts";
+import { projectTrusted } from "./pi-context.ts";
 
 export interface CommandAppAccess {
   /** The app the tool uses, composed on first need. */

@@ -5,22 +5,22 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { ShepherdApp } from "../src/compose.js";
-import { errorText } from "../src/core/errors.js";
-import { type AuditSink, stamped } from "../src/ports/audit.js";
-import type { DispatchContext } from "../src/tool/dispatch.js";
-import type { EntryDeps } from "../src/tool/entry.js";
-import { prepareArguments } from "../src/tool/params.js";
-import { shepherdParameters } from "../src/tool/schema.js";
-import { throttle } from "../src/tool/throttle.js";
-import { commandOutput } from "./command-output.js";
-import { HerdWidget } from "./herd-widget.js";
-import { FrameClock } from "./live-text.js";
-import { parts } from "./lazy-parts.js";
-import { dispatchContext, projectTrusted } from "./pi-context.js";
-import { PUSH_TYPE } from "../src/tool/push-type.js";
-import { renderCall, renderPush, renderResult } from "./render.js";
-import { registerShepherdCommand } from "./shepherd-command.js";
+import type { ShepherdApp } from "../src/compose.ts";
+import { errorText } from "../src/core/errors.ts";
+import { type AuditSink, stamped } from "../src/ports/audit.ts";
+import type { DispatchContext } from "../src/tool/dispatch.ts";
+import type { EntryDeps } from "../src/tool/entry.ts";
+import { prepareArguments } from "../src/tool/params.ts";
+import { shepherdParameters } from "../src/tool/schema.ts";
+import { throttle } from "../src/tool/throttle.ts";
+import { commandOutput } from "./command-output.ts";
+import { HerdWidget } from "./herd-widget.ts";
+import { FrameClock } from "./live-text.ts";
+import { parts } from "./lazy-parts.ts";
+import { dispatchContext, projectTrusted } from "./pi-context.ts";
+import { PUSH_TYPE } from "../src/tool/push-type.ts";
+import { renderCall, renderPush, renderResult } from "./render.ts";
+import { registerShepherdCommand } from "./shepherd-command.ts";
 
 const DESCRIPTION = [
   "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",

@@ -5,7 +5,7 @@
  * (a sheep beyond the user's depth setting) must not pay at each start.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { agentDirOf, loadSettings } from "../src/settings.js";
+import { agentDirOf, loadSettings } from "../src/settings.ts";
 
 export default async function shepherdEntry(pi: ExtensionAPI): Promise<void> {
   const depth = Number(process.env.PI_SHEPHERD_DEPTH ?? "0") || 0;
@@ -13,6 +13,6 @@ export default async function shepherdEntry(pi: ExtensionAPI): Promise<void> {
     const { settings } = await loadSettings(agentDirOf(process.env), process.cwd());
     if (depth > settings.maxDepth) return; // a sheep may not start sheep unless the user allows it
   }
-  const { shepherdExtension } = await import("./shepherd-main.js");
+  const { shepherdExtension } = await import("./shepherd-main.ts");
   shepherdExtension(pi);
 }

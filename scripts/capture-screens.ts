@@ -10,11 +10,11 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeAgentDir } from "../test/support/e2e-env.js";
-import { makeRepo } from "../test/support/git-repo.js";
-import { repoRoot } from "../test/support/rpc-shepherd.js";
-import { directive, startScriptedModel } from "../test/support/scripted-model.js";
-import { TuiShepherd } from "../test/support/tui-shepherd.js";
+import { makeAgentDir } from "../test/support/e2e-env.ts";
+import { makeRepo } from "../test/support/git-repo.ts";
+import { repoRoot } from "../test/support/rpc-shepherd.ts";
+import { directive, startScriptedModel } from "../test/support/scripted-model.ts";
+import { TuiShepherd } from "../test/support/tui-shepherd.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const out = join(repoRoot, "docs", "screens");

@@ -7,9 +7,9 @@ import { execa } from "execa";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeAgentDir } from "../test/support/agent-dir.js";
-import { RpcShepherd, repoRoot } from "../test/support/rpc-shepherd.js";
-import { directive, startScriptedModel } from "../test/support/scripted-model.js";
+import { writeAgentDir } from "../test/support/agent-dir.ts";
+import { RpcShepherd, repoRoot } from "../test/support/rpc-shepherd.ts";
+import { directive, startScriptedModel } from "../test/support/scripted-model.ts";
 
 const pause = Number(process.env.DEMO_PAUSE_MS ?? "1500");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,25 +4,25 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ShepherdError } from "./core/errors.js";
-import { newId } from "./core/ids.js";
-import { Shepherd } from "./core/shepherd.js";
-import { defaultPiCommand } from "./launch/pi-command.js";
-import type { RuntimeName } from "./ports/runtime.js";
-import { runDoctor } from "./doctor/run.js";
-import type { DoctorReport } from "./doctor/types.js";
-import type { AuditSink } from "./ports/audit.js";
-import { AuditLog } from "./protocol/audit-log.js";
-import { FileSheepHost } from "./protocol/file-host.js";
-import { GitWorkspace } from "./git/workspace.js";
-import { stateDir, worktreesDir } from "./protocol/layout.js";
-import { pidAlive } from "./protocol/pid.js";
-import { FileStateStore } from "./protocol/state-store.js";
-import { chooseRuntime } from "./runtimes/choose.js";
-import { herdrServerAnswers } from "./runtimes/herdr/index.js";
-import { makeRuntime } from "./runtimes/make.js";
-import { tmuxVersion } from "./runtimes/tmux/tmux-cli.js";
-import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.js";
+import { ShepherdError } from "./core/errors.ts";
+import { newId } from "./core/ids.ts";
+import { Shepherd } from "./core/shepherd.ts";
+import { defaultPiCommand } from "./launch/pi-command.ts";
+import type { RuntimeName } from "./ports/runtime.ts";
+import { runDoctor } from "./doctor/run.ts";
+import type { DoctorReport } from "./doctor/types.ts";
+import type { AuditSink } from "./ports/audit.ts";
+import { AuditLog } from "./protocol/audit-log.ts";
+import { FileSheepHost } from "./protocol/file-host.ts";
+import { GitWorkspace } from "./git/workspace.ts";
+import { stateDir, worktreesDir } from "./protocol/layout.ts";
+import { pidAlive } from "./protocol/pid.ts";
+import { FileStateStore } from "./protocol/state-store.ts";
+import { chooseRuntime } from "./runtimes/choose.ts";
+import { herdrServerAnswers } from "./runtimes/herdr/index.ts";
+import { makeRuntime } from "./runtimes/make.ts";
+import { tmuxVersion } from "./runtimes/tmux/tmux-cli.ts";
+import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.ts";
 
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 

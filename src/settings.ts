@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { stateDir } from "./protocol/layout.js";
+import { stateDir } from "./protocol/layout.ts";
 
 export interface Settings {
   runtime: "auto" | "herdr" | "tmux";

@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Shepherd } from "../../src/core/shepherd.js";
-import { sheepDir } from "../../src/protocol/layout.js";
-import { directive } from "../../test/support/scripted-model.js";
-import { epochNow } from "./clock.js";
-import type { ModelProcess } from "./model.js";
+import type { Shepherd } from "../../src/core/shepherd.ts";
+import { sheepDir } from "../../src/protocol/layout.ts";
+import { directive } from "../../test/support/scripted-model.ts";
+import { epochNow } from "./clock.ts";
+import type { ModelProcess } from "./model.ts";
 
 /** When the sheep wrote the result (finishedAt, ms): file timestamps are too coarse for this. */
 export async function resultWrittenAt(agentDir: string, agentId: string, promptId: string): Promise<number> {

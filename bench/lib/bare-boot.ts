@@ -1,14 +1,14 @@
 import { readFile, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import { sheepHost } from "../../src/compose.js";
-import { newId } from "../../src/core/ids.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import type { FileSheepHost } from "../../src/protocol/file-host.js";
-import type { LaunchSpec } from "../../src/protocol/messages.js";
-import { sheepLayout } from "../../src/protocol/layout.js";
-import { epochNow } from "./clock.js";
-import { untilGone, whenFileExists } from "./files.js";
-import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
+import { sheepHost } from "../../src/compose.ts";
+import { newId } from "../../src/core/ids.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import type { FileSheepHost } from "../../src/protocol/file-host.ts";
+import type { LaunchSpec } from "../../src/protocol/messages.ts";
+import { sheepLayout } from "../../src/protocol/layout.ts";
+import { epochNow } from "./clock.ts";
+import { untilGone, whenFileExists } from "./files.ts";
+import type { BareMode, RuntimeFixture } from "./runtime-fixture.ts";
 
 /** A sheep host configured as composeShepherd configures its own, to build identical launch specs. */
 export function specHost(agentDir: string, piCommand: readonly string[], env: NodeJS.ProcessEnv): FileSheepHost {

@@ -3,8 +3,8 @@
  * of an earlier run's JSON, with new / old. Rows the earlier run did not have show "-".
  */
 import { readFile } from "node:fs/promises";
-import { formatTable, type Row } from "./report.js";
-import { round } from "./stats.js";
+import { formatTable, type Row } from "./report.ts";
+import { round } from "./stats.ts";
 
 export async function compareTable(rows: Row[], names: string[], oldPath: string): Promise<string> {
   const old = JSON.parse(await readFile(oldPath, "utf8")) as { rows?: Row[]; generatedAt?: string };

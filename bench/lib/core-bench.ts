@@ -2,17 +2,17 @@
  * Figures of the shepherd core, driven in this process through composeShepherd (no RPC, no
  * shepherd model round trip), with real pi sheep in real panes on the scripted model.
  */
-import { composeShepherd } from "../../src/compose.js";
-import { node22, piCli } from "../../test/support/rpc-shepherd.js";
-import { promptAndWait, resultWrittenAt } from "./answers.js";
-import { bareBoot, specHost } from "./bare-boot.js";
-import { herdRound, type HerdRound } from "./herd.js";
-import { memorySample, type MemorySample } from "./memory.js";
-import type { ModelProcess } from "./model.js";
-import { overhead, type Overhead } from "./overhead.js";
-import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
-import { SheepPool } from "./sheep-pool.js";
-import type { World } from "./world.js";
+import { composeShepherd } from "../../src/compose.ts";
+import { node22, piCli } from "../../test/support/rpc-shepherd.ts";
+import { promptAndWait, resultWrittenAt } from "./answers.ts";
+import { bareBoot, specHost } from "./bare-boot.ts";
+import { herdRound, type HerdRound } from "./herd.ts";
+import { memorySample, type MemorySample } from "./memory.ts";
+import type { ModelProcess } from "./model.ts";
+import { overhead, type Overhead } from "./overhead.ts";
+import type { BareMode, RuntimeFixture } from "./runtime-fixture.ts";
+import { SheepPool } from "./sheep-pool.ts";
+import type { World } from "./world.ts";
 
 export interface CoreConfig {
   sheep: number;

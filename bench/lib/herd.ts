@@ -1,8 +1,8 @@
-import type { Shepherd } from "../../src/core/shepherd.js";
-import { directive } from "../../test/support/scripted-model.js";
-import { resultWrittenAt } from "./answers.js";
-import { epochNow } from "./clock.js";
-import type { ModelProcess } from "./model.js";
+import type { Shepherd } from "../../src/core/shepherd.ts";
+import { directive } from "../../test/support/scripted-model.ts";
+import { resultWrittenAt } from "./answers.ts";
+import { epochNow } from "./clock.ts";
+import type { ModelProcess } from "./model.ts";
 
 export interface HerdRound {
   n: number;

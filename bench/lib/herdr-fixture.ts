@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { shellLine } from "../../src/runtimes/shell-line.js";
-import { createFakeHerdr, FAKE_HERDR_DIR } from "../../test/support/fake-herdr.js";
-import type { RuntimeFixture } from "./runtime-fixture.js";
+import { shellLine } from "../../src/runtimes/shell-line.ts";
+import { createFakeHerdr, FAKE_HERDR_DIR } from "../../test/support/fake-herdr.ts";
+import type { RuntimeFixture } from "./runtime-fixture.ts";
 
 /**
  * The herdr runtime through the project's fake herdr (a node CLI whose panes are real tmux

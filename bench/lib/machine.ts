@@ -2,7 +2,7 @@ import { execa } from "execa";
 import { readFileSync } from "node:fs";
 import { availableParallelism, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
-import { repoRoot } from "../../test/support/rpc-shepherd.js";
+import { repoRoot } from "../../test/support/rpc-shepherd.ts";
 
 export interface Machine {
   nproc: number;

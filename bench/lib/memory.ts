@@ -4,12 +4,12 @@
  * and the bare pi's own process, each read from /proc the same time after it reported ready.
  */
 import { readFile } from "node:fs/promises";
-import type { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import type { FileSheepHost } from "../../src/protocol/file-host.js";
-import { bareBoot } from "./bare-boot.js";
-import { sleep } from "./clock.js";
-import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
+import type { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import type { FileSheepHost } from "../../src/protocol/file-host.ts";
+import { bareBoot } from "./bare-boot.ts";
+import { sleep } from "./clock.ts";
+import type { BareMode, RuntimeFixture } from "./runtime-fixture.ts";
 
 export interface MemorySample {
   /** Every process of the sheep's pane, in kB. */

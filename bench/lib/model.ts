@@ -1,7 +1,7 @@
 import { execa } from "execa";
 import { join } from "node:path";
-import type { LoggedRequest } from "../../test/support/scripted-model.js";
-import { repoRoot } from "../../test/support/rpc-shepherd.js";
+import type { LoggedRequest } from "../../test/support/scripted-model.ts";
+import { repoRoot } from "../../test/support/rpc-shepherd.ts";
 
 export interface ModelProcess {
   baseUrl: string;

@@ -1,8 +1,8 @@
-import type { Shepherd } from "../../src/core/shepherd.js";
-import { directive } from "../../test/support/scripted-model.js";
-import { sleep } from "./clock.js";
-import { procCpu } from "./cpu.js";
-import type { RuntimeFixture } from "./runtime-fixture.js";
+import type { Shepherd } from "../../src/core/shepherd.ts";
+import { directive } from "../../test/support/scripted-model.ts";
+import { sleep } from "./clock.ts";
+import { procCpu } from "./cpu.ts";
+import type { RuntimeFixture } from "./runtime-fixture.ts";
 
 export interface Overhead {
   sheep: number;

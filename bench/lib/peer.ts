@@ -6,14 +6,14 @@
 import { existsSync } from "node:fs";
 import { cp, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { RpcShepherd, testPiCli } from "../../test/support/rpc-shepherd.js";
-import { directive } from "../../test/support/scripted-model.js";
-import { sleep } from "./clock.js";
-import type { ModelProcess } from "./model.js";
-import type { RuntimeFixture } from "./runtime-fixture.js";
-import { timedCall } from "./tool-call.js";
-import { setWarm, untilWarm } from "./warm-pool.js";
-import type { World } from "./world.js";
+import { RpcShepherd, testPiCli } from "../../test/support/rpc-shepherd.ts";
+import { directive } from "../../test/support/scripted-model.ts";
+import { sleep } from "./clock.ts";
+import type { ModelProcess } from "./model.ts";
+import type { RuntimeFixture } from "./runtime-fixture.ts";
+import { timedCall } from "./tool-call.ts";
+import { setWarm, untilWarm } from "./warm-pool.ts";
+import type { World } from "./world.ts";
 
 export interface PeerConfig {
   reps: number;

@@ -1,6 +1,6 @@
 import { execa } from "execa";
-import { shellLine } from "../../src/runtimes/shell-line.js";
-import type { BareMode, BarePane } from "./runtime-fixture.js";
+import { shellLine } from "../../src/runtimes/shell-line.ts";
+import type { BareMode, BarePane } from "./runtime-fixture.ts";
 
 /**
  * A tmux server on a private socket with a "bench-bare" session for baseline panes, started

@@ -2,13 +2,13 @@
  * Turns raw samples into the published figures: one row per metric, a column per runtime,
  * the target and whether every runtime met it.
  */
-import type { CoreFigures } from "./core-bench.js";
-import type { PeerFigures, PeerSamples, PeerSeries } from "./peer.js";
-import type { RpcFigures } from "./rpc-bench.js";
-import type { BareMode } from "./runtime-fixture.js";
-import { median, ms, round, summarize } from "./stats.js";
-import { userRows } from "./user-rows.js";
-import type { WarmStartFigures } from "./warm-start.js";
+import type { CoreFigures } from "./core-bench.ts";
+import type { PeerFigures, PeerSamples, PeerSeries } from "./peer.ts";
+import type { RpcFigures } from "./rpc-bench.ts";
+import type { BareMode } from "./runtime-fixture.ts";
+import { median, ms, round, summarize } from "./stats.ts";
+import { userRows } from "./user-rows.ts";
+import type { WarmStartFigures } from "./warm-start.ts";
 
 /** The parts a run measured (--only leaves some out); warmStart is null where there was no warm pool. */
 export interface RuntimeRun {

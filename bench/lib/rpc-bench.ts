@@ -5,17 +5,17 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { sheepDir } from "../../src/protocol/layout.js";
-import { node22, piCli, RpcShepherd } from "../../test/support/rpc-shepherd.js";
-import { directive } from "../../test/support/scripted-model.js";
-import { bareBoot, specHost } from "./bare-boot.js";
-import { sleep } from "./clock.js";
-import { procCpu } from "./cpu.js";
-import { untilGone } from "./files.js";
-import type { ModelProcess } from "./model.js";
-import type { BareMode, RuntimeFixture } from "./runtime-fixture.js";
-import { timedCall } from "./tool-call.js";
-import type { World } from "./world.js";
+import { sheepDir } from "../../src/protocol/layout.ts";
+import { node22, piCli, RpcShepherd } from "../../test/support/rpc-shepherd.ts";
+import { directive } from "../../test/support/scripted-model.ts";
+import { bareBoot, specHost } from "./bare-boot.ts";
+import { sleep } from "./clock.ts";
+import { procCpu } from "./cpu.ts";
+import { untilGone } from "./files.ts";
+import type { ModelProcess } from "./model.ts";
+import type { BareMode, RuntimeFixture } from "./runtime-fixture.ts";
+import { timedCall } from "./tool-call.ts";
+import type { World } from "./world.ts";
 
 export interface RpcConfig {
   /** Started by the start tool call; the overhead wait waits on all of them. */

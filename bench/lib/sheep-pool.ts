@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { sheepDir } from "../../src/protocol/layout.js";
-import { untilGone } from "./files.js";
+import type { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { sheepDir } from "../../src/protocol/layout.ts";
+import { untilGone } from "./files.ts";
 
 /** Sheep started by one shepherd, with their pi pids so nothing outlives the bench. */
 export class SheepPool {

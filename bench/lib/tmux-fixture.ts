@@ -1,9 +1,9 @@
 import { execa } from "execa";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { shellQuote } from "../../src/runtimes/shell-line.js";
-import { privateTmux } from "./private-tmux.js";
-import type { RuntimeFixture } from "./runtime-fixture.js";
+import { shellQuote } from "../../src/runtimes/shell-line.ts";
+import { privateTmux } from "./private-tmux.ts";
+import type { RuntimeFixture } from "./runtime-fixture.ts";
 
 /**
  * The tmux runtime on a private server. A counting `tmux` wrapper comes first on the

@@ -2,9 +2,9 @@
  * One whole tool call of a real pi in RPC mode, timed by its own tool_execution_start/end events
  * as the bench receives them. Any tool: the shepherd's, or the example subagent's.
  */
-import type { RpcShepherd, ToolOutcome } from "../../test/support/rpc-shepherd.js";
-import { directive } from "../../test/support/scripted-model.js";
-import { epochNow } from "./clock.js";
+import type { RpcShepherd, ToolOutcome } from "../../test/support/rpc-shepherd.ts";
+import { directive } from "../../test/support/scripted-model.ts";
+import { epochNow } from "./clock.ts";
 
 export interface TimedCall {
   outcome: ToolOutcome;

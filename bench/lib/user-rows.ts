@@ -2,9 +2,9 @@
  * Rows of what a user gets against what they could have had: a start from the warm pool, and
  * delegate against pi's own example subagent on the same tasks (ratios of medians, below 1 = faster).
  */
-import type { PeerSamples, PeerSeries } from "./peer.js";
-import type { RowMaker } from "./report.js";
-import { median, ms, round } from "./stats.js";
+import type { PeerSamples, PeerSeries } from "./peer.ts";
+import type { RowMaker } from "./report.ts";
+import { median, ms, round } from "./stats.ts";
 
 const NO_POOL = "n/a (no warm pool)";
 

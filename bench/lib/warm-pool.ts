@@ -5,10 +5,10 @@
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { userSettingsPath } from "../../src/settings.js";
-import type { RpcShepherd } from "../../test/support/rpc-shepherd.js";
-import { sleep } from "./clock.js";
-import { timedCall } from "./tool-call.js";
+import { userSettingsPath } from "../../src/settings.ts";
+import type { RpcShepherd } from "../../test/support/rpc-shepherd.ts";
+import { sleep } from "./clock.ts";
+import { timedCall } from "./tool-call.ts";
 
 export type WarmCounts = Record<string, { ready: number; starting: number }>;
 

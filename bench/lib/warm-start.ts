@@ -4,13 +4,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { sheepDir } from "../../src/protocol/layout.js";
-import { RpcShepherd } from "../../test/support/rpc-shepherd.js";
-import { untilGone } from "./files.js";
-import type { RuntimeFixture } from "./runtime-fixture.js";
-import { timedCall } from "./tool-call.js";
-import { setWarm, untilWarm } from "./warm-pool.js";
-import type { World } from "./world.js";
+import { sheepDir } from "../../src/protocol/layout.ts";
+import { RpcShepherd } from "../../test/support/rpc-shepherd.ts";
+import { untilGone } from "./files.ts";
+import type { RuntimeFixture } from "./runtime-fixture.ts";
+import { timedCall } from "./tool-call.ts";
+import { setWarm, untilWarm } from "./warm-pool.ts";
+import type { World } from "./world.ts";
 
 export interface WarmStartConfig {
   pool: number;

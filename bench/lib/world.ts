@@ -1,9 +1,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { writeAgentDir } from "../../test/support/agent-dir.js";
-import { repoRoot } from "../../test/support/rpc-shepherd.js";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { writeAgentDir } from "../../test/support/agent-dir.ts";
+import { repoRoot } from "../../test/support/rpc-shepherd.ts";
 
 /** A private place for one runtime's run: agent dir on the scripted model, a work dir, a clean env. */
 export interface World {

@@ -2,8 +2,8 @@ import { existsSync, lstatSync, statSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { AgentDefinition } from "../core/types.js";
-import { parseAgentFile } from "./parse.js";
+import type { AgentDefinition } from "../core/types.ts";
+import { parseAgentFile } from "./parse.ts";
 
 export type AgentScope = "user" | "project" | "both";
 

@@ -1,5 +1,5 @@
-import type { AgentDefinition } from "../core/types.js";
-import { readFrontMatter } from "./frontmatter.js";
+import type { AgentDefinition } from "../core/types.ts";
+import { readFrontMatter } from "./frontmatter.ts";
 
 export type ParseOutcome = { ok: true; definition: AgentDefinition } | { ok: false; reason: string };
 

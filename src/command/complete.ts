@@ -1,5 +1,5 @@
-import { findSubcommand, SUBCOMMANDS } from "./parse.js";
-import { quoteWord, tokenize } from "./tokens.js";
+import { findSubcommand, SUBCOMMANDS } from "./parse.ts";
+import { quoteWord, tokenize } from "./tokens.ts";
 
 /** pi's autocomplete item: `value` replaces the whole argument text typed so far. */
 export interface CompletionItem {

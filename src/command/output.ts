@@ -3,10 +3,10 @@
  * session as a display-only entry (never sent to the model) and drawn again on resume. The entry
  * is read back from a session file, which may be damaged or forged: only its known shape is used.
  */
-import { isRecord } from "../core/guards.js";
-import { printable } from "../core/printable.js";
-import type { Paint } from "../tool/render-text.js";
-import type { Notice } from "./run.js";
+import { isRecord } from "../core/guards.ts";
+import { printable } from "../core/printable.ts";
+import type { Paint } from "../tool/render-text.ts";
+import type { Notice } from "./run.ts";
 
 export const OUTPUT_ENTRY = "pi-shepherd-output";
 

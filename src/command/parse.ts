@@ -1,7 +1,7 @@
-import { ShepherdError } from "../core/errors.js";
-import { parseToolCommand, type ToolCommand } from "../tool/command.js";
-import type { Params } from "../tool/params.js";
-import { tokenize } from "./tokens.js";
+import { ShepherdError } from "../core/errors.ts";
+import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
+import type { Params } from "../tool/params.ts";
+import { tokenize } from "./tokens.ts";
 
 export interface SubcommandInfo {
   name: string;

@@ -1,15 +1,15 @@
-import { errorText } from "../core/errors.js";
-import type { AuditEvent } from "../ports/audit.js";
-import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.js";
-import type { LoadedSettings } from "../settings.js";
-import type { ToolCommand } from "../tool/command.js";
-import { visibleControls } from "../tool/evidence-text.js";
-import { parseShepherdCommand, type ParsedCommand } from "./parse.js";
-import type { ListedMessage } from "../core/mail.js";
-import type { WarmCount } from "../core/shepherd.js";
-import { closeText, herdText, isolationText, messagesText, sheepLine, startedLine, warmPoolLines } from "../tool/format.js";
-import { commandWorktreeSteps, helpText, logNotice, settingsNotice } from "./text.js";
-import { quoteWord } from "./tokens.js";
+import { errorText } from "../core/errors.ts";
+import type { AuditEvent } from "../ports/audit.ts";
+import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.ts";
+import type { LoadedSettings } from "../settings.ts";
+import type { ToolCommand } from "../tool/command.ts";
+import { visibleControls } from "../tool/evidence-text.ts";
+import { parseShepherdCommand, type ParsedCommand } from "./parse.ts";
+import type { ListedMessage } from "../core/mail.ts";
+import type { WarmCount } from "../core/shepherd.ts";
+import { closeText, herdText, isolationText, messagesText, sheepLine, startedLine, warmPoolLines } from "../tool/format.ts";
+import { commandWorktreeSteps, helpText, logNotice, settingsNotice } from "./text.ts";
+import { quoteWord } from "./tokens.ts";
 
 export interface Notice {
   level: "info" | "warning" | "error";

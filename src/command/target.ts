@@ -1,5 +1,5 @@
-import type { Registry } from "../core/registry.js";
-import type { ResumeCard } from "../core/types.js";
+import type { Registry } from "../core/registry.ts";
+import type { ResumeCard } from "../core/types.ts";
 
 /** Live sheep for completions: label and id of every record that is not closed. */
 export function liveSheep(registry: Registry): { agentId: string; label: string; agent: string; state: string }[] {

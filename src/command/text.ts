@@ -1,10 +1,10 @@
 /** What only /shepherd shows: help, settings and screens. Facts about sheep are worded in src/tool/format.ts. */
-import { oneLine } from "../core/labels.js";
-import type { AuditEvent } from "../ports/audit.js";
-import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.js";
-import type { WorktreeSteps } from "../tool/format.js";
-import { SUBCOMMANDS } from "./parse.js";
-import { quoteWord } from "./tokens.js";
+import { oneLine } from "../core/labels.ts";
+import type { AuditEvent } from "../ports/audit.ts";
+import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.ts";
+import type { WorktreeSteps } from "../tool/format.ts";
+import { SUBCOMMANDS } from "./parse.ts";
+import { quoteWord } from "./tokens.ts";
 
 /** The next steps for a kept worktree, as a person types them. */
 export function commandWorktreeSteps(name: string): WorktreeSteps {

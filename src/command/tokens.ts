@@ -1,4 +1,4 @@
-import { ShepherdError } from "../core/errors.js";
+import { ShepherdError } from "../core/errors.ts";
 
 export interface Token {
   text: string;

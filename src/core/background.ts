@@ -4,13 +4,13 @@
  * result (in input order) once the last is final. A reload stops it where it is; the next
  * shepherd finishes what was running and reports the tasks that never started as cancelled.
  */
-import type { Courier } from "./courier.js";
-import { Delegation, type DelegateItem, type DelegateTask } from "./delegate.js";
-import { ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { newId } from "./ids.js";
-import type { Shepherd } from "./shepherd.js";
-import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "./types.js";
+import type { Courier } from "./courier.ts";
+import { Delegation, type DelegateItem, type DelegateTask } from "./delegate.ts";
+import { ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { newId } from "./ids.ts";
+import type { Shepherd } from "./shepherd.ts";
+import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "./types.ts";
 
 export interface BackgroundOptions {
   keepOpen: boolean;

@@ -1,10 +1,10 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import { isShepherdError, ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { pendingPrompts, refresh, settle, settleAll } from "./ledger.js";
-import { findRecord } from "./persistence.js";
-import type { AgentRecord, CloseOptions, CloseOutcome } from "./types.js";
-import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.js";
+import { isShepherdError, ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { pendingPrompts, refresh, settle, settleAll } from "./ledger.ts";
+import { findRecord } from "./persistence.ts";
+import type { AgentRecord, CloseOptions, CloseOutcome } from "./types.ts";
+import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.ts";
 
 export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}): Promise<CloseOutcome> {
   const rec = await findRecord(herd, agentId);

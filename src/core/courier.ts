@@ -5,11 +5,11 @@
  * a crash pushes anything twice; what a wait returned is the conversation's already and is not
  * pushed. Progress and done messages are told to the person instead.
  */
-import { close } from "./close.js";
-import { owesDelivery, type Herd } from "./herd.js";
-import type { DelegateItem } from "./delegate.js";
-import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "./types.js";
-import { look, RECHECK_TICKS, stillAlive } from "./wait.js";
+import { close } from "./close.ts";
+import { owesDelivery, type Herd } from "./herd.ts";
+import type { DelegateItem } from "./delegate.ts";
+import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "./types.ts";
+import { look, RECHECK_TICKS, stillAlive } from "./wait.ts";
 
 /** One task of a pushed background delegation: as a delegate result, with its prompt. */
 export interface PushedItem extends DelegateItem {

@@ -1,18 +1,18 @@
 import pLimit from "p-limit";
-import { systemClock, type Clock } from "./clock.js";
-import { seenItems, whenChanged } from "./progress.js";
-import { every } from "./signals.js";
-import { errorText, isShepherdError, ShepherdError } from "./errors.js";
-import type { Shepherd } from "./shepherd.js";
-import type { Worktree } from "../ports/workspace.js";
-import type { AgentDefinition, AgentState, DelegateMode, Evidence, Usage, WaitItem, WaitStatus } from "./types.js";
+import { systemClock, type Clock } from "./clock.ts";
+import { seenItems, whenChanged } from "./progress.ts";
+import { every } from "./signals.ts";
+import { errorText, isShepherdError, ShepherdError } from "./errors.ts";
+import type { Shepherd } from "./shepherd.ts";
+import type { Worktree } from "../ports/workspace.ts";
+import type { AgentDefinition, AgentState, DelegateMode, Evidence, Usage, WaitItem, WaitStatus } from "./types.ts";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
  * so a delegated sheep is the same visible, persistent agent as any other while it works.
  */
 
-export type { DelegateMode } from "./types.js";
+export type { DelegateMode } from "./types.ts";
 
 export interface DelegateTask {
   definition: AgentDefinition;

@@ -1,13 +1,13 @@
-import { stamped, type AuditInput, type AuditSink } from "../ports/audit.js";
-import type { Runtime } from "../ports/runtime.js";
-import type { SheepHost } from "../ports/sheep-host.js";
-import type { StateStore } from "../ports/store.js";
-import type { Workspace } from "../ports/workspace.js";
-import { systemClock, type Clock } from "./clock.js";
-import { LivenessMonitor } from "./liveness.js";
-import { Registry } from "./registry.js";
-import { Bells } from "./signals.js";
-import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "./types.js";
+import { stamped, type AuditInput, type AuditSink } from "../ports/audit.ts";
+import type { Runtime } from "../ports/runtime.ts";
+import type { SheepHost } from "../ports/sheep-host.ts";
+import type { StateStore } from "../ports/store.ts";
+import type { Workspace } from "../ports/workspace.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import { LivenessMonitor } from "./liveness.ts";
+import { Registry } from "./registry.ts";
+import { Bells } from "./signals.ts";
+import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "./types.ts";
 
 export interface ShepherdOptions {
   runtime: Runtime;

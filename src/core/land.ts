@@ -1,9 +1,9 @@
 /** Landing an isolated sheep's work in the user's checkout, only when nothing can be lost. */
-import type { Landed } from "../ports/workspace.js";
-import { ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { activePrompt, refresh } from "./ledger.js";
-import { findRecord } from "./persistence.js";
+import type { Landed } from "../ports/workspace.ts";
+import { ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { activePrompt, refresh } from "./ledger.ts";
+import { findRecord } from "./persistence.ts";
 
 export interface LandOutcome extends Landed {
   agentId: string;

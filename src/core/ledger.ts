@@ -3,11 +3,11 @@
  * the core saw happen, and the first outcome is the one every later wait returns. A settled
  * active prompt hands its place to the next follow-up queued behind it.
  */
-import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.js";
-import { shorten } from "./errors.js";
-import { evidenceOf, nextBaseline } from "./evidence.js";
-import type { Herd } from "./herd.js";
-import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
+import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.ts";
+import { shorten } from "./errors.ts";
+import { evidenceOf, nextBaseline } from "./evidence.ts";
+import type { Herd } from "./herd.ts";
+import type { AgentRecord, PromptRecord, WaitItem } from "./types.ts";
 
 export type Outcome = Omit<WaitItem, "promptId" | "agentId">;
 

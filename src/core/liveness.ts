@@ -1,7 +1,7 @@
-import type { ExitStatus, PaneLiveness, PaneRef, Runtime } from "../ports/runtime.js";
-import type { SheepSnapshot } from "../ports/sheep-host.js";
-import type { Clock } from "./clock.js";
-import { WOKEN } from "./signals.js";
+import type { ExitStatus, PaneLiveness, PaneRef, Runtime } from "../ports/runtime.ts";
+import type { SheepSnapshot } from "../ports/sheep-host.ts";
+import type { Clock } from "./clock.ts";
+import { WOKEN } from "./signals.ts";
 
 /**
  * How pi ended, by the best witness: its exit report, else the multiplexer that kept its pane,

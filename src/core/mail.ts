@@ -3,10 +3,10 @@
  * them with their read state (a listed message is read from then on, and that survives a reload
  * or a crash), and replying to a question whose tool call in the sheep waits for the answer.
  */
-import { ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { findRecord } from "./persistence.js";
-import type { AgentRecord, SheepMessage } from "./types.js";
+import { ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { findRecord } from "./persistence.ts";
+import type { AgentRecord, SheepMessage } from "./types.ts";
 
 export interface ListedMessage extends SheepMessage {
   agentId: string;

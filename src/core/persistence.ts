@@ -2,12 +2,12 @@
  * The records across reloads and restarts: taking back what this shepherd may own, and telling
  * another live shepherd's sheep apart from an unknown id.
  */
-import { dropGone } from "./close.js";
-import type { Herd } from "./herd.js";
-import { refresh } from "./ledger.js";
-import { ShepherdError } from "./errors.js";
-import { closeWarmSheep } from "./warm.js";
-import type { AgentRecord, DelegationRecord } from "./types.js";
+import { dropGone } from "./close.ts";
+import type { Herd } from "./herd.ts";
+import { refresh } from "./ledger.ts";
+import { ShepherdError } from "./errors.ts";
+import { closeWarmSheep } from "./warm.ts";
+import type { AgentRecord, DelegationRecord } from "./types.ts";
 
 export interface AttachReport {
   /** Sheep of an earlier shepherd (or of this one before a reload) that are ours again. */

@@ -3,13 +3,13 @@
  * working sheep a prompt is refused ([prompt_pending]) unless it steers the running turn or
  * queues behind it as a follow-up. A caller's requestId makes a prompt idempotent.
  */
-import { errorText, ShepherdError } from "./errors.js";
-import { takeBaseline } from "./evidence.js";
-import { MAX_QUEUED, type Herd } from "./herd.js";
-import { derivedId, newId } from "./ids.js";
-import { activePrompt, pendingPrompts, refresh } from "./ledger.js";
-import { findRecord } from "./persistence.js";
-import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "./types.js";
+import { errorText, ShepherdError } from "./errors.ts";
+import { takeBaseline } from "./evidence.ts";
+import { MAX_QUEUED, type Herd } from "./herd.ts";
+import { derivedId, newId } from "./ids.ts";
+import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
+import { findRecord } from "./persistence.ts";
+import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "./types.ts";
 
 /** A requestId is the caller's own name for one prompt: any text, but not a novel. */
 export const MAX_REQUEST_ID_CHARS = 256;

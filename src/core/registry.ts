@@ -1,6 +1,6 @@
-import { ShepherdError } from "./errors.js";
-import { idKind } from "./ids.js";
-import type { AgentRecord, DelegationRecord, PromptRecord } from "./types.js";
+import { ShepherdError } from "./errors.ts";
+import { idKind } from "./ids.ts";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "./types.ts";
 
 /** The live records of one shepherd, keyed by opaque id. */
 export class Registry {

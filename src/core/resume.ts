@@ -4,11 +4,11 @@
  * host keeps beside each session, so a sheep closed by a shepherd that quit, or one whose record
  * fell out of the bounded state file, can still be resumed.
  */
-import { close } from "./close.js";
-import { ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { idKind } from "./ids.js";
-import type { AgentRecord, ResumeCard } from "./types.js";
+import { close } from "./close.ts";
+import { ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { idKind } from "./ids.ts";
+import type { AgentRecord, ResumeCard } from "./types.ts";
 
 const stopped = (r: AgentRecord) => r.state === "closed" || r.state === "exited";
 

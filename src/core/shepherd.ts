@@ -3,19 +3,19 @@
  * sheep host. Each job lives in its own module; this class only holds the shared state (Herd).
  * Knows nothing of pi, herdr or tmux.
  */
-import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./background.js";
-import { close, type PruneOutcome, prune } from "./close.js";
-import { Courier, type CourierSink } from "./courier.js";
-import type { DelegateTask } from "./delegate.js";
-import { type LatestEvidence, latestEvidence } from "./evidence.js";
-import { Herd, type ShepherdOptions } from "./herd.js";
-import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.js";
-import { attach, othersSheep, type AttachReport } from "./persistence.js";
-import { type LandOutcome, land } from "./land.js";
-import { prompt } from "./prompt.js";
-import type { Registry } from "./registry.js";
-import { resumable } from "./resume.js";
-import { start } from "./start.js";
+import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./background.ts";
+import { close, type PruneOutcome, prune } from "./close.ts";
+import { Courier, type CourierSink } from "./courier.ts";
+import type { DelegateTask } from "./delegate.ts";
+import { type LatestEvidence, latestEvidence } from "./evidence.ts";
+import { Herd, type ShepherdOptions } from "./herd.ts";
+import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.ts";
+import { attach, othersSheep, type AttachReport } from "./persistence.ts";
+import { type LandOutcome, land } from "./land.ts";
+import { prompt } from "./prompt.ts";
+import type { Registry } from "./registry.ts";
+import { resumable } from "./resume.ts";
+import { start } from "./start.ts";
 import type {
   AgentRecord,
   AgentStatus,
@@ -30,22 +30,22 @@ import type {
   StartRequest,
   SubmittedPrompt,
   WaitItem,
-} from "./types.js";
-import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./views.js";
-import { wait, type WaitOptions } from "./wait.js";
-import { type WarmConfig, type WarmCount, WarmPool } from "./warm.js";
+} from "./types.ts";
+import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./views.ts";
+import { wait, type WaitOptions } from "./wait.ts";
+import { type WarmConfig, type WarmCount, WarmPool } from "./warm.ts";
 
-export type { ShepherdOptions } from "./herd.js";
-export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "./herd.js";
-export type { KeptWorktree, PruneOutcome } from "./close.js";
-export type { LatestEvidence } from "./evidence.js";
-export type { LandOutcome } from "./land.js";
-export type { AttachReport } from "./persistence.js";
-export type { WaitProgress } from "./wait.js";
-export type { CourierSink, Notice, Push, PushedItem } from "./courier.js";
-export type { ListedMessage } from "./mail.js";
-export type { HerdView } from "./views.js";
-export type { WarmConfig, WarmCount } from "./warm.js";
+export type { ShepherdOptions } from "./herd.ts";
+export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "./herd.ts";
+export type { KeptWorktree, PruneOutcome } from "./close.ts";
+export type { LatestEvidence } from "./evidence.ts";
+export type { LandOutcome } from "./land.ts";
+export type { AttachReport } from "./persistence.ts";
+export type { WaitProgress } from "./wait.ts";
+export type { CourierSink, Notice, Push, PushedItem } from "./courier.ts";
+export type { ListedMessage } from "./mail.ts";
+export type { HerdView } from "./views.ts";
+export type { WarmConfig, WarmCount } from "./warm.ts";
 
 export class Shepherd {
   private readonly herdState: Herd;

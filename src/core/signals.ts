@@ -1,4 +1,4 @@
-import type { Clock } from "./clock.js";
+import type { Clock } from "./clock.ts";
 
 const MAX_UNHEARD = 1024;
 

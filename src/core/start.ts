@@ -1,13 +1,13 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
-import { confirmGone } from "./close.js";
-import { errorText, exitText, shorten, ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { newId } from "./ids.js";
-import { labelProblem, MAX_LABEL_LENGTH } from "./labels.js";
-import { howEnded } from "./liveness.js";
-import { takeSession } from "./resume.js";
-import type { AgentRecord, StartedAgent, StartRequest } from "./types.js";
-import { isolate } from "./worktrees.js";
+import { confirmGone } from "./close.ts";
+import { errorText, exitText, shorten, ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { newId } from "./ids.ts";
+import { labelProblem, MAX_LABEL_LENGTH } from "./labels.ts";
+import { howEnded } from "./liveness.ts";
+import { takeSession } from "./resume.ts";
+import type { AgentRecord, StartedAgent, StartRequest } from "./types.ts";
+import { isolate } from "./worktrees.ts";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
   // A resume takes its session first: the sheep it continues, if merely exited, is closed then,

@@ -1,5 +1,5 @@
-import type { Direction, Placement, RuntimeName } from "../ports/runtime.js";
-import type { Baseline, Diffstat, Worktree } from "../ports/workspace.js";
+import type { Direction, Placement, RuntimeName } from "../ports/runtime.ts";
+import type { Baseline, Diffstat, Worktree } from "../ports/workspace.ts";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";

@@ -1,13 +1,13 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
-import type { SheepSnapshot } from "../ports/sheep-host.js";
-import type { Courier } from "./courier.js";
-import { exitText, ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { activePrompt, pendingPrompts, refresh } from "./ledger.js";
-import { howEnded } from "./liveness.js";
-import { findRecord } from "./persistence.js";
-import type { Registry } from "./registry.js";
-import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.js";
+import type { SheepSnapshot } from "../ports/sheep-host.ts";
+import type { Courier } from "./courier.ts";
+import { exitText, ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
+import { howEnded } from "./liveness.ts";
+import { findRecord } from "./persistence.ts";
+import type { Registry } from "./registry.ts";
+import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.ts";
 
 /**
  * A sheep as the widget shows it: the view every live view shares (its state and clock), and

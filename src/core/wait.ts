@@ -3,14 +3,14 @@
  * and failed within about a second of its pane or pi going away. What a wait returns final is
  * the conversation's copy of that result: it is not pushed again.
  */
-import { exitText, ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import { settle, settleFromDisk } from "./ledger.js";
-import { howEnded } from "./liveness.js";
-import { seenItems, whenChanged } from "./progress.js";
-import { every } from "./signals.js";
-import type { AgentRecord, PromptRecord, WaitItem } from "./types.js";
-import { sheepView } from "./views.js";
+import { exitText, ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { settle, settleFromDisk } from "./ledger.ts";
+import { howEnded } from "./liveness.ts";
+import { seenItems, whenChanged } from "./progress.ts";
+import { every } from "./signals.ts";
+import type { AgentRecord, PromptRecord, WaitItem } from "./types.ts";
+import { sheepView } from "./views.ts";
 
 export interface WaitProgress {
   done: number;

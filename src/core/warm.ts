@@ -5,13 +5,13 @@
  * pool no longer wants is closed, never handed out.
  */
 import { resolve } from "node:path";
-import type { Direction, Placement } from "../ports/runtime.js";
-import { confirmGone } from "./close.js";
-import { errorText } from "./errors.js";
-import type { Herd, WarmSource } from "./herd.js";
-import { howEnded } from "./liveness.js";
-import { launchWarm } from "./start.js";
-import type { AgentDefinition, AgentRecord, StartRequest } from "./types.js";
+import type { Direction, Placement } from "../ports/runtime.ts";
+import { confirmGone } from "./close.ts";
+import { errorText } from "./errors.ts";
+import type { Herd, WarmSource } from "./herd.ts";
+import { howEnded } from "./liveness.ts";
+import { launchWarm } from "./start.ts";
+import type { AgentDefinition, AgentRecord, StartRequest } from "./types.ts";
 
 export interface WarmConfig {
   /** Agent definition name -> how many ready sheep to keep. */

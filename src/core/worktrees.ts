@@ -2,10 +2,10 @@
  * Isolated sheep's worktrees: made at start, kept after close unless removal is asked for, and
  * never removed while they hold work that was not landed, unless forced.
  */
-import type { Isolated, WorktreeState } from "../ports/workspace.js";
-import { errorText, ShepherdError } from "./errors.js";
-import type { Herd } from "./herd.js";
-import type { AgentRecord } from "./types.js";
+import type { Isolated, WorktreeState } from "../ports/workspace.ts";
+import { errorText, ShepherdError } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import type { AgentRecord } from "./types.ts";
 
 export function isolate(herd: Herd, o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {
   const ws = herd.opts.workspace;

@@ -1,12 +1,12 @@
 /** What the person configured: PI_SHEPHERD_* variables, settings files, agent files, the state dir. */
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
-import type { Discovery } from "../agents/discover.js";
-import { UNTRUSTED } from "../agents/discover.js";
-import { oneLine } from "../core/labels.js";
-import { shellQuote } from "../runtimes/shell-line.js";
-import type { LoadedSettings } from "../settings.js";
-import { fail, pass, warn, type Check } from "./types.js";
+import type { Discovery } from "../agents/discover.ts";
+import { UNTRUSTED } from "../agents/discover.ts";
+import { oneLine } from "../core/labels.ts";
+import { shellQuote } from "../runtimes/shell-line.ts";
+import type { LoadedSettings } from "../settings.ts";
+import { fail, pass, warn, type Check } from "./types.ts";
 
 const KNOWN_ENV = [
   "PI_SHEPHERD_RUNTIME",

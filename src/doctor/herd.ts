@@ -3,15 +3,15 @@
  * carries a sheep's mark that no record knows (orphan). Read only: each comes with the command
  * that cleans it, and nothing is cleaned here.
  */
-import { errorText } from "../core/errors.js";
-import type { AgentRecord } from "../core/types.js";
-import type { PaneLiveness, PaneRef, RuntimeName } from "../ports/runtime.js";
-import { peekState } from "../protocol/state-store.js";
-import { resolveHerdrBin } from "../runtimes/herdr/cli.js";
-import { makeRuntime } from "../runtimes/make.js";
-import { shellQuote } from "../runtimes/shell-line.js";
-import { plain } from "./config.js";
-import { pass, warn, type Check } from "./types.js";
+import { errorText } from "../core/errors.ts";
+import type { AgentRecord } from "../core/types.ts";
+import type { PaneLiveness, PaneRef, RuntimeName } from "../ports/runtime.ts";
+import { peekState } from "../protocol/state-store.ts";
+import { resolveHerdrBin } from "../runtimes/herdr/cli.ts";
+import { makeRuntime } from "../runtimes/make.ts";
+import { shellQuote } from "../runtimes/shell-line.ts";
+import { plain } from "./config.ts";
+import { pass, warn, type Check } from "./types.ts";
 
 export interface HerdCheckInput {
   stateDir: string;

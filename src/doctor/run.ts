@@ -2,16 +2,16 @@
  * The doctor: every check, in the order a person would look. It changes nothing: files are read,
  * multiplexers are asked, pi is run with --version, and that is all.
  */
-import { discoverAgents } from "../agents/discover.js";
-import type { AgentRecord } from "../core/types.js";
-import { piPackageOf } from "../launch/pi-package.js";
-import { stateDir } from "../protocol/layout.js";
-import { loadSettings } from "../settings.js";
-import { agentChecks, environmentCheck, settingsChecks, stateDirChecks } from "./config.js";
-import { herdChecks } from "./herd.js";
-import { runtimeChecks } from "./runtime.js";
-import { report, type DoctorReport } from "./types.js";
-import { nodeCheck, piCheck, piCommandCheck } from "./versions.js";
+import { discoverAgents } from "../agents/discover.ts";
+import type { AgentRecord } from "../core/types.ts";
+import { piPackageOf } from "../launch/pi-package.ts";
+import { stateDir } from "../protocol/layout.ts";
+import { loadSettings } from "../settings.ts";
+import { agentChecks, environmentCheck, settingsChecks, stateDirChecks } from "./config.ts";
+import { herdChecks } from "./herd.ts";
+import { runtimeChecks } from "./runtime.ts";
+import { report, type DoctorReport } from "./types.ts";
+import { nodeCheck, piCheck, piCommandCheck } from "./versions.ts";
 
 export interface DoctorInput {
   env: NodeJS.ProcessEnv;

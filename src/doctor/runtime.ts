@@ -1,13 +1,13 @@
 /** Which runtime would be chosen and why; tmux and herdr, each found or not, and what that means. */
-import { errorText, isShepherdError } from "../core/errors.js";
-import type { RuntimeName } from "../ports/runtime.js";
-import { explainRuntime } from "../runtimes/choose.js";
-import { HerdrCli, resolveHerdrBin } from "../runtimes/herdr/cli.js";
-import { herdrServerAnswers, MIN_HERDR_VERSION, RECOMMENDED_HERDR_VERSION } from "../runtimes/herdr/index.js";
-import { meetsFloor, parseHerdrVersion } from "../runtimes/herdr/version.js";
-import { tmuxVersion } from "../runtimes/tmux/tmux-cli.js";
-import { plain } from "./config.js";
-import { fail, pass, warn, type Check } from "./types.js";
+import { errorText, isShepherdError } from "../core/errors.ts";
+import type { RuntimeName } from "../ports/runtime.ts";
+import { explainRuntime } from "../runtimes/choose.ts";
+import { HerdrCli, resolveHerdrBin } from "../runtimes/herdr/cli.ts";
+import { herdrServerAnswers, MIN_HERDR_VERSION, RECOMMENDED_HERDR_VERSION } from "../runtimes/herdr/index.ts";
+import { meetsFloor, parseHerdrVersion } from "../runtimes/herdr/version.ts";
+import { tmuxVersion } from "../runtimes/tmux/tmux-cli.ts";
+import { plain } from "./config.ts";
+import { fail, pass, warn, type Check } from "./types.ts";
 
 const INSTALL_TMUX = "install tmux (apt-get install tmux, or brew install tmux)";
 const INSTALL_HERDR = "install herdr (https://herdr.dev), or set PI_SHEPHERD_HERDR_BIN to its executable";

@@ -1,7 +1,7 @@
 /** Node and pi: the versions the shepherd runs on, and whether the pi that runs sheep answers. */
 import { execa } from "execa";
-import { atLeast, type PiPackage } from "../launch/pi-package.js";
-import { fail, pass, warn, type Check } from "./types.js";
+import { atLeast, type PiPackage } from "../launch/pi-package.ts";
+import { fail, pass, warn, type Check } from "./types.ts";
 
 /** The pi releases this package is tested against (README, "Supported versions"). */
 export const SUPPORTED_PI = [

@@ -4,9 +4,9 @@
  */
 import { createReadStream } from "node:fs";
 import { chmod, writeFile } from "node:fs/promises";
-import type { Baseline, Diffstat, FileChange, FileStatus } from "../ports/workspace.js";
-import { MAX_EVIDENCE_FILES } from "../ports/workspace.js";
-import { type Git, nulFields } from "./run.js";
+import type { Baseline, Diffstat, FileChange, FileStatus } from "../ports/workspace.ts";
+import { MAX_EVIDENCE_FILES } from "../ports/workspace.ts";
+import { type Git, nulFields } from "./run.ts";
 
 /** Plumbing with every program a config could plug in turned off: no external diff, no textconv. */
 const DIFF = ["diff-tree", "-r", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];

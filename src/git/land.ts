@@ -5,13 +5,13 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ShepherdError } from "../core/errors.js";
-import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspace.js";
-import { diffTrees } from "./diff.js";
-import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.js";
-import type { Git } from "./run.js";
-import { headCommit, snapshotTree, uncommittedPaths } from "./snapshot.js";
-import { checkedBranch, checkedPath, NO_HOOKS } from "./worktree.js";
+import { ShepherdError } from "../core/errors.ts";
+import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspace.ts";
+import { diffTrees } from "./diff.ts";
+import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.ts";
+import type { Git } from "./run.ts";
+import { headCommit, snapshotTree, uncommittedPaths } from "./snapshot.ts";
+import { checkedBranch, checkedPath, NO_HOOKS } from "./worktree.ts";
 
 const refused = (message: string) => new ShepherdError("land_refused", `${message} Nothing was changed.`);
 

@@ -1,6 +1,6 @@
 /** Merges computed in the object store alone (git merge-tree --write-tree): no working tree is touched. */
-import { ShepherdError } from "../core/errors.js";
-import { type Git, nulFields, objectId } from "./run.js";
+import { ShepherdError } from "../core/errors.ts";
+import { type Git, nulFields, objectId } from "./run.ts";
 
 export async function treeOf(git: Git, repo: string, commit: string): Promise<string> {
   return objectId(await git.value(repo, ["rev-parse", "--verify", `${objectId(commit, "a commit")}^{tree}`]), "a tree");

@@ -3,8 +3,8 @@
  * where no inherited GIT_* variable can point git at another repository, index or program.
  */
 import { execa } from "execa";
-import { ShepherdError } from "../core/errors.js";
-import { OBJECT_ID } from "../ports/workspace.js";
+import { ShepherdError } from "../core/errors.ts";
+import { OBJECT_ID } from "../ports/workspace.ts";
 
 /** Identity and the user's own config files are kept; GIT_DIR, GIT_INDEX_FILE, GIT_EXTERNAL_DIFF and kin are not. */
 const KEPT = /^GIT_((AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)|CONFIG_(GLOBAL|SYSTEM|NOSYSTEM))$/;

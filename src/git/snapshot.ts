@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { copyFile, mkdtemp, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { type Git, objectId } from "./run.js";
+import { type Git, objectId } from "./run.ts";
 
 /**
  * Whether dir or an ancestor holds a `.git`: git finds a working tree no other way once GIT_DIR

@@ -1,10 +1,10 @@
 /** The workspace port on git: evidence snapshots, worktrees per sheep, landing. */
-import type { Baseline, Diffstat, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../ports/workspace.js";
-import { evidenceDiff } from "./diff.js";
-import { land } from "./land.js";
-import { Git } from "./run.js";
-import { headCommit, snapshotTree, workTreeRoot } from "./snapshot.js";
-import { addWorktree, inspectWorktree, removeWorktree } from "./worktree.js";
+import type { Baseline, Diffstat, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+import { evidenceDiff } from "./diff.ts";
+import { land } from "./land.ts";
+import { Git } from "./run.ts";
+import { headCommit, snapshotTree, workTreeRoot } from "./snapshot.ts";
+import { addWorktree, inspectWorktree, removeWorktree } from "./worktree.ts";
 
 export interface GitWorkspaceOptions {
   env?: NodeJS.ProcessEnv;

@@ -4,12 +4,12 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
-import { ShepherdError } from "../core/errors.js";
-import { ensurePrivateDir } from "../protocol/files.js";
-import { type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.js";
-import { landable } from "./merge.js";
-import type { Git } from "./run.js";
-import { headCommit, uncommittedPaths, workTreeRoot } from "./snapshot.js";
+import { ShepherdError } from "../core/errors.ts";
+import { ensurePrivateDir } from "../protocol/files.ts";
+import { type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
+import { landable } from "./merge.ts";
+import type { Git } from "./run.ts";
+import { headCommit, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
 
 /** Hooks of the repository do not run for the shepherd's own bookkeeping (they do when landing). */
 export const NO_HOOKS = "core.hooksPath=/dev/null";

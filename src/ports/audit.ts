@@ -3,7 +3,7 @@
  * here; the file writer (src/protocol/audit-log.ts) stamps nothing the core did not say, and a
  * sink never throws back into the call that reported.
  */
-import type { Usage, WaitStatus } from "../core/types.js";
+import type { Usage, WaitStatus } from "../core/types.ts";
 
 export const AUDIT_EVENTS = ["start", "ready", "take", "prompt", "result", "close", "adopt", "prune", "refusal", "failure"] as const;
 export type AuditEventName = (typeof AUDIT_EVENTS)[number];

@@ -3,8 +3,8 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, Conversation, ResumeCard, SheepMessage, Usage } from "../core/types.js";
-import type { ExitStatus, PaneCommand } from "./runtime.js";
+import type { AgentDefinition, Conversation, ResumeCard, SheepMessage, Usage } from "../core/types.ts";
+import type { ExitStatus, PaneCommand } from "./runtime.ts";
 
 export interface PrepareRequest {
   agentId: string;

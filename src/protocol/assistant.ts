@@ -1,4 +1,4 @@
-import type { Usage } from "../core/types.js";
+import type { Usage } from "../core/types.ts";
 
 export interface FinalAssistant {
   text: string;

@@ -6,7 +6,7 @@
 import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { AUDIT_EVENTS, type AuditEvent, type AuditSink } from "../ports/audit.js";
+import { AUDIT_EVENTS, type AuditEvent, type AuditSink } from "../ports/audit.ts";
 
 export const AUDIT_FILE = "audit.ndjson";
 export const AUDIT_MAX_BYTES = 5 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { watch, type FSWatcher } from "node:fs";
 import { readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
-import { isWellFormedId } from "../core/ids.js";
-import type { SheepMessage } from "../core/types.js";
-import { buildLaunchSpec } from "../launch/spec.js";
-import type { Conversation, ResumeCard } from "../core/types.js";
+import { isWellFormedId } from "../core/ids.ts";
+import type { SheepMessage } from "../core/types.ts";
+import { buildLaunchSpec } from "../launch/spec.ts";
+import type { Conversation, ResumeCard } from "../core/types.ts";
 import {
   resumeCardOf,
   type Delivery,
@@ -13,14 +13,14 @@ import {
   type SheepHost,
   type SheepResult,
   type SheepSnapshot,
-} from "../ports/sheep-host.js";
-import { ensurePrivateDir, readJson, readJsonSync, writeJsonAtomic, writeJsonExclusive } from "./files.js";
-import { INBOX_FILE, sheepDir, sheepLayout } from "./layout.js";
-import { MAX_LOG_BYTES, parseMessageLog } from "./message-log.js";
-import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.js";
-import { pidRunning } from "./pid.js";
-import { readResumeCard, readResumeCards } from "./resume-card.js";
-import { readSessionTail } from "./session-log.js";
+} from "../ports/sheep-host.ts";
+import { ensurePrivateDir, readJson, readJsonSync, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
+import { INBOX_FILE, sheepDir, sheepLayout } from "./layout.ts";
+import { MAX_LOG_BYTES, parseMessageLog } from "./message-log.ts";
+import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
+import { pidRunning } from "./pid.ts";
+import { readResumeCard, readResumeCards } from "./resume-card.ts";
+import { readSessionTail } from "./session-log.ts";
 
 export interface FileHostOptions {
   agentDir: string;

@@ -3,8 +3,8 @@
  * to by the sheep. The shepherd reads it as data that may be damaged or forged: a line that is
  * not a well-formed message is skipped, and an unfinished last line waits for its newline.
  */
-import { isWellFormedId } from "../core/ids.js";
-import type { MessageKind, SheepMessage } from "../core/types.js";
+import { isWellFormedId } from "../core/ids.ts";
+import type { MessageKind, SheepMessage } from "../core/types.ts";
 
 export const MESSAGE_KINDS: readonly MessageKind[] = ["progress", "question", "done"];
 /** One message's text; a longer report belongs in a file the message names. */

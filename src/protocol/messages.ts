@@ -1,5 +1,5 @@
 /** The file formats that travel between the shepherd and a sheep. */
-import type { SheepResult } from "../ports/sheep-host.js";
+import type { SheepResult } from "../ports/sheep-host.ts";
 
 /** A prompt of its own: the sheep submits it once nothing else of ours runs. */
 export interface InboxPrompt {

@@ -6,11 +6,11 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { isWellFormedId } from "../core/ids.js";
-import { labelProblem } from "../core/labels.js";
-import type { AgentDefinition, ResumeCard } from "../core/types.js";
-import { readJsonSync } from "./files.js";
-import { sheepDir, sheepLayout, stateDir } from "./layout.js";
+import { isWellFormedId } from "../core/ids.ts";
+import { labelProblem } from "../core/labels.ts";
+import type { AgentDefinition, ResumeCard } from "../core/types.ts";
+import { readJsonSync } from "./files.ts";
+import { sheepDir, sheepLayout, stateDir } from "./layout.ts";
 
 const SOURCES = ["user", "project", "bundled"];
 const plainWord = (x: unknown) => typeof x === "string" && x !== "" && x.length <= 256 && !x.startsWith("-") && !/[\s\u0000-\u001f\u007f]/.test(x);

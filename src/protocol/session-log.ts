@@ -5,9 +5,9 @@
  * be understood is left out rather than trusted.
  */
 import { open } from "node:fs/promises";
-import { isRecord } from "../core/guards.js";
-import { printable } from "../core/printable.js";
-import type { ConversationLine, ConversationTurn } from "../core/types.js";
+import { isRecord } from "../core/guards.ts";
+import { printable } from "../core/printable.ts";
+import type { ConversationLine, ConversationTurn } from "../core/types.ts";
 
 /** The tail read first, and the most ever read from one file. */
 const FIRST_CHUNK = 64 * 1024;

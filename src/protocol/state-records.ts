@@ -1,11 +1,11 @@
-import { isRecord } from "../core/guards.js";
-import { isWellFormedId } from "../core/ids.js";
-import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.js";
-import { MAX_QUEUED } from "../core/herd.js";
-import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../core/types.js";
+import { isRecord } from "../core/guards.ts";
+import { isWellFormedId } from "../core/ids.ts";
+import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.ts";
+import { MAX_QUEUED } from "../core/herd.ts";
+import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../core/types.ts";
 import { basename, dirname, isAbsolute, normalize } from "node:path";
-import type { RuntimeName } from "../ports/runtime.js";
-import { OBJECT_ID, WORKTREE_BRANCH } from "../ports/workspace.js";
+import type { RuntimeName } from "../ports/runtime.ts";
+import { OBJECT_ID, WORKTREE_BRANCH } from "../ports/workspace.ts";
 
 /**
  * state.json is a file anyone with the user's rights can edit, and its records become paths

@@ -1,11 +1,11 @@
 import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import type { AgentRecord } from "../core/types.js";
-import type { StateStore, StoredState } from "../ports/store.js";
-import { ensurePrivateDir, writeJsonAtomic } from "./files.js";
-import { withFileLock } from "./state-lock.js";
-import { checkRecords, rejectionSummary, type RejectedRecord } from "./state-records.js";
-import { withinBounds } from "./state-retention.js";
+import type { AgentRecord } from "../core/types.ts";
+import type { StateStore, StoredState } from "../ports/store.ts";
+import { ensurePrivateDir, writeJsonAtomic } from "./files.ts";
+import { withFileLock } from "./state-lock.ts";
+import { checkRecords, rejectionSummary, type RejectedRecord } from "./state-records.ts";
+import { withinBounds } from "./state-retention.ts";
 
 interface StateFile extends StoredState {
   version: 1;

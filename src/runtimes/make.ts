@@ -1,6 +1,6 @@
-import type { Runtime, RuntimeName } from "../ports/runtime.js";
-import { HerdrRuntime } from "./herdr/index.js";
-import { TmuxRuntime } from "./tmux/runtime.js";
+import type { Runtime, RuntimeName } from "../ports/runtime.ts";
+import { HerdrRuntime } from "./herdr/index.ts";
+import { TmuxRuntime } from "./tmux/runtime.ts";
 
 /** The adapter for a runtime name, configured from the environment (herdr's bin, tmux's socket). */
 export function makeRuntime(name: RuntimeName, env: NodeJS.ProcessEnv): Runtime {

@@ -2,12 +2,12 @@
  * The edge: raw tool parameters (or a /shepherd subcommand's) become one typed, checked command
  * per action, here and only here. Dispatch routes commands and never looks at raw fields again.
  */
-import type { AgentScope } from "../agents/discover.js";
-import type { DelegateMode } from "../core/delegate.js";
-import { ShepherdError } from "../core/errors.js";
-import { isRecord } from "../core/guards.js";
-import type { DeliverAs } from "../core/types.js";
-import type { Direction, Placement } from "../ports/runtime.js";
+import type { AgentScope } from "../agents/discover.ts";
+import type { DelegateMode } from "../core/delegate.ts";
+import { ShepherdError } from "../core/errors.ts";
+import { isRecord } from "../core/guards.ts";
+import type { DeliverAs } from "../core/types.ts";
+import type { Direction, Placement } from "../ports/runtime.ts";
 import {
   actionOf,
   booleanText,
@@ -19,7 +19,7 @@ import {
   promptIdsOf,
   requireString,
   type Params,
-} from "./params.js";
+} from "./params.ts";
 
 const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;

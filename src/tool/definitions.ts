@@ -1,9 +1,9 @@
-import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../agents/discover.js";
-import { ShepherdError } from "../core/errors.js";
-import type { AgentDefinition } from "../core/types.js";
-import type { DispatchContext } from "./dispatch.js";
-import { withModelAlias } from "./models.js";
-import { approveDefinition, type TrustContext } from "./trust.js";
+import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../agents/discover.ts";
+import { ShepherdError } from "../core/errors.ts";
+import type { AgentDefinition } from "../core/types.ts";
+import type { DispatchContext } from "./dispatch.ts";
+import { withModelAlias } from "./models.ts";
+import { approveDefinition, type TrustContext } from "./trust.ts";
 
 /**
  * Discovery as this call's context allows it: asked fresh on every call, since the user may

@@ -1,11 +1,11 @@
-import type { BackgroundStarted } from "../core/background.js";
-import { Delegation, type DelegateTask } from "../core/delegate.js";
-import { ShepherdError } from "../core/errors.js";
-import type { ToolCommand } from "./command.js";
-import { definitionPicker } from "./definitions.js";
-import type { DispatchContext } from "./dispatch.js";
-import { resolveCwd } from "./cwd.js";
-import { delegateOutcome, delegateText } from "./delegate-text.js";
+import type { BackgroundStarted } from "../core/background.ts";
+import { Delegation, type DelegateTask } from "../core/delegate.ts";
+import { ShepherdError } from "../core/errors.ts";
+import type { ToolCommand } from "./command.ts";
+import { definitionPicker } from "./definitions.ts";
+import type { DispatchContext } from "./dispatch.ts";
+import { resolveCwd } from "./cwd.ts";
+import { delegateOutcome, delegateText } from "./delegate-text.ts";
 
 export async function delegateAction(cmd: Extract<ToolCommand, { action: "delegate" }>, ctx: DispatchContext) {
   const { settings } = ctx;

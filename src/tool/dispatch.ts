@@ -1,7 +1,7 @@
-import { ShepherdError } from "../core/errors.js";
-import type { Shepherd, WaitProgress } from "../core/shepherd.js";
-import type { Settings } from "../settings.js";
-import { delegateAction } from "./delegate-action.js";
+import { ShepherdError } from "../core/errors.ts";
+import type { Shepherd, WaitProgress } from "../core/shepherd.ts";
+import type { Settings } from "../settings.ts";
+import { delegateAction } from "./delegate-action.ts";
 import {
   closeText,
   conversationText,
@@ -21,12 +21,12 @@ import {
   waitText,
   warmPoolLines,
   whoText,
-} from "./format.js";
-import { lastLines, withoutPiFrame } from "./pi-screen.js";
-import { parseToolCommand, type ToolCommand } from "./command.js";
-import { discoverFor } from "./definitions.js";
-import { startAction } from "./start-action.js";
-import type { TrustContext } from "./trust.js";
+} from "./format.ts";
+import { lastLines, withoutPiFrame } from "./pi-screen.ts";
+import { parseToolCommand, type ToolCommand } from "./command.ts";
+import { discoverFor } from "./definitions.ts";
+import { startAction } from "./start-action.ts";
+import type { TrustContext } from "./trust.ts";
 
 export interface ToolResult {
   content: { type: "text"; text: string }[];

@@ -4,12 +4,12 @@
  * A start that finds no runtime gets the doctor's one-line verdict, and whatever is refused or
  * fails is told to the audit log.
  */
-import { errorText, isShepherdError, shorten, ShepherdError } from "../core/errors.js";
-import type { DoctorReport } from "../doctor/types.js";
-import type { AuditInput } from "../ports/audit.js";
-import { parseToolCommand, type ToolCommand } from "./command.js";
-import { execute, result, type DispatchContext, type ToolResult } from "./dispatch.js";
-import { doctorText, verdictLine } from "./format.js";
+import { errorText, isShepherdError, shorten, ShepherdError } from "../core/errors.ts";
+import type { DoctorReport } from "../doctor/types.ts";
+import type { AuditInput } from "../ports/audit.ts";
+import { parseToolCommand, type ToolCommand } from "./command.ts";
+import { execute, result, type DispatchContext, type ToolResult } from "./dispatch.ts";
+import { doctorText, verdictLine } from "./format.ts";
 
 export interface EntryDeps {
   /** The composed shepherd's context; throws (e.g. `[runtime_unavailable]`) when none can be set up. */

@@ -1,6 +1,6 @@
 /** Evidence and worktrees in words, for the model's texts and for what a person sees. */
-import type { Evidence } from "../core/types.js";
-import type { FileChange, Worktree } from "../ports/workspace.js";
+import type { Evidence } from "../core/types.ts";
+import type { FileChange, Worktree } from "../ports/workspace.ts";
 
 /** Files listed inline; the rest are counted (and in the patch on disk). */
 const LISTED = 50;

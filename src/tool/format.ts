@@ -1,9 +1,9 @@
-import type { ListedMessage } from "../core/mail.js";
-import type { SkippedFile } from "../agents/discover.js";
-import type { DoctorReport } from "../doctor/types.js";
-import type { LandOutcome, LatestEvidence, PruneOutcome, WarmCount } from "../core/shepherd.js";
-import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.js";
-import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.js";
+import type { ListedMessage } from "../core/mail.ts";
+import type { SkippedFile } from "../agents/discover.ts";
+import type { DoctorReport } from "../doctor/types.ts";
+import type { LandOutcome, LatestEvidence, PruneOutcome, WarmCount } from "../core/shepherd.ts";
+import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.ts";
+import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.ts";
 
 /**
  * The one family of texts about sheep. The facts are worded once, the same for the model and for

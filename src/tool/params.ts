@@ -1,5 +1,5 @@
-import { ShepherdError } from "../core/errors.js";
-import { ACTIONS, type Action, parameterNames } from "./schema.js";
+import { ShepherdError } from "../core/errors.ts";
+import { ACTIONS, type Action, parameterNames } from "./schema.ts";
 
 export type Params = Record<string, unknown>;
 

@@ -3,11 +3,11 @@
  * background delegation. The model reads `content` (bounded like a tool result); `details` keeps
  * everything, the full texts included.
  */
-import type { Push } from "../core/courier.js";
-import { delegateSummary, delegateText } from "./delegate-text.js";
-import { boundedText } from "./dispatch.js";
-import { questionText, replyHowTo } from "./format.js";
-import { PUSH_TYPE } from "./push-type.js";
+import type { Push } from "../core/courier.ts";
+import { delegateSummary, delegateText } from "./delegate-text.ts";
+import { boundedText } from "./dispatch.ts";
+import { questionText, replyHowTo } from "./format.ts";
+import { PUSH_TYPE } from "./push-type.ts";
 
 export { PUSH_TYPE };
 

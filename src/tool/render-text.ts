@@ -1,13 +1,13 @@
-import type { Push } from "../core/courier.js";
+import type { Push } from "../core/courier.ts";
 
 /**
  * What a person sees of a shepherd call in pi's transcript. Pure text with colours from an
  * injected theme, so it is tested without a terminal; extensions/render.ts wraps it.
  */
-import type { Evidence, SheepView } from "../core/types.js";
-import { fileLine, inFiles, visibleControls } from "./evidence-text.js";
-import { sameReason } from "./format.js";
-import { sheepName, stateClock } from "./widget-text.js";
+import type { Evidence, SheepView } from "../core/types.ts";
+import { fileLine, inFiles, visibleControls } from "./evidence-text.ts";
+import { sameReason } from "./format.ts";
+import { sheepName, stateClock } from "./widget-text.ts";
 
 export interface Paint {
   fg(color: "accent" | "success" | "error" | "warning" | "muted" | "dim" | "toolTitle", text: string): string;

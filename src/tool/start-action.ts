@@ -1,10 +1,10 @@
-import type { StartedAgent } from "../core/types.js";
-import type { ToolCommand } from "./command.js";
-import { resolveCwd } from "./cwd.js";
-import { definitionPicker, trustFor } from "./definitions.js";
-import type { DispatchContext } from "./dispatch.js";
-import { resolveModel } from "./models.js";
-import { approveDefinition } from "./trust.js";
+import type { StartedAgent } from "../core/types.ts";
+import type { ToolCommand } from "./command.ts";
+import { resolveCwd } from "./cwd.ts";
+import { definitionPicker, trustFor } from "./definitions.ts";
+import type { DispatchContext } from "./dispatch.ts";
+import { resolveModel } from "./models.ts";
+import { approveDefinition } from "./trust.ts";
 
 /** A new sheep from a definition, or (with `resume`) a closed one's conversation continued. */
 export async function startAction(cmd: Extract<ToolCommand, { action: "start" }>, ctx: DispatchContext): Promise<StartedAgent> {

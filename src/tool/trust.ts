@@ -1,5 +1,5 @@
-import { ShepherdError } from "../core/errors.js";
-import type { AgentDefinition } from "../core/types.js";
+import { ShepherdError } from "../core/errors.ts";
+import type { AgentDefinition } from "../core/types.ts";
 
 export interface TrustContext {
   hasUI: boolean;

@@ -1,6 +1,6 @@
-import type { WarmCount } from "../core/shepherd.js";
-import type { HerdView } from "../core/views.js";
-import { ageText, warmText } from "./format.js";
+import type { WarmCount } from "../core/shepherd.ts";
+import type { HerdView } from "../core/views.ts";
+import { ageText, warmText } from "./format.ts";
 
 /** `label · agent`, or the label alone when it is the agent's own name. */
 export function sheepName(label: string | undefined, agent: string | undefined): string {

@@ -7,11 +7,11 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { writeAgentDir } from "../support/agent-dir.js";
-import { shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { writeAgentDir } from "../support/agent-dir.ts";
+import { shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 const PROBE_BODY = "You are the probe. PROBE-BODY-MARKER-7f3a";
 const PROJ_BODY = "You are the project's own agent. PROJ-BODY-MARKER-91c2";

@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, repoRoot } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes, untilLogged } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd, repoRoot } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const READER = "---\nname: reader\ndescription: reads only\ntools: read\n---\nYou only read.\n";

@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 describe("the async herd: steering, follow-ups, idempotent prompts", { timeout: 600_000 }, () => {
   let dir: string;

@@ -10,12 +10,12 @@ import { readdir, readFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { sheepRoot } from "../support/leftovers.js";
-import { node22, piCli, repoRoot, RpcShepherd } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes, untilLogged } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { sheepRoot } from "../support/leftovers.ts";
+import { node22, piCli, repoRoot, RpcShepherd } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 const QUESTION = "Shear the whole flock now?";
 

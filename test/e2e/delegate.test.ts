@@ -6,10 +6,10 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.js";
-import { directive, startScriptedModel, type LoggedRequest, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.ts";
+import { directive, startScriptedModel, type LoggedRequest, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 /** The most requests that were being answered at the same moment. */
 function maxConcurrent(reqs: LoggedRequest[]): number {

@@ -10,12 +10,12 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Check } from "../../src/doctor/types.js";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, testNode } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes } from "../support/scene.js";
-import { startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import type { Check } from "../../src/doctor/types.ts";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd, testNode } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes } from "../support/scene.ts";
+import { startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 type Report = { checks: Check[]; counts: { pass: number; warn: number; fail: number } };
 

@@ -14,13 +14,13 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.js";
-import { livingSheep } from "../support/leftovers.js";
-import { node22, RpcShepherd } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.ts";
+import { livingSheep } from "../support/leftovers.ts";
+import { node22, RpcShepherd } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 describe("faults with real pi sheep in tmux", { timeout: 600_000 }, () => {
   let dir: string;

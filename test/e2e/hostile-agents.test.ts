@@ -11,11 +11,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { UNTRUSTED } from "../../src/agents/discover.js";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.js";
-import { startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { UNTRUSTED } from "../../src/agents/discover.ts";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.ts";
+import { startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 const refusal = (language: string) => `front matter language "${language}" is not allowed: only YAML front matter is read, and this file was not evaluated`;
 

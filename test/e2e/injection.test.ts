@@ -14,12 +14,12 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { sheepFiles, sheepPid } from "../support/leftovers.js";
-import { RpcShepherd } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { sheepFiles, sheepPid } from "../support/leftovers.ts";
+import { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 /** Each payload touches its own marker (`<m>-<kind>`), so a leak names the field and the form. */
 function shellPayloads(m: string): string[] {

@@ -18,10 +18,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { node22, piCli, repoRoot } from "../support/rpc-shepherd.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { node22, piCli, repoRoot } from "../support/rpc-shepherd.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 /** The registry is reachable, but the cache usually has everything: keep the installs fast. */
 const NPM_FAST = { npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" };

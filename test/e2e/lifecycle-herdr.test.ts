@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createFakeHerdr } from "../support/fake-herdr.js";
-import { lifecycleSuite } from "./lifecycle.suite.js";
+import { createFakeHerdr } from "../support/fake-herdr.ts";
+import { lifecycleSuite } from "./lifecycle.suite.ts";
 
 /** The same lifecycle, with the shepherd inside herdr (the fake, whose panes are real tmux panes). */
 lifecycleSuite(async (dir) => {

@@ -1,6 +1,6 @@
 import { execa } from "execa";
-import { startPrivateTmux } from "../support/tmux-server.js";
-import { lifecycleSuite } from "./lifecycle.suite.js";
+import { startPrivateTmux } from "../support/tmux-server.ts";
+import { lifecycleSuite } from "./lifecycle.suite.ts";
 
 lifecycleSuite(async () => {
   const t = await startPrivateTmux();

@@ -8,9 +8,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, testNode, testPiCli, type ToolOutcome } from "../support/rpc-shepherd.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd, testNode, testPiCli, type ToolOutcome } from "../support/rpc-shepherd.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
 
 export interface RuntimeFixture {
   name: "tmux" | "herdr";

@@ -9,13 +9,13 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { AuditEvent } from "../../src/ports/audit.js";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { killSheep, sheepPid } from "../support/leftovers.js";
-import { RpcShepherd } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import type { AuditEvent } from "../../src/ports/audit.ts";
+import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { killSheep, sheepPid } from "../support/leftovers.ts";
+import { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 describe("operations with real pi: model aliases, resume after the shepherd quit, the audit log", { timeout: 600_000 }, () => {
   let dir: string;

@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd } from "../support/rpc-shepherd.js";
-import { Scene, tmuxPanes } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { privateSocketOnly, type PrivateSocket } from "../support/tmux-server.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { Scene, tmuxPanes } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { privateSocketOnly, type PrivateSocket } from "../support/tmux-server.ts";
 
 type DelegateItem = { agent: string; status: string; text?: string; error?: string };
 

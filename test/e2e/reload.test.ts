@@ -7,10 +7,10 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { RpcShepherd, repoRoot } from "../support/rpc-shepherd.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { RpcShepherd, repoRoot } from "../support/rpc-shepherd.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 describe("persistence across /reload and a restarted shepherd", { timeout: 600_000 }, () => {
   let dir: string;

@@ -7,10 +7,10 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir } from "../support/e2e-env.js";
-import { killSheep, livingSheep, sheepProcesses } from "../support/leftovers.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { TuiShepherd } from "../support/tui-shepherd.js";
+import { makeAgentDir } from "../support/e2e-env.ts";
+import { killSheep, livingSheep, sheepProcesses } from "../support/leftovers.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { TuiShepherd } from "../support/tui-shepherd.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

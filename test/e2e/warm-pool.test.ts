@@ -10,13 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa } from "execa";
-import { pidRunning } from "../../src/protocol/pid.js";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.js";
-import { killSheep, livingSheep, pidAlive, sheepFiles, sheepPid } from "../support/leftovers.js";
-import { RpcShepherd } from "../support/rpc-shepherd.js";
-import { Scene } from "../support/scene.js";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.js";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import { pidRunning } from "../../src/protocol/pid.ts";
+import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { killSheep, livingSheep, pidAlive, sheepFiles, sheepPid } from "../support/leftovers.ts";
+import { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { Scene } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

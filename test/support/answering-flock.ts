@@ -4,7 +4,7 @@
  * that runs (and is listed in its result), waits while its target has not been taken, and is
  * dropped once that turn is over. A test says when each sheep answers.
  */
-import type { MemoryWorld } from "./memory-world.js";
+import type { MemoryWorld } from "./memory-world.ts";
 
 interface Running {
   promptId: string;

@@ -1,9 +1,9 @@
-import type { Clock } from "../../src/core/clock.js";
-import { ShepherdError } from "../../src/core/errors.js";
-import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
-import type { Delivery, PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.js";
-import type { StateStore, StoredState } from "../../src/ports/store.js";
-import { prng, type Rng } from "./prng.js";
+import type { Clock } from "../../src/core/clock.ts";
+import { ShepherdError } from "../../src/core/errors.ts";
+import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
+import type { Delivery, PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.ts";
+import type { StateStore, StoredState } from "../../src/ports/store.ts";
+import { prng, type Rng } from "./prng.ts";
 
 /**
  * An in-memory tmux server and sheep host that misbehaves the way real ones do, for the

@@ -4,8 +4,8 @@
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeAgentDir } from "./agent-dir.js";
-import { repoRoot } from "./rpc-shepherd.js";
+import { writeAgentDir } from "./agent-dir.ts";
+import { repoRoot } from "./rpc-shepherd.ts";
 
 export const ECHO_AGENT = "---\nname: echo\ndescription: answers as scripted\n---\nYou answer exactly as scripted.\n";
 

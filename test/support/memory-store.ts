@@ -1,4 +1,4 @@
-import type { StateStore, StoredState } from "../../src/ports/store.js";
+import type { StateStore, StoredState } from "../../src/ports/store.ts";
 
 /** The state file's merge rules, in memory. */
 export class MemoryStore implements StateStore {

@@ -1,6 +1,6 @@
-import { ShepherdError } from "../../src/core/errors.js";
-import type { ResumeCard, SheepMessage } from "../../src/core/types.js";
-import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.js";
+import { ShepherdError } from "../../src/core/errors.ts";
+import type { ResumeCard, SheepMessage } from "../../src/core/types.ts";
+import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
 import {
   resumeCardOf,
   type Delivery,
@@ -9,7 +9,7 @@ import {
   type SheepHost,
   type SheepResult,
   type SheepSnapshot,
-} from "../../src/ports/sheep-host.js";
+} from "../../src/ports/sheep-host.ts";
 
 interface MemSheep {
   card?: ResumeCard;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execa, type Subprocess } from "execa";
 import { join, resolve } from "node:path";
-import { directive } from "./scripted-model.js";
+import { directive } from "./scripted-model.ts";
 
 export const repoRoot = resolve(import.meta.dirname, "..", "..");
 export const piCli = join(repoRoot, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js");

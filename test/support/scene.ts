@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { execa } from "execa";
-import { killSheep, livingSheep, notKept, sheepFiles, sheepPid } from "./leftovers.js";
-import type { RpcShepherd, ToolOutcome } from "./rpc-shepherd.js";
-import type { ScriptedModel } from "./scripted-model.js";
+import { killSheep, livingSheep, notKept, sheepFiles, sheepPid } from "./leftovers.ts";
+import type { RpcShepherd, ToolOutcome } from "./rpc-shepherd.ts";
+import type { ScriptedModel } from "./scripted-model.ts";
 
 export type Item = { promptId: string; status: string; text?: string; error?: string };
 

@@ -11,8 +11,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { AgentRecord } from "../../src/core/types.js";
-import { FileStateStore } from "../../src/protocol/state-store.js";
+import type { AgentRecord } from "../../src/core/types.ts";
+import { FileStateStore } from "../../src/protocol/state-store.ts";
 
 const [dir, mode, a1, a2] = process.argv.slice(2);
 if (!dir || !mode) throw new Error("usage: state-hammer.ts <dir> hammer <n> <rounds> | hold <ms>");

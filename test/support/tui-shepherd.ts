@@ -7,7 +7,7 @@ import { execa } from "execa";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { node22, piCli, repoRoot } from "./rpc-shepherd.js";
+import { node22, piCli, repoRoot } from "./rpc-shepherd.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,16 +6,16 @@ import { dirname, join } from "node:path";
 import { after, afterEach, before, describe, it } from "node:test";
 import matter from "gray-matter";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { registerShepherdCommand } from "../../extensions/shepherd-command.js";
-import { discoverAgents, projectWalk, UNTRUSTED, type AgentScope } from "../../src/agents/discover.js";
-import { yamlOnlyEngines } from "../../src/agents/frontmatter.js";
-import { parseAgentFile } from "../../src/agents/parse.js";
-import { Shepherd } from "../../src/core/shepherd.js";
-import { DEFAULT_SETTINGS } from "../../src/settings.js";
-import { dispatch } from "../../src/tool/dispatch.js";
-import { FakeClock } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
-import { repoRoot } from "../support/rpc-shepherd.js";
+import { registerShepherdCommand } from "../../extensions/shepherd-command.ts";
+import { discoverAgents, projectWalk, UNTRUSTED, type AgentScope } from "../../src/agents/discover.ts";
+import { yamlOnlyEngines } from "../../src/agents/frontmatter.ts";
+import { parseAgentFile } from "../../src/agents/parse.ts";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import { DEFAULT_SETTINGS } from "../../src/settings.ts";
+import { dispatch } from "../../src/tool/dispatch.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
+import { repoRoot } from "../support/rpc-shepherd.ts";
 
 const agentFile = (name: string, description: string, extra = "", body = "") => `---\nname: ${name}\ndescription: ${description}\n${extra}---\n${body}`;
 

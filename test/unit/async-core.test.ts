@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Notice, Push } from "../../src/core/courier.js";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { AnsweringFlock } from "../support/answering-flock.js";
-import { FakeClock, settle } from "../support/fake-clock.js";
-import { MemoryStore } from "../support/memory-store.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import type { Notice, Push } from "../../src/core/courier.ts";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { AnsweringFlock } from "../support/answering-flock.ts";
+import { FakeClock, settle } from "../support/fake-clock.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "worker", description: "works", source: "bundled", path: "/agents/worker.md" };
 

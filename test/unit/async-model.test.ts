@@ -14,13 +14,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import type { Push } from "../../src/core/courier.js";
-import { MAX_QUEUED, Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition, DeliverAs, WaitItem } from "../../src/core/types.js";
-import { AnsweringFlock } from "../support/answering-flock.js";
-import { FakeClock, settle } from "../support/fake-clock.js";
-import { MemoryStore } from "../support/memory-store.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import type { Push } from "../../src/core/courier.ts";
+import { MAX_QUEUED, Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition, DeliverAs, WaitItem } from "../../src/core/types.ts";
+import { AnsweringFlock } from "../support/answering-flock.ts";
+import { FakeClock, settle } from "../support/fake-clock.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "worker", description: "works", source: "bundled", path: "/agents/worker.md" };
 const SEED = process.env.PI_SHEPHERD_SEED ? Number(process.env.PI_SHEPHERD_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;

@@ -4,11 +4,11 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AuditEvent } from "../../src/ports/audit.js";
-import { AUDIT_MAX_BYTES, AuditLog, readAudit } from "../../src/protocol/audit-log.js";
-import { FakeClock, settle } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AuditEvent } from "../../src/ports/audit.ts";
+import { AUDIT_MAX_BYTES, AuditLog, readAudit } from "../../src/protocol/audit-log.ts";
+import { FakeClock, settle } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const ev = (n: number, extra: Partial<AuditEvent> = {}): AuditEvent => ({
   event: "prompt",

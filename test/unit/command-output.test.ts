@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { outputEntry, outputEntryOf, outputRoute, outputText } from "../../src/command/output.js";
-import type { Paint } from "../../src/tool/render-text.js";
+import { outputEntry, outputEntryOf, outputRoute, outputText } from "../../src/command/output.ts";
+import type { Paint } from "../../src/tool/render-text.ts";
 
 const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };
 

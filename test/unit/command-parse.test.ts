@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.js";
-import { parseShepherdCommand } from "../../src/command/parse.js";
-import { quoteWord, tokenize } from "../../src/command/tokens.js";
+import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.ts";
+import { parseShepherdCommand } from "../../src/command/parse.ts";
+import { quoteWord, tokenize } from "../../src/command/tokens.ts";
 
 describe("/shepherd arguments: words", () => {
   it("splits on whitespace and keeps quoted words whole", () => {

@@ -3,15 +3,15 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { runShepherdCommand, type CommandDeps } from "../../src/command/run.js";
-import { ShepherdError } from "../../src/core/errors.js";
-import { Shepherd } from "../../src/core/shepherd.js";
-import { loadSettings, type LoadedSettings } from "../../src/settings.js";
-import { report, type DoctorReport } from "../../src/doctor/types.js";
-import type { AuditEvent } from "../../src/ports/audit.js";
-import { runCommand } from "../../src/tool/entry.js";
-import { FakeClock } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { runShepherdCommand, type CommandDeps } from "../../src/command/run.ts";
+import { ShepherdError } from "../../src/core/errors.ts";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import { loadSettings, type LoadedSettings } from "../../src/settings.ts";
+import { report, type DoctorReport } from "../../src/doctor/types.ts";
+import type { AuditEvent } from "../../src/ports/audit.ts";
+import { runCommand } from "../../src/tool/entry.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 /** /shepherd over the real dispatch and core, on an in-memory multiplexer. */
 describe("/shepherd subcommands run the tool's core", () => {

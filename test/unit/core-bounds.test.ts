@@ -1,10 +1,10 @@
 /** A shepherd that runs for days keeps a bounded record, in memory and in the state file. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MAX_CLOSED_KEPT, MAX_SETTLED_KEPT, Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { MemoryStore } from "../support/memory-store.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { MAX_CLOSED_KEPT, MAX_SETTLED_KEPT, Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a.md" };
 

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Delegation, type DelegateProgress } from "../../src/core/delegate.js";
-import { delegateOutcome } from "../../src/tool/delegate-text.js";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { settle } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Delegation, type DelegateProgress } from "../../src/core/delegate.ts";
+import { delegateOutcome } from "../../src/tool/delegate-text.ts";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { settle } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
 

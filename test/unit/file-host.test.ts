@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { INBOX_FILE, sheepDir } from "../../src/protocol/layout.js";
-import { FileSheepHost } from "../../src/protocol/file-host.js";
+import { INBOX_FILE, sheepDir } from "../../src/protocol/layout.ts";
+import { FileSheepHost } from "../../src/protocol/file-host.ts";
 
 let agentDir: string;
 before(async () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AgentStatus } from "../../src/core/types.js";
-import { sheepLine } from "../../src/tool/format.js";
+import type { AgentStatus } from "../../src/core/types.ts";
+import { sheepLine } from "../../src/tool/format.ts";
 
 describe("the line about one sheep", () => {
   const base: AgentStatus = {

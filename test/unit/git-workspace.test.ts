@@ -8,10 +8,10 @@ import { mkdir, mkdtemp, readFile, rm, stat, unlink, utimes } from "node:fs/prom
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { branchFor, checkedBranch } from "../../src/git/worktree.js";
-import { GitWorkspace } from "../../src/git/workspace.js";
-import type { Worktree } from "../../src/ports/workspace.js";
-import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.js";
+import { branchFor, checkedBranch } from "../../src/git/worktree.ts";
+import { GitWorkspace } from "../../src/git/workspace.ts";
+import type { Worktree } from "../../src/ports/workspace.ts";
+import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.ts";
 
 describe("git workspace: evidence", () => {
   let dir: string;

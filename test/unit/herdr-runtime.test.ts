@@ -7,10 +7,10 @@ import { access, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { type ErrorCode, isShepherdError } from "../../src/core/errors.js";
-import { HerdrRuntime, herdrServerAnswers } from "../../src/runtimes/herdr/index.js";
-import { shellLine } from "../../src/runtimes/shell-line.js";
-import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.js";
+import { type ErrorCode, isShepherdError } from "../../src/core/errors.ts";
+import { HerdrRuntime, herdrServerAnswers } from "../../src/runtimes/herdr/index.ts";
+import { shellLine } from "../../src/runtimes/shell-line.ts";
+import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.ts";
 
 let fake: FakeHerdr;
 let tmp: string;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildLaunchSpec, MESSAGE_TOOL } from "../../src/launch/spec.js";
-import { sheepLayout } from "../../src/protocol/layout.js";
+import { buildLaunchSpec, MESSAGE_TOOL } from "../../src/launch/spec.ts";
+import { sheepLayout } from "../../src/protocol/layout.ts";
 
 const spec = (tools?: string[]) =>
   buildLaunchSpec({

@@ -12,11 +12,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { Delegation } from "../../src/core/delegate.js";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition, AgentStatus, WaitItem } from "../../src/core/types.js";
-import { type AnswerPlan, type BootPlan, type ChaosSheep, ChaosWorld, FLAKY_OPS, type FlakyOp, NEIGHBOUR } from "../support/chaos-world.js";
-import { FakeClock } from "../support/fake-clock.js";
+import { Delegation } from "../../src/core/delegate.ts";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition, AgentStatus, WaitItem } from "../../src/core/types.ts";
+import { type AnswerPlan, type BootPlan, type ChaosSheep, ChaosWorld, FLAKY_OPS, type FlakyOp, NEIGHBOUR } from "../support/chaos-world.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 const INTERVAL_MS = 1000;

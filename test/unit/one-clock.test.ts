@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Delegation, type DelegateProgress } from "../../src/core/delegate.js";
-import { Shepherd, type WaitProgress } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { renderResultText, type Paint } from "../../src/tool/render-text.js";
-import { herdWidgetLines } from "../../src/tool/widget-text.js";
-import { FakeClock, settle } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Delegation, type DelegateProgress } from "../../src/core/delegate.ts";
+import { Shepherd, type WaitProgress } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { renderResultText, type Paint } from "../../src/tool/render-text.ts";
+import { herdWidgetLines } from "../../src/tool/widget-text.ts";
+import { FakeClock, settle } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
 const plain: Paint = { fg: (_c, s) => s, bold: (s) => s };

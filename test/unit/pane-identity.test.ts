@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { FakeClock } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 

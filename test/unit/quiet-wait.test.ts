@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Shepherd, type WaitProgress } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import type { SheepHost } from "../../src/ports/sheep-host.js";
-import { WidgetRefresh } from "../../src/tool/widget-refresh.js";
-import { herdWidgetLines } from "../../src/tool/widget-text.js";
-import { FakeClock, settle } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Shepherd, type WaitProgress } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import type { SheepHost } from "../../src/ports/sheep-host.ts";
+import { WidgetRefresh } from "../../src/tool/widget-refresh.ts";
+import { herdWidgetLines } from "../../src/tool/widget-text.ts";
+import { FakeClock, settle } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
 const HERD = 16;

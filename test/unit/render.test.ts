@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { pushMessage } from "../../src/tool/push-text.js";
-import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.js";
-import { herdWidgetLines } from "../../src/tool/widget-text.js";
-import type { SheepView } from "../../src/core/types.js";
-import type { HerdView } from "../../src/core/views.js";
+import { pushMessage } from "../../src/tool/push-text.ts";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.ts";
+import { herdWidgetLines } from "../../src/tool/widget-text.ts";
+import type { SheepView } from "../../src/core/types.ts";
+import type { HerdView } from "../../src/core/views.ts";
 
 /** Colours become visible tags, so a test can tell an error from a success. */
 const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };

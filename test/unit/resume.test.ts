@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { MAX_LABEL_LENGTH } from "../../src/core/labels.js";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { FakeClock } from "../support/fake-clock.js";
-import { MemoryStore } from "../support/memory-store.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { MAX_LABEL_LENGTH } from "../../src/core/labels.ts";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = {
   name: "worker",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isShepherdError } from "../../src/core/errors.js";
-import { chooseRuntime, type RuntimeProbes } from "../../src/runtimes/choose.js";
+import { isShepherdError } from "../../src/core/errors.ts";
+import { chooseRuntime, type RuntimeProbes } from "../../src/runtimes/choose.ts";
 
 /** Probes that answer as told and count how often they were asked. */
 function probes(herdr: boolean | Error, tmux: boolean | Error) {

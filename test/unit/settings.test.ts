@@ -3,8 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
-import { DEFAULT_SETTINGS, loadSettings, SETTING_KEYS } from "../../src/settings.js";
-import { resolveModel, withModelAlias } from "../../src/tool/models.js";
+import { DEFAULT_SETTINGS, loadSettings, SETTING_KEYS } from "../../src/settings.ts";
+import { resolveModel, withModelAlias } from "../../src/tool/models.ts";
 
 describe("settings", () => {
   let root: string | undefined;

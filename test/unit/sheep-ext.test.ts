@@ -9,11 +9,11 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import sheep from "../../extensions/sheep.js";
-import { ensurePrivateDir, writeJsonAtomic } from "../../src/protocol/files.js";
-import { sheepLayout, type SheepLayout } from "../../src/protocol/layout.js";
-import { parseMessageLog } from "../../src/protocol/message-log.js";
-import type { InboxPrompt, InboxSteer, ReplyFile, ResultFile, StatusReport } from "../../src/protocol/messages.js";
+import sheep from "../../extensions/sheep.ts";
+import { ensurePrivateDir, writeJsonAtomic } from "../../src/protocol/files.ts";
+import { sheepLayout, type SheepLayout } from "../../src/protocol/layout.ts";
+import { parseMessageLog } from "../../src/protocol/message-log.ts";
+import type { InboxPrompt, InboxSteer, ReplyFile, ResultFile, StatusReport } from "../../src/protocol/messages.ts";
 
 type Handler = (event: unknown, ctx?: unknown) => unknown;
 

@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { DEFAULT_SETTINGS } from "../../src/settings.js";
-import { dispatch, type DispatchContext } from "../../src/tool/dispatch.js";
-import { MemoryStore } from "../support/memory-store.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { DEFAULT_SETTINGS } from "../../src/settings.ts";
+import { dispatch, type DispatchContext } from "../../src/tool/dispatch.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
 

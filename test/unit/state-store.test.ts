@@ -5,13 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa, type Subprocess } from "execa";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentRecord, DelegationRecord, PromptRecord } from "../../src/core/types.js";
-import { FileSheepHost } from "../../src/protocol/file-host.js";
-import { sheepDir, stateDir } from "../../src/protocol/layout.js";
-import { FileStateStore } from "../../src/protocol/state-store.js";
-import { MemoryWorld } from "../support/memory-world.js";
-import { node22, repoRoot } from "../support/rpc-shepherd.js";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "../../src/core/types.ts";
+import { FileSheepHost } from "../../src/protocol/file-host.ts";
+import { sheepDir, stateDir } from "../../src/protocol/layout.ts";
+import { FileStateStore } from "../../src/protocol/state-store.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
+import { node22, repoRoot } from "../support/rpc-shepherd.ts";
 
 const agent = (agentId: string, owner: string): AgentRecord => ({
   agentId,

@@ -3,10 +3,10 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { PaneCommand } from "../../src/ports/runtime.js";
-import { TmuxRuntime } from "../../src/runtimes/tmux/runtime.js";
-import { TmuxError } from "../../src/runtimes/tmux/tmux-cli.js";
-import { privateSocketOnly, startPrivateTmux, type PrivateTmux } from "../support/tmux-server.js";
+import type { PaneCommand } from "../../src/ports/runtime.ts";
+import { TmuxRuntime } from "../../src/runtimes/tmux/runtime.ts";
+import { TmuxError } from "../../src/runtimes/tmux/tmux-cli.ts";
+import { privateSocketOnly, startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
 
 const reportExit = join(import.meta.dirname, "..", "..", "src", "launch", "report-exit.sh");
 

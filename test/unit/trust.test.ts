@@ -3,13 +3,13 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { Shepherd } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { loadSettings } from "../../src/settings.js";
-import { dispatch } from "../../src/tool/dispatch.js";
-import { approveDefinition, type TrustContext } from "../../src/tool/trust.js";
-import { FakeClock } from "../support/fake-clock.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { loadSettings } from "../../src/settings.ts";
+import { dispatch } from "../../src/tool/dispatch.ts";
+import { approveDefinition, type TrustContext } from "../../src/tool/trust.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const projectDef: AgentDefinition = { name: "helper", description: "d", source: "project", path: "/repo/.pi/agents/helper.md" };
 

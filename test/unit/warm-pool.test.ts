@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
-import { Shepherd, type WarmConfig } from "../../src/core/shepherd.js";
-import type { AgentDefinition } from "../../src/core/types.js";
-import { FakeClock } from "../support/fake-clock.js";
-import { MemoryStore } from "../support/memory-store.js";
-import { MemoryWorld } from "../support/memory-world.js";
+import { Shepherd, type WarmConfig } from "../../src/core/shepherd.ts";
+import type { AgentDefinition } from "../../src/core/types.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryWorld } from "../support/memory-world.ts";
 
 const worker: AgentDefinition = { name: "worker", description: "does work", source: "user", path: "/agents/worker.md", tools: ["read"], model: "m1" };
 const scout: AgentDefinition = { name: "scout", description: "looks", source: "bundled", path: "/bundled/scout.md" };

@@ -4,9 +4,9 @@
  * become ShepherdErrors; see errors.ts for the mapping.
  */
 import { execa, ExecaError } from "execa";
-import { ShepherdError } from "../../core/errors.js";
-import { herdrEnvelopeError, herdrMissingError, herdrRawError, herdrUsageError, HerdrCommandError } from "./errors.js";
-import { isRecord } from "../../core/guards.js";
+import { ShepherdError } from "../../core/errors.ts";
+import { herdrEnvelopeError, herdrMissingError, herdrRawError, herdrUsageError, HerdrCommandError } from "./errors.ts";
+import { isRecord } from "../../core/guards.ts";
 
 export interface HerdrCliOptions {
   bin: string;

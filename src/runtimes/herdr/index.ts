@@ -1,3 +1,3 @@
-export { HerdrRuntime, type HerdrRuntimeOptions } from "./runtime.js";
-export { herdrServerAnswers, type HerdrProbeOptions } from "./probe.js";
-export { MIN_HERDR_VERSION, RECOMMENDED_HERDR_VERSION } from "./version.js";
+export { HerdrRuntime, type HerdrRuntimeOptions } from "./runtime.ts";
+export { herdrServerAnswers, type HerdrProbeOptions } from "./probe.ts";
+export { MIN_HERDR_VERSION, RECOMMENDED_HERDR_VERSION } from "./version.ts";

@@ -3,8 +3,8 @@
  * binary is 0.7.5+ and its server replies to `pane list`; anything else (not installed,
  * too old, no server, protocol mismatch) is false, so an automatic choice moves on to tmux.
  */
-import { HerdrCli, resolveHerdrBin } from "./cli.js";
-import { checkHerdrVersion } from "./version.js";
+import { HerdrCli, resolveHerdrBin } from "./cli.ts";
+import { checkHerdrVersion } from "./version.ts";
 
 export interface HerdrProbeOptions {
   env?: NodeJS.ProcessEnv;

@@ -2,9 +2,9 @@
  * The few fields of herdr's PaneInfo / WorkspaceInfo / AgentInfo records that the adapter
  * reads, checked at the boundary so a surprising answer fails loudly instead of later.
  */
-import { isRecord } from "../../core/guards.js";
-import type { HerdrResult } from "./cli.js";
-import { HerdrCommandError } from "./errors.js";
+import { isRecord } from "../../core/guards.ts";
+import type { HerdrResult } from "./cli.ts";
+import { HerdrCommandError } from "./errors.ts";
 
 export interface PaneRecord {
   pane_id: string;

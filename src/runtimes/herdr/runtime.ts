@@ -4,14 +4,14 @@
  * told about: a split always names the calling pane from HERDR_PANE_ID.
  */
 import path from "node:path";
-import { ShepherdError } from "../../core/errors.js";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.js";
-import { HerdrCli, resolveHerdrBin } from "./cli.js";
-import { isHerdrCode } from "./errors.js";
-import { carriesMark, cliSafeLabel, markedPaneLabel, markOf } from "./labels.js";
-import { agentStatusOf, paneList, paneRecord, type PaneRecord, workspaceId } from "./records.js";
-import { shellLine } from "../shell-line.js";
-import { checkHerdrVersion } from "./version.js";
+import { ShepherdError } from "../../core/errors.ts";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.ts";
+import { HerdrCli, resolveHerdrBin } from "./cli.ts";
+import { isHerdrCode } from "./errors.ts";
+import { carriesMark, cliSafeLabel, markedPaneLabel, markOf } from "./labels.ts";
+import { agentStatusOf, paneList, paneRecord, type PaneRecord, workspaceId } from "./records.ts";
+import { shellLine } from "../shell-line.ts";
+import { checkHerdrVersion } from "./version.ts";
 
 export interface HerdrRuntimeOptions {
   /** Environment of the shepherd; HERDR_* ids and herdr's socket come from it. Default: process.env. */

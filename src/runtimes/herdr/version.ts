@@ -3,7 +3,7 @@
  * sends (short ids, `--no-focus`, the agent facade, the protocol guard); 0.8.0 adds the
  * structured `server_not_running` error and is recommended.
  */
-import { ShepherdError } from "../../core/errors.js";
+import { ShepherdError } from "../../core/errors.ts";
 
 export const MIN_HERDR_VERSION = "0.7.5";
 export const RECOMMENDED_HERDR_VERSION = "0.8.0";

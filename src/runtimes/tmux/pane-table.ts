@@ -1,5 +1,5 @@
 import { constants } from "node:os";
-import type { ExitStatus } from "../../ports/runtime.js";
+import type { ExitStatus } from "../../ports/runtime.ts";
 
 export const MARK = "@pi_shepherd_agent";
 

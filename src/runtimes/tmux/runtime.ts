@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { ShepherdError } from "../../core/errors.js";
-import { isWellFormedId } from "../../core/ids.js";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.js";
-import { shellQuote } from "../shell-line.js";
-import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.js";
-import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.js";
+import { ShepherdError } from "../../core/errors.ts";
+import { isWellFormedId } from "../../core/ids.ts";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.ts";
+import { shellQuote } from "../shell-line.ts";
+import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.ts";
+import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.ts";
 
 export interface TmuxRuntimeOptions extends TmuxCliOptions {
   /** Detached session that holds the sheep when the shepherd is not inside tmux. */
