@@ -89,7 +89,10 @@ export const DEFINITIONS = {
     "pi not counted, the two alternating which goes first; ratio of medians delegate / example. Cold: no pool; warm: a " +
     "shepherd with a pool of 4, herd polled until 4 are ready, then 1 s more, before each call of either tool (the refill competes with neither). Split in the detail (model's request " +
     "log): to the model = tool call start to the last task's request reaching the model (pane or process, pi boot, the " +
-    "prompt); after the answer = the last answer's last byte to the tool call's end (result back, sheep closed)",
+    "prompt); after the answer = the last answer's last byte to the tool call's end (result back, sheep closed). " +
+    "pi alone (tmux): pi on the agent dir without pi-shepherd, with the agent file's model, tools and prompt as arguments " +
+    "and a first message, as a pane's own command (its interactive screen, as every sheep runs) and as pi --mode json -p " +
+    "(as each task of the example); from asking for the pane or spawning the process to that message reaching the model",
   memory:
     "resident memory (VmRSS) of every process in a sheep's pane (tmux: pi alone; herdr: the pane's shell, report-exit.sh " +
     "and pi) against a bare pi's own process (the same launch spec as the pane's own command on tmux, typed into a shell on " +

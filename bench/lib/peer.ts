@@ -11,6 +11,7 @@ import { directive } from "../../test/support/scripted-model.ts";
 import { sleep } from "./clock.ts";
 import type { ModelProcess } from "./model.ts";
 import type { RuntimeFixture } from "./runtime-fixture.ts";
+import { type FloorSamples, measureFloor } from "./floor.ts";
 import { timedCall } from "./tool-call.ts";
 import { setWarm, untilWarm } from "./warm-pool.ts";
 import type { World } from "./world.ts";
@@ -37,9 +38,13 @@ export interface PeerSamples {
 }
 
 export interface PeerFigures {
+  /** Each call's answer time: the one task's, and each of the four's. */
+  answerMs: { one: number; four: number };
   cold: { delegate: PeerSamples; example: PeerSamples };
   /** The shepherd with a warm pool of `pool`; absent without one. */
   warm?: { pool: number; delegate: PeerSamples; example: PeerSamples };
+  /** pi alone, interactive in a pane and headless: where a pane can run pi as its own command (tmux). */
+  floor?: FloorSamples;
 }
 
 // From the pi the bench runs, so the example is the one shipped with it.
@@ -68,9 +73,10 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
   };
   // A pi user who picks the example instead of delegate has no pi-shepherd installed: its pi and
   // the pi it spawns per task run on an agent dir that is the same but for that package.
+  const bareAgentDir = await withoutPackages(world.agentDir);
   const example = RpcShepherd.start({
     cwd: world.work,
-    env: { ...env, PI_CODING_AGENT_DIR: await withoutPackages(world.agentDir) },
+    env: { ...env, PI_CODING_AGENT_DIR: bareAgentDir },
     extension: exampleSubagent,
   });
   let seq = 0;
@@ -121,7 +127,11 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
   try {
     say(`  peer, cold: delegate vs pi's example subagent, one task (${cfg.oneDelayMs} ms) and four (${cfg.fourDelayMs} ms) x${cfg.reps}`);
     const cold = await withShepherd(world, env, (s) => phase(s, undefined));
-    const fig: PeerFigures = { cold };
+    const fig: PeerFigures = { cold, answerMs: { one: cfg.oneDelayMs, four: cfg.fourDelayMs } };
+    if (fixture.bareModes.includes("direct")) {
+      say(`  peer, pi alone: its first message to the model, interactive in a pane and headless x${cfg.reps}`);
+      fig.floor = await measureFloor(fixture, world, bareAgentDir, model, cfg.reps);
+    }
     await setWarm(world.agentDir, { [agent]: cfg.pool });
     try {
       const warm = await withShepherd(world, env, async (s) => {

@@ -297,6 +297,7 @@ export function summarizeRun(r: RuntimeRun) {
           peer: {
             cold: { delegate: peer(r.peer.cold.delegate), example: peer(r.peer.cold.example) },
             warm: r.peer.warm ? { pool: r.peer.warm.pool, delegate: peer(r.peer.warm.delegate), example: peer(r.peer.warm.example) } : null,
+            ...(r.peer.floor ? { floor: { interactiveMs: summarize(r.peer.floor.interactiveMs), headlessMs: summarize(r.peer.floor.headlessMs) } } : {}),
           },
         }
       : {}),

@@ -46,4 +46,34 @@ export function userRows(row: RowMaker): void {
       { text: `<= ${warm.toFixed(1)}`, ok: (v) => v <= warm },
     );
   }
+  // Nothing of ours in either: what a pane's interactive pi costs over a headless one before the
+  // model hears anything, a cost every sheep pays and the example's tasks do not.
+  row("pi alone, first message to the model: interactive in a pane / headless (reference)", "bench", "x", (r) => {
+    const f = r.peer?.floor;
+    if (!f) return undefined;
+    const [i, h] = [median(f.interactiveMs), median(f.headlessMs)];
+    return { value: round(i / h, 3), detail: `${ms(i)} / ${ms(h)}` };
+  });
+  // The least delegate could take: in the cold case that interactive boot, then the answer; from a
+  // warm pool the answer alone; no cost of ours at all in either. Against the example's measured call.
+  row("delegate / pi's example subagent, one task, cold: the bound for any pane sheep (reference)", "bench", "x", (r) => {
+    const p = r.peer;
+    if (!p?.floor) return undefined;
+    const example = median(p.cold.example.one.ms);
+    const boot = median(p.floor.interactiveMs);
+    return { value: round((boot + p.answerMs.one) / example, 3), detail: `(${ms(boot)} + ${ms(p.answerMs.one)} answer) / ${ms(example)}` };
+  });
+  for (const which of ["one", "four"] as const) {
+    row(
+      `delegate / pi's example subagent, ${which === "one" ? "one task" : "four tasks"}, warm: the bound, the answer alone (reference)`,
+      "bench",
+      "x",
+      (r) => {
+        const p = r.peer;
+        if (!p?.warm) return undefined;
+        const example = median(p.warm.example[which].ms);
+        return { value: round(p.answerMs[which] / example, 3), detail: `${ms(p.answerMs[which])} answer / ${ms(example)}` };
+      },
+    );
+  }
 }
