@@ -66,7 +66,8 @@ export class WarmPool implements WarmSource {
     this.timer = undefined;
     if (Object.values(config.sizes).some((n) => n > 0)) {
       // Death is found by the liveness calls the herd makes anyway; this only makes sure one is made.
-      this.timer = setInterval(() => this.refill(), config.checkEveryMs ?? 5000);
+      // It waits for a quiet herd like any replacement: a pi booting beside the work slows the work.
+      this.timer = setInterval(() => this.refillWhenQuiet(), config.checkEveryMs ?? 5000);
       this.timer.unref?.();
     }
     this.refill();

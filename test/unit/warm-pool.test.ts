@@ -32,13 +32,13 @@ function setup(o: { store?: MemoryStore; world?: MemoryWorld; owner?: string } =
   });
   open.push(shepherd);
   let defs = [worker, scout];
-  const config = (sizes: Record<string, number>): WarmConfig => ({
+  const config = (sizes: Record<string, number>, checkEveryMs = 3_600_000): WarmConfig => ({
     sizes,
     cwd: "/work",
     placement: "tab",
     direction: "right",
     definitions: async () => defs,
-    checkEveryMs: 3_600_000,
+    checkEveryMs,
   });
   return {
     world,
@@ -173,7 +173,8 @@ describe("warm pool", () => {
 
   it("the replacement of a taken sheep boots once the herd's sheep stopped working", async () => {
     const s = setup();
-    s.shepherd.keepWarm(s.config({ worker: 1 }));
+    // The pool's own check comes round often here: it too must not boot a pi beside the work.
+    s.shepherd.keepWarm(s.config({ worker: 1 }, 100));
     await until(() => ready(s.shepherd, "worker") === 1, "one warm worker");
     const before = creates(s.world);
     const taken = await s.shepherd.start({ definition: worker, cwd: "/work" });
