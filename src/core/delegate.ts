@@ -199,6 +199,8 @@ export class Delegation {
       if (!this.o.keepOpen) await this.closeQuietly(agentId);
       return finish(item);
     } catch (e) {
+      // A start that failed but could not close its pane keeps its sheep recorded: the item names it.
+      agentId ??= track.agentId !== undefined && this.shepherd.registry.agents.has(track.agentId) ? track.agentId : undefined;
       if (detached()) return finish({ ...base, status: "cancelled", ...(agentId ? { agentId } : {}), error: "[cancelled] the shepherd stopped." });
       const aborted = this.o.signal?.aborted || isShepherdError(e, "aborted");
       // An aborted delegation closes what it started, whatever keepOpen says: nobody will wait for it.

@@ -2,11 +2,11 @@
  * The records across reloads and restarts: taking back what this shepherd may own, and telling
  * another live shepherd's sheep apart from an unknown id.
  */
-import { dropGone } from "./close.ts";
+import { confirmGone, dropGone } from "./close.ts";
 import type { Herd } from "./herd.ts";
 import { refresh } from "./ledger.ts";
 import { ShepherdError } from "./errors.ts";
-import { closeWarmSheep } from "./warm.ts";
+import { closeWarmSheep, keepToClose } from "./warm.ts";
 import type { AgentRecord, DelegationRecord } from "./types.ts";
 
 export interface AttachReport {
@@ -33,8 +33,8 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     if (herd.registry.agents.has(rec.agentId) || herd.registry.warm.has(rec.agentId)) continue;
     if (rec.warm) {
       // A pool sheep of a shepherd that quit or reloaded: never prompted, so nothing is lost by closing it.
-      await closeWarmSheep(herd, rec);
-      herd.letGo(rec.agentId);
+      if (await closeWarmSheep(herd, rec)) herd.letGo(rec.agentId);
+      else keepToClose(herd, rec);
       continue;
     }
     if (rec.state === "closed" && rec.owner !== owner && !rec.worktree) {
@@ -80,6 +80,14 @@ export async function attach(herd: Herd): Promise<AttachReport> {
       continue;
     }
     await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
+    // A pane that would not close stays recorded (still starting): close or prune finds it later.
+    if (
+      !(await confirmGone(herd, rec).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     report.pruned.push(...(await dropGone(herd, rec)).ids);
   }
   await herd.persist();

@@ -181,19 +181,30 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<ne
   const { runtime, host } = herd.opts;
   const lines = await runtime.read(rec.paneId, 30).catch(() => "");
   await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
-  await confirmGone(herd, rec).catch(() => undefined);
-  herd.unwatch(rec.agentId);
-  await host.cleanup(rec.agentId).catch(() => undefined);
-  // The sheep never became ready, so it wrote nothing into its worktree.
-  if (rec.worktree) await herd.opts.workspace?.remove(rec.worktree).catch(() => undefined);
-  herd.forget(rec);
+  // A pane that could not be closed (the multiplexer stopped answering) stays ours: its record is
+  // what lets close, prune or the next shepherd find it, and its pi may still read its files.
+  const kept = await confirmGone(herd, rec).then(
+    () => undefined,
+    (e: unknown) => errorText(e),
+  );
+  if (kept === undefined) {
+    herd.unwatch(rec.agentId);
+    await host.cleanup(rec.agentId).catch(() => undefined);
+    // The sheep never became ready, so it wrote nothing into its worktree.
+    if (rec.worktree) await herd.opts.workspace?.remove(rec.worktree).catch(() => undefined);
+    herd.forget(rec);
+  }
   await herd.persist();
   const reason =
     cause instanceof ShepherdError && cause.code === "start_failed" ? cause.message.replace(/^\[start_failed\] /, "") : (abortText(cause) ?? errorText(cause));
   // Logged here, where the sheep is still known; the tool's entry logs every other failure.
   herd.audit({ event: "failure", agentId: rec.agentId, label: rec.label, reason: "start_failed", error: shorten(reason) });
   const tail = lines.trim() ? `\nLast lines of its pane:\n${lines.trimEnd().split("\n").slice(-15).join("\n")}` : "";
-  throw new ShepherdError("start_failed", `sheep "${rec.label}" (${rec.agent}) did not start: ${reason}${tail}`, { cause });
+  const still =
+    kept === undefined
+      ? ""
+      : `\nIts pane ${rec.paneId} could not be closed (${kept}); the sheep stays recorded as ${rec.agentId}: close it once the multiplexer answers again.`;
+  throw new ShepherdError("start_failed", `sheep "${rec.label}" (${rec.agent}) did not start: ${reason}${still}${tail}`, { cause });
 }
 
 function abortText(e: unknown): string | undefined {

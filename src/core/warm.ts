@@ -81,7 +81,7 @@ export class WarmPool implements WarmSource {
       out[rec.agent] ??= { ready: 0, starting: 0 };
       const c = out[rec.agent]!;
       if (rec.state === "idle") c.ready++;
-      else c.starting++;
+      else if (rec.state === "starting") c.starting++;
     }
     return out;
   }
@@ -172,6 +172,12 @@ export class WarmPool implements WarmSource {
       const wanted = config.sizes[rec.agent] ?? 0;
       const list = kept.get(rec.agent) ?? [];
       kept.set(rec.agent, list);
+      if (rec.state === "exited") {
+        // One whose close failed before: tried again, and no longer counted.
+        this.herd.registry.warm.delete(rec.agentId);
+        await this.discard(rec);
+        continue;
+      }
       // A booting sheep is judged once it is ready: closing it now would only fail its start.
       if (rec.state !== "idle") {
         list.push(rec);
@@ -203,13 +209,17 @@ export class WarmPool implements WarmSource {
   }
 
   private async boot(config: WarmConfig, definition: AgentDefinition, print: string): Promise<void> {
+    let recorded: string | undefined;
     const req: StartRequest = {
       definition,
       cwd: config.cwd,
       placement: config.placement,
       direction: config.direction,
       // Known from the moment the record exists, so no pass takes a booting sheep for a stale one.
-      onRecorded: (agentId) => this.prints.set(agentId, print),
+      onRecorded: (agentId) => {
+        recorded = agentId;
+        this.prints.set(agentId, print);
+      },
     };
     try {
       await launchWarm(this.herd, req, warmLabel(definition.name), this.herd.lifetime.signal);
@@ -217,6 +227,9 @@ export class WarmPool implements WarmSource {
       if (this.config !== config) this.again = true;
       this.failedAt.delete(definition.name);
     } catch (e) {
+      // A failed start whose pane stayed is still recorded: the next pass closes it.
+      const stuck = recorded === undefined ? undefined : this.herd.registry.warm.get(recorded);
+      if (stuck) keepToClose(this.herd, stuck);
       this.failedAt.set(definition.name, this.herd.clock.now());
       this.problems.set(definition.name, `a warm sheep of "${definition.name}" did not start: ${errorText(e)}`);
     }
@@ -232,24 +245,39 @@ export class WarmPool implements WarmSource {
 
   private async discard(rec: AgentRecord): Promise<void> {
     this.prints.delete(rec.agentId);
-    await closeWarmSheep(this.herd, rec);
-    this.herd.forget(rec);
-    this.herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, warm: true });
+    if (await closeWarmSheep(this.herd, rec)) {
+      this.herd.forget(rec);
+      this.herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, warm: true });
+    } else keepToClose(this.herd, rec);
     await this.herd.persist();
   }
 }
 
 /**
  * Closes a warm sheep's pane and removes its files: it never had a prompt, so nothing of it is
- * kept. Its record is the caller's to drop (this pool's, or a dead shepherd's found at attach).
+ * kept. Its record is the caller's to drop (this pool's, or a dead shepherd's found at attach),
+ * but only when this says the pane is gone: a forgotten pane would run on with nobody to close it.
  */
-export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<void> {
+export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<boolean> {
   const { runtime, host } = herd.opts;
   if (await runtime.close(rec.paneId, rec.agentId).catch(() => undefined)) herd.liveness.gone(rec.agentId);
-  // As any close: the files go once the pane and its pi are gone.
-  await confirmGone(herd, rec).catch(() => undefined);
+  // As any close: the files go once the pane and its pi are gone. A pane still there (the
+  // multiplexer stopped answering) keeps them, and its record, for another try.
+  const gone = await confirmGone(herd, rec).then(
+    () => true,
+    () => false,
+  );
+  if (!gone) return false;
   herd.unwatch(rec.agentId);
   await host.discard(rec.agentId).catch(() => undefined);
+  return true;
+}
+
+/** A warm sheep whose pane could not be closed: never handed out, closed again by the pool's next pass or at quit. */
+export function keepToClose(herd: Herd, rec: AgentRecord): void {
+  rec.state = "exited";
+  rec.owner = herd.opts.owner;
+  herd.registry.warm.set(rec.agentId, rec);
 }
 
 /** A warm sheep's label until a start gives it one: seen only in the multiplexer's window list. */

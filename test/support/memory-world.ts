@@ -37,6 +37,8 @@ export class MemoryWorld {
   readonly calls: string[] = [];
   readonly prepared: PrepareRequest[] = [];
   onLaunch: "ready" | "never" | "exit" = "ready";
+  /** The multiplexer refuses to close anything (it stopped answering), and every pane stays. */
+  closeFails = false;
   /** Sheep whose pi still runs for this many more looks after its pane went (see host.running). */
   readonly lingering = new Map<string, number>();
   private nextPane = 1;
@@ -79,6 +81,7 @@ export class MemoryWorld {
     },
     close: async (paneId: string, agentId: string): Promise<undefined> => {
       this.calls.push(`close ${paneId}`);
+      if (this.closeFails) throw new ShepherdError("runtime_error", "tmux: no server running");
       const pane = this.panes.get(paneId);
       // As the real runtimes do: a pane that carries another mark is refused, never closed.
       if (pane?.alive && pane.agentId !== agentId) throw new ShepherdError("not_owned", `pane ${paneId} is not the pane of ${agentId}`);

@@ -350,6 +350,28 @@ describe("core: close and start failures", () => {
     assert.equal(s.shepherd.registry.agents.size, 0);
   });
 
+  it("a failed start whose pane cannot be closed keeps its record: the pane is never lost", async () => {
+    const s = setup();
+    s.world.onLaunch = "never";
+    s.world.closeFails = true;
+    const starting = assert.rejects(started(s), (e: Error) => {
+      assert.match(e.message, /^\[start_failed\] .*not ready after 10 s/);
+      assert.match(e.message, /could not be closed/);
+      return true;
+    });
+    await s.clock.advance(14_000);
+    await starting;
+    const [rec] = [...s.shepherd.registry.agents.values()];
+    assert.ok(rec, "the sheep is still recorded");
+    assert.equal(s.world.panes.get(rec.paneId)!.alive, true);
+    assert.equal([...s.world.sheep.values()][0]!.cleaned, false, "its files stay while its pi may still run");
+    // Once the multiplexer answers again, the record is how the pane is found and closed.
+    s.world.closeFails = false;
+    await s.shepherd.close(rec.agentId);
+    assert.equal(s.world.panes.get(rec.paneId)!.alive, false);
+    assert.equal([...s.world.sheep.values()][0]!.cleaned, true);
+  });
+
   it("a sheep that never becomes ready times out and is cleaned up", async () => {
     const s = setup();
     s.world.onLaunch = "never";

@@ -60,6 +60,15 @@ async function until(ok: () => boolean, what: string): Promise<void> {
   assert.fail(`never: ${what}`);
 }
 
+/** The same, moving the shepherd's clock as it goes: for work that sleeps on it. */
+async function untilTicking(clock: FakeClock, ok: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (ok()) return;
+    await clock.advance(100);
+  }
+  assert.fail(`never: ${what}`);
+}
+
 const ready = (s: Shepherd, name: string) => s.warm().counts[name]?.ready ?? 0;
 const creates = (w: MemoryWorld) => w.calls.filter((c) => c.startsWith("create ")).length;
 
@@ -169,6 +178,32 @@ describe("warm pool", () => {
     await s.shepherd.closeWarm();
     assert.equal(s.shepherd.registry.warm.size, 0);
     assert.equal([...s.world.panes.values()].filter((p) => p.alive).length, 0, "no pane is left running");
+  });
+
+  it("a warm sheep whose pane cannot be closed stays recorded, is never handed out, and is closed once it can be", async () => {
+    const s = setup();
+    s.shepherd.keepWarm(s.config({ worker: 1 }));
+    await until(() => ready(s.shepherd, "worker") === 1, "one warm worker");
+    const [id] = [...s.shepherd.registry.warm.keys()];
+    const paneId = s.shepherd.registry.warm.get(id!)!.paneId;
+    s.world.closeFails = true;
+    s.shepherd.keepWarm(s.config({}));
+    // Closing waits (on the shepherd's clock) for the pane to go before it gives up on it.
+    await untilTicking(s.clock, () => s.shepherd.registry.warm.get(id!)?.state === "exited", "its close failed");
+    assert.equal(s.world.panes.get(paneId)!.alive, true);
+    assert.equal(ready(s.shepherd, "worker"), 0, "it is not counted as ready");
+    assert.ok(!s.world.calls.includes(`discard ${id}`), "its files stay while its pane runs");
+    s.shepherd.keepWarm(s.config({ worker: 1 }));
+    const started = await s.shepherd.start({ definition: worker, cwd: "/work" });
+    assert.notEqual(started.agentId, id, "never handed out");
+    s.world.closeFails = false;
+    let closed = false;
+    const closing = s.shepherd.closeWarm().then(() => (closed = true));
+    await untilTicking(s.clock, () => closed, "the pool closed");
+    await closing;
+    assert.equal(s.world.panes.get(paneId)!.alive, false, "closed once the multiplexer answers");
+    assert.ok(!s.shepherd.registry.warm.has(id!));
+    assert.ok(s.world.calls.includes(`discard ${id}`));
   });
 
   it("the replacement of a taken sheep boots once the herd's sheep stopped working", async () => {
