@@ -135,19 +135,22 @@ export class Delegation {
   private async chain(): Promise<DelegateItem[]> {
     const out: DelegateItem[] = [];
     let previous = "";
+    let worktree: Worktree | undefined;
     this.report();
     for (const [i, t] of this.tasks.entries()) {
       // Every {previous} gets the exact final text of the step before; the first step gets "".
       const task = t.task.split("{previous}").join(previous);
-      const item = { ...(await this.one(i, task)), step: i + 1 };
+      // An isolated step goes on from the isolated step before it: its files as that step left them.
+      const item = { ...(await this.one(i, task, t.isolate ? worktree : undefined)), step: i + 1 };
       out.push(item);
       if (item.status !== "completed") break;
       previous = item.text ?? "";
+      worktree = item.worktree;
     }
     return out;
   }
 
-  private async one(i: number, task: string): Promise<DelegateItem> {
+  private async one(i: number, task: string, from?: Worktree): Promise<DelegateItem> {
     const t = this.tasks[i]!;
     const track = this.tracked[i]!;
     const base = { agent: t.definition.name, task };
@@ -175,7 +178,8 @@ export class Delegation {
         track.label = label;
         this.report();
       };
-      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd, onRecorded, ...(t.isolate ? { isolate: true } : {}) }, this.o.signal);
+      const isolation = t.isolate ? { isolate: true, ...(from ? { isolateFrom: from } : {}) } : {};
+      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd, onRecorded, ...isolation }, this.o.signal);
       agentId = started.agentId;
       worktree = started.worktree;
       track.state = "working";

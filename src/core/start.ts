@@ -63,7 +63,7 @@ export function launchWarm(herd: Herd, req: StartRequest, label: string, signal?
 async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal, warm = false): Promise<AgentRecord> {
   const { runtime, host } = herd.opts;
   const agentId = newId("agent");
-  const isolated = req.isolate ? await isolate(herd, { cwd: req.cwd, agentId, label }) : undefined;
+  const isolated = req.isolate ? await isolate(herd, { cwd: req.cwd, agentId, label, ...(req.isolateFrom ? { from: req.isolateFrom } : {}) }) : undefined;
   const cwd = isolated?.cwd ?? req.cwd;
   // Until the record holds it, a failed start removes the fresh worktree: it holds nothing of anyone's.
   const discard = async (e: unknown): Promise<never> => {

@@ -133,6 +133,8 @@ export interface StartRequest {
   onRecorded?: (agentId: string, label: string) => void;
   /** A worktree of the cwd's repository on a branch of its own. */
   isolate?: boolean;
+  /** With isolate: the worktree starts from this one's work (a chain's step before), not from HEAD. */
+  isolateFrom?: Worktree;
   /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
   resume?: ResumeCard;
 }

@@ -2,12 +2,12 @@
  * Isolated sheep's worktrees: made at start, kept after close unless removal is asked for, and
  * never removed while they hold work that was not landed, unless forced.
  */
-import type { Isolated, WorktreeState } from "../ports/workspace.ts";
+import type { IsolateRequest, Isolated, WorktreeState } from "../ports/workspace.ts";
 import { errorText, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import type { AgentRecord } from "./types.ts";
 
-export function isolate(herd: Herd, o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {
+export function isolate(herd: Herd, o: IsolateRequest): Promise<Isolated> {
   const ws = herd.opts.workspace;
   if (!ws) throw new ShepherdError("not_a_repository", "this shepherd has no git support, so it cannot give a sheep a worktree; start it without isolate.");
   return ws.isolate(o);

@@ -1,5 +1,5 @@
 /** The workspace port on git: evidence snapshots, worktrees per sheep, landing. */
-import type { Baseline, Diffstat, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
 import { evidenceDiff } from "./diff.ts";
 import { land } from "./land.ts";
 import { Git } from "./run.ts";
@@ -35,7 +35,7 @@ export class GitWorkspace implements Workspace {
     return evidenceDiff(this.git, baseline, { tree: after, at: afterAt, ...(afterCommit ? { commit: afterCommit } : {}) }, o);
   }
 
-  isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {
+  isolate(o: IsolateRequest): Promise<Isolated> {
     return addWorktree(this.git, { ...o, worktreesDir: this.o.worktreesDir });
   }
 

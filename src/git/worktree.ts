@@ -6,10 +6,10 @@ import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { ShepherdError } from "../core/errors.ts";
 import { ensurePrivateDir } from "../protocol/files.ts";
-import { type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
-import { landable } from "./merge.ts";
+import { type IsolateRequest, type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
+import { branchTip, commitTree, landable, treeOf } from "./merge.ts";
 import type { Git } from "./run.ts";
-import { headCommit, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
+import { headCommit, snapshotTree, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
 
 /** Hooks of the repository do not run for the shepherd's own bookkeeping (they do when landing). */
 export const NO_HOOKS = "core.hooksPath=/dev/null";
@@ -43,7 +43,7 @@ function inside(parent: string, child: string): boolean {
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
-export async function addWorktree(git: Git, o: { cwd: string; agentId: string; label: string; worktreesDir: string }): Promise<Isolated> {
+export async function addWorktree(git: Git, o: IsolateRequest & { worktreesDir: string }): Promise<Isolated> {
   const root = await workTreeRoot(git, o.cwd);
   if (!root) {
     throw new ShepherdError(
@@ -51,8 +51,10 @@ export async function addWorktree(git: Git, o: { cwd: string; agentId: string; l
       `isolate needs a git repository, and ${o.cwd} is not in one; start the sheep without isolate, or run git init there.`,
     );
   }
-  const base = await headCommit(git, root);
-  if (!base) throw new ShepherdError("not_a_repository", `the repository at ${root} has no commit yet; commit once, then start an isolated sheep.`);
+  const head = await headCommit(git, root);
+  if (!head) throw new ShepherdError("not_a_repository", `the repository at ${root} has no commit yet; commit once, then start an isolated sheep.`);
+  // Another repository's worktree has nothing to give this one: the step starts from HEAD then.
+  const base = o.from && o.from.repoRoot === root ? await workOf(git, o.from) : head;
   const path = checkedPath(join(o.worktreesDir, o.agentId));
   if (inside(root, path)) {
     throw new ShepherdError(
@@ -68,6 +70,23 @@ export async function addWorktree(git: Git, o: { cwd: string; agentId: string; l
   const sub = join(path, prefix);
   const cwd = prefix !== "" && isDir(sub) ? sub.replace(/\/+$/, "") : path;
   return { worktree: { path, branch, repoRoot: root, base, leftBehind }, cwd };
+}
+
+/**
+ * What another worktree of the same repository holds now, as a commit: its branch's tip, or a new
+ * commit on top of it with its uncommitted files (made in the object store only: that worktree,
+ * its index and its branch stay as they are).
+ */
+async function workOf(git: Git, from: Worktree): Promise<string> {
+  const repo = checkedPath(from.repoRoot);
+  const branch = checkedBranch(from.branch);
+  const tip = await branchTip(git, repo, branch);
+  if (!tip) throw new ShepherdError("git_error", `the branch ${branch} of the worktree to continue from no longer exists.`);
+  const path = checkedPath(from.path);
+  if (!existsSync(join(path, ".git"))) return tip;
+  const tree = await snapshotTree(git, path);
+  if (tree === (await treeOf(git, repo, tip))) return tip;
+  return commitTree(git, repo, tree, [tip], `shepherd: work of ${branch}, continued by the next step`);
 }
 
 function isDir(p: string): boolean {

@@ -60,10 +60,18 @@ export interface Worktree {
   branch: string;
   /** The user's checkout it was made from; land merges into the branch checked out there. */
   repoRoot: string;
-  /** The commit it started from (the user's HEAD then). */
+  /** The commit it started from: the user's HEAD then, or a commit of the work of the worktree it continues. */
   base: string;
   /** Files with uncommitted changes in the user's checkout when it was made: those are not in it. */
   leftBehind: number;
+}
+
+export interface IsolateRequest {
+  cwd: string;
+  agentId: string;
+  label: string;
+  /** Start from this worktree's work (a chain's step before) instead of the user's HEAD; it is not changed. */
+  from?: Worktree;
 }
 
 export interface Isolated {
@@ -99,8 +107,11 @@ export interface Workspace {
   baseline(cwd: string): Promise<Baseline | undefined>;
   /** The changes since the baseline, the whole patch written to patchPath. */
   diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat>;
-  /** A new worktree of cwd's repository at HEAD on its own branch; throws [not_a_repository] outside git. */
-  isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated>;
+  /**
+   * A new worktree of cwd's repository on its own branch, at HEAD, or (`from`) at what another
+   * worktree holds now, its uncommitted files included; throws [not_a_repository] outside git.
+   */
+  isolate(o: IsolateRequest): Promise<Isolated>;
   inspect(wt: Worktree): Promise<WorktreeState>;
   /** Removes the worktree and its branch, whatever they hold: the core decides whether that is allowed. */
   remove(wt: Worktree): Promise<void>;

@@ -257,6 +257,28 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
     assert.deepEqual(await worktreeList(repo), [repo]);
   });
 
+  it("an isolated chain: the second step works on what the first left in its worktree, and landing it brings both", async () => {
+    const r = await ok({
+      action: "delegate",
+      isolate: true,
+      chain: [
+        { agent: "echo", task: work([[write("plan.txt", "the plan\n")]], "planned") },
+        // Without afterTool the scripted model answers with the tool's result: what cat read.
+        { agent: "echo", task: directive({ rounds: [[bash("cat plan.txt && echo built > built.txt")]] }) },
+      ],
+    });
+    const [first, second] = r.details.results as { agentId: string; text: string; worktree?: Worktree }[];
+    assert.equal(first!.text, "planned");
+    assert.match(second!.text, /^TOOL_RESULT: the plan\b/, "the second step read the first step's file");
+    assert.notEqual(first!.worktree!.path, second!.worktree!.path, "each step has a worktree of its own");
+    assert.equal(existsSync(join(repo, "plan.txt")), false, "the user's checkout saw nothing yet");
+    await ok({ action: "land", agentId: second!.agentId });
+    assert.equal(await readFile(join(repo, "plan.txt"), "utf8"), "the plan\n");
+    assert.equal(await readFile(join(repo, "built.txt"), "utf8"), "built\n");
+    for (const item of [first!, second!]) await ok({ action: "close", agentId: item.agentId, removeWorktree: true, force: true });
+    assert.deepEqual(await worktreeList(repo), [repo]);
+  });
+
   it("leaves nothing running once the last sheep is closed", async () => {
     await scene.assertNothingLeft(tmuxPanes(sock.socket), []);
     assert.equal(await sock.serverGone(), true);

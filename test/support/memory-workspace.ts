@@ -3,7 +3,7 @@
  * the test decides what a worktree holds and when a diff finishes.
  */
 import { ShepherdError } from "../../src/core/errors.ts";
-import type { Baseline, Diffstat, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.ts";
+import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.ts";
 
 const tree = (n: number) => n.toString(16).padStart(40, "0");
 
@@ -49,8 +49,8 @@ export class MemoryWorkspace implements Workspace {
     };
   }
 
-  async isolate(o: { cwd: string; agentId: string; label: string }): Promise<Isolated> {
-    this.calls.push(`isolate ${o.cwd}`);
+  async isolate(o: IsolateRequest): Promise<Isolated> {
+    this.calls.push(`isolate ${o.cwd}${o.from ? ` from ${o.from.path}` : ""}`);
     if (!this.inRepo(o.cwd) || o.cwd.startsWith("/wt")) throw new ShepherdError("not_a_repository", "isolate needs a git repository");
     const path = `/wt/worktrees/${o.agentId}`;
     this.states.set(path, { exists: true, uncommitted: [], unlanded: false });

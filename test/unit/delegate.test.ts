@@ -5,12 +5,13 @@ import { delegateOutcome } from "../../src/tool/delegate-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/core/types.ts";
 import { settle } from "../support/fake-clock.ts";
+import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
 
 /** A world whose sheep answer every prompt with a function of its text. */
-function world(answer: (text: string) => { text: string; status?: "completed" | "failed" } | undefined) {
+function world(answer: (text: string) => { text: string; status?: "completed" | "failed" } | undefined, workspace?: MemoryWorkspace) {
   const w = new MemoryWorld();
   const submit = w.host.submit;
   w.host.submit = async (agentId, d) => {
@@ -20,7 +21,7 @@ function world(answer: (text: string) => { text: string; status?: "completed" | 
     const a = answer(text);
     if (a) setImmediate(() => w.answer(agentId, promptId, a.text, a.status ?? "completed", a.status === "failed" ? "boom" : undefined));
   };
-  const shepherd = new Shepherd({ runtime: w.runtime, host: w.host, owner: "s", livenessIntervalMs: 50 });
+  const shepherd = new Shepherd({ runtime: w.runtime, host: w.host, owner: "s", livenessIntervalMs: 50, ...(workspace ? { workspace } : {}) });
   return { w, shepherd };
 }
 
@@ -51,6 +52,28 @@ describe("delegation on the primitives", () => {
     );
     assert.equal(most, 2);
     assert.equal(w.calls.filter((c) => c.startsWith("close")).length, 5);
+  });
+
+  it("an isolated chain step goes on from the isolated step before it, not from HEAD", async () => {
+    const workspace = new MemoryWorkspace();
+    const { shepherd } = world((text) => ({ text: `<${text}>` }), workspace);
+    const step = (task: string, isolate: boolean) => ({ definition: def, task, cwd: "/repo", ...(isolate ? { isolate: true } : {}) });
+    const items = await new Delegation(shepherd, "chain", [step("plan", true), step("build", true), step("look", false), step("fix", true)], {
+      keepOpen: false,
+      maxParallel: 4,
+      waitTimeoutSec: 10,
+    }).run();
+    assert.deepEqual(
+      items.map((i) => i.status),
+      ["completed", "completed", "completed", "completed"],
+    );
+    const [plan, build] = items.map((i) => i.worktree?.path);
+    assert.deepEqual(
+      workspace.calls.filter((c) => c.startsWith("isolate")),
+      // A step that is not isolated has no worktree to hand on: the one after it starts from HEAD.
+      ["isolate /repo", `isolate /repo from ${plan}`, "isolate /repo"],
+    );
+    assert.ok(build && plan !== build);
   });
 
   it("chain replaces every {previous} and stops at the first failure", async () => {

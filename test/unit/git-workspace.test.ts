@@ -226,6 +226,39 @@ describe("git workspace: worktrees and landing", () => {
     await assert.rejects(ws.isolate({ cwd: fresh, agentId: "a_2222222222", label: "x" }), /^ShepherdError: \[not_a_repository\] .*no commit yet/);
   });
 
+  it("a worktree continued from another starts with that one's work, uncommitted files too, and leaves the other as it was", async () => {
+    const repo = await makeRepo(join(dir, "chain"), { "a.txt": lines(3), "sub/b.txt": "b\n" });
+    const first = (await ws.isolate({ cwd: join(repo, "sub"), agentId: "a_chain00001", label: "plan" })).worktree;
+    await writeFiles(first.path, { "a.txt": "planned\n", "plan.md": "step 1\n" });
+    const firstStatus = await status(first.path);
+    const firstTip = (await git(repo, "rev-parse", first.branch)).trim();
+    const next = await ws.isolate({ cwd: join(repo, "sub"), agentId: "a_chain00002", label: "build", from: first });
+    assert.equal(next.cwd, join(next.worktree.path, "sub"));
+    assert.equal(await readFile(join(next.worktree.path, "a.txt"), "utf8"), "planned\n", "the step before's uncommitted change is there");
+    assert.equal(await readFile(join(next.worktree.path, "plan.md"), "utf8"), "step 1\n", "and its new file");
+    assert.equal(await status(next.worktree.path), "", "it starts clean: the work before it is its base commit");
+    assert.notEqual(next.worktree.base, (await git(repo, "rev-parse", "HEAD")).trim());
+    assert.equal((await git(repo, "rev-parse", `${next.worktree.base}^`)).trim(), firstTip, "its base sits on the step before's branch");
+    assert.equal(await status(first.path), firstStatus, "the step before's worktree is untouched");
+    assert.equal((await git(repo, "rev-parse", first.branch)).trim(), firstTip, "and so is its branch");
+    // Landing the last step brings every step's work.
+    await writeFiles(next.worktree.path, { "built.txt": "done\n" });
+    const landed = await ws.land(next.worktree, { squash: false, label: "build" });
+    assert.equal(landed.landed, true);
+    assert.deepEqual(landed.files.map((f) => f.path).sort(), ["a.txt", "built.txt", "plan.md"]);
+    assert.equal(await readFile(join(repo, "a.txt"), "utf8"), "planned\n");
+  });
+
+  it("a worktree to continue from in another repository is no base: the new one starts at its own HEAD", async () => {
+    const one = await makeRepo(join(dir, "repo-one"), { "a.txt": "one\n" });
+    const two = await makeRepo(join(dir, "repo-two"), { "a.txt": "two\n" });
+    const first = (await ws.isolate({ cwd: one, agentId: "a_other00001", label: "x" })).worktree;
+    await writeFiles(first.path, { "a.txt": "changed\n" });
+    const next = await ws.isolate({ cwd: two, agentId: "a_other00002", label: "y", from: first });
+    assert.equal(next.worktree.base, (await git(two, "rev-parse", "HEAD")).trim());
+    assert.equal(await readFile(join(next.worktree.path, "a.txt"), "utf8"), "two\n");
+  });
+
   async function twoSheep(name: string) {
     const repo = await makeRepo(join(dir, name), { "shared.txt": lines(5), "other.txt": "o\n" });
     const a = (await ws.isolate({ cwd: repo, agentId: `a_${name.padEnd(10, "a")}`, label: "one" })).worktree;
