@@ -6,7 +6,7 @@ import { newId } from "./ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "./labels.ts";
 import { howEnded } from "./liveness.ts";
 import { takeSession } from "./resume.ts";
-import type { AgentRecord, StartedAgent, StartRequest } from "./types.ts";
+import type { AgentRecord, ResumeCard, StartedAgent, StartRequest } from "./types.ts";
 import { isolate } from "./worktrees.ts";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
@@ -65,6 +65,8 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   const agentId = newId("agent");
   const isolated = req.isolate ? await isolate(herd, { cwd: req.cwd, agentId, label, ...(req.isolateFrom ? { from: req.isolateFrom } : {}) }) : undefined;
   const cwd = isolated?.cwd ?? req.cwd;
+  // A resumed isolated sheep runs in the worktree its conversation began in, and takes it over.
+  const holder = req.resume ? worktreeHolder(herd, req.resume) : undefined;
   // Until the record holds it, a failed start removes the fresh worktree: it holds nothing of anyone's.
   const discard = async (e: unknown): Promise<never> => {
     if (isolated) await herd.opts.workspace?.remove(isolated.worktree).catch(() => undefined);
@@ -108,10 +110,12 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     owner: herd.opts.owner,
     state: "starting",
     ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}),
-    ...(isolated ? { worktree: isolated.worktree } : {}),
+    ...(isolated ? { worktree: isolated.worktree } : holder ? { worktree: holder.worktree! } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
     ...(warm ? { warm: true as const } : {}),
   };
+  // Moved, not shared, in the same write that records the sheep: one record owns a worktree at a time.
+  if (holder) delete holder.worktree;
   // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
   if (warm) herd.registry.warm.set(agentId, rec);
   else herd.registry.agents.set(agentId, rec);
@@ -133,7 +137,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   try {
     await untilReady(herd, rec, signal);
   } catch (e) {
-    await abandon(herd, rec, e);
+    await abandon(herd, rec, e, holder);
   }
   rec.state = "idle";
   // A warm sheep's files change only once it is taken: until then nobody needs its bell.
@@ -141,6 +145,18 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   await herd.persist();
   herd.audit({ event: "ready", agentId, label, ...(warm ? { warm: true as const } : {}) });
   return rec;
+}
+
+/**
+ * Our closed sheep that holds the worktree a resumed conversation runs in: the last one on that
+ * session whose worktree holds the card's cwd (a resume of a resume finds the one that has it now).
+ */
+function worktreeHolder(herd: Herd, card: ResumeCard): AgentRecord | undefined {
+  const inside = (path: string) => card.cwd === path || card.cwd.startsWith(`${path}/`);
+  const holders = [...herd.registry.agents.values()].filter(
+    (r) => r.owner === herd.opts.owner && r.state === "closed" && r.sessionPath === card.sessionPath && r.worktree && inside(r.worktree.path),
+  );
+  return holders.at(-1);
 }
 
 function pickLabel(herd: Herd, wanted: string | undefined, name: string): string {
@@ -177,7 +193,7 @@ async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): P
 }
 
 /** Start failed: keep the reason and the pane's last words, close only our pane, then throw. */
-async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<never> {
+async function abandon(herd: Herd, rec: AgentRecord, cause: unknown, lent?: AgentRecord): Promise<never> {
   const { runtime, host } = herd.opts;
   const lines = await runtime.read(rec.paneId, 30).catch(() => "");
   await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
@@ -190,8 +206,10 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown): Promise<ne
   if (kept === undefined) {
     herd.unwatch(rec.agentId);
     await host.cleanup(rec.agentId).catch(() => undefined);
-    // The sheep never became ready, so it wrote nothing into its worktree.
-    if (rec.worktree) await herd.opts.workspace?.remove(rec.worktree).catch(() => undefined);
+    // The sheep never became ready, so it wrote nothing into its worktree: a fresh one goes, and one
+    // taken over from the sheep it was to resume goes back to it, with the work in it.
+    if (rec.worktree && lent) lent.worktree = rec.worktree;
+    else if (rec.worktree) await herd.opts.workspace?.remove(rec.worktree).catch(() => undefined);
     herd.forget(rec);
   }
   await herd.persist();

@@ -279,6 +279,21 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
     assert.deepEqual(await worktreeList(repo), [repo]);
   });
 
+  it("a resumed isolated sheep takes its worktree over: it lands the work of both, and removes the worktree on close", async () => {
+    const first = await start("resumable", { isolate: true });
+    assert.equal((await ask(first.agentId, work([[write("before-resume.txt", "1\n")]], "wrote before"))).status, "completed");
+    await ok({ action: "close", agentId: first.agentId });
+    const second = (await ok({ action: "start", resume: "resumable" })).details.agent as { agentId: string; cwd: string; worktree?: Worktree };
+    assert.equal(second.worktree?.path, first.worktree!.path, "it runs in the same worktree, and owns it now");
+    assert.equal(second.cwd, first.cwd);
+    assert.equal((await ask(second.agentId, work([[write("after-resume.txt", "2\n")]], "wrote after"))).status, "completed");
+    await ok({ action: "land", agentId: second.agentId });
+    assert.equal(await readFile(join(repo, "before-resume.txt"), "utf8"), "1\n");
+    assert.equal(await readFile(join(repo, "after-resume.txt"), "utf8"), "2\n");
+    await ok({ action: "close", agentId: second.agentId, removeWorktree: true });
+    assert.deepEqual(await worktreeList(repo), [repo]);
+  });
+
   it("leaves nothing running once the last sheep is closed", async () => {
     await scene.assertNothingLeft(tmuxPanes(sock.socket), []);
     assert.equal(await sock.serverGone(), true);

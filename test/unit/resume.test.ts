@@ -5,6 +5,7 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/core/types.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
+import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = {
@@ -41,6 +42,35 @@ describe("core: resume", () => {
     await shepherd.close(b.agentId);
     const c = await resume(shepherd, a.agentId);
     assert.equal(c.sessionPath, a.sessionPath, "resuming by the first id finds the same conversation");
+  });
+
+  it("a resumed isolated sheep takes its worktree over: it lands itself, and a resume of it finds the worktree again", async () => {
+    const world = new MemoryWorld();
+    const workspace = new MemoryWorkspace();
+    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock: new FakeClock(), workspace, startTimeoutMs: 10_000 });
+    const a = await shepherd.start({ definition: def, cwd: "/repo", label: "iso", isolate: true });
+    await shepherd.close(a.agentId);
+    const b = await resume(shepherd, "iso");
+    assert.deepEqual(b.worktree, a.worktree);
+    assert.equal(b.cwd, a.cwd);
+    assert.equal(shepherd.registry.agents.get(a.agentId)!.worktree, undefined, "moved, not shared: one record owns a worktree");
+    assert.equal((await shepherd.land(b.agentId, { squash: false })).landed, true);
+    await shepherd.close(b.agentId);
+    const c = await resume(shepherd, a.agentId);
+    assert.deepEqual(c.worktree, a.worktree, "a resume by the first id finds the worktree where it is now");
+    assert.deepEqual(workspace.removed, []);
+  });
+
+  it("a resume of an isolated sheep that fails to start gives the worktree back, work and all", async () => {
+    const world = new MemoryWorld();
+    const workspace = new MemoryWorkspace();
+    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock: new FakeClock(), workspace, startTimeoutMs: 10_000 });
+    const a = await shepherd.start({ definition: def, cwd: "/repo", label: "iso", isolate: true });
+    await shepherd.close(a.agentId);
+    world.onLaunch = "exit";
+    await assert.rejects(resume(shepherd, "iso"), /^ShepherdError: \[start_failed\]/);
+    assert.deepEqual(shepherd.registry.agents.get(a.agentId)!.worktree, a.worktree);
+    assert.deepEqual(workspace.removed, [], "the worktree holds the first sheep's work: nothing removes it");
   });
 
   it("a running sheep, an unknown one, a promptId and a sheep that never talked are refused with a code", async () => {
