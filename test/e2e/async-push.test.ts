@@ -5,21 +5,20 @@
  * result. Real pi shepherd over RPC, real pi sheep in tmux on a private socket, scripted model.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd, repoRoot } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { ECHO_AGENT } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { type RpcShepherd, repoRoot } from "../support/rpc-shepherd.ts";
+import { type Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const READER = "---\nname: reader\ndescription: reads only\ntools: read\n---\nYou only read.\n";
 
 describe("the async herd: pushed results, background delegations, questions", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let t: PrivateTmux;
   let model: ScriptedModel;
   let scene: Scene;
@@ -30,26 +29,15 @@ describe("the async herd: pushed results, background delegations, questions", { 
   const shepherdSaw = (text: string) => model.log.filter((l) => l.lastUserText.startsWith("[pi-shepherd]") && l.lastUserText.includes(text));
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-async-push-"));
-    t = await startPrivateTmux();
-    model = await startScriptedModel();
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { agents: { "echo.md": ECHO_AGENT, "reader.md": READER } });
-    const work = join(dir, "work");
-    await mkdir(work);
-    s = RpcShepherd.start({
-      cwd: work,
-      env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: t.socket }),
-      extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")],
-    });
-    scene = new Scene(s, agentDir);
+    world = await e2eWorld("async-push", { agent: { agents: { "echo.md": ECHO_AGENT, "reader.md": READER } }, work: true });
+    ({ tmux: t, model } = world);
+    scene = world.scene({ extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
+    s = scene.shepherd;
     baseline = await tmuxPanes(t.socket)();
   });
 
   after(async () => {
-    await scene?.cleanup();
-    await t?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("a notified result comes back as a new turn holding the sheep's exact text, exactly once", async () => {

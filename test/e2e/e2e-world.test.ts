@@ -1,0 +1,52 @@
+/**
+ * The fixture every end-to-end file stands on leaves nothing behind: not after a test, and not
+ * when its own setup fails part of the way, where the file's after() has no handle to end.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { describe, it } from "node:test";
+import { e2eWorld } from "../support/e2e-world.ts";
+
+const tmuxDirs = async () => (await readdir(tmpdir())).filter((n) => n.startsWith("pi-shepherd-tmux-") || n.startsWith("pi-shepherd-sock-"));
+const servers = () => process.getActiveResourcesInfo().filter((r) => r === "TCPServerWrap").length;
+
+describe("the end-to-end world", { timeout: 120_000 }, () => {
+  it("a setup that fails after the tmux server and the model started ends both and removes its dirs", async () => {
+    const [tmuxBefore, serversBefore] = [await tmuxDirs(), servers()];
+    const name = `world-fails-${process.pid}`;
+    // An agent file in a directory that does not exist: the agent dir step throws.
+    await assert.rejects(e2eWorld(name, { agent: { agents: { "missing/echo.md": "x" } } }), { code: "ENOENT" });
+    assert.deepEqual(
+      (await readdir(tmpdir())).filter((n) => n.startsWith(`pi-shepherd-${name}-`)),
+      [],
+    );
+    assert.deepEqual(
+      (await tmuxDirs()).filter((n) => !tmuxBefore.includes(n)),
+      [],
+      "the private tmux's dir (and so its server) is gone",
+    );
+    assert.equal(servers(), serversBefore, "the scripted model no longer listens");
+  });
+
+  it("cleanup stops the shepherds, then ends tmux, the model and the dirs; a second cleanup does nothing", async () => {
+    for (const tmux of ["server", "socket"] as const) {
+      const serversBefore = servers();
+      const world = await e2eWorld("world-ends", { tmux, work: "w" });
+      assert.ok(world.cwd.endsWith("/w") && existsSync(world.cwd));
+      const scene = world.scene();
+      const plain = world.shepherd();
+      let deferred = 0;
+      world.defer(() => deferred++);
+      await world.cleanup();
+      await world.cleanup();
+      assert.equal(deferred, 1);
+      assert.notEqual(scene.shepherd.proc.exitCode ?? scene.shepherd.proc.signalCode, null, "the scene's shepherd ended");
+      assert.notEqual(plain.proc.exitCode ?? plain.proc.signalCode, null, "the shepherd ended");
+      assert.equal(existsSync(world.dir), false);
+      assert.equal(existsSync(world.tmux.dir), false);
+      assert.equal(servers(), serversBefore, "the scripted model no longer listens");
+    }
+  });
+});
