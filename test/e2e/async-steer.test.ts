@@ -5,47 +5,29 @@
  * on a private socket, scripted model.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import type { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { type Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 describe("the async herd: steering, follow-ups, idempotent prompts", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let t: PrivateTmux;
   let model: ScriptedModel;
-  let agentDir: string;
-  let work: string;
-  let env: NodeJS.ProcessEnv;
   let scene: Scene;
   let baseline: string[];
-  const extra: RpcShepherd[] = [];
-
-  const launch = () => RpcShepherd.start({ cwd: work, env });
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-async-steer-"));
-    t = await startPrivateTmux();
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    work = join(dir, "work");
-    await mkdir(work);
-    env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: t.socket });
-    scene = new Scene(launch(), agentDir);
+    world = await e2eWorld("async-steer", { work: true });
+    ({ tmux: t, model } = world);
+    scene = world.scene();
     baseline = await tmuxPanes(t.socket)();
   });
 
   after(async () => {
-    for (const s of extra) await s.stop().catch(() => undefined);
-    await scene?.cleanup();
-    await t?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("steer reaches the running turn: the sheep's model sees it in the same run, before its final answer", async () => {
@@ -122,8 +104,7 @@ describe("the async herd: steering, follow-ups, idempotent prompts", { timeout: 
     assert.deepEqual([a.duplicate, b.duplicate], [undefined, true]);
     first.proc.kill("SIGKILL"); // a crash: nothing is closed, nothing more is written
     await first.proc;
-    const second = launch();
-    extra.push(second);
+    const second = world!.shepherd();
     const reattached = second.next((e) => e.type === "extension_ui_request" && e.method === "notify" && /re-attached 1 sheep/.test(String(e.message)), 60_000);
     await second.command({ type: "get_state" });
     await reattached;
