@@ -6,21 +6,20 @@
  * yes/no question (test/support/dialog-ext.ts), given to it through the user's piCommand setting.
  */
 import assert from "node:assert/strict";
-import { readdir, readFile, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { sheepRoot } from "../support/leftovers.ts";
-import { node22, piCli, repoRoot, RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { node22, piCli, repoRoot } from "../support/rpc-shepherd.ts";
+import { type Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 const QUESTION = "Shear the whole flock now?";
 
 describe("a sheep waiting on a dialog, on tmux", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
   let scene: Scene;
@@ -42,22 +41,16 @@ describe("a sheep waiting on a dialog, on tmux", { timeout: 600_000 }, () => {
   const screen = (paneId: string) => tmux.tmux(["capture-pane", "-p", "-t", paneId]);
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-blocked-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, {
-      shepherdSettings: { piCommand: [node22, piCli, "-e", join(repoRoot, "test", "support", "dialog-ext.ts")] },
+    world = await e2eWorld("blocked", {
+      agent: { shepherdSettings: { piCommand: [node22, piCli, "-e", join(repoRoot, "test", "support", "dialog-ext.ts")] } },
     });
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket });
-    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    ({ tmux, model, agentDir } = world);
+    scene = world.scene();
     panes = tmuxPanes(tmux.socket);
   });
 
   after(async () => {
-    await scene?.cleanup();
-    await tmux?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("wait and status say blocked with the dialog's title; answered in the pane, the turn goes on to its exact answer", async () => {
