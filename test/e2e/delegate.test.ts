@@ -2,14 +2,11 @@
  * Delegation (single, parallel, chain) on real pi sheep, driven by a real pi shepherd over RPC.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.ts";
-import { directive, startScriptedModel, type LoggedRequest, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import type { RpcShepherd, ToolOutcome } from "../support/rpc-shepherd.ts";
+import { directive, type LoggedRequest, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 /** The most requests that were being answered at the same moment. */
 function maxConcurrent(reqs: LoggedRequest[]): number {
@@ -28,7 +25,7 @@ function maxConcurrent(reqs: LoggedRequest[]): number {
 }
 
 describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let t: PrivateTmux;
   let model: ScriptedModel;
   let shepherd: RpcShepherd;
@@ -38,20 +35,13 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
   type Item = { agent: string; label?: string; task: string; status: string; text?: string; error?: string; agentId?: string; step?: number };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-delegate-"));
-    t = await startPrivateTmux();
-    model = await startScriptedModel();
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { shepherdSettings: { maxParallel: 2 } });
-    const work = join(dir, "work");
-    await mkdir(work);
-    shepherd = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: t.socket }) });
+    world = await e2eWorld("delegate", { agent: { shepherdSettings: { maxParallel: 2 } }, work: true });
+    ({ tmux: t, model } = world);
+    shepherd = world.shepherd();
   });
 
   after(async () => {
-    await shepherd?.stop().catch(() => undefined);
-    await t?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("parallel: 5 tasks with maxParallel 2 never answer more than 2 at once, come back in order, and show progress", async () => {
