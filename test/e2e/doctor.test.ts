@@ -6,23 +6,22 @@
  */
 import assert from "node:assert/strict";
 import { execa } from "execa";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Check } from "../../src/doctor/types.ts";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd, testNode } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes } from "../support/scene.ts";
-import { startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { shepherdEnv } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { testNode } from "../support/rpc-shepherd.ts";
+import { type Scene, tmuxPanes } from "../support/scene.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 type Report = { checks: Check[]; counts: { pass: number; warn: number; fail: number } };
 
 describe("doctor with real pi", { timeout: 600_000 }, () => {
+  let world: E2eWorld | undefined;
   let dir: string;
   let tmux: PrivateTmux;
-  let model: ScriptedModel;
   let agentDir: string;
   let work: string;
   let scene: Scene | undefined;
@@ -32,24 +31,13 @@ describe("doctor with real pi", { timeout: 600_000 }, () => {
   const notPassing = (r: Report) => r.checks.filter((c) => c.verdict !== "pass").map((c) => `${c.verdict} ${c.name}: ${c.detail} => ${c.fix}`);
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-doctor-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    work = join(dir, "work");
-    await mkdir(work);
-    scene = new Scene(
-      RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket }) }),
-      agentDir,
-    );
+    world = await e2eWorld("doctor", { work: true });
+    ({ dir, tmux, agentDir, cwd: work } = world);
+    scene = world.scene();
   });
 
   after(async () => {
-    await scene?.cleanup();
-    await bare?.cleanup();
-    await tmux?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("a healthy setup: every check passes, and doctor and /shepherd doctor say so", async () => {
@@ -119,7 +107,7 @@ describe("doctor with real pi", { timeout: 600_000 }, () => {
     await mkdir(bin);
     await symlink(testNode, join(bin, "node"));
     const env = { ...shepherdEnv(agentDir, {}), PATH: bin };
-    bare = new Scene(RpcShepherd.start({ cwd: work, env }), agentDir);
+    bare = world!.scene({ env });
     const r = await doctor(bare);
     assert.deepEqual(
       r.checks.filter((c) => c.verdict === "fail").map((c) => [c.name, c.fix]),
