@@ -6,18 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Evidence, WaitItem } from "../../src/core/types.ts";
 import type { FileChange, Worktree } from "../../src/ports/workspace.ts";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { privateSocketOnly, type PrivateSocket } from "../support/tmux-server.ts";
+import { type Scene, tmuxPanes } from "../support/scene.ts";
+import { directive } from "../support/scripted-model.ts";
+import type { PrivateSocket } from "../support/tmux-server.ts";
 
 type Call = { name: string; arguments: unknown };
 const write = (path: string, content: string): Call => ({ name: "write", arguments: { path, content } });
@@ -32,10 +30,10 @@ type Result = Pick<WaitItem, "promptId" | "status" | "text" | "error" | "evidenc
 const changes = (e: Evidence | undefined) => e?.files.map((f) => [f.path, f.status, f.insertions, f.deletions]);
 
 describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () => {
+  let world: E2eWorld<"socket"> | undefined;
   let dir: string;
   let repo: string;
   let sock: PrivateSocket;
-  let model: ScriptedModel;
   let scene: Scene;
 
   const ok = (args: unknown) => scene.ok(args);
@@ -50,22 +48,16 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
   };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-evidence-"));
-    sock = await privateSocketOnly();
-    model = await startScriptedModel();
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    world = await e2eWorld("evidence", { tmux: "socket" });
+    ({ dir, tmux: sock } = world);
     // Spaces and unicode in the user's repository path: nothing may split or mangle it.
     repo = await makeRepo(join(dir, "user repo ü"), { "a.txt": lines(3), "b.txt": lines(4), "shared.txt": lines(5), ".gitignore": "*.log\n" });
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: sock.socket });
-    assert.equal(env.TMUX, undefined, "outside tmux, as a person runs pi");
-    scene = new Scene(RpcShepherd.start({ cwd: repo, env }), agentDir);
+    assert.equal(world.env.TMUX, undefined, "outside tmux, as a person runs pi");
+    scene = world.scene({ cwd: repo });
   });
 
   after(async () => {
-    await scene?.cleanup();
-    await sock?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("a sheep in the user's checkout: each result lists exactly the changes of its own prompt", async () => {
