@@ -7,16 +7,14 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { sheepRoot } from "../support/leftovers.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { type Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 /** Every process's command line now, by pid (those we may read). */
 async function commandLines(): Promise<Map<number, string>> {
@@ -42,28 +40,22 @@ async function parentOf(pid: number): Promise<number> {
 }
 
 describe("one process per sheep (tmux)", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
   let scene: Scene;
   const secret = `sk-shepherd-test-${randomBytes(8).toString("hex")}`;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-one-process-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
     // A provider key the sheep must carry (it matches *_API_KEY): it may be in environments,
     // never on a command line.
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket, SHEPHERD_TEST_API_KEY: secret });
-    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    world = await e2eWorld("one-process", { env: { SHEPHERD_TEST_API_KEY: secret } });
+    ({ tmux, model } = world);
+    scene = world.scene();
   });
 
   after(async () => {
-    await scene?.cleanup();
-    await tmux?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("the carried secret never appears in any process's command line during a start, and the spec holding it is gone once read", async () => {
