@@ -3,26 +3,22 @@
  * and the sheep's results are files, so a new shepherd instance re-attaches and still gets answers.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd, repoRoot } from "../support/rpc-shepherd.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { type RpcShepherd, repoRoot } from "../support/rpc-shepherd.ts";
+import { directive } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 describe("persistence across /reload and a restarted shepherd", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let t: PrivateTmux;
-  let model: ScriptedModel;
   let agentDir: string;
-  let work: string;
-  let env: NodeJS.ProcessEnv;
   const shepherds: RpcShepherd[] = [];
 
   const launch = () => {
-    const s = RpcShepherd.start({ cwd: work, env, extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
+    const s = world!.shepherd({ extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
     shepherds.push(s);
     return s;
   };
@@ -32,20 +28,12 @@ describe("persistence across /reload and a restarted shepherd", { timeout: 600_0
   const panes = async () => (await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-reload-"));
-    t = await startPrivateTmux();
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    work = join(dir, "work");
-    await mkdir(work);
-    env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: t.socket });
+    world = await e2eWorld("reload", { work: true });
+    ({ tmux: t, agentDir } = world);
   });
 
   after(async () => {
-    for (const s of shepherds) await s.stop().catch(() => undefined);
-    await t?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("a prompt sent before /reload is waited for after it, on the same ids", async () => {
