@@ -5,23 +5,22 @@
  * quitting the shepherd leaves no pool sheep running.
  */
 import assert from "node:assert/strict";
-import { readFile, mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa } from "execa";
 import { pidRunning } from "../../src/protocol/pid.ts";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { ECHO_AGENT } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { killSheep, livingSheep, pidAlive, sheepFiles, sheepPid } from "../support/leftovers.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import type { Scene } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the warm pool with real pi", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
   let agentDir: string;
@@ -53,27 +52,21 @@ describe("the warm pool with real pi", { timeout: 600_000 }, () => {
   };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-warm-e2e-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { agents: { "echo.md": ECHO_AGENT }, shepherdSettings: { warm: { echo: 2 } } });
-    work = join(dir, "work");
-    await mkdir(join(work, "sub"), { recursive: true });
-    scene = new Scene(
-      RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket }) }),
-      agentDir,
+    world = await e2eWorld("warm-e2e", { agent: { agents: { "echo.md": ECHO_AGENT }, shepherdSettings: { warm: { echo: 2 } } }, work: true });
+    ({ tmux, model, agentDir, cwd: work } = world);
+    await mkdir(join(work, "sub"));
+    // The pool's sheep are in no view, so no scene knows their pids: killed after the shepherd stopped.
+    world.defer(() =>
+      killSheep(
+        agentDir,
+        poolPids.filter((p) => p > 0),
+      ),
     );
+    scene = world.scene();
   });
 
   after(async () => {
-    await scene?.cleanup();
-    await killSheep(
-      agentDir,
-      poolPids.filter((p) => p > 0),
-    );
-    await tmux?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("fills in the background, shows its count in the widget and under the herd, and its sheep never speak to the model", async () => {
