@@ -4,30 +4,20 @@
  * before the tool runs, so only a real pi shows what actually reaches the shepherd.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd, type ToolOutcome } from "../support/rpc-shepherd.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { killSheep } from "../support/leftovers.ts";
+import type { RpcShepherd, ToolOutcome } from "../support/rpc-shepherd.ts";
+import { directive } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 const PROJECT_AGENT = "---\nname: proj\ndescription: the repository's agent\n---\nYou answer exactly as scripted.\n";
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let t: PrivateTmux;
-  let model: ScriptedModel;
   let agentDir: string;
   let shepherd: RpcShepherd;
   const sheepPids: number[] = [];
@@ -48,23 +38,18 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
   type Item = { promptId?: string; status: string; text?: string; agentId?: string; step?: number };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-lenient-"));
-    t = await startPrivateTmux();
-    model = await startScriptedModel();
     // The user's own settings never ask, so only the call's confirmProjectAgents decides.
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { shepherdSettings: { confirmProjectAgents: false } });
-    const work = join(dir, "work");
+    world = await e2eWorld("lenient", { agent: { shepherdSettings: { confirmProjectAgents: false } }, work: true });
+    ({ tmux: t, agentDir } = world);
+    const work = world.cwd;
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
     await writeFile(join(work, ".pi", "agents", "proj.md"), PROJECT_AGENT);
-    shepherd = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: t.socket }) });
+    world.defer(() => killSheep(agentDir, sheepPids));
+    shepherd = world.shepherd();
   });
 
   after(async () => {
-    await shepherd?.stop().catch(() => undefined);
-    await t?.cleanup();
-    await model?.close();
-    for (const pid of sheepPids) if (alive(pid)) process.kill(pid, "SIGKILL");
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await world?.cleanup();
   });
 
   it("wait takes promptIds as JSON text or as a comma list, and timeout as text", async () => {
