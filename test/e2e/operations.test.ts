@@ -5,20 +5,19 @@
  */
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { AuditEvent } from "../../src/ports/audit.ts";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { killSheep, sheepPid } from "../support/leftovers.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes } from "../support/scene.ts";
+import { ECHO_AGENT } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { sheepPid } from "../support/leftovers.ts";
+import { type Scene, tmuxPanes } from "../support/scene.ts";
 import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 describe("operations with real pi: model aliases, resume after the shepherd quit, the audit log", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
   let other: ScriptedModel;
@@ -29,21 +28,21 @@ describe("operations with real pi: model aliases, resume after the shepherd quit
   const ids: Record<string, string> = {};
   const A1 = directive({ reply: "noted: the word is PAPAYA", tag: "A1" });
 
-  const shepherd = () =>
-    new Scene(RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket }) }), agentDir);
+  const shepherd = () => world!.scene();
   const tagged = (m: ScriptedModel, tag: string) => m.log.filter((l) => l.tag === tag);
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-operations-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
+    // The agent dir names the second model as a provider, so it runs before the world and ends after it.
     other = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, {
-      agents: { "echo.md": ECHO_AGENT, "aliased.md": "---\nname: aliased\ndescription: runs on the fast alias\nmodel: fast\n---\nYou answer as scripted.\n" },
-      shepherdSettings: { models: { fast: "other/scripted-model" } },
-      providers: { other: other.baseUrl },
+    world = await e2eWorld("operations", {
+      agent: {
+        agents: { "echo.md": ECHO_AGENT, "aliased.md": "---\nname: aliased\ndescription: runs on the fast alias\nmodel: fast\n---\nYou answer as scripted.\n" },
+        shepherdSettings: { models: { fast: "other/scripted-model" } },
+        providers: { other: other.baseUrl },
+      },
+      work: true,
     });
-    work = join(dir, "work");
+    ({ tmux, model, agentDir, cwd: work } = world);
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
     // Were the project's alias honoured (project values win), "fast" would reach the first model.
     await writeFile(join(work, ".pi", "shepherd.json"), JSON.stringify({ models: { fast: "scripted/scripted-model" } }));
@@ -51,13 +50,11 @@ describe("operations with real pi: model aliases, resume after the shepherd quit
   });
 
   after(async () => {
-    await first?.cleanup();
-    await second?.cleanup();
-    await killSheep(agentDir, []);
-    await tmux?.cleanup();
-    await model?.close();
-    await other?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    try {
+      await world?.cleanup();
+    } finally {
+      await other?.close();
+    }
   });
 
   it("an agent file's model: and the model parameter go through the user's aliases; the project's are ignored and reported", async () => {
