@@ -3,15 +3,13 @@
  * store first (the sheep's uncommitted files as a commit, the merge as a tree); only a clean,
  * conflict-free result moves anything, and the user's branch then moves by a fast-forward.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { ShepherdError } from "../core/errors.ts";
 import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspace.ts";
 import { diffTrees } from "./diff.ts";
 import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.ts";
 import type { Git } from "./run.ts";
-import { headCommit, snapshotTree, uncommittedPaths } from "./snapshot.ts";
-import { checkedBranch, checkedPath, NO_HOOKS } from "./worktree.ts";
+import { headCommit, uncommittedPaths } from "./snapshot.ts";
+import { checkedBranch, checkedPath, NO_HOOKS, workCommit } from "./worktree.ts";
 
 const refused = (message: string) => new ShepherdError("land_refused", `${message} Nothing was changed.`);
 
@@ -31,11 +29,7 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
   if (!tip) throw refused(`the sheep's branch ${branch} no longer exists.`);
 
   // The sheep's uncommitted files become a commit on top of its branch (not yet recorded anywhere).
-  let work = tip;
-  if (existsSync(join(checkedPath(wt.path), ".git"))) {
-    const tree = await snapshotTree(git, wt.path);
-    if (tree !== (await treeOf(git, repo, tip))) work = await commitTree(git, repo, tree, [tip], `shepherd: work of sheep "${o.label}"`);
-  }
+  const work = await workCommit(git, wt, tip, `shepherd: work of sheep "${o.label}"`);
   const nothing: Landed = { landed: false, branch, into, squash: o.squash, files: [], fileCount: 0, insertions: 0, deletions: 0 };
   if (await isAncestor(git, repo, work, head)) return nothing;
   let commit: string;

@@ -72,21 +72,26 @@ export async function addWorktree(git: Git, o: IsolateRequest & { worktreesDir: 
   return { worktree: { path, branch, repoRoot: root, base, leftBehind }, cwd };
 }
 
-/**
- * What another worktree of the same repository holds now, as a commit: its branch's tip, or a new
- * commit on top of it with its uncommitted files (made in the object store only: that worktree,
- * its index and its branch stay as they are).
- */
+/** What another worktree of the same repository holds now, as a commit (see workCommit). */
 async function workOf(git: Git, from: Worktree): Promise<string> {
-  const repo = checkedPath(from.repoRoot);
   const branch = checkedBranch(from.branch);
-  const tip = await branchTip(git, repo, branch);
+  const tip = await branchTip(git, checkedPath(from.repoRoot), branch);
   if (!tip) throw new ShepherdError("git_error", `the branch ${branch} of the worktree to continue from no longer exists.`);
-  const path = checkedPath(from.path);
+  return workCommit(git, from, tip, `shepherd: work of ${branch}, continued by the next step`);
+}
+
+/**
+ * A worktree's work as a commit: its branch's tip when its files are what the tip holds (or the
+ * worktree is gone), else a new commit on the tip with its uncommitted files. Made in the object
+ * store only: the worktree, its index and its branch stay as they are.
+ */
+export async function workCommit(git: Git, wt: Worktree, tip: string, message: string): Promise<string> {
+  const path = checkedPath(wt.path);
   if (!existsSync(join(path, ".git"))) return tip;
+  const repo = checkedPath(wt.repoRoot);
   const tree = await snapshotTree(git, path);
   if (tree === (await treeOf(git, repo, tip))) return tip;
-  return commitTree(git, repo, tree, [tip], `shepherd: work of ${branch}, continued by the next step`);
+  return commitTree(git, repo, tree, [tip], message);
 }
 
 function isDir(p: string): boolean {
