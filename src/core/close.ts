@@ -1,5 +1,5 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import { isShepherdError, ShepherdError } from "./errors.ts";
+import { errorText, isShepherdError, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { pendingPrompts, refresh, settle, settleAll } from "./ledger.ts";
 import { findRecord } from "./persistence.ts";
@@ -130,6 +130,19 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[];
     delete rec.activePromptId;
     return { ids: [rec.agentId], kept };
   });
+}
+
+/**
+ * Closes a pane of ours on a path that must not fail (a failed start, a warm sheep, a record
+ * caught mid-start): undefined once pane and pi are gone, else why not. A pane that would not go
+ * stays the caller's to keep recorded, or nobody could ever close it.
+ */
+export async function closeAndConfirm(herd: Herd, rec: AgentRecord): Promise<string | undefined> {
+  if (await herd.opts.runtime.close(rec.paneId, rec.agentId).catch(() => undefined)) herd.liveness.gone(rec.agentId);
+  return confirmGone(herd, rec).then(
+    () => undefined,
+    (e: unknown) => errorText(e),
+  );
 }
 
 /**

@@ -2,7 +2,7 @@
  * The records across reloads and restarts: taking back what this shepherd may own, and telling
  * another live shepherd's sheep apart from an unknown id.
  */
-import { confirmGone, dropGone } from "./close.ts";
+import { closeAndConfirm, dropGone } from "./close.ts";
 import type { Herd } from "./herd.ts";
 import { refresh } from "./ledger.ts";
 import { ShepherdError } from "./errors.ts";
@@ -23,7 +23,7 @@ export interface AttachReport {
  */
 export async function attach(herd: Herd): Promise<AttachReport> {
   const report: AttachReport = { adopted: [], pruned: [], warnings: [] };
-  const { store, owner, host, runtime } = herd.opts;
+  const { store, owner, host } = herd.opts;
   if (!store) return report;
   const { state, warnings } = await store.load();
   report.warnings.push(...warnings);
@@ -79,15 +79,8 @@ export async function attach(herd: Herd): Promise<AttachReport> {
       rec.state = "idle";
       continue;
     }
-    await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
     // A pane that would not close stays recorded (still starting): close or prune finds it later.
-    if (
-      !(await confirmGone(herd, rec).then(
-        () => true,
-        () => false,
-      ))
-    )
-      continue;
+    if ((await closeAndConfirm(herd, rec)) !== undefined) continue;
     report.pruned.push(...(await dropGone(herd, rec)).ids);
   }
   await herd.persist();

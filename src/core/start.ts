@@ -1,5 +1,5 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
-import { confirmGone } from "./close.ts";
+import { closeAndConfirm } from "./close.ts";
 import { errorText, exitText, shorten, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { newId } from "./ids.ts";
@@ -196,13 +196,9 @@ async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): P
 async function abandon(herd: Herd, rec: AgentRecord, cause: unknown, lent?: AgentRecord): Promise<never> {
   const { runtime, host } = herd.opts;
   const lines = await runtime.read(rec.paneId, 30).catch(() => "");
-  await runtime.close(rec.paneId, rec.agentId).catch(() => undefined);
   // A pane that could not be closed (the multiplexer stopped answering) stays ours: its record is
   // what lets close, prune or the next shepherd find it, and its pi may still read its files.
-  const kept = await confirmGone(herd, rec).then(
-    () => undefined,
-    (e: unknown) => errorText(e),
-  );
+  const kept = await closeAndConfirm(herd, rec);
   if (kept === undefined) {
     herd.unwatch(rec.agentId);
     await host.cleanup(rec.agentId).catch(() => undefined);

@@ -6,7 +6,7 @@
  */
 import { resolve } from "node:path";
 import type { Direction, Placement } from "../ports/runtime.ts";
-import { confirmGone } from "./close.ts";
+import { closeAndConfirm } from "./close.ts";
 import { errorText } from "./errors.ts";
 import type { Herd, WarmSource } from "./herd.ts";
 import { howEnded } from "./liveness.ts";
@@ -259,17 +259,11 @@ export class WarmPool implements WarmSource {
  * but only when this says the pane is gone: a forgotten pane would run on with nobody to close it.
  */
 export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<boolean> {
-  const { runtime, host } = herd.opts;
-  if (await runtime.close(rec.paneId, rec.agentId).catch(() => undefined)) herd.liveness.gone(rec.agentId);
   // As any close: the files go once the pane and its pi are gone. A pane still there (the
   // multiplexer stopped answering) keeps them, and its record, for another try.
-  const gone = await confirmGone(herd, rec).then(
-    () => true,
-    () => false,
-  );
-  if (!gone) return false;
+  if ((await closeAndConfirm(herd, rec)) !== undefined) return false;
   herd.unwatch(rec.agentId);
-  await host.discard(rec.agentId).catch(() => undefined);
+  await herd.opts.host.discard(rec.agentId).catch(() => undefined);
   return true;
 }
 
