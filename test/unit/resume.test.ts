@@ -23,6 +23,16 @@ function setup(world = new MemoryWorld(), store = new MemoryStore(), owner = "on
   return { world, store, shepherd };
 }
 
+/** An isolated sheep "iso", closed: its worktree kept for a resume to take over. */
+async function closedIsolated() {
+  const world = new MemoryWorld();
+  const workspace = new MemoryWorkspace();
+  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock: new FakeClock(), workspace, startTimeoutMs: 10_000 });
+  const a = await shepherd.start({ definition: def, cwd: "/repo", label: "iso", isolate: true });
+  await shepherd.close(a.agentId);
+  return { world, workspace, shepherd, a };
+}
+
 async function resume(s: Shepherd, target: string, label?: string) {
   const card = await s.resumable(target);
   return s.start({ definition: card.definition, cwd: card.cwd, ...(card.model ? { model: card.model } : {}), resume: card, ...(label ? { label } : {}) });
@@ -45,11 +55,7 @@ describe("core: resume", () => {
   });
 
   it("a resumed isolated sheep takes its worktree over: it lands itself, and a resume of it finds the worktree again", async () => {
-    const world = new MemoryWorld();
-    const workspace = new MemoryWorkspace();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock: new FakeClock(), workspace, startTimeoutMs: 10_000 });
-    const a = await shepherd.start({ definition: def, cwd: "/repo", label: "iso", isolate: true });
-    await shepherd.close(a.agentId);
+    const { workspace, shepherd, a } = await closedIsolated();
     const b = await resume(shepherd, "iso");
     assert.deepEqual(b.worktree, a.worktree);
     assert.equal(b.cwd, a.cwd);
@@ -62,11 +68,7 @@ describe("core: resume", () => {
   });
 
   it("a resume of an isolated sheep that fails to start gives the worktree back, work and all", async () => {
-    const world = new MemoryWorld();
-    const workspace = new MemoryWorkspace();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock: new FakeClock(), workspace, startTimeoutMs: 10_000 });
-    const a = await shepherd.start({ definition: def, cwd: "/repo", label: "iso", isolate: true });
-    await shepherd.close(a.agentId);
+    const { world, workspace, shepherd, a } = await closedIsolated();
     world.onLaunch = "exit";
     await assert.rejects(resume(shepherd, "iso"), /^ShepherdError: \[start_failed\]/);
     assert.deepEqual(shepherd.registry.agents.get(a.agentId)!.worktree, a.worktree);
