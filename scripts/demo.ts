@@ -94,6 +94,9 @@ async function main() {
     await sleep(pause);
     await call({ action: "close", agentId: scout.agentId });
     await call({ action: "close", agentId: worker.agentId });
+    // close names where each session is kept, and in your own use it stays there; the demo's
+    // whole temp dir goes at the end, those sessions with it.
+    say(`\n(The demo removes its temp dir ${dir} when it ends, the session files above with it; outside the demo they stay.)`);
     say("\nAnswers:");
     for (const r of results) say(`  [${r.status}] ${r.text}`);
     const ok = results.length === 2 && results.every((r) => r.status === "completed");
@@ -112,7 +115,7 @@ async function main() {
     say(
       left.length
         ? `\nWARNING: sheep processes still running: ${left.join(", ")}`
-        : "\nNothing left running: sheep closed, tmux server and temp files removed.",
+        : "\nNothing left running: sheep closed; the tmux server and the temp dir, the session files in it included, removed.",
     );
     process.exitCode = ok && left.length === 0 ? 0 : 1;
   } catch (e) {
