@@ -8,6 +8,7 @@ import { ShepherdError } from "../core/errors.ts";
 import { isRecord } from "../core/guards.ts";
 import type { DeliverAs } from "../core/types.ts";
 import type { Direction, Placement } from "../ports/runtime.ts";
+import type { Action } from "./schema.ts";
 import {
   actionOf,
   booleanText,
@@ -95,10 +96,48 @@ function defined<T extends object>(o: Loose<T>): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
+/**
+ * The fields each action takes besides `action`: the one list an action's fields are added to.
+ * The schema is flat (every field of every action in one object), so a field the action does not
+ * take (another action's, a typo) is refused here rather than run as if it were not there.
+ */
+export const ACTION_FIELDS: Record<Action, readonly string[]> = {
+  start: ["agent", "label", "placement", "direction", "cwd", "model", "agentScope", "confirmProjectAgents", "isolate", "resume"],
+  prompt: ["agentId", "message", "notify", "deliverAs", "requestId"],
+  wait: ["promptId", "promptIds", "timeout"],
+  status: ["agentId"],
+  close: ["agentId", "removeWorktree", "force"],
+  sheep: ["agentScope"],
+  herd: ["all"],
+  read: ["target", "source", "turns", "lines"],
+  prune: [],
+  delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "isolate"],
+  diff: ["target", "stat"],
+  land: ["agentId", "squash"],
+  doctor: [],
+  messages: ["agentId", "unreadOnly"],
+  reply: ["agentId", "messageId", "text"],
+};
+
+/** The keys of a delegate task object. */
+const TASK_FIELDS = ["agent", "task", "cwd", "isolate"] as const;
+
+/** Refuses the first field set in `o` that is not one of `takes`, naming it and what is taken. */
+function onlyFields(o: Params, takes: readonly string[], what: string, skip: readonly string[] = []): void {
+  for (const key of Object.keys(o)) {
+    if (o[key] === undefined || skip.includes(key) || takes.includes(key)) continue;
+    const near = takes.find((k) => k.toLowerCase() === key.toLowerCase());
+    const hint = near ? ` (did you mean "${near}"?)` : "";
+    const list = takes.length ? `it takes ${takes.map((k) => `"${k}"`).join(", ")}` : "it takes no other field";
+    throw new ShepherdError("invalid_params", `${what} does not take ${JSON.stringify(key)}${hint}; ${list}.`);
+  }
+}
+
 /** Parses and checks raw parameters; every problem is `[invalid_params]` naming the field. */
 export function parseToolCommand(raw: unknown): ToolCommand {
   const p = coerce(raw);
   const action = actionOf(p);
+  onlyFields(p, ACTION_FIELDS[action], `action "${action}"`, ["action"]);
   switch (action) {
     case "start": {
       const resume = optionalString(p, "resume");
@@ -215,6 +254,7 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
   const check = (v: unknown, where: string): RawTask => {
     if (!isRecord(v)) throw new ShepherdError("invalid_params", `${where} must be an object {agent, task, cwd?}.`);
     const o = v as Record<string, unknown>;
+    onlyFields(o, TASK_FIELDS, where);
     if (typeof o.agent !== "string" || o.agent.trim() === "") throw new ShepherdError("invalid_params", `${where} needs "agent" (a non-empty string).`);
     if (typeof o.task !== "string" || o.task.length === 0) throw new ShepherdError("invalid_params", `${where} needs "task" (a non-empty string).`);
     if (o.cwd !== undefined && typeof o.cwd !== "string") throw new ShepherdError("invalid_params", `${where}: "cwd" must be a string.`);
