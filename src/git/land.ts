@@ -9,7 +9,7 @@ import { diffTrees } from "./diff.ts";
 import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.ts";
 import type { Git } from "./run.ts";
 import { headCommit, uncommittedPaths } from "./snapshot.ts";
-import { checkedBranch, checkedPath, NO_HOOKS, workCommit } from "./worktree.ts";
+import { checkedBranch, checkedPath, workCommit } from "./worktree.ts";
 
 const refused = (message: string) => new ShepherdError("land_refused", `${message} Nothing was changed.`);
 
@@ -47,9 +47,9 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
   if (work !== tip) {
     await git.run(repo, ["update-ref", `refs/heads/${branch}`, work, tip]);
     // Its index follows, so its worktree reads clean; its files are already what was committed.
-    await git.run(wt.path, ["reset", "--quiet"], { config: [NO_HOOKS] });
+    await git.run(wt.path, ["reset", "--quiet"]);
   }
-  await git.run(repo, ["merge", "--ff-only", "--quiet", commit]);
+  await git.run(repo, ["merge", "--ff-only", "--quiet", "--no-stat", "--no-verify-signatures", commit]);
   const files = await diffTrees(git, repo, head, commit);
   return {
     landed: true,

@@ -50,6 +50,6 @@ export async function landable(git: Git, repo: string, branch: string): Promise<
 export async function commitTree(git: Git, repo: string, tree: string, parents: readonly string[], message: string): Promise<string> {
   const ident = await git.run(repo, ["var", "GIT_COMMITTER_IDENT"], { ok: [128] });
   const config = ident.exitCode === 0 ? [] : ["user.name=pi-shepherd", "user.email=pi-shepherd@localhost"];
-  const args = ["commit-tree", objectId(tree, "a tree"), ...parents.flatMap((p) => ["-p", objectId(p, "a commit")])];
+  const args = ["commit-tree", "--no-gpg-sign", objectId(tree, "a tree"), ...parents.flatMap((p) => ["-p", objectId(p, "a commit")])];
   return objectId(await git.value(repo, args, { input: `${message}\n`, config }), "the new commit");
 }

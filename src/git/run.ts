@@ -1,6 +1,7 @@
 /**
  * Running git: always `git -C <dir> <argv…>` through execa (never a shell), in an environment
- * where no inherited GIT_* variable can point git at another repository, index or program.
+ * where no inherited GIT_* variable can point git at another repository, index or program, and
+ * with settings that keep every program a repository's config names from running.
  */
 import { execa } from "execa";
 import { ShepherdError } from "../core/errors.ts";
@@ -10,10 +11,36 @@ import { OBJECT_ID } from "../ports/workspace.ts";
 const KEPT = /^GIT_((AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)|CONFIG_(GLOBAL|SYSTEM|NOSYSTEM))$/;
 
 /**
- * Settings given to every call. fsmonitor would run a program named in the repository's config
- * on every status and add; the shepherd runs git on its own, unasked, so it never runs one.
+ * Settings given to every call. A repository's config (a checkout unpacked from an archive, a
+ * shared one, one a sheep wrote) can name programs git runs by itself: an fsmonitor on every status
+ * and add, hooks (post-checkout, post-merge, reference-transaction, pre-auto-gc, …), a signing
+ * program, a check of signatures, renormalizing merges (which run the filters). The shepherd runs
+ * git on its own, unasked, so it runs none of them. Filters and merge drivers are named per driver
+ * and cannot be turned off by one fixed setting: see driverOverrides.
  */
-const ALWAYS = ["-c", "core.fsmonitor=false", "-c", "core.splitIndex=false"];
+export const ALWAYS_CONFIG = [
+  "core.fsmonitor=false",
+  "core.splitIndex=false",
+  // No such directory: git finds no hook at all.
+  "core.hooksPath=/dev/null",
+  "commit.gpgSign=false",
+  "merge.verifySignatures=false",
+  "merge.renormalize=false",
+  "submodule.recurse=false",
+  "gc.auto=0",
+  "maintenance.auto=false",
+  "core.editor=:",
+];
+const ALWAYS = ALWAYS_CONFIG.flatMap((c) => ["-c", c]);
+
+/**
+ * Commands that never read a working tree's files through attributes nor merge file contents, so
+ * no filter or merge driver can run: they skip the look at the config. Anything else is asked.
+ */
+const NO_CONTENT = new Set(["rev-parse", "symbolic-ref", "merge-base", "var", "config", "commit-tree", "update-ref", "branch", "cat-file", "diff-tree"]);
+
+/** `filter.<name>.…` and `merge.<name>.…`: the drivers a `.gitattributes` line can pick by name. */
+const DRIVER_KEYS = "^(filter|merge)\\..+\\.[a-z]+$";
 
 export function gitEnv(base: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {};
@@ -21,6 +48,8 @@ export function gitEnv(base: NodeJS.ProcessEnv): Record<string, string> {
   return {
     ...env,
     GIT_TERMINAL_PROMPT: "0",
+    // ":" is the editor git never starts.
+    GIT_EDITOR: ":",
     // Reads (status, diff) must not take the user's index.lock.
     GIT_OPTIONAL_LOCKS: "0",
     // Paths are given after "--" and must never be read as pathspec magic such as ":(glob)".
@@ -58,8 +87,9 @@ export class Git {
 
   async run(dir: string, args: readonly string[], o: GitCall = {}): Promise<GitResult> {
     const config = (o.config ?? []).flatMap((c) => ["-c", c]);
+    const drivers = NO_CONTENT.has(args[0] ?? "") ? {} : await this.driverOverrides(dir);
     const r = await execa("git", [...ALWAYS, ...config, "-C", dir, ...args], {
-      env: { ...this.env, ...o.env },
+      env: { ...this.env, ...drivers, ...o.env },
       extendEnv: false,
       reject: false,
       stripFinalNewline: false,
@@ -76,6 +106,47 @@ export class Git {
       throw new ShepherdError("git_error", `git ${args[0]} failed in ${dir}: ${why}`);
     }
     return { stdout: String(r.stdout ?? ""), stderr, exitCode };
+  }
+
+  /**
+   * Every filter and merge driver the repository's own config defines (its `.git/config` and
+   * `config.worktree`, with the files they include, as git reads them in dir), turned off for one
+   * call. The user's own (global, system) drivers, such as git-lfs, run as the user set them up. The
+   * overrides travel as GIT_CONFIG_COUNT/KEY/VALUE, which take a driver's name as it is (a name may
+   * hold "=" or spaces, which `-c` cannot), outrank every config file, and reach the git processes
+   * the command starts itself. An empty clean, smudge or process command is no filter (and, not
+   * required, no failure); a merge driver becomes `exit 1`, which the shell answers without running
+   * a program, so the path counts as a conflict.
+   */
+  private async driverOverrides(dir: string): Promise<Record<string, string>> {
+    const r = await execa("git", [...ALWAYS, "-C", dir, "config", "--show-scope", "-z", "--get-regexp", DRIVER_KEYS], {
+      env: this.env,
+      extendEnv: false,
+      reject: false,
+      stdin: "ignore",
+      stripFinalNewline: false,
+    });
+    const fields = nulFields(String(r.stdout ?? ""));
+    const overrides: [string, string][] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      if (fields[i] !== "local" && fields[i] !== "worktree") continue;
+      const key = fields[i + 1]!.split("\n", 1)[0]!;
+      const section = key.startsWith("filter.") ? "filter" : "merge";
+      const name = key.slice(section.length + 1, key.lastIndexOf("."));
+      if (name === "" || seen.has(`${section}.${name}`)) continue;
+      seen.add(`${section}.${name}`);
+      if (section === "filter")
+        overrides.push(...["clean", "smudge", "process"].map((k): [string, string] => [`filter.${name}.${k}`, ""]), [`filter.${name}.required`, "false"]);
+      else overrides.push([`merge.${name}.driver`, "exit 1"]);
+    }
+    if (overrides.length === 0) return {};
+    const env: Record<string, string> = { GIT_CONFIG_COUNT: String(overrides.length) };
+    overrides.forEach(([k, v], i) => {
+      env[`GIT_CONFIG_KEY_${i}`] = k;
+      env[`GIT_CONFIG_VALUE_${i}`] = v;
+    });
+    return env;
   }
 
   /** stdout with its final newline removed: for commands that print one value. */

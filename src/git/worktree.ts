@@ -11,9 +11,6 @@ import { branchTip, commitTree, landable, treeOf } from "./merge.ts";
 import type { Git } from "./run.ts";
 import { headCommit, snapshotTree, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
 
-/** Hooks of the repository do not run for the shepherd's own bookkeeping (they do when landing). */
-export const NO_HOOKS = "core.hooksPath=/dev/null";
-
 /** `shepherd/<label>-<id>`: the label reduced to letters, digits, "_" and "-", so no ref rule can trip on it. */
 export function branchFor(label: string, agentId: string): string {
   const slug = label
@@ -66,7 +63,7 @@ export async function addWorktree(git: Git, o: IsolateRequest & { worktreesDir: 
   const leftBehind = (await uncommittedPaths(git, root, 0)).count;
   const branch = branchFor(o.label, o.agentId);
   await ensurePrivateDir(o.worktreesDir);
-  await git.run(root, ["worktree", "add", "--quiet", "-b", branch, "--", path, base], { config: [NO_HOOKS] });
+  await git.run(root, ["worktree", "add", "--quiet", "-b", branch, "--", path, base]);
   const sub = join(path, prefix);
   const cwd = prefix !== "" && isDir(sub) ? sub.replace(/\/+$/, "") : path;
   return { worktree: { path, branch, repoRoot: root, base, leftBehind }, cwd };
@@ -114,7 +111,7 @@ export async function removeWorktree(git: Git, wt: Worktree): Promise<void> {
   const path = checkedPath(wt.path);
   const branch = checkedBranch(wt.branch);
   const repo = checkedPath(wt.repoRoot);
-  if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path], { config: [NO_HOOKS] });
+  if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path]);
   else await git.run(repo, ["worktree", "prune"]);
   await git.run(repo, ["branch", "-D", "--", branch], { ok: [1] });
 }

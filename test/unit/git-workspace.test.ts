@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, stat, unlink, utimes } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { branchFor, checkedBranch } from "../../src/git/worktree.ts";
 import { GitWorkspace } from "../../src/git/workspace.ts";
@@ -369,5 +369,152 @@ describe("git workspace: worktrees and landing", () => {
     await ws.remove(a);
     assert.equal((await worktreeList(repo)).includes(a.path), false);
     assert.equal((await git(repo, "branch", "--list", a.branch)).trim(), "");
+  });
+});
+
+/**
+ * A repository whose own config names programs: filters, a merge driver, diff programs, hooks
+ * (in .git/hooks and at core.hooksPath), an fsmonitor, a signing program. Each would leave its
+ * name in the marker directory if it ran. The person's own git steps run with it disarmed.
+ */
+describe("git workspace: a repository's config runs nothing", () => {
+  let dir: string;
+  let marks: string;
+  let ws: GitWorkspace;
+  const HOOKS = [
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-merge-commit",
+    "post-merge",
+    "post-checkout",
+    "reference-transaction",
+    "post-index-change",
+    "pre-auto-gc",
+    "post-rewrite",
+  ];
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-hostile-"));
+    marks = join(dir, "marks");
+    await mkdir(marks);
+    ws = new GitWorkspace({ worktreesDir: join(dir, "state", "worktrees") });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const mark = (name: string) => `touch '${join(marks, name)}'`;
+
+  /** A repository with every program configured but not yet armed. */
+  async function hostileRepo(name: string) {
+    const repo = await makeRepo(join(dir, name), {
+      ".gitattributes": "*.txt filter=evil merge=evil diff=evil\n*.p filter=evilp\n",
+      "a.txt": lines(5),
+      "b.p": "p\n",
+    });
+    const bin = join(dir, `${name}-bin`);
+    const hooks = join(dir, `${name}-hooks`);
+    await mkdir(bin);
+    await mkdir(hooks);
+    const script = async (path: string, body: string) => {
+      await writeFiles(dirname(path), { [basename(path)]: `#!/bin/sh\n${body}\n` });
+      await chmod(path, 0o755);
+    };
+    for (const h of HOOKS) {
+      await script(join(hooks, h), `${mark(`hook-${h}`)}; exit 0`);
+    }
+    await script(join(bin, "gpg"), `${mark("gpg")}; exit 1`);
+    const config = [
+      `[filter "evil"]`,
+      `\tclean = ${mark("clean")}; cat`,
+      `\tsmudge = ${mark("smudge")}; cat`,
+      `\trequired = true`,
+      `[filter "evilp"]`,
+      `\tprocess = ${mark("process")}; cat`,
+      `\trequired = true`,
+      `[merge "evil"]`,
+      `\tdriver = ${mark("merge-driver")}; exit 0`,
+      `[diff "evil"]`,
+      `\ttextconv = ${mark("textconv")}; cat`,
+      `\tcommand = ${mark("diff-command")}`,
+      `[diff]`,
+      `\texternal = ${join(bin, "extdiff")}`,
+      `[core]`,
+      `\thooksPath = ${hooks}`,
+      `\tfsmonitor = ${join(bin, "fsmonitor")}`,
+      `[commit]`,
+      `\tgpgSign = true`,
+      `[gpg]`,
+      `\tprogram = ${join(bin, "gpg")}`,
+      `[merge]`,
+      `\tverifySignatures = true`,
+      `\trenormalize = true`,
+      "",
+    ].join("\n");
+    await script(join(bin, "extdiff"), mark("diff-external"));
+    await script(join(bin, "fsmonitor"), `${mark("fsmonitor")}; exit 1`);
+    const cfg = join(dir, `${name}.cfg`);
+    await writeFiles(dir, { [`${name}.cfg`]: config });
+    const localConfig = join(repo, ".git", "config");
+    const plain = await readFile(localConfig, "utf8");
+    return {
+      repo,
+      /** The repository's config and its .git/hooks hold every program. */
+      arm: async () => {
+        await writeFiles(repo, { ".git/config": `${plain}[include]\n\tpath = ${cfg}\n` });
+        for (const h of HOOKS) await script(join(repo, ".git", "hooks", h), `${mark(`githooks-${h}`)}; exit 0`);
+      },
+      /** For the person's own git steps. */
+      disarm: async () => {
+        await writeFiles(repo, { ".git/config": plain });
+        for (const h of HOOKS) await rm(join(repo, ".git", "hooks", h), { force: true });
+      },
+    };
+  }
+
+  it("baseline, diff, isolate, land, a chain's next step and remove run no filter, driver, hook, fsmonitor or signing program", async () => {
+    const h = await hostileRepo("all");
+    await h.arm();
+    const baseline = (await ws.baseline(h.repo))!;
+    await writeFiles(h.repo, { "a.txt": "changed\n", "new.txt": "new\n", "b.p": "q\n" });
+    const e = await ws.diff(baseline, { patchPath: join(dir, "all.patch"), inlineLines: 50 });
+    assert.deepEqual(e.files.map((f) => f.path).sort(), ["a.txt", "b.p", "new.txt"]);
+    await h.disarm();
+    await git(h.repo, "checkout", "--quiet", "--", ".");
+    await git(h.repo, "clean", "--quiet", "-fd");
+    await h.arm();
+
+    const one = (await ws.isolate({ cwd: h.repo, agentId: "a_hostile001", label: "one" })).worktree;
+    assert.equal(await readFile(join(one.path, "a.txt"), "utf8"), lines(5), "checked out as committed");
+    await writeFiles(one.path, { "a.txt": "line 1\nfrom the sheep\nline 3\nline 4\nline 5\n", "one.txt": "one\n" });
+    const next = (await ws.isolate({ cwd: h.repo, agentId: "a_hostile002", label: "two", from: one })).worktree;
+    assert.equal(await readFile(join(next.path, "one.txt"), "utf8"), "one\n");
+    await ws.inspect(one);
+
+    // The person commits meanwhile: landing needs a real merge.
+    await h.disarm();
+    await writeFiles(h.repo, { "person.txt": "mine\n" });
+    await git(h.repo, "add", "person.txt");
+    await git(h.repo, "commit", "--quiet", "-m", "person");
+    await h.arm();
+    const landed = await ws.land(one, { squash: false, label: "one" });
+    assert.equal(landed.landed, true);
+    await ws.remove(next);
+    await ws.remove(one);
+    assert.deepEqual(await readdir(marks), [], "no program of the repository ran");
+  });
+
+  it("a merge driver of the repository is not run: the path it would merge counts as a conflict", async () => {
+    const h = await hostileRepo("driver");
+    await h.arm();
+    const wt = (await ws.isolate({ cwd: h.repo, agentId: "a_hostile003", label: "drv" })).worktree;
+    await writeFiles(wt.path, { "a.txt": "line 1\nfrom the sheep\nline 3\nline 4\nline 5\n" });
+    await h.disarm();
+    await writeFiles(h.repo, { "a.txt": "line 1\nline 2\nline 3\nline 4\nfrom the person\n" });
+    await git(h.repo, "commit", "--quiet", "-am", "person");
+    await h.arm();
+    await assert.rejects(ws.land(wt, { squash: false, label: "drv" }), /^ShepherdError: \[land_refused\] .*conflicts in: a\.txt/);
+    assert.deepEqual(await readdir(marks), []);
   });
 });
