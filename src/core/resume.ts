@@ -61,8 +61,9 @@ async function refuseIfRunning(herd: Herd, card: ResumeCard): Promise<void> {
   const { state } = await store.load().catch(() => ({ state: { agents: [] as AgentRecord[] } }));
   const alive = herd.opts.ownerAlive ?? (() => true);
   for (const r of state.agents) {
-    if (r.owner === herd.opts.owner || stopped(r) || (r.agentId !== card.agentId && r.sessionPath !== card.sessionPath)) continue;
-    if (alive(r.owner)) {
+    // Ours in the registry were asked above; one of ours only on disk (not adopted) is an orphan like any other.
+    if (herd.registry.agents.has(r.agentId) || stopped(r) || (r.agentId !== card.agentId && r.sessionPath !== card.sessionPath)) continue;
+    if (r.owner !== herd.opts.owner && alive(r.owner)) {
       throw new ShepherdError(
         "not_owned",
         `the conversation of ${card.agentId} goes on in ${r.agentId} (${r.label}) of another running shepherd; only it may use it.`,
@@ -72,9 +73,10 @@ async function refuseIfRunning(herd: Herd, card: ResumeCard): Promise<void> {
     // Unknown counts as running: two pis must never write one session.
     const now = await herd.liveness.fresh(r);
     if (now === undefined || now.state === "alive") {
+      const whose = r.owner === herd.opts.owner ? "recorded by this shepherd and not re-attached yet" : "of a shepherd that quit";
       throw new ShepherdError(
         "not_resumable",
-        `${r.agentId} (${r.label}) still runs on this conversation in pane ${r.paneId} of a shepherd that quit; restart pi to adopt it, or close that pane.`,
+        `${r.agentId} (${r.label}) still runs on this conversation in pane ${r.paneId} ${whose}; restart pi to adopt it, or close that pane.`,
       );
     }
   }

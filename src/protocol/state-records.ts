@@ -54,11 +54,16 @@ function plainPath(x: unknown): x is string {
 
 /**
  * A worktree record leads git to a directory and a branch to remove: only our own shapes pass, a
- * path named `<…>/worktrees/<this agentId>` and a branch `shepherd/…`.
+ * path named `<…>/worktrees/<agentId>` and a branch `shepherd/…`. The agentId is the sheep's own,
+ * or, for a resumed sheep (`resumed`), that of the sheep of its conversation the worktree was made
+ * for: a resumed isolated sheep takes that worktree over, and a load that refused its record lost
+ * it and its work at the next reload.
  */
-function worktreeProblem(w: unknown, agentId: string): Problem {
+function worktreeProblem(w: unknown, agentId: string, resumed = false): Problem {
   if (!isRecord(w)) return "worktree is not an object";
-  if (!plainPath(w.path) || basename(w.path) !== agentId || basename(dirname(w.path)) !== "worktrees") return "worktree.path is not this sheep's worktree path";
+  const madeFor = plainPath(w.path) ? basename(w.path) : undefined;
+  const ours = madeFor === agentId || (resumed && madeFor !== undefined && isWellFormedId(madeFor, "agent"));
+  if (!ours || basename(dirname(w.path as string)) !== "worktrees") return "worktree.path is not this sheep's worktree path";
   if (typeof w.branch !== "string" || !WORKTREE_BRANCH.test(w.branch)) return "worktree.branch is not a branch the shepherd makes";
   if (!plainPath(w.repoRoot)) return "worktree.repoRoot is not an absolute path";
   if (typeof w.base !== "string" || !OBJECT_ID.test(w.base)) return "worktree.base is not an object id";
@@ -105,7 +110,7 @@ export function agentProblem(r: unknown): Problem {
     optional(r, "messagesHandled", count) ??
     optional(r, "resumedFrom", id("agent")) ??
     optional(r, "warm", (x) => x === true) ??
-    (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId))
+    (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId, r.resumedFrom !== undefined))
   );
 }
 

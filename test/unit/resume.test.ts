@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { MAX_LABEL_LENGTH } from "../../src/core/labels.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/core/types.ts";
+import { FileStateStore } from "../../src/protocol/state-store.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
@@ -149,5 +153,66 @@ describe("core: resume", () => {
     assert.ok(!store.state.agents.some((r) => r.agentId === a.agentId));
     const b = await resume(second, "alpha");
     assert.equal(b.resumedFrom, a.agentId);
+  });
+
+  it("a resumed isolated sheep is in state.json before the resume returns: a reload finds it, and it lands", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-resume-state-"));
+    try {
+      const world = new MemoryWorld();
+      const workspace = new MemoryWorkspace();
+      const warnings: string[] = [];
+      const opts = (store: FileStateStore) => ({
+        runtime: world.runtime,
+        host: world.host,
+        owner: "one",
+        clock: new FakeClock(),
+        workspace,
+        store,
+        startTimeoutMs: 10_000,
+      });
+      const first = new Shepherd(opts(new FileStateStore(dir, { onWarning: (w) => warnings.push(w) })));
+      const a = await first.start({ definition: def, cwd: "/repo", label: "iso", isolate: true });
+      await first.close(a.agentId);
+      const b = await resume(first, "iso");
+      const onDisk = JSON.parse(await readFile(join(dir, "state.json"), "utf8")) as { agents: { agentId: string; worktree?: unknown }[] };
+      assert.deepEqual(onDisk.agents.find((r) => r.agentId === b.agentId)?.worktree, a.worktree, "the resumed sheep's record, worktree and all, is on disk");
+      assert.deepEqual(warnings, [], "no record of ours was refused by the store");
+      await first.dispose();
+      // The reload: the same owner, a new shepherd on the same file.
+      const second = new Shepherd(opts(new FileStateStore(dir)));
+      const report = await second.attach();
+      assert.ok(report.adopted.includes(b.agentId), `the reload adopted ${report.adopted.join(", ")}, not ${b.agentId}`);
+      assert.deepEqual(
+        (await second.herd()).map((h) => h.agentId),
+        [b.agentId],
+        "the herd lists the resumed sheep",
+      );
+      assert.equal((await second.land(b.agentId, { squash: false })).landed, true, "it can land its worktree");
+      await assert.rejects(second.resumable("iso"), /\[not_resumable\] sheep a_\w+ \(iso\) is still running/, "and a second resume is refused");
+      await second.dispose();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a resume is refused while a recorded sheep runs that session: of ours not re-attached yet, or an orphan of a shepherd that died", async () => {
+    const world = new MemoryWorld();
+    const store = new MemoryStore();
+    const dead = new Set<string>();
+    const alive = (o: string) => !dead.has(o);
+    const first = setup(world, store, "one", alive).shepherd;
+    const a = await first.start({ definition: def, cwd: "/work", label: "alpha" });
+    await first.close(a.agentId);
+    const b = await resume(first, "alpha");
+    // The same owner after a reload, before it re-attached: b is only on disk, and its pane runs.
+    const reloaded = setup(world, store, "one", alive).shepherd;
+    await assert.rejects(
+      reloaded.resumable(a.agentId),
+      new RegExp(`^ShepherdError: \\[not_resumable\\] ${b.agentId} \\(alpha\\) still runs on this conversation`),
+    );
+    // The shepherd died: its sheep is an orphan, and its pi still runs.
+    dead.add("one");
+    const next = setup(world, store, "two", alive).shepherd;
+    await assert.rejects(next.resumable("alpha"), /^ShepherdError: \[not_resumable\] .*still runs on this conversation in pane %\d+ of a shepherd that quit/);
   });
 });

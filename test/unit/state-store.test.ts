@@ -258,6 +258,8 @@ describe("state.json store", () => {
       leftBehind: 0,
     });
     const good = { ...agent("a_wtgood0001", "A"), worktree: wtOf("a_wtgood0001") };
+    // A resumed isolated sheep holds the worktree made for the sheep whose conversation it continues.
+    const resumed = { ...agent("a_wtresume01", "B"), resumedFrom: "a_wtorig0001", worktree: wtOf("a_wtorig0001") };
     const baseline = { root: "/home/u/repo", commit: oid, tree: oid, takenAt: "2026-01-01T00:00:00Z" };
     const evidence = {
       baseline,
@@ -282,6 +284,7 @@ describe("state.json store", () => {
     const bad = [
       { ...agent("a_wtbranch01", "A"), worktree: { ...wtOf("a_wtbranch01"), branch: "--delete" } },
       { ...agent("a_wtpath0001", "A"), worktree: { ...wtOf("a_wtpath0001"), path: "/home/u/repo" } },
+      { ...agent("a_wtother001", "A"), worktree: wtOf("a_wtgood0001") },
       { ...agent("a_wtdots0001", "A"), worktree: { ...wtOf("a_wtdots0001"), path: "/x/worktrees/../../etc/worktrees/a_wtdots0001" } },
       { ...agent("a_wtbase0001", "A"), worktree: { ...wtOf("a_wtbase0001"), base: "--output=/tmp/x" } },
     ];
@@ -294,12 +297,12 @@ describe("state.json store", () => {
         settled: { promptId: "p_wtevid0001", agentId: good.agentId, status: "completed", evidence: { ...evidence, files: "all" } },
       },
     ];
-    await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [good, ...bad], prompts: [goodPrompt, ...badPrompts] }));
+    await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [good, resumed, ...bad], prompts: [goodPrompt, ...badPrompts] }));
     const { state, warnings } = await new FileStateStore(d).load();
-    assert.deepEqual(state, { agents: [good], prompts: [goodPrompt], delegations: [] });
+    assert.deepEqual(state, { agents: [good, resumed], prompts: [goodPrompt], delegations: [] });
     for (const why of [
       "worktree.branch is not a branch the shepherd makes",
-      "worktree.path is not this sheep's worktree path (x2)",
+      "worktree.path is not this sheep's worktree path (x3)",
       "worktree.base is not an object id",
       "baseline.tree is not an object id",
       "evidence.files is not a file list",
