@@ -24,10 +24,11 @@ export function renderResult(
   result: { content?: { type: string; text?: string }[]; details?: unknown },
   options: { expanded: boolean; isPartial: boolean },
   theme: Theme,
-  context: { isError?: boolean } | undefined,
+  context: { isError?: boolean; args?: unknown } | undefined,
   live: LiveSource,
 ) {
   const details = (result.details ?? {}) as Record<string, unknown>;
+  const lines = Number((context?.args as { lines?: unknown } | undefined)?.lines);
   const draw = () =>
     renderResultText(
       { ...(result.content ? { content: result.content } : {}), details },
@@ -37,6 +38,7 @@ export function renderResult(
         isError: context?.isError === true,
         now: live.clock.now(),
         live: (id) => live.view(id),
+        ...(Number.isInteger(lines) && lines > 0 ? { lines } : {}),
       },
       paint(theme),
     );

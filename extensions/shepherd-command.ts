@@ -7,11 +7,12 @@ import { join } from "node:path";
 import type { Notice } from "../src/command/run.ts";
 import type { ShepherdApp } from "../src/compose.ts";
 import { errorText } from "../src/core/errors.ts";
+import { printable } from "../src/core/printable.ts";
 import { stateDir } from "../src/protocol/layout.ts";
 import { agentDirOf, loadSettings, type LoadedSettings } from "../src/settings.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
 import { parts } from "./lazy-parts.ts";
-import { projectTrusted } from "./pi-context.ts";
+import { piTrusts, projectTrusted } from "./pi-context.ts";
 
 export interface CommandAppAccess {
   /** The app the tool uses, composed on first need. */
@@ -29,20 +30,20 @@ export interface CommandAppAccess {
 /** Shows what a subcommand answered; see extensions/command-output.ts. */
 export type ShowOutput = (ctx: ExtensionContext, args: string, notices: Notice[]) => void;
 
-/** Notifications where there is a UI, the console where there is none. */
+/** Notifications where there is a UI, the console where there is none; printable either way (answers quote sheep). */
 export const notifyOutput: ShowOutput = (ctx, _args, notices) => {
   for (const n of notices) {
-    if (ctx.hasUI) ctx.ui.notify(n.text, n.level);
-    else (n.level === "info" ? console.log : console.error)(n.text);
+    if (ctx.hasUI) ctx.ui.notify(printable(n.text), n.level);
+    else (n.level === "info" ? console.log : console.error)(printable(n.text));
   }
 };
 
 export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAccess): void {
   const show = access.show ?? notifyOutput;
   let cwd = process.cwd();
-  // Completions get no ctx: they use what pi last said of the project, and read nothing of it
-  // before pi has said anything.
-  let trustedNow: boolean | undefined = false;
+  // Completions get no ctx: they use the trust rule's last answer for the project, and read
+  // nothing of it before there was one.
+  let trustedNow = false;
   let reported = false;
   const peek = async () => {
     try {
@@ -51,22 +52,20 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       return undefined;
     }
   };
-  const settingsNow = async (): Promise<LoadedSettings> =>
-    (await peek())?.loaded ?? loadSettings(agentDirOf(process.env), cwd, trustedNow === undefined ? {} : { projectTrusted: trustedNow });
+  const settingsNow = async (): Promise<LoadedSettings> => (await peek())?.loaded ?? loadSettings(agentDirOf(process.env), cwd, { projectTrusted: trustedNow });
 
   // Settings problems are said once, when the session starts, not left for the user to discover.
   pi.on("session_start", async (_event, ctx) => {
     cwd = ctx.cwd;
-    const trusted = projectTrusted(ctx);
-    trustedNow = trusted;
+    trustedNow = projectTrusted(ctx);
     if (reported) return;
     reported = true;
-    const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd, trusted === undefined ? {} : { projectTrusted: trusted });
+    const { problems } = await loadSettings(agentDirOf(process.env), ctx.cwd, { projectTrusted: trustedNow });
     if (problems.length === 0) return;
     // A warning stays in pi's transcript as it is; only info notifications replace each other.
     const text = `pi-shepherd settings problems (see /shepherd settings):\n${problems.map((p) => `- ${p}`).join("\n")}`;
-    if (ctx.hasUI) ctx.ui.notify(text, "warning");
-    else console.error(text);
+    if (ctx.hasUI) ctx.ui.notify(printable(text), "warning");
+    else console.error(printable(text));
   });
 
   pi.registerCommand("shepherd", {
@@ -83,7 +82,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
               scope: settings.settings.agentScope,
               agentDir: app?.agentDir ?? agentDirOf(process.env),
               bundledDir: app?.bundledDir ?? join(packageRoot, "agents"),
-              ...(trustedNow === undefined ? {} : { projectTrusted: trustedNow }),
+              projectTrusted: trustedNow,
             })
           ).agents,
         sheep: () => (app ? liveSheep(app.shepherd.registry) : []),
@@ -93,7 +92,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
     handler: async (args, ctx) => {
       cwd = ctx.cwd;
       trustedNow = projectTrusted(ctx);
-      const { readAudit, runCommand, runShepherdCommand } = await parts();
+      const { packageRoot, readAudit, runCommand, runShepherdCommand, trustCommand } = await parts();
       const notices = await runShepherdCommand(args, {
         execute: (command) => runCommand(command, access.entry(ctx)),
         log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),
@@ -107,12 +106,24 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
           }
         },
         now: () => Date.now(),
+        trust: () => {
+          const pi = piTrusts(ctx);
+          return trustCommand({
+            agentDir: agentDirOf(process.env),
+            cwd: ctx.cwd,
+            bundledDir: join(packageRoot, "agents"),
+            ...(pi === undefined ? {} : { pi }),
+            hasUI: ctx.hasUI,
+            confirm: (title, message) => ctx.ui.confirm(title, message),
+          });
+        },
       });
+      trustedNow = projectTrusted(ctx); // /shepherd trust may just have decided
       show(ctx, args, notices);
       try {
         access.onChange?.(ctx);
       } catch (e) {
-        console.error(`pi-shepherd: ${errorText(e)}`);
+        console.error(printable(`pi-shepherd: ${errorText(e)}`));
       }
     },
   });

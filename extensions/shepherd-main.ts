@@ -7,6 +7,7 @@ import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ShepherdApp } from "../src/compose.ts";
 import { errorText } from "../src/core/errors.ts";
+import { printable } from "../src/core/printable.ts";
 import { type AuditSink, stamped } from "../src/ports/audit.ts";
 import type { DispatchContext } from "../src/tool/dispatch.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
@@ -17,7 +18,7 @@ import { commandOutput } from "./command-output.ts";
 import { HerdWidget } from "./herd-widget.ts";
 import { FrameClock } from "./live-text.ts";
 import { parts } from "./lazy-parts.ts";
-import { dispatchContext, projectTrusted } from "./pi-context.ts";
+import { dispatchContext, projectTrusted as projectTrustedOf } from "./pi-context.ts";
 import { PUSH_TYPE } from "../src/tool/push-type.ts";
 import { renderCall, renderPush, renderResult } from "./render.ts";
 import { registerShepherdCommand } from "./shepherd-command.ts";
@@ -55,9 +56,10 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   const live = { clock, view: (agentId: string) => ready?.shepherd.view(agentId) };
   /** The latest context pi gave us: warnings found later (a failing state file) are shown there. */
   let lastCtx: ExtensionContext | undefined;
+  // A warning may quote a sheep's record or files: what reaches a terminal is printable.
   const warn = (message: string) => {
-    if (lastCtx?.hasUI) lastCtx.ui.notify(message, "warning");
-    else console.error(message);
+    if (lastCtx?.hasUI) lastCtx.ui.notify(printable(message), "warning");
+    else console.error(printable(message));
   };
   let auditSink: AuditSink | undefined;
   const audit = async () => {
@@ -67,9 +69,9 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   };
   const appFor = (ctx: ExtensionContext) => {
     lastCtx = ctx;
-    const trusted = projectTrusted(ctx);
+    const projectTrusted = projectTrustedOf(ctx);
     app ??= Promise.all([parts(), audit()])
-      .then(([p, a]) => p.composeShepherd({ cwd: ctx.cwd, onWarning: warn, audit: a.sink, ...(trusted === undefined ? {} : { projectTrusted: trusted }) }))
+      .then(([p, a]) => p.composeShepherd({ cwd: ctx.cwd, onWarning: warn, audit: a.sink, projectTrusted }))
       .then((a) => (ready = a))
       .catch((e) => {
         app = undefined; // let a later call try again, e.g. after tmux was installed
@@ -96,12 +98,11 @@ export function shepherdExtension(pi: ExtensionAPI): void {
       return { ...dispatchContext(await appFor(ctx), ctx), ...extra };
     },
     doctor: async (brief) => {
-      const trusted = projectTrusted(ctx);
       return (await parts()).doctor({
         cwd: ctx.cwd,
         brief,
         ...(ready ? { shepherd: ready.shepherd } : {}),
-        ...(trusted === undefined ? {} : { projectTrusted: trusted }),
+        projectTrusted: projectTrustedOf(ctx),
       });
     },
     audit: (event) => {
@@ -167,7 +168,7 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], warnings: [errorText(e)] }));
     const live = report.adopted.length - report.pruned.length;
     if (ctx.hasUI) {
-      for (const w of report.warnings) ctx.ui.notify(w, "warning");
+      for (const w of report.warnings) ctx.ui.notify(printable(w), "warning");
       if (report.adopted.length > 0) {
         ctx.ui.notify(
           `pi-shepherd: re-attached ${live} sheep${report.pruned.length ? `; ${report.pruned.length} whose panes were gone were pruned` : ""}.`,
@@ -182,7 +183,8 @@ export function shepherdExtension(pi: ExtensionAPI): void {
       deliver: (push) => pi.sendMessage(pushMessage(push), { triggerTurn: true, deliverAs: "followUp" }),
       notice: (n) => {
         if (!ctx.hasUI) return;
-        ctx.ui.notify(noticeText(n), "info");
+        // A sheep's own words: never an escape sequence on the person's terminal.
+        ctx.ui.notify(printable(noticeText(n)), "info");
         widget.touch(ctx);
       },
     });
@@ -213,7 +215,7 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     if (event.reason === "quit" && current.loaded.settings.closeOnExit) {
       const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
       await Promise.all(
-        mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`))),
+        mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(printable(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`)))),
       );
     }
     // Awaited: a push under way goes out through this pi, and the reloaded shepherd reads what this one wrote last.

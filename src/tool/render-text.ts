@@ -1,9 +1,13 @@
-import type { Push } from "../core/courier.ts";
-
 /**
  * What a person sees of a shepherd call in pi's transcript. Pure text with colours from an
  * injected theme, so it is tested without a terminal; extensions/render.ts wraps it.
+ *
+ * Every text a sheep, its model, an agent file or the shepherd's model wrote (answers, messages,
+ * labels, errors quoting a sheep, task previews) is made printable here, piece by piece before
+ * the theme colours it: the model's own copy (the result's content) keeps the exact text.
  */
+import type { Push } from "../core/courier.ts";
+import { printable } from "../core/printable.ts";
 import type { Evidence, SheepView } from "../core/types.ts";
 import { fileLine, inFiles, visibleControls } from "./evidence-text.ts";
 import { sameReason } from "./format.ts";
@@ -17,19 +21,19 @@ export interface Paint {
 type Args = Record<string, unknown>;
 
 const oneLine = (s: string, max: number) => {
-  const flat = s.replace(/\s+/g, " ").trim();
+  const flat = printable(s).replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
 /** Text shown whole when expanded (Ctrl+O), else one line cut at `max`. */
 function preview(text: string, max: number, expanded: boolean, indent: string): string {
-  return expanded ? text.split("\n").join(`\n${indent}`) : oneLine(text, max);
+  return expanded ? printable(text).split("\n").join(`\n${indent}`) : oneLine(text, max);
 }
 
 export function renderCallText(args: Args, t: Paint, expanded = false): string {
-  const action = typeof args.action === "string" ? args.action : "?";
+  const action = typeof args.action === "string" ? printable(args.action) : "?";
   const head = t.fg("toolTitle", t.bold(`shepherd ${action}`));
-  const s = (k: string) => (typeof args[k] === "string" ? (args[k] as string) : undefined);
+  const s = (k: string) => (typeof args[k] === "string" ? printable(args[k] as string) : undefined);
   const parts: string[] = [];
   switch (action) {
     case "start":
@@ -42,9 +46,9 @@ export function renderCallText(args: Args, t: Paint, expanded = false): string {
       parts.push(t.fg("accent", s("agentId") ?? "?"), t.fg("dim", preview(s("message") ?? "", 60, expanded, "  ")));
       break;
     case "wait": {
-      const ids = Array.isArray(args.promptIds) ? (args.promptIds as unknown[]).map(String) : s("promptId") ? [s("promptId")!] : [];
+      const ids = Array.isArray(args.promptIds) ? (args.promptIds as unknown[]).map((x) => printable(String(x))) : s("promptId") ? [s("promptId")!] : [];
       parts.push(t.fg("accent", ids.length > 3 ? `${ids.slice(0, 3).join(", ")} +${ids.length - 3}` : ids.join(", ")));
-      if (args.timeout !== undefined) parts.push(t.fg("dim", `(timeout ${String(args.timeout)}s)`));
+      if (args.timeout !== undefined) parts.push(t.fg("dim", `(timeout ${printable(String(args.timeout))}s)`));
       break;
     }
     case "status":
@@ -68,7 +72,7 @@ export function renderCallText(args: Args, t: Paint, expanded = false): string {
         parts.push(t.fg("muted", `${mode} (${list.length} ${mode === "chain" ? "steps" : "tasks"})`));
         // {previous} stays in view: it is where the step before's answer goes.
         const shown = (expanded ? list : list.slice(0, 3)).map(
-          (x, i) => `\n  ${i + 1}. ${t.fg("accent", String(x.agent ?? "?"))} ${t.fg("dim", preview(String(x.task ?? ""), 60, expanded, "     "))}`,
+          (x, i) => `\n  ${i + 1}. ${t.fg("accent", printable(String(x.agent ?? "?")))} ${t.fg("dim", preview(String(x.task ?? ""), 60, expanded, "     "))}`,
         );
         parts.push(shown.join("") + (!expanded && list.length > 3 ? t.fg("dim", `\n  … ${list.length - 3} more`) : ""));
       }
@@ -118,7 +122,7 @@ function usageLine(u: ResultItem["usage"], t: Paint): string {
 /** ` +12 −3 in 4 files` after a sheep's name: what it changed, at a glance. */
 function changesLine(i: ResultItem, t: Paint): string {
   const e = i.evidence;
-  const where = i.worktree?.branch ? t.fg("dim", ` ⎇ ${i.worktree.branch}`) : "";
+  const where = i.worktree?.branch ? t.fg("dim", ` ⎇ ${printable(i.worktree.branch)}`) : "";
   if (!e) return (i.evidenceError ? t.fg("warning", " no evidence") : "") + where;
   if (e.fileCount === 0) return t.fg("dim", " no changes") + where;
   return ` ${t.fg("success", `+${e.insertions}`)} ${t.fg("error", `−${e.deletions}`)}${t.fg("dim", ` ${inFiles(e.fileCount)}`)}${where}`;
@@ -127,7 +131,7 @@ function changesLine(i: ResultItem, t: Paint): string {
 /** Expanded: every changed file, and where the whole patch is. */
 function changedFiles(i: ResultItem, t: Paint): string {
   const e = i.evidence;
-  if (!e || e.fileCount === 0) return i.evidenceError ? `\n    ${t.fg("warning", i.evidenceError)}` : "";
+  if (!e || e.fileCount === 0) return i.evidenceError ? `\n    ${t.fg("warning", printable(i.evidenceError))}` : "";
   const lines = e.files.map((f) => `    ${t.fg("dim", fileLine(f))}`);
   if (e.fileCount > e.files.length) lines.push(`    ${t.fg("dim", `… ${e.fileCount - e.files.length} more files`)}`);
   lines.push(`    ${t.fg("dim", `patch: ${e.patchPath}`)}`);
@@ -143,6 +147,8 @@ export interface RenderOptions {
   now?: number;
   /** The sheep as the live views show it now; an unfinished item follows it, not its last report. */
   live?: (agentId: string) => SheepView | undefined;
+  /** The `lines` the call asked for: a read shows that many of its last lines collapsed. */
+  lines?: number;
 }
 
 const FINAL = new Set(["completed", "failed", "timeout", "cancelled", "blocked"]);
@@ -156,8 +162,55 @@ function progressLine(i: ProgressItem, o: RenderOptions, t: Paint): string {
   const view = i.agentId && !final ? o.live?.(i.agentId) : undefined;
   const state = view?.state ?? reported;
   const since = final ? undefined : view ? view.since : i.since;
-  const name = sheepName(view?.label ?? i.label, view?.agent ?? i.agent) || i.promptId || "";
+  const name = sheepName(view?.label ?? i.label, view?.agent ?? i.agent) || printable(i.promptId ?? "");
   return `${icon(state, t)} ${name} ${t.fg("dim", `· ${stateClock(state, since, o.now ?? Date.now())}`)}`;
+}
+
+/** Lines of an answer shown before Ctrl+O; a read's conversation shows its last lines instead. */
+const ANSWER_LINES = 3;
+const READ_TAIL_LINES = 6;
+
+/** A result's answer (or what went wrong), printable, indented under its head; its first lines until expanded. */
+function answerLines(i: ResultItem, expanded: boolean, t: Paint): string {
+  const body = printable(i.status === "completed" ? (i.text ?? "") : (i.error ?? i.status ?? ""));
+  const lines = body.split("\n");
+  const shown = expanded ? lines : lines.slice(0, ANSWER_LINES);
+  const more = !expanded && lines.length > ANSWER_LINES ? `\n    ${t.fg("dim", `… ${lines.length - ANSWER_LINES} more lines`)}` : "";
+  const color = i.status === "completed" ? "muted" : i.status === "failed" ? "error" : "warning";
+  return `${shown.map((l) => `    ${t.fg(color, l)}`).join("\n")}${more}${expanded ? changedFiles(i, t) : ""}`;
+}
+
+/**
+ * One block per result (results that failed alike, as an abort cancels every task, share one):
+ * its sheep, usage and changes, then its answer. A wait, a delegate and a pushed delegation alike.
+ */
+function resultBlocks(items: ResultItem[], expanded: boolean, t: Paint): string[] {
+  const groups = sameReason(items, (i) => (i.status === "completed" ? undefined : `${i.status} ${i.error ?? ""}`));
+  return groups.map((group) => {
+    const i = group[0]!;
+    const name = group.map((x) => sheepName(x.label, x.agent) || printable(x.promptId || x.agentId || "")).join(", ");
+    return `${icon(i.status, t)} ${t.bold(name)}${usageLine(i.usage, t)}${changesLine(i, t)}\n${answerLines(i, expanded, t)}`;
+  });
+}
+
+/** `3/4 completed`, coloured by how many. */
+function completedHead(items: { status?: string }[], t: Paint): string {
+  const ok = items.filter((i) => i.status === "completed").length;
+  return t.fg(ok === items.length ? "success" : ok === 0 ? "error" : "warning", `${ok}/${items.length} completed`);
+}
+
+/**
+ * A read: its heading, then the tail of the conversation or screen (where the answer is), as
+ * many lines as the call's `lines` asked for, else a few; everything when expanded.
+ */
+function readText(content: string, body: string | undefined, o: RenderOptions, t: Paint): string {
+  const [heading = "", ...rest] = printable(content).split("\n");
+  const lines = body === undefined ? rest : printable(body).split("\n");
+  while (lines.length > 0 && lines[0] === "") lines.shift();
+  if (lines.length === 0) return heading;
+  const tail = o.lines ?? READ_TAIL_LINES;
+  if (o.expanded || lines.length <= tail) return [heading, ...lines].join("\n");
+  return [heading, t.fg("dim", `… ${lines.length - tail} earlier lines (Ctrl+O shows all)`), ...lines.slice(-tail)].join("\n");
 }
 
 export function renderResultText(
@@ -166,7 +219,8 @@ export function renderResultText(
   t: Paint,
 ): string {
   const text = (result.content ?? []).map((c) => c.text ?? "").join("");
-  if (o.isError) return t.fg("error", `✗ ${text}`);
+  // An error may quote a sheep (its label, its words).
+  if (o.isError) return t.fg("error", `✗ ${printable(text)}`);
   const d = result.details ?? {};
   const progress = d.progress as { done?: number; total?: number; items?: ProgressItem[] } | undefined;
   if (o.isPartial && progress) {
@@ -176,47 +230,49 @@ export function renderResultText(
   }
   const items = (Array.isArray(d.results) ? d.results : []) as ResultItem[];
   if (items.length === 0) {
-    // A diff's text holds the repository's bytes: an escape sequence there must not drive the terminal.
-    const lines = visibleControls(text).split("\n");
+    // The whole text is in details: the content may have been cut at its end, where the answer is.
+    if (d.action === "read" && text !== "") return readText(text, typeof d.text === "string" ? d.text : undefined, o, t);
+    // A diff's text holds the repository's bytes: its control characters are shown, not acted on.
+    const lines = (d.action === "diff" ? visibleControls(text) : printable(text)).split("\n");
     return o.expanded || lines.length <= 3 ? lines.join("\n") : `${lines.slice(0, 3).join("\n")}\n${t.fg("dim", `… ${lines.length - 3} more lines`)}`;
   }
-  const ok = items.filter((i) => i.status === "completed").length;
-  const head = t.fg(ok === items.length ? "success" : ok === 0 ? "error" : "warning", `${ok}/${items.length} completed`);
-  // Results that failed alike (an abort cancels every task with the same words) share one block.
-  const groups = sameReason(items, (i) => (i.status === "completed" ? undefined : `${i.status} ${i.error ?? ""}`));
-  const blocks = groups.map((group) => {
-    const i = group[0]!;
-    const name = group.map((x) => sheepName(x.label, x.agent) || x.promptId || x.agentId || "").join(", ");
-    const body = i.status === "completed" ? (i.text ?? "") : (i.error ?? i.status ?? "");
-    const bodyLines = body.split("\n");
-    const shown = o.expanded ? bodyLines : bodyLines.slice(0, 3);
-    const more = !o.expanded && bodyLines.length > 3 ? `\n    ${t.fg("dim", `… ${bodyLines.length - 3} more lines`)}` : "";
-    const color = i.status === "completed" ? "muted" : i.status === "failed" ? "error" : "warning";
-    const head = `${icon(i.status, t)} ${t.bold(name)}${usageLine(i.usage, t)}${changesLine(i, t)}`;
-    return `${head}\n${shown.map((l) => `    ${t.fg(color, l)}`).join("\n")}${more}${o.expanded ? changedFiles(i, t) : ""}`;
-  });
-  return [head, ...blocks].join("\n");
+  return [completedHead(items, t), ...resultBlocks(items, o.expanded, t)].join("\n");
 }
 
-/** A pushed message in the transcript: who and what in one line, then the text (three lines unless expanded). */
+/**
+ * A pushed message in the transcript: who and what in one line, then what the foreground shows:
+ * a result's answer, a question's text, a background delegation's block per task.
+ */
 export function renderPushText(content: string, push: Push | undefined, expanded: boolean, t: Paint): string {
-  const head = (() => {
-    if (!push) return t.fg("accent", "🐑 shepherd");
-    switch (push.kind) {
-      case "result":
-        return `${icon(push.item.status, t)} ${t.fg("toolTitle", t.bold(`🐑 ${push.label}`))} ${t.fg("muted", `${push.item.promptId} ${push.item.status}`)}`;
-      case "question":
-        return `${t.fg("warning", "?")} ${t.fg("toolTitle", t.bold(`🐑 ${push.label} asks`))} ${t.fg("muted", push.message.messageId)}${push.message.awaitReply ? t.fg("dim", " (waits for a reply)") : ""}`;
-      case "delegation": {
-        const ok = push.items.filter((i) => i.status === "completed").length;
-        const color = ok === push.items.length ? "success" : ok === 0 ? "error" : "warning";
-        return `${t.fg("toolTitle", t.bold(`🐑 background ${push.mode}`))} ${t.fg(color, `${ok}/${push.items.length} completed`)} ${t.fg("muted", push.delegationId)}`;
-      }
+  switch (push?.kind) {
+    case "result": {
+      const i = push.item;
+      const head = `${icon(i.status, t)} ${t.fg("toolTitle", t.bold(`🐑 ${printable(push.label)}`))} ${t.fg("muted", printable(`${i.promptId} ${i.status}`))}`;
+      return `${head}${usageLine(i.usage, t)}${changesLine(i, t)}\n${answerLines(i, expanded, t)}`;
     }
-  })();
-  // The first line of the content is the header the model reads; the person sees the head instead.
-  const body = content.split("\n").slice(1).join("\n").replace(/^\n+/, "");
+    case "delegation": {
+      const head = `${t.fg("toolTitle", t.bold(`🐑 background ${printable(push.mode)}`))} ${completedHead(push.items, t)} ${t.fg("muted", printable(push.delegationId))}`;
+      // Numbered as the model reads them: a pushed task names no label, and two may share an agent.
+      const numbered = push.items.map((i, n) => (i.label ? i : { ...i, agent: `${i.step ?? n + 1}. ${i.agent}` }));
+      return [head, ...resultBlocks(numbered, expanded, t)].join("\n");
+    }
+    case "question": {
+      const m = push.message;
+      const head = `${t.fg("warning", "?")} ${t.fg("toolTitle", t.bold(`🐑 ${printable(push.label)} asks`))} ${t.fg("muted", printable(m.messageId))}${m.awaitReply ? t.fg("dim", " (waits for a reply)") : ""}`;
+      return [head, ...pushedBody(content, expanded, t)].join("\n");
+    }
+    default:
+      return [t.fg("accent", "🐑 shepherd"), ...pushedBody(content, expanded, t)].join("\n");
+  }
+}
+
+/** A pushed text without its first line (the header the model reads; the person sees the head instead), printable. */
+function pushedBody(content: string, expanded: boolean, t: Paint): string[] {
+  const body = printable(content).split("\n").slice(1).join("\n").replace(/^\n+/, "");
   const lines = body.split("\n");
-  const shown = expanded || lines.length <= 3 ? lines : [...lines.slice(0, 3), t.fg("dim", `… ${lines.length - 3} more lines (Ctrl+O expands)`)];
-  return [head, ...shown.map((l) => `  ${l}`)].join("\n");
+  const shown =
+    expanded || lines.length <= ANSWER_LINES
+      ? lines
+      : [...lines.slice(0, ANSWER_LINES), t.fg("dim", `… ${lines.length - ANSWER_LINES} more lines (Ctrl+O expands)`)];
+  return shown.map((l) => `  ${l}`);
 }

@@ -1,11 +1,12 @@
+import { printable } from "../core/printable.ts";
 import type { WarmCount } from "../core/shepherd.ts";
 import type { HerdView } from "../core/views.ts";
 import { ageText, warmText } from "./format.ts";
 
-/** `label · agent`, or the label alone when it is the agent's own name. */
+/** `label · agent`, or the label alone when it is the agent's own name; printable, as drawn. */
 export function sheepName(label: string | undefined, agent: string | undefined): string {
-  if (!label) return agent ?? "";
-  return agent && agent !== label ? `${label} · ${agent}` : label;
+  if (!label) return printable(agent ?? "");
+  return printable(agent && agent !== label ? `${label} · ${agent}` : label);
 }
 
 /**
@@ -21,19 +22,22 @@ export function stateClock(state: string, since: string | undefined, now: number
   return since ? `${state} ${ageText(now - Date.parse(since))}` : state;
 }
 
+/** A sheep's text on one line of the widget: printable, its whitespace runs made one space, cut at `max`. */
 const oneLine = (s: string, max: number) => {
-  const flat = s.replace(/\s+/g, " ").trim();
+  const flat = printable(s).replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 };
 
 /**
  * The herd widget: one line per live sheep, plain text (RPC clients get it verbatim). A sheep
  * with results still on their way to the conversation (notify, background) shows how many; its
- * latest progress message and a question it waits on follow on lines of their own.
+ * latest progress message and a question it waits on follow on lines of their own. Everything a
+ * sheep or an agent file wrote (labels, names, messages) is drawn printable.
  */
 export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<string, WarmCount>): string[] | undefined {
   const live = herd.filter((s) => s.state !== "closed");
-  const pool = warm ? warmText(warm) : undefined;
+  const counted = warm ? warmText(warm) : undefined;
+  const pool = counted === undefined ? undefined : printable(counted);
   if (live.length === 0 && !pool) return undefined;
   const lines = [`🐑 herd (${live.length})${pool ? ` · warm: ${pool}` : ""}`];
   for (const s of live) {
@@ -41,9 +45,10 @@ export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<str
     const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
     // ⎇ marks a sheep in a worktree of its own: its edits are not in your checkout.
     const name = sheepName(s.label, s.agent);
-    const marked = s.worktree ? `${s.label} ⎇${name.slice(s.label.length)}` : name;
+    const label = printable(s.label);
+    const marked = s.worktree ? `${label} ⎇${name.slice(label.length)}` : name;
     lines.push(`  ${marked} · ${stateClock(s.state, s.since, now)}${queued}${owed}`);
-    if (s.asking) lines.push(`    ? ${s.asking.messageId}: ${oneLine(s.asking.text, 80)}`);
+    if (s.asking) lines.push(`    ? ${printable(s.asking.messageId)}: ${oneLine(s.asking.text, 80)}`);
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }
   return lines;
