@@ -53,5 +53,9 @@ export function outputText(entry: OutputEntry, expanded: boolean, t: Paint): str
   }
   if (expanded || lines.length <= COLLAPSED_LINES + 1) return lines.join("\n");
   const more = lines.length - 1 - COLLAPSED_LINES;
+  // A read's answer is at its end: its heading, then the last lines of the conversation or screen.
+  if (/^\s*read\b/.test(entry.args)) {
+    return [lines[0]!, lines[1]!, t.fg("dim", `… ${more} earlier lines (Ctrl+O shows all)`), ...lines.slice(-(COLLAPSED_LINES - 1))].join("\n");
+  }
   return [...lines.slice(0, COLLAPSED_LINES + 1), t.fg("dim", `… ${more} more lines (Ctrl+O shows all)`)].join("\n");
 }

@@ -27,11 +27,24 @@ describe("/shepherd answers kept in the transcript", () => {
 
   it("collapses a long answer until Ctrl+O, and keeps it whole when expanded", () => {
     const text = Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n");
-    const entry = outputEntry("read recon --source screen", [{ level: "info", text }]);
+    const entry = outputEntry("herd", [{ level: "info", text }]);
     const collapsed = outputText(entry, false, tags).split("\n");
     assert.equal(collapsed.length, 42);
     assert.equal(collapsed.at(-1), "<dim>… 60 more lines (Ctrl+O shows all)</dim>");
     assert.equal(outputText(entry, true, tags).split("\n").length, 101);
+  });
+
+  it("collapses a read to its heading and its last lines: the answer is at the end", () => {
+    const text = ["The last 3 turns of a (a_1, echo), from /s.jsonl:", "", ...Array.from({ length: 98 }, (_, i) => `line ${i}`)].join("\n");
+    const collapsed = outputText(outputEntry("read a", [{ level: "info", text }]), false, tags).split("\n");
+    assert.equal(collapsed.length, 42);
+    assert.deepEqual(collapsed.slice(0, 3), [
+      "<accent>*/shepherd read a*</accent>",
+      "The last 3 turns of a (a_1, echo), from /s.jsonl:",
+      "<dim>… 60 earlier lines (Ctrl+O shows all)</dim>",
+    ]);
+    assert.equal(collapsed.at(-1), "line 97", "the last line, where the answer is");
+    assert.equal(outputText(outputEntry("read a", [{ level: "info", text }]), true, tags).split("\n").length, 101);
   });
 
   it("uses only the known shape of an entry read back from a session file, and draws no escape sequence", () => {
