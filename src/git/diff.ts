@@ -6,7 +6,7 @@ import { createReadStream } from "node:fs";
 import { chmod, writeFile } from "node:fs/promises";
 import type { Baseline, Diffstat, FileChange, FileStatus } from "../ports/workspace.ts";
 import { MAX_EVIDENCE_FILES } from "../ports/workspace.ts";
-import { type Git, nulFields } from "./run.ts";
+import { type Git, nulFields, objectId } from "./run.ts";
 
 /** Plumbing with every program a config could plug in turned off: no external diff, no textconv. */
 const DIFF = ["diff-tree", "-r", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv"];
@@ -16,7 +16,8 @@ const MAX_INLINE_CHARS = 64 * 1024;
 const STATUS: Record<string, FileStatus> = { A: "added", M: "modified", D: "deleted", T: "typechange" };
 
 export async function diffTrees(git: Git, root: string, from: string, to: string): Promise<FileChange[]> {
-  const names = nulFields(await git.value(root, [...DIFF, "-z", "--name-status", from, to, "--"]));
+  // --raw gives each side's mode: a symbolic link (120000) is said to be one, with its target.
+  const raw = nulFields(await git.value(root, [...DIFF, "-z", "--raw", "--no-abbrev", from, to, "--"]));
   const counts = new Map<string, { insertions: number; deletions: number; binary: boolean }>();
   for (const record of nulFields(await git.value(root, [...DIFF, "-z", "--numstat", from, to, "--"]))) {
     const [ins, del, ...rest] = record.split("\t");
@@ -24,18 +25,41 @@ export async function diffTrees(git: Git, root: string, from: string, to: string
     counts.set(rest.join("\t"), { insertions: binary ? 0 : Number(ins), deletions: binary ? 0 : Number(del), binary });
   }
   const files: FileChange[] = [];
-  for (let i = 0; i + 1 < names.length; i += 2) {
-    const path = names[i + 1]!;
+  const links = new Map<number, string>();
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const [, dstMode, , dstId, status] = raw[i]!.split(" ");
+    const path = raw[i + 1]!;
     const c = counts.get(path) ?? { insertions: 0, deletions: 0, binary: false };
+    const code = (status ?? "").charAt(0);
+    if (dstMode === SYMLINK_MODE && code !== "D" && dstId) links.set(files.length, dstId);
     files.push({
       path,
-      status: STATUS[names[i]!.charAt(0)] ?? "modified",
+      status: STATUS[code] ?? "modified",
       insertions: c.insertions,
       deletions: c.deletions,
       ...(c.binary ? { binary: true as const } : {}),
     });
   }
+  if (links.size > 0) {
+    const targets = await linkTargets(git, root, [...new Set(links.values())]);
+    for (const [i, id] of links) files[i]!.link = targets.get(id) ?? "(a link target too long to show)";
+  }
   return files;
+}
+
+const SYMLINK_MODE = "120000";
+/** A link target longer than this is not read (a blob at mode 120000 can be any size). */
+const MAX_LINK_BYTES = 4096;
+
+/** The targets of symbolic links, by blob id: their sizes in one `cat-file --batch-check`, then each short one. */
+async function linkTargets(git: Git, root: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const sizes = await git.value(root, ["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)"], { input: `${ids.join("\n")}\n` });
+  const out = new Map<string, string>();
+  for (const [id, type, size] of sizes.split("\n").map((l) => l.split(" "))) {
+    if (!id || type !== "blob" || !(Number(size) <= MAX_LINK_BYTES)) continue;
+    out.set(id, (await git.run(root, ["cat-file", "blob", objectId(id, "a link's blob")])).stdout);
+  }
+  return out;
 }
 
 /** Writes the whole patch between two trees to patchPath (0600); returns its first lines. */

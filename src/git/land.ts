@@ -8,7 +8,7 @@ import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspa
 import { diffTrees } from "./diff.ts";
 import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.ts";
 import type { Git } from "./run.ts";
-import { headCommit, uncommittedPaths } from "./snapshot.ts";
+import { headCommit, uncommittedPaths, untrackedInTheWay } from "./snapshot.ts";
 import { checkedBranch, checkedPath, workCommit } from "./worktree.ts";
 
 const refused = (message: string) => new ShepherdError("land_refused", `${message} Nothing was changed.`);
@@ -43,6 +43,15 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
     commit = await commitTree(git, repo, merged.tree, o.squash ? [head] : [head, work], message);
   }
 
+  // git's fast-forward would replace ignored files of the user's without a word (untracked ones it refuses).
+  const files = await diffTrees(git, repo, head, commit);
+  const inTheWay = await untrackedInTheWay(git, repo, files);
+  if (inTheWay.length > 0) {
+    throw refused(
+      `landing would overwrite files in your checkout ${repo} that git does not track (ignored or untracked): ${listed(inTheWay.slice(0, 20), inTheWay.length)}; move them out of the way (or commit them), then land again.`,
+    );
+  }
+
   // From here on things move: first the sheep's branch (only if nobody moved it meanwhile), then the user's.
   if (work !== tip) {
     await git.run(repo, ["update-ref", `refs/heads/${branch}`, work, tip]);
@@ -50,7 +59,6 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
     await git.run(wt.path, ["reset", "--quiet"]);
   }
   await git.run(repo, ["merge", "--ff-only", "--quiet", "--no-stat", "--no-verify-signatures", commit]);
-  const files = await diffTrees(git, repo, head, commit);
   return {
     landed: true,
     branch,

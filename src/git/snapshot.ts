@@ -3,11 +3,12 @@
  * (GIT_INDEX_FILE in a temp directory of our own), `git add --all` into it, `git write-tree`.
  * Unlike `git stash create`, this takes untracked files too; ignored files stay out.
  */
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, type Stats } from "node:fs";
 import { copyFile, mkdtemp, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { type Git, objectId } from "./run.ts";
+import type { FileChange } from "../ports/workspace.ts";
+import { type Git, nulFields, objectId } from "./run.ts";
 
 /**
  * Whether dir or an ancestor holds a `.git`: git finds a working tree no other way once GIT_DIR
@@ -83,4 +84,48 @@ export async function uncommittedPaths(git: Git, dir: string, max = 50): Promise
     if (/^[RC]|^.[RC]/.test(entry)) i++;
   }
   return { paths, count };
+}
+
+/**
+ * What a checkout holds that git does not track and that writing these changes into it would
+ * replace: a file, link or directory (with its untracked contents) at a path that comes in new, or a
+ * file or link where a new path needs a directory. In a clean checkout such things are ignored
+ * files (`.env`, build output): git's own checkout overwrites those without a word, and no copy of
+ * them exists anywhere.
+ */
+export async function untrackedInTheWay(git: Git, root: string, changes: readonly FileChange[]): Promise<string[]> {
+  const leaving = new Set(changes.filter((c) => c.status === "deleted").map((c) => c.path));
+  const found = new Set<string>();
+  const dirs: string[] = [];
+  for (const c of changes) {
+    if (c.status !== "added") continue;
+    const parts = c.path.split("/");
+    let blocked = false;
+    for (let i = 1; i < parts.length && !blocked; i++) {
+      const dir = parts.slice(0, i).join("/");
+      const st = lstatOrUndefined(join(root, dir));
+      if (!st) break;
+      if (st.isDirectory()) continue;
+      // A tracked file leaving makes room for the directory; anything else is in the way.
+      if (!leaving.has(dir)) found.add(dir);
+      blocked = true;
+    }
+    if (blocked) continue;
+    const st = lstatOrUndefined(join(root, c.path));
+    if (st?.isDirectory()) dirs.push(c.path);
+    else if (st) found.add(c.path);
+  }
+  for (let i = 0; i < dirs.length; i += 100) {
+    const out = await git.value(root, ["ls-files", "-z", "--others", "--", ...dirs.slice(i, i + 100)]);
+    for (const p of nulFields(out)) found.add(p);
+  }
+  return [...found].sort();
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }

@@ -24,6 +24,8 @@ export interface FileChange {
   deletions: number;
   /** Binary content: git counts no lines for it. */
   binary?: true;
+  /** A symbolic link after the change: where it points (as stored, unresolved). */
+  link?: string;
 }
 
 /** What changed in a working tree between a baseline and a later snapshot. */

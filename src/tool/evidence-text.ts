@@ -27,7 +27,9 @@ export function changeSummary(e: { insertions: number; deletions: number; fileCo
   return `+${e.insertions} −${e.deletions} ${inFiles(e.fileCount)}`;
 }
 
+/** `added      passwd-link → /etc/passwd (symlink)`: a link says where it points, never reads as a file. */
 export function fileLine(f: FileChange): string {
+  if (f.link !== undefined) return `${f.status.padEnd(10)} ${plainPath(f.path)} → ${plainPath(f.link)} (symlink)`;
   const counts = f.binary ? "binary" : `+${f.insertions} −${f.deletions}`;
   return `${f.status.padEnd(10)} ${plainPath(f.path)} ${counts}`;
 }

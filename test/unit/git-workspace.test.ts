@@ -4,13 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, utimes } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, unlink, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { branchFor, checkedBranch } from "../../src/git/worktree.ts";
 import { GitWorkspace } from "../../src/git/workspace.ts";
 import type { Worktree } from "../../src/ports/workspace.ts";
+import { evidenceText } from "../../src/tool/evidence-text.ts";
+import { landText } from "../../src/tool/format.ts";
 import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.ts";
 
 describe("git workspace: evidence", () => {
@@ -516,5 +518,85 @@ describe("git workspace: a repository's config runs nothing", () => {
     await h.arm();
     await assert.rejects(ws.land(wt, { squash: false, label: "drv" }), /^ShepherdError: \[land_refused\] .*conflicts in: a\.txt/);
     assert.deepEqual(await readdir(marks), []);
+  });
+});
+
+describe("git workspace: landing never replaces what git does not track; links are said to be links", () => {
+  let dir: string;
+  let ws: GitWorkspace;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-ignored-"));
+    ws = new GitWorkspace({ worktreesDir: join(dir, "state", "worktrees") });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function setup(name: string, files: Record<string, string> = {}) {
+    const repo = await makeRepo(join(dir, name), { ".gitignore": ".env\nbuild\ncache/\n", "a.txt": "a\n", ...files });
+    const wt = (await ws.isolate({ cwd: repo, agentId: `a_${name.padEnd(10, "0")}`, label: name })).worktree;
+    return { repo, wt };
+  }
+
+  async function refusedAndUnchanged(repo: string, wt: Worktree, pattern: RegExp) {
+    const head = (await git(repo, "rev-parse", "HEAD")).trim();
+    const tip = (await git(repo, "rev-parse", wt.branch)).trim();
+    const sheepStatus = await status(wt.path);
+    await assert.rejects(ws.land(wt, { squash: false, label: "x" }), pattern);
+    assert.equal((await git(repo, "rev-parse", "HEAD")).trim(), head, "the user's branch did not move");
+    assert.equal((await git(repo, "rev-parse", wt.branch)).trim(), tip, "nor the sheep's");
+    assert.equal(await status(wt.path), sheepStatus, "the sheep's worktree is as it was");
+  }
+
+  it("a sheep that rewrote .gitignore and wrote .env does not replace the user's ignored .env", async () => {
+    const { repo, wt } = await setup("env");
+    await writeFiles(repo, { ".env": "SECRET=the user's own\n" });
+    assert.equal(await status(repo), "", "the user's .env is ignored: the checkout is clean");
+    await writeFiles(wt.path, { ".gitignore": "build\n", ".env": "SECRET=the sheep's\n" });
+    await refusedAndUnchanged(
+      repo,
+      wt,
+      /^ShepherdError: \[land_refused\] landing would overwrite files in your checkout .* that git does not track \(ignored or untracked\): \.env; move them out of the way \(or commit them\), then land again\. Nothing was changed\./,
+    );
+    assert.equal(await readFile(join(repo, ".env"), "utf8"), "SECRET=the user's own\n");
+    assert.equal(await readFile(join(repo, ".gitignore"), "utf8"), ".env\nbuild\ncache/\n");
+    // Moved away, it lands.
+    await rm(join(repo, ".env"));
+    const landed = await ws.land(wt, { squash: false, label: "x" });
+    assert.deepEqual(landed.files.map((f) => [f.path, f.status]).sort(), [
+      [".env", "added"],
+      [".gitignore", "modified"],
+    ]);
+  });
+
+  it("an ignored file where a new directory goes, and an ignored directory where a new file goes, stop it too", async () => {
+    const one = await setup("dirfile");
+    await writeFiles(one.repo, { build: "the user's build output\n" });
+    await writeFiles(one.wt.path, { ".gitignore": "", "build/out.js": "x\n" });
+    await refusedAndUnchanged(one.repo, one.wt, /^ShepherdError: \[land_refused\] landing would overwrite .*: build;/);
+    assert.equal(await readFile(join(one.repo, "build"), "utf8"), "the user's build output\n");
+
+    const two = await setup("filedir");
+    await writeFiles(two.repo, { "cache/data.bin": "the user's cache\n" });
+    await writeFiles(two.wt.path, { ".gitignore": "", cache: "a file now\n" });
+    await refusedAndUnchanged(two.repo, two.wt, /^ShepherdError: \[land_refused\] landing would overwrite .*: cache\/data\.bin;/);
+    assert.equal(await readFile(join(two.repo, "cache", "data.bin"), "utf8"), "the user's cache\n");
+  });
+
+  it("a symbolic link that lands is said to be one, with its target, in land's text and in the evidence", async () => {
+    const { repo, wt } = await setup("links");
+    const b = (await ws.baseline(wt.path))!;
+    await symlink("/etc/passwd", join(wt.path, "passwd-link"));
+    const e = await ws.diff(b, { patchPath: join(dir, "links.patch"), inlineLines: 20 });
+    assert.deepEqual(
+      e.files.map((f) => [f.path, f.status, f.link]),
+      [["passwd-link", "added", "/etc/passwd"]],
+    );
+    assert.match(evidenceText({ ...e, shared: false }, { patch: false }), /^ {2}added {6}passwd-link → \/etc\/passwd \(symlink\)$/m);
+    const landed = await ws.land(wt, { squash: false, label: "links" });
+    assert.equal(landed.files[0]?.link, "/etc/passwd");
+    const text = landText({ ...landed, agentId: "a_links00000", label: "links" });
+    assert.match(text, /^ {2}added {6}passwd-link → \/etc\/passwd \(symlink\)$/m);
+    assert.equal((await lstat(join(repo, "passwd-link"))).isSymbolicLink(), true);
   });
 });
