@@ -42,6 +42,9 @@ async function findCard(herd: Herd, target: string): Promise<ResumeCard> {
   const cards = (await host.resumeCards()).filter((c) => c.label === target);
   const card = cards[cards.length - 1];
   if (!card) {
+    // A sheep we know wore the label: it exists, it only never wrote a session.
+    const known = herd.registry.newestByLabel(target);
+    if (known) throw new ShepherdError("not_resumable", `sheep ${known.agentId} (${known.label}) left no conversation to resume (it answered no prompt).`);
     throw new ShepherdError(
       "unknown_agent",
       `no closed or exited sheep labelled "${target}" has a kept session; /shepherd resume completes the ones that can be resumed.`,
@@ -92,7 +95,12 @@ export async function takeSession(herd: Herd, card: ResumeCard): Promise<() => v
   const release = herd.registry.reserveSession(card.sessionPath);
   try {
     const old = herd.registry.agents.get(card.agentId);
-    if (old?.state === "exited" && old.owner === herd.opts.owner) await close(herd, old.agentId);
+    if (old?.state === "exited" && old.owner === herd.opts.owner) {
+      await close(herd, old.agentId).catch((e: unknown) => {
+        // A prune alongside forgot it (its pane was gone): nothing of it is left to answer.
+        if (herd.registry.agents.has(old.agentId)) throw e;
+      });
+    }
     return release;
   } catch (e) {
     release();

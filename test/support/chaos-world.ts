@@ -1,8 +1,19 @@
 import type { Clock } from "../../src/core/clock.ts";
 import { ShepherdError } from "../../src/core/errors.ts";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
-import type { Delivery, PreparedSheep, PrepareRequest, SheepHost, SheepResult, SheepSnapshot } from "../../src/ports/sheep-host.ts";
+import type { ResumeCard } from "../../src/core/types.ts";
+import {
+  type Delivery,
+  type PreparedSheep,
+  type PrepareRequest,
+  resumeCardOf,
+  type SheepHost,
+  type SheepResult,
+  type SheepSnapshot,
+} from "../../src/ports/sheep-host.ts";
 import type { StateStore, StoredState } from "../../src/ports/store.ts";
+import { checkRecords } from "../../src/protocol/state-records.ts";
+import { MemoryWorkspace } from "./memory-workspace.ts";
 import { prng, type Rng } from "./prng.ts";
 
 /**
@@ -84,6 +95,10 @@ export class ChaosWorld {
   /** Shepherd processes that died: their calls never return and their writes never land. */
   readonly deadOwners = new Set<string>();
   readonly store: ChaosStore;
+  /** Git for isolated sheep: worktrees of a repository at /repo. */
+  readonly workspace = new MemoryWorkspace();
+  /** The card of each prepared sheep, as a host keeps it beside the session: it resumes the sheep once pi came up. */
+  readonly cards = new Map<string, ResumeCard>();
   /** Calls of each kind that failed on purpose, so a test can tell which outcomes were excused. */
   readonly injected: Record<FlakyOp, number> = { liveness: 0, createPane: 0, mark: 0, close: 0 };
   /** The next n calls of an op fail. */
@@ -107,6 +122,13 @@ export class ChaosWorld {
   readonly prepared: string[] = [];
   /** Boot plans handed to the next prepares, in order; a ready sheep when empty. */
   readonly bootPlans: { boot: BootPlan; answer?: AnswerPlan }[] = [];
+  /**
+   * Boot plans for isolated starts and for resumes (by the sheep resumed), apart from the plain
+   * ones: these prepare only after an await (the worktree, the card), so a plain start alongside
+   * would take their plans from one queue.
+   */
+  readonly isolatedPlans: BootPlan[] = [];
+  readonly resumePlans = new Map<string, BootPlan[]>();
   /** Answer plans by prompt text. */
   readonly promptPlans = new Map<string, AnswerPlan>();
   private nextPane = 0;
@@ -172,9 +194,9 @@ export class ChaosWorld {
         discard: guard(async (agentId: string) => {
           this.mem(agentId).cleaned = true;
         }),
-        // This world keeps no conversations: nothing in it can be resumed.
-        resumeCard: guard(async () => undefined),
-        resumeCards: guard(async () => []),
+        // A sheep whose pi came up has a session (as if it had answered); one that never did has none.
+        resumeCard: guard(async (agentId: string) => (this.sheep.get(agentId)?.ready ? this.cards.get(agentId) : undefined)),
+        resumeCards: guard(async () => [...this.cards.values()].filter((c) => this.sheep.get(c.agentId)?.ready)),
         conversation: guard(async (agentId: string) => ({ sessionPath: `/chaos/${agentId}/session.jsonl`, earlier: false })),
       },
     };
@@ -261,14 +283,17 @@ export class ChaosWorld {
   // --- the sheep host -------------------------------------------------------------------
 
   private async prepare(req: PrepareRequest): Promise<PreparedSheep> {
-    const plan = this.bootPlans.shift() ?? { boot: { kind: "ready", afterMs: 0 } };
+    const own = req.resume ? this.resumePlans.get(req.resume.from)?.shift() : req.cwd.startsWith("/wt/") ? this.isolatedPlans.shift() : undefined;
+    const plan = (own ? { boot: own } : undefined) ?? this.bootPlans.shift() ?? { boot: { kind: "ready", afterMs: 0 } };
     const s = this.mem(req.agentId);
     s.boot = plan.boot;
     if (plan.answer) this.promptPlans.set(`*${req.agentId}`, plan.answer);
     this.prepared.push(req.agentId);
     const argv = ["/node", "/pkg/launcher.mjs", `/spec/${req.agentId}.json`];
+    const sessionPath = req.resume?.sessionPath ?? `/sessions/${req.agentId}.jsonl`;
+    this.cards.set(req.agentId, resumeCardOf(req, sessionPath));
     return {
-      sessionPath: `/sessions/${req.agentId}.jsonl`,
+      sessionPath,
       command: { argv, reporting: ["/bin/sh", "/pkg/report-exit.sh", `/state/${req.agentId}/exit.json`, ...argv] },
     };
   }
@@ -495,7 +520,8 @@ interface StateFile extends StoredState {
 /**
  * The shared state file in memory: every load and save goes through JSON text, so nothing the
  * core keeps a reference to can change what a later shepherd reads. Saves merge by owner as
- * the file store does; a dead owner's late saves never land.
+ * the file store does, and keep only records a load accepts (the file store's own checks); a dead
+ * owner's late saves never land.
  */
 export class ChaosStore implements StateStore {
   private text = JSON.stringify({ version: 1, agents: [], prompts: [] } satisfies StateFile);
@@ -514,7 +540,9 @@ export class ChaosStore implements StateStore {
     const kept = new Set(agents.map((a) => a.agentId));
     const minePrompts = new Set(mine.prompts.map((p) => p.promptId));
     const prompts = [...before.prompts.filter((p) => kept.has(p.agentId) && !theirs.has(p.agentId) && !minePrompts.has(p.promptId)), ...mine.prompts];
-    this.text = JSON.stringify({ version: 1, agents, prompts } satisfies StateFile);
+    // As the file store writes: only what a load accepts, so a record a load would refuse is missing here too.
+    const checked = checkRecords(agents, prompts, []);
+    this.text = JSON.stringify({ version: 1, agents: checked.agents, prompts: checked.prompts } satisfies StateFile);
   }
 
   /** The records as the file holds them now. */

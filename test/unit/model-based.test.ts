@@ -1,6 +1,6 @@
 /**
- * A model-based test of the core: random sequences of start, prompt, wait, close, delegate,
- * prune and shepherd restarts (some issued two at once, as pi runs a turn's tool calls),
+ * A model-based test of the core: random sequences of start (plain and isolated), resume (of
+ * plain and isolated sheep), prompt, wait, close, delegate, prune and shepherd restarts (some issued two at once, as pi runs a turn's tool calls),
  * interleaved with what real multiplexers and sheep do to them: pane ids reused by a new tmux
  * server, transient CLI failures, panes closed by the user, pi crashing. After every step the
  * outcome is checked against a small model of what must hold.
@@ -145,6 +145,7 @@ function makeShepherd(r: Real): Shepherd {
     startTimeoutMs: START_TIMEOUT_MS,
     defaultWaitTimeoutSec: NOTICE_SEC,
     store: r.world.store,
+    workspace: r.world.workspace,
     ownerAlive: (o) => o === owner || o === NEIGHBOUR,
   });
 }
@@ -175,14 +176,34 @@ function checkInvariants(m: Model, r: Real): void {
     "another shepherd's records were lost from the shared store",
   );
 
-  // The store holds what the registry holds, so a restarted shepherd adopts exactly that.
+  // state.json round-trips after every step: the store holds (and a load accepts) what the
+  // registry holds, whatever path made the record, so a reloaded shepherd adopts exactly that.
   const storedMine = stored.agents.filter((a) => a.owner === r.owner);
-  assert.deepEqual(storedMine.map((a) => a.agentId).sort(), [...reg.agents.keys()].sort(), "the store and the registry hold different sheep");
+  assert.deepEqual(
+    storedMine.map((a) => a.agentId).sort(),
+    [...reg.agents.keys()].sort(),
+    "state.json does not round-trip: the store and the registry hold different sheep",
+  );
   for (const a of storedMine) {
     // state is derived again from the panes and files by whoever reads the record next
     const { state: _stored, ...rest } = a;
     const { state: _held, ...want } = reg.agents.get(a.agentId)!;
-    assert.deepStrictEqual(rest, want, `the stored record of ${a.agentId} differs from the registry's`);
+    assert.deepStrictEqual(rest, want, `state.json does not round-trip: the stored record of ${a.agentId} differs from the registry's`);
+  }
+  // One record owns a worktree at a time, and one pi runs on a conversation at a time.
+  const holders = new Map<string, string>();
+  for (const a of reg.agents.values()) {
+    if (!a.worktree) continue;
+    const other = holders.get(a.worktree.path);
+    assert.ok(!other, `the worktree ${a.worktree.path} is held by both ${other} and ${a.agentId}`);
+    holders.set(a.worktree.path, a.agentId);
+  }
+  const onSession = new Map<string, string>();
+  for (const a of live) {
+    if (a.state === "exited") continue;
+    const other = onSession.get(a.sessionPath);
+    assert.ok(!other, `${other} and ${a.agentId} both run on the session ${a.sessionPath}`);
+    onSession.set(a.sessionPath, a.agentId);
   }
   for (const p of reg.prompts.values()) {
     if (!p.settled) continue;
@@ -266,21 +287,28 @@ function together(a: Op, b: Op): Cmd {
   });
 }
 
-function startOp(label: string | undefined, twin: boolean, plans: readonly BootPlan[]): Op {
+function startOp(label: string | undefined, twin: boolean, plans: readonly BootPlan[], isolate = false): Op {
   const used = twin ? plans.slice(0, 2) : plans.slice(0, 1);
   return {
-    name: `start(${twin ? "twice at once, " : ""}label=${label ?? "-"}, boot=${show(twin ? used : used[0])})`,
+    name: `start(${twin ? "twice at once, " : ""}${isolate ? "isolated, " : ""}label=${label ?? "-"}, boot=${show(twin ? used : used[0])})`,
     rank: 0,
     begin(m, r) {
       const taken = liveLabels(r);
       const before = injectedNow(r);
       const firstPrepared = r.world.prepared.length;
-      r.world.bootPlans.length = 0;
-      r.world.bootPlans.push(...used.map((boot) => ({ boot })));
-      const calls = used.map(() => outcome(r.shepherd.start({ definition: def, cwd: "/work", ...(label !== undefined ? { label } : {}) })));
-      return begun(Promise.all(calls), (outs) => {
+      // Copies: the world hands each prepare its plan as it is, so the start knows its own sheep by them.
+      const mine = used.map((boot) => ({ ...boot }));
+      if (isolate) r.world.isolatedPlans.push(...mine);
+      else {
         r.world.bootPlans.length = 0;
-        const prepared = r.world.prepared.slice(firstPrepared);
+        r.world.bootPlans.push(...mine.map((boot) => ({ boot })));
+      }
+      const where = isolate ? { cwd: "/repo", isolate } : { cwd: "/work" };
+      const calls = used.map(() => outcome(r.shepherd.start({ definition: def, ...where, ...(label !== undefined ? { label } : {}) })));
+      return begun(Promise.all(calls), (outs) => {
+        if (isolate) r.world.isolatedPlans.length = 0;
+        else r.world.bootPlans.length = 0;
+        const prepared = r.world.prepared.slice(firstPrepared).filter((x) => mine.includes(r.world.sheep.get(x)!.boot));
         const flaked = flakedSince(r, before, ["createPane", "mark"]);
         let launched = 0;
         for (const [i, out] of outs.entries()) {
@@ -294,6 +322,7 @@ function startOp(label: string | undefined, twin: boolean, plans: readonly BootP
             const plan = used[launched++]!;
             assert.equal(r.world.paneOf(a.agentId)?.paneId, a.paneId, `start returned ${a.agentId} on ${a.paneId}, which is not its pane`);
             assert.ok(r.world.sheep.get(a.agentId)?.ready, `start returned ${a.agentId} though pi never came up (boot ${show(plan)})`);
+            if (isolate) assert.equal(a.worktree?.path, `/wt/worktrees/${a.agentId}`, `an isolated start returned ${show(a.worktree)}`);
             m.sheep.set(a.agentId, { label: a.label, closed: false, dropped: false });
             continue;
           }
@@ -318,6 +347,85 @@ function startOp(label: string | undefined, twin: boolean, plans: readonly BootP
             assert.match(String(out.error), /could not be closed/, `a failed start kept ${agentId} without saying so`);
             m.sheep.set(agentId, { label: rec.label, closed: false, dropped: false, failedStart: true });
           } else assert.ok(!r.shepherd.registry.agents.has(agentId), `a failed start left its record ${agentId}`);
+        }
+      });
+    },
+  };
+}
+
+/**
+ * Resumes sheep #k (any of ours: a live one must be refused) on a new sheep, as the tool does:
+ * its card, then a start on its session. An isolated one's worktree goes over to the new sheep.
+ */
+function resumeOp(k: number, boot: BootPlan): Op {
+  return {
+    name: `resume(#${k}, boot=${show(boot)})`,
+    rank: 0,
+    begin(m, r) {
+      const id = pick(sheepIds(m), k);
+      if (!id) return begun(Promise.resolve(), () => undefined);
+      const before = injectedNow(r);
+      const firstPrepared = r.world.prepared.length;
+      const session = r.world.cards.get(id)?.sessionPath;
+      // The record that holds the worktree of this conversation now, if one of ours does.
+      const holder = [...r.shepherd.registry.agents.values()].find((a) => a.worktree && a.sessionPath === session && a.state === "closed");
+      const worktree = holder?.worktree;
+      r.world.resumePlans.set(id, [...(r.world.resumePlans.get(id) ?? []), boot]);
+      const call = (async () => {
+        const card = await r.shepherd.resumable(id);
+        return r.shepherd.start({ definition: card.definition, cwd: card.cwd, ...(card.model !== undefined ? { model: card.model } : {}), resume: card });
+      })();
+      return begun(outcome(call), (out, concurrent) => {
+        r.world.resumePlans.delete(id);
+        const s = m.sheep.get(id)!;
+        // The sheep it continues, if it merely exited, was closed first (with what it had pending).
+        if (r.shepherd.registry.agents.get(id)?.state === "closed" && !s.closed) {
+          s.closed = true;
+          for (const [pid, p] of m.prompts) {
+            if (p.agentId === id && !p.final && r.shepherd.registry.prompts.get(pid)?.settled?.status === "cancelled") p.cancelledByClose = true;
+          }
+        }
+        if (out.ok) {
+          const a = out.value;
+          note(r, `resume ${id} -> ${a.agentId} "${a.label}" ${a.paneId}${a.worktree ? ` in ${a.worktree.path}` : ""}`);
+          assert.equal(a.resumedFrom, id, `resume of ${id} says it continues ${a.resumedFrom}`);
+          assert.equal(a.sessionPath, session, `resume of ${id} runs on ${a.sessionPath}, not its session ${session}`);
+          assert.ok(
+            r.world.sheep.get(a.agentId)?.ready,
+            `resume returned ${a.agentId} though pi never came up (boot ${show(r.world.sheep.get(a.agentId)?.boot)})`,
+          );
+          if (worktree && !concurrent) {
+            assert.deepStrictEqual(a.worktree, worktree, `the resumed ${a.agentId} did not take over the worktree of ${holder!.agentId}`);
+            assert.equal(r.shepherd.registry.agents.get(holder!.agentId)?.worktree, undefined, `${holder!.agentId} still holds the worktree it handed over`);
+          }
+          m.sheep.set(a.agentId, { label: a.label, closed: false, dropped: false });
+          return;
+        }
+        const code = codeOf(out.error);
+        note(r, `resume ${id} -> ${firstLine(out.error)}`);
+        if (["not_resumable", "unknown_agent"].includes(code)) {
+          // Refused before anything started: nothing was prepared, and a worktree stays where it was.
+          if (!concurrent) assert.equal(r.world.prepared.length, firstPrepared, `a refused resume prepared a sheep: ${firstLine(out.error)}`);
+          if (code === "unknown_agent") assert.ok(!r.world.sheep.get(id)?.ready, `resume of ${id}, whose pi came up, said ${firstLine(out.error)}`);
+          return;
+        }
+        assert.ok(["start_failed", "runtime_error"].includes(code), `resume failed with ${firstLine(out.error)}`);
+        // The sheep this resume prepared (alongside another resume of the same sheep, either may be it:
+        // one that succeeded is set again by its own outcome).
+        const mine = r.world.prepared.slice(firstPrepared).filter((x) => r.world.cards.get(x)?.resumedFrom === id && (!concurrent || !m.sheep.has(x)));
+        for (const agentId of concurrent ? mine : mine.slice(0, 1)) {
+          const got = r.world.sheep.get(agentId)!.boot;
+          if (!concurrent && got.kind === "ready")
+            assert.ok(flakedSince(r, before), `a resume failed though pi came up and nothing flaked: ${firstLine(out.error)}`);
+          if (r.world.paneOf(agentId)) {
+            const rec = r.shepherd.registry.agents.get(agentId);
+            assert.ok(rec, `a failed resume forgot ${agentId}, whose pane is still there`);
+            m.sheep.set(agentId, { label: rec.label, closed: false, dropped: false, failedStart: true });
+          } else {
+            assert.ok(!r.shepherd.registry.agents.has(agentId), `a failed resume left its record ${agentId}`);
+            if (worktree && !concurrent)
+              assert.deepStrictEqual(holder!.worktree, worktree, `a failed resume did not give the worktree back to ${holder!.agentId}`);
+          }
         }
       });
     },
@@ -521,6 +629,12 @@ function checkExitNamed(r: Real, s: ChaosSheep, error: string, excused: boolean)
   if (!excused && ended?.collected) assert.fail(`"${error}" does not say how pi ended, though the multiplexer says ${exitWords(ended.exit)}`);
 }
 
+/** A close's outcome without the worktree an isolated sheep's close reports (kept, as none was asked to go). */
+function closeShape<T extends { worktree?: unknown }>(o: T): Omit<T, "worktree"> {
+  const { worktree: _kept, ...rest } = o;
+  return rest;
+}
+
 function closeOp(k: number, twice: boolean): Op {
   return {
     name: `close(#${k}${twice ? ", twice" : ""})`,
@@ -547,7 +661,7 @@ function closeOp(k: number, twice: boolean): Op {
         if (concurrent && wasClosed && !out.ok && codeOf(out.error) === "unknown_agent" && !r.shepherd.registry.agents.has(id)) return;
         if (wasClosed) {
           assert.ok(out.ok, `closing a closed sheep again failed: ${out.ok ? "" : firstLine(out.error)}`);
-          return assert.deepEqual(out.value, { agentId: id, cancelledPromptIds: [], alreadyClosed: true });
+          return assert.deepEqual(closeShape(out.value), { agentId: id, cancelledPromptIds: [], alreadyClosed: true });
         }
         if (!out.ok) {
           // A close that failed may have cancelled the prompt already (one handed over alongside, too).
@@ -575,7 +689,7 @@ function closeOp(k: number, twice: boolean): Op {
         if (again) {
           note(r, `close ${id} again -> ${again.ok ? show(again.value) : firstLine(again.error)}`);
           assert.ok(again.ok, `closing twice failed: ${again.ok ? "" : firstLine(again.error)}`);
-          assert.deepEqual(again.value, { agentId: id, cancelledPromptIds: [], alreadyClosed: true });
+          assert.deepEqual(closeShape(again.value), { agentId: id, cancelledPromptIds: [], alreadyClosed: true });
         }
       });
     },
@@ -798,8 +912,9 @@ function restartCmd(midStart?: { boot: BootPlan; ticks: number }): Cmd {
     const oldPrompts = structuredClone([...old.registry.prompts.values()]);
     const storedRecs = r.world.store.peek().agents.filter((a) => a.owner === r.owner);
     const stored = storedRecs.map((a) => a.agentId);
-    // A dead shepherd's closed sheep are let go, not adopted: nothing is left to use.
-    const closedBefore = storedRecs.filter((a) => a.state === "closed").map((a) => a.agentId);
+    // A dead shepherd's closed sheep are let go, not adopted: nothing is left to use (but one that
+    // kept a worktree still leads to work that can be landed, and is adopted).
+    const closedBefore = storedRecs.filter((a) => a.state === "closed" && !a.worktree).map((a) => a.agentId);
     r.world.deadOwners.add(r.owner);
     old.dispose();
     r.generation++;
@@ -816,7 +931,7 @@ function restartCmd(midStart?: { boot: BootPlan; ticks: number }): Cmd {
     assert.deepEqual(
       [...report.adopted].sort(),
       stored.filter((id) => !closedBefore.includes(id)).sort(),
-      "attach did not take back exactly the dead shepherd's open sheep",
+      "attach did not take back exactly the dead shepherd's open sheep (and closed ones holding a worktree)",
     );
     if (!inflight) assert.deepEqual([...stored].sort(), oldAgents.map((a) => a.agentId).sort(), "the store lost or kept records the shepherd had");
     for (const id of closedBefore) {
@@ -992,7 +1107,10 @@ const meanwhileArb = fc.option(
   },
 );
 
-const startArb = fc.record({ label: labelArb, twin: fc.boolean(), plans: fc.tuple(bootArb, bootArb) }).map((x) => startOp(x.label, x.twin, x.plans));
+const startArb = fc
+  .record({ label: labelArb, twin: fc.boolean(), plans: fc.tuple(bootArb, bootArb), isolate: fc.integer({ min: 0, max: 2 }).map((n) => n === 0) })
+  .map((x) => startOp(x.label, x.twin, x.plans, x.isolate));
+const resumeArb = fc.record({ k: fc.nat(), boot: bootArb }).map((x) => resumeOp(x.k, x.boot));
 const promptArb = fc.record({ k: fc.nat(), plan: promptPlanArb }).map((x) => promptOp(x.k, x.plan));
 const waitArb = fc
   .record({ picks: picksArb, unknown: unknownArb, timeoutSec: timeoutArb, meanwhile: meanwhileArb })
@@ -1010,7 +1128,8 @@ const restartArb = fc.option(fc.record({ boot: bootArb, ticks: fc.integer({ min:
 
 /** Calls pi may run together in one turn; small indices so both often touch the same sheep. */
 const concurrentOpArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.tuple(bootArb).map(([boot]) => startOp(undefined, false, [boot])),
+  fc.tuple(bootArb, fc.boolean()).map(([boot, isolate]) => startOp(undefined, false, [boot], isolate)),
+  fc.record({ k: fc.nat(3), boot: bootArb }).map((x) => resumeOp(x.k, x.boot)),
   fc.record({ k: fc.nat(3), plan: promptPlanArb }).map((x) => promptOp(x.k, x.plan)),
   fc
     .record({ picks: fc.array(fc.nat(3), { minLength: 1, maxLength: 2 }), timeoutSec: fc.constantFrom(1, NOTICE_SEC) })
@@ -1023,6 +1142,7 @@ const concurrentOpArb: fc.Arbitrary<Op> = fc.oneof(
 
 const commandArb: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 5, arbitrary: startArb.map(single) },
+  { weight: 3, arbitrary: resumeArb.map(single) },
   { weight: 5, arbitrary: promptArb.map(single) },
   { weight: 5, arbitrary: waitArb.map(single) },
   { weight: 3, arbitrary: closeArb.map(single) },
@@ -1101,6 +1221,16 @@ describe("model-based: the core against a multiplexer that misbehaves like real 
     const out = await fc.check(property(process.env.PI_SHEPHERD_REPLAY), { seed: SEED, numRuns: RUNS, ...(path ? { path } : {}) });
     if (!out.failed) return;
     assert.fail(out.counterexample ? failureReport(out as Failure, SEED) : (fc.defaultReportMessage(out) ?? "the property failed"));
+  });
+
+  it("would have caught a resumed isolated sheep that state.json does not hold (lost on /reload with its worktree)", async () => {
+    await runCommands(1, 0, [
+      single(startOp(undefined, false, [{ kind: "ready", afterMs: 0 }], true)),
+      single(closeOp(0, false)),
+      single(resumeOp(0, { kind: "ready", afterMs: 0 })),
+      single(resumeOp(1, { kind: "ready", afterMs: 0 })),
+      single(herdOp),
+    ]);
   });
 
   it("would have caught liveness judged by pane id alone (a new tmux server's %0 is not our old sheep)", async () => {
