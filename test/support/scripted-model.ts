@@ -44,6 +44,8 @@ export interface LoggedRequest {
   lastUserText: string;
   /** Every user message of the request, oldest first: what of a conversation reached the model. */
   userTexts: string[];
+  /** Every tool result of the request, oldest first: what a tool returned to the model, exactly. */
+  toolTexts: string[];
   system: string;
   toolNames: string[];
   messageCount: number;
@@ -133,6 +135,7 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
       lastRole: last?.role ?? "",
       lastUserText,
       userTexts: messages.filter((m) => m.role === "user").map((m) => textOf(m.content)),
+      toolTexts: messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)),
       system: messages
         .filter((m) => m.role === "system" || m.role === "developer")
         .map((m) => textOf(m.content))

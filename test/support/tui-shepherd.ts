@@ -16,6 +16,8 @@ export interface TuiOptions {
   cwd: string;
   width?: number;
   height?: number;
+  /** Another tmux server's socket for the sheep (default: the shepherd's own), so what a sheep's own pane does stays there. */
+  sheepSocket?: string;
 }
 
 export class TuiShepherd {
@@ -37,7 +39,7 @@ export class TuiShepherd {
       "PI_OFFLINE=1",
       "PI_SKIP_VERSION_CHECK=1",
       "PI_SHEPHERD_RUNTIME=tmux",
-      `PI_SHEPHERD_TMUX_SOCKET=${t.socket}`,
+      `PI_SHEPHERD_TMUX_SOCKET=${o.sheepSocket ?? t.socket}`,
       `PATH=${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`,
     ].flatMap((e) => ["-e", e]);
     const size = ["-x", String(o.width ?? 200), "-y", String(o.height ?? 50)];
