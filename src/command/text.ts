@@ -62,6 +62,19 @@ function eventLine(e: AuditEvent): string {
       what = ` ${shown(e.status ?? "?")}${dur}${tokens}${e.error ? `: ${shown(e.error)}` : ""}`;
       break;
     }
+    case "steer":
+      what = ` ${shown(e.steerId ?? "?")}, ${e.bytes ?? "?"} bytes`;
+      break;
+    case "reply":
+      what = ` to ${shown(e.messageId ?? "?")}, ${e.bytes ?? "?"} bytes`;
+      break;
+    case "land":
+      what =
+        e.landed === false
+          ? ` ${shown(e.branch ?? "?")}: ${shown(e.into ?? "?")} held it all already`
+          : ` ${shown(e.branch ?? "?")} into ${shown(e.into ?? "?")}${e.squash ? " (squashed)" : ""}${e.commit ? ` as ${shown(e.commit.slice(0, 12))}` : ""}, ${e.fileCount ?? "?"} files`;
+      break;
+    case "prune":
     case "close":
       what = Array.isArray(e.cancelledPromptIds) && e.cancelledPromptIds.length ? `, cancelled ${e.cancelledPromptIds.map(shown).join(", ")}` : "";
       break;

@@ -1,13 +1,19 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import { errorText, isShepherdError, ShepherdError } from "./errors.ts";
+import type { PaneLiveness } from "../ports/runtime.ts";
+import { errorText, exitText, isShepherdError, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { pendingPrompts, refresh, settle, settleAll } from "./ledger.ts";
+import { howEnded } from "./liveness.ts";
 import { findRecord } from "./persistence.ts";
 import type { AgentRecord, CloseOptions, CloseOutcome } from "./types.ts";
 import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.ts";
 
 export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}): Promise<CloseOutcome> {
   const rec = await findRecord(herd, agentId);
+  return herd.audited("close", rec, () => closeRecord(herd, rec, o));
+}
+
+async function closeRecord(herd: Herd, rec: AgentRecord, o: CloseOptions): Promise<CloseOutcome> {
   if (rec.owner !== herd.opts.owner) {
     throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may close it.`);
   }
@@ -76,8 +82,12 @@ export interface KeptWorktree {
 }
 
 export interface PruneOutcome {
-  /** Sheep whose panes were gone: dropped, or closed when their worktree is kept. */
+  /** Sheep whose panes were gone, or whose pi had exited (their dead panes closed): dropped, or closed when their worktree is kept. */
   removed: string[];
+  /** Of those, the sheep whose pi had exited while its pane stayed: how it ended. */
+  exited: { agentId: string; label: string; exit: string }[];
+  /** Sheep whose pi had exited but whose pane would not close: kept recorded, for a later close or prune. */
+  unclosed: { agentId: string; label: string; reason: string }[];
   /** Worktrees prune left alone because they hold work; their records stay (closed). */
   kept: KeptWorktree[];
 }
@@ -90,23 +100,57 @@ const keptOf = (rec: AgentRecord, reason: string): KeptWorktree => ({
   reason,
 });
 
-/** Forgets closed sheep and drops those whose panes are gone; a worktree with work in it is never removed. */
+/**
+ * Forgets closed sheep, drops those whose panes are gone, and closes the panes of those whose pi
+ * exited (tmux keeps such a pane, herdr its shell) before dropping them; a worktree with work in
+ * it is never removed.
+ */
 export async function prune(herd: Herd): Promise<PruneOutcome> {
-  const out: PruneOutcome = { removed: [], kept: [] };
+  const out: PruneOutcome = { removed: [], exited: [], unclosed: [], kept: [] };
   for (const rec of [...herd.registry.agents.values()]) {
     if (rec.state === "closed") {
       const why = await herd.exclusive(rec.agentId, () => tidyWorktree(herd, rec));
       if (why) out.kept.push(keptOf(rec, why));
-      else herd.forget(rec);
+      else {
+        herd.forget(rec);
+        herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
+      }
       continue;
     }
-    if ((await herd.liveness.fresh(rec))?.state !== "gone") continue;
+    const asked = await herd.liveness.fresh(rec);
+    if (asked === undefined) continue; // the multiplexer could not answer: no news
+    if (asked.state !== "gone") {
+      const dead = await closeExited(herd, rec, asked);
+      if (dead.unclosed !== undefined) out.unclosed.push({ agentId: rec.agentId, label: rec.label, reason: dead.unclosed });
+      if (dead.exit === undefined) continue;
+      out.exited.push({ agentId: rec.agentId, label: rec.label, exit: dead.exit });
+    }
     const gone = await dropGone(herd, rec);
     out.removed.push(...gone.ids);
     if (gone.kept) out.kept.push(keptOf(rec, gone.kept));
   }
   await herd.persist();
   return out;
+}
+
+/**
+ * A sheep whose pi ended while its pane stayed: what it answered settles from its files, what it
+ * still owed fails as a wait would fail it, and its dead pane is closed. Returns how pi ended once
+ * the pane is gone; nothing while pi runs; why not when the pane would not close.
+ */
+async function closeExited(herd: Herd, rec: AgentRecord, asked: PaneLiveness): Promise<{ exit?: string; unclosed?: string }> {
+  return herd.exclusive(rec.agentId, async () => {
+    if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return {};
+    const snap = await refresh(herd, rec).catch(() => undefined);
+    if (!snap) return {};
+    const exit = howEnded(snap, await herd.liveness.unlessStale(rec, snap, asked));
+    if (!exit) return {};
+    rec.state = "exited";
+    const error = `[pi_exited] pi in sheep ${rec.agentId} exited (${exitText(exit)}) before answering.`;
+    for (const p of pendingPrompts(herd, rec)) await settle(herd, p, { status: "failed", error });
+    const why = await closeAndConfirm(herd, rec);
+    return why === undefined ? { exit: exitText(exit) } : { unclosed: why };
+  });
 }
 
 /**

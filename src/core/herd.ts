@@ -1,9 +1,10 @@
-import { stamped, type AuditInput, type AuditSink } from "../ports/audit.ts";
+import { markTold, notDone, stamped, type AuditInput, type AuditSink } from "../ports/audit.ts";
 import type { Runtime } from "../ports/runtime.ts";
 import type { SheepHost } from "../ports/sheep-host.ts";
 import type { StateStore } from "../ports/store.ts";
 import type { Workspace } from "../ports/workspace.ts";
 import { systemClock, type Clock } from "./clock.ts";
+import { errorText, ShepherdError, shorten } from "./errors.ts";
 import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
@@ -163,6 +164,20 @@ export class Herd {
       sink.record(stamped(event, this.opts.owner, this.clock.now()));
     } catch {
       // a record of what happened must never change what happens
+    }
+  }
+
+  /**
+   * Runs an action on one sheep; its refusal or failure is told here, with the sheep's id and
+   * label, which the tool's entry no longer knows (and it tells the error no second time).
+   */
+  async audited<T>(action: string, rec: Pick<AgentRecord, "agentId" | "label">, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      this.audit({ ...notDone(action, e instanceof ShepherdError ? e.code : "error", shorten(errorText(e))), agentId: rec.agentId, label: rec.label });
+      markTold(e);
+      throw e;
     }
   }
 

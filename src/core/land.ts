@@ -4,6 +4,7 @@ import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
 import { findRecord } from "./persistence.ts";
+import type { AgentRecord } from "./types.ts";
 
 export interface LandOutcome extends Landed {
   agentId: string;
@@ -12,6 +13,10 @@ export interface LandOutcome extends Landed {
 
 export async function land(herd: Herd, agentId: unknown, o: { squash: boolean }): Promise<LandOutcome> {
   const rec = await findRecord(herd, agentId);
+  return herd.audited("land", rec, () => landRecord(herd, rec, o));
+}
+
+async function landRecord(herd: Herd, rec: AgentRecord, o: { squash: boolean }): Promise<LandOutcome> {
   if (rec.owner !== herd.opts.owner) {
     throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may land its work.`);
   }
@@ -34,6 +39,17 @@ export async function land(herd: Herd, agentId: unknown, o: { squash: boolean })
     if (rec.worktree !== worktree)
       throw new ShepherdError("invalid_params", `the worktree of ${rec.agentId} (${rec.label}) was removed; there is nothing to land.`);
     const landed = await workspace.land(worktree, { squash: o.squash, label: rec.label });
+    herd.audit({
+      event: "land",
+      agentId: rec.agentId,
+      label: rec.label,
+      branch: landed.branch,
+      into: landed.into,
+      ...(landed.commit !== undefined ? { commit: landed.commit } : {}),
+      squash: landed.squash,
+      landed: landed.landed,
+      fileCount: landed.fileCount,
+    });
     return { agentId: rec.agentId, label: rec.label, ...landed };
   });
 }

@@ -49,6 +49,10 @@ export async function listMessages(herd: Herd, agentId: string | undefined, unre
 
 export async function reply(herd: Herd, agentId: unknown, messageId: unknown, text: unknown): Promise<ReplyOutcomeView> {
   const rec = await findRecord(herd, agentId);
+  return herd.audited("reply", rec, () => replyTo(herd, rec, messageId, text));
+}
+
+async function replyTo(herd: Herd, rec: AgentRecord, messageId: unknown, text: unknown): Promise<ReplyOutcomeView> {
   if (rec.state === "closed") throw new ShepherdError("agent_closed", `sheep ${rec.agentId} (${rec.label}) is closed; nobody waits for a reply.`);
   if (typeof text !== "string" || text.length === 0) throw new ShepherdError("invalid_params", "text must be a non-empty string.");
   const bytes = Buffer.byteLength(text, "utf8");
@@ -76,5 +80,6 @@ export async function reply(herd: Herd, agentId: unknown, messageId: unknown, te
   }
   // Answered: the courier has nothing left to ask the conversation about it.
   herd.claimedQuestions.add(m.messageId);
+  herd.audit({ event: "reply", agentId: rec.agentId, label: rec.label, messageId: m.messageId, bytes });
   return { agentId: rec.agentId, messageId: m.messageId };
 }

@@ -119,6 +119,7 @@ async function steer(herd: Herd, rec: AgentRecord, target: PromptRecord, message
     throw new ShepherdError("runtime_error", `could not deliver the steer to ${rec.agentId}: ${errorText(e)}`);
   }
   await herd.persist();
+  herd.audit({ event: "steer", agentId: rec.agentId, label: rec.label, promptId: target.promptId, steerId, bytes: Buffer.byteLength(message, "utf8") });
   if (opts.notify) herd.bells.nudge();
   return handle(target, { deliverAs: "steer", steerId, ...(opts.requestId !== undefined ? { requestId: opts.requestId } : {}) });
 }

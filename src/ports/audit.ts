@@ -5,7 +5,12 @@
  */
 import type { Usage, WaitStatus } from "../core/types.ts";
 
-export const AUDIT_EVENTS = ["start", "ready", "take", "prompt", "result", "close", "adopt", "prune", "refusal", "failure"] as const;
+/**
+ * Every action that changes the user's checkout, branch or a sheep is an event: a new one adds its
+ * name here, tells `Herd.audit` where it happened, and runs inside `Herd.audited` so a refusal or
+ * failure is told with the sheep it concerned.
+ */
+export const AUDIT_EVENTS = ["start", "ready", "take", "prompt", "steer", "reply", "result", "land", "close", "adopt", "prune", "refusal", "failure"] as const;
 export type AuditEventName = (typeof AUDIT_EVENTS)[number];
 
 export interface AuditEvent {
@@ -26,19 +31,31 @@ export interface AuditEvent {
   model?: string;
   /** start: the sheep whose conversation this one continues. */
   resumedFrom?: string;
-  /** prompt: the message's size; its text stays in the sheep's session, not here. */
+  /** prompt/steer/reply: the message's size; its text stays in the sheep's session, not here. */
   bytes?: number;
+  /** steer: the steering message (promptId is the prompt it steers). */
+  steerId?: string;
+  /** reply: the question answered. */
+  messageId?: string;
+  /** land: the sheep's branch, the user's branch that received it, the new commit, and what came in. */
+  branch?: string;
+  into?: string;
+  commit?: string;
+  squash?: boolean;
+  /** land: false when the user's branch held everything already (nothing changed). */
+  landed?: boolean;
+  fileCount?: number;
   /** result */
   status?: WaitStatus;
   durationMs?: number;
   usage?: Usage;
-  /** refusal: "trust" or "not_owned"; failure: the error code. */
+  /** refusal: "trust", or the error code of a refusal (`not_owned`, `land_refused`, `reply_refused`); failure: the error code. */
   reason?: string;
   /** result/refusal/failure: the error text, shortened. */
   error?: string;
   /** adopt: the shepherd the sheep belonged to. */
   from?: string;
-  /** close: prompts cancelled by it. */
+  /** close, and prune of a pane whose pi exited: prompts cancelled by it. */
   cancelledPromptIds?: string[];
   /** start/ready/close: a sheep of the warm pool (take: the start it served). */
   warm?: true;
@@ -53,4 +70,29 @@ export interface AuditSink {
 /** The event as a sink records it: stamped with its time and the shepherd that did it. */
 export function stamped(event: AuditInput, owner: string, now: number): AuditEvent {
   return { time: new Date(now).toISOString(), owner, ...event };
+}
+
+/** Error codes told as a refusal (the action was not allowed), with the reason they are told by; any other is a failure. */
+const REFUSALS: Readonly<Record<string, string>> = {
+  project_agent_refused: "trust",
+  not_owned: "not_owned",
+  land_refused: "land_refused",
+  reply_refused: "reply_refused",
+};
+
+/** A refused or failed action as an event: refusal with its reason, or failure with the error code. */
+export function notDone(action: string, code: string, error: string): AuditInput {
+  const refusal = REFUSALS[code];
+  return { event: refusal ? "refusal" : "failure", action, reason: refusal ?? code, error };
+}
+
+/** Errors already told (by the core, which knew the sheep): the entry does not tell them again. */
+const told = new WeakSet<object>();
+
+export function markTold(e: unknown): void {
+  if (typeof e === "object" && e !== null) told.add(e);
+}
+
+export function wasTold(e: unknown): boolean {
+  return typeof e === "object" && e !== null && told.has(e);
 }

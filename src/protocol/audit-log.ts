@@ -97,6 +97,11 @@ const STRING_FIELDS = [
   "reason",
   "error",
   "from",
+  "steerId",
+  "messageId",
+  "branch",
+  "into",
+  "commit",
 ] as const;
 
 /** A line read back is data someone may have written by hand: only well-shaped events are used. */
@@ -111,7 +116,8 @@ function eventOf(line: string): AuditEvent | undefined {
   const e = v as Record<string, unknown>;
   if (!(AUDIT_EVENTS as readonly unknown[]).includes(e.event) || typeof e.time !== "string" || typeof e.owner !== "string") return undefined;
   for (const k of STRING_FIELDS) if (e[k] !== undefined && typeof e[k] !== "string") return undefined;
-  for (const k of ["bytes", "durationMs"]) if (e[k] !== undefined && typeof e[k] !== "number") return undefined;
+  for (const k of ["bytes", "durationMs", "fileCount"]) if (e[k] !== undefined && typeof e[k] !== "number") return undefined;
+  for (const k of ["squash", "landed"]) if (e[k] !== undefined && typeof e[k] !== "boolean") return undefined;
   return e as unknown as AuditEvent;
 }
 

@@ -206,7 +206,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
     }
     case "prune": {
       const pruned = await shepherd.prune();
-      return result(action, pruneText(pruned), { removed: pruned.removed, kept: pruned.kept });
+      return result(action, pruneText(pruned), { removed: pruned.removed, exited: pruned.exited, unclosed: pruned.unclosed, kept: pruned.kept });
     }
   }
 }

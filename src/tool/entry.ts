@@ -6,7 +6,7 @@
  */
 import { errorText, isShepherdError, shorten, ShepherdError } from "../core/errors.ts";
 import type { DoctorReport } from "../doctor/types.ts";
-import type { AuditInput } from "../ports/audit.ts";
+import { type AuditInput, notDone, wasTold } from "../ports/audit.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
 import { execute, result, type DispatchContext, type ToolResult } from "./dispatch.ts";
 import { doctorText, verdictLine } from "./format.ts";
@@ -55,12 +55,8 @@ async function withVerdict(e: ShepherdError, deps: EntryDeps): Promise<ShepherdE
   return new ShepherdError("runtime_unavailable", `${e.message.replace(/^\[runtime_unavailable\] /, "")}\nDoctor: ${line}`, { cause: e });
 }
 
-const REFUSALS: Record<string, string> = { project_agent_refused: "trust", not_owned: "not_owned" };
-
 function audited(deps: EntryDeps, action: string, e: unknown): void {
-  // A start that failed was logged by the core, which still knew the sheep's id and label.
-  if (!deps.audit || isShepherdError(e, "start_failed")) return;
-  const code = e instanceof ShepherdError ? e.code : "error";
-  const refusal = REFUSALS[code];
-  deps.audit({ event: refusal ? "refusal" : "failure", action, reason: refusal ?? code, error: shorten(errorText(e)) });
+  // A start that failed, and what the core told itself (it still knew the sheep's id and label), are logged already.
+  if (!deps.audit || isShepherdError(e, "start_failed") || wasTold(e)) return;
+  deps.audit(notDone(action, e instanceof ShepherdError ? e.code : "error", shorten(errorText(e))));
 }

@@ -174,7 +174,12 @@ export function closeText(c: CloseOutcome, label: string | undefined, next: Work
 }
 
 export function pruneText(p: PruneOutcome): string {
-  const lines = [p.removed.length ? `Pruned ${p.removed.length}: ${p.removed.join(", ")}.` : "Nothing to prune: every recorded pane is alive."];
+  const exited = new Set(p.exited.map((e) => e.agentId));
+  const gone = p.removed.filter((id) => !exited.has(id));
+  const lines = gone.length ? [`Pruned ${gone.length}: ${gone.join(", ")}.`] : [];
+  for (const e of p.exited) lines.push(`Closed the dead pane of ${e.label} (${e.agentId}) and pruned it: its pi had exited (${e.exit}).`);
+  for (const u of p.unclosed) lines.push(`Could not close the dead pane of ${u.label} (${u.agentId}): ${u.reason} It stays recorded; prune or close it again.`);
+  if (lines.length === 0) lines.push("Nothing to prune: every recorded pane is alive.");
   for (const k of p.kept) lines.push(`Kept the worktree of ${k.label} (${k.agentId}) at ${k.path}, branch ${k.branch}: it has ${k.reason}.`);
   return lines.join("\n");
 }

@@ -88,6 +88,21 @@ describe("faults with real pi sheep in tmux", { timeout: 600_000 }, () => {
     assert.ok(!(await panes()).includes(S.paneId), "the pane pi died in was closed");
   });
 
+  it("prune after pi was killed: tmux keeps the dead pane, prune closes it and names the sheep", async () => {
+    const S = await scene.start("dead");
+    process.kill(S.pid, "SIGKILL");
+    for (let i = 0; (await scene.state(S.agentId)).state !== "exited"; i++) {
+      assert.ok(i < 100, "status never said exited");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok((await panes()).includes(S.paneId), "tmux kept the pane pi died in");
+    const r = await scene.ok({ action: "prune" });
+    assert.match(r.text, new RegExp(`^Closed the dead pane of dead \\(${S.agentId}\\) and pruned it: its pi had exited \\(signal SIGKILL\\)\\.$`, "m"));
+    assert.deepEqual(r.details.removed, [S.agentId]);
+    assert.ok(!(await panes()).includes(S.paneId), "the dead pane is gone");
+    await scene.fails({ action: "status", agentId: S.agentId }, /^\[unknown_agent\] /);
+  });
+
   it("a pane killed during a prompt fails the wait with [pane_gone]", async () => {
     const S = await scene.start("killed");
     const p = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "KILLED" }));
