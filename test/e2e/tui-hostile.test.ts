@@ -192,7 +192,9 @@ describe("a hostile sheep in pi's interactive TUI", { timeout: 600_000 }, () => 
       .join("\n");
     assert.match(
       await plainDrawn(),
-      new RegExp(`The last turn of h \\(a_\\w+, echo\\), from \\S+?(?:; earlier ones are not shown)?:\\n … 5 earlier lines \\(Ctrl\\+O shows all\\)\\n${tail}\\n`),
+      new RegExp(
+        `The last turn of h \\(a_\\w+, echo\\), from \\S+?(?:; earlier ones are not shown)?:\\n … 5 earlier lines \\(Ctrl\\+O shows all\\)\\n${tail}\\n`,
+      ),
       "the heading, then the last lines: the answer",
     );
     await toolDone({ action: "read", target: "h", turns: 1, lines: 8 });
@@ -200,7 +202,11 @@ describe("a hostile sheep in pi's interactive TUI", { timeout: 600_000 }, () => 
       .slice(-8)
       .map((r) => ` ${r}`)
       .join("\n");
-    assert.match(await plainDrawn(), new RegExp(`The last turn of h \\(a_\\w+, echo\\), from \\S+?(?:; earlier ones are not shown)?:\\n${eight}\\n`), "all 8 lines asked for");
+    assert.match(
+      await plainDrawn(),
+      new RegExp(`The last turn of h \\(a_\\w+, echo\\), from \\S+?(?:; earlier ones are not shown)?:\\n${eight}\\n`),
+      "all 8 lines asked for",
+    );
 
     const tasks = ["FIRSTanswer", "SECONDanswer"].map((word) => ({ agent: "echo", task: `#script {"reply":${opaque(`${word}\nits second line`)}}` }));
     await toolDone({ action: "delegate", tasks, background: true });
