@@ -157,7 +157,10 @@ export class Courier {
     const { herd } = this;
     const rec = herd.registry.agents.get(agentId);
     if (!rec) return;
-    const messages = await herd.opts.host.messages(agentId).catch(() => [] as SheepMessage[]);
+    // A log that cannot be read now changes nothing: read as empty, it would lower the count and
+    // push every message past it again once it can be read.
+    const messages = await herd.opts.host.messages(agentId).catch(() => undefined);
+    if (!messages) return;
     const from = Math.min(rec.messagesHandled ?? 0, messages.length);
     let handled = from;
     for (; handled < messages.length; handled++) {
@@ -178,7 +181,7 @@ export class Courier {
       );
       if (!pushed) break;
     }
-    if (handled !== (rec.messagesHandled ?? 0)) {
+    if (handled > (rec.messagesHandled ?? 0)) {
       rec.messagesHandled = handled;
       await herd.persist();
     }

@@ -25,7 +25,10 @@ export type ErrorCode =
   | "dirty_worktree"
   | "land_refused"
   | "no_evidence"
-  | "not_resumable";
+  | "not_resumable"
+  | "result_too_large"
+  | "result_unreadable"
+  | "messages_unreadable";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

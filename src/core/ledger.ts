@@ -116,6 +116,9 @@ export async function settleAll(herd: Herd, rec: AgentRecord, outcome: Outcome):
 }
 
 function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Outcome {
+  // A result the host would not read is still final: waiting longer would not make it readable.
+  if (r.refused)
+    return { status: "failed", text: "", error: `[${r.refused.code}] ${r.refused.reason}`, ...(rec.sessionPath ? { sessionPath: rec.sessionPath } : {}) };
   const started = r.startedAt ? Date.parse(r.startedAt) : Date.parse(prompt.submittedAt);
   const finished = r.finishedAt ? Date.parse(r.finishedAt) : NaN;
   const error =

@@ -38,7 +38,8 @@ export async function listMessages(herd: Herd, agentId: string | undefined, unre
       const answer = answers.get(m.messageId);
       out.push({ ...m, agentId: rec.agentId, label: rec.label, read, ...(answer ? { answer } : {}) });
     });
-    if (messages.length !== (rec.messagesRead ?? 0)) {
+    // Only ever up: a log read short (damaged, replaced) must not make read messages unread again.
+    if (messages.length > (rec.messagesRead ?? 0)) {
       rec.messagesRead = messages.length;
       changed = true;
     }

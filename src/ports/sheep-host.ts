@@ -68,6 +68,11 @@ export interface SheepResult {
   finishedAt?: string;
   /** Ids of the steering messages that reached this prompt's turn. */
   steered?: string[];
+  /**
+   * Set by the host, never taken from the sheep's file: the result file is there but was not read
+   * (past its bound, or not a regular file). The prompt settles failed with this code and reason.
+   */
+  refused?: { code: "result_too_large" | "result_unreadable"; reason: string };
 }
 
 /** What goes into a sheep's inbox: a prompt of its own, or a steer into the turn of `target`. */

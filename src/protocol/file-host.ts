@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
-import { readdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { ShepherdError } from "../core/errors.ts";
 import { isWellFormedId } from "../core/ids.ts";
 import type { SheepMessage } from "../core/types.ts";
 import { buildLaunchSpec } from "../launch/spec.ts";
@@ -14,9 +15,10 @@ import {
   type SheepResult,
   type SheepSnapshot,
 } from "../ports/sheep-host.ts";
-import { ensurePrivateDir, readJson, readJsonSync, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
+import { READ_LIMITS, readBounded, readJsonBounded, readJsonBoundedSync, refusalText, jsonValue, type JsonRead } from "./bounded-read.ts";
+import { ensurePrivateDir, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
 import { INBOX_FILE, sheepDir, sheepLayout } from "./layout.ts";
-import { MAX_LOG_BYTES, parseMessageLog } from "./message-log.ts";
+import { parseMessageLog } from "./message-log.ts";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
 import { pidRunning } from "./pid.ts";
 import { readResumeCard, readResumeCards } from "./resume-card.ts";
@@ -48,8 +50,12 @@ export class FileSheepHost implements SheepHost {
   private readonly deadSince = new Map<string, number>();
   /** Per sheep: the pid its last status report named, for `running`. */
   private readonly pids = new Map<string, number>();
-  /** Per sheep: its parsed message log and the size it had, so an unchanged log is not parsed again. */
-  private readonly logs = new Map<string, { size: number; messages: SheepMessage[] }>();
+  /**
+   * Per sheep: its parsed message log and the file it was read from (inode, size, mtime), so an
+   * unchanged log is not parsed again, and a log that cannot be read now answers with what was
+   * read before: the counts of read and pushed messages never go back.
+   */
+  private readonly logs = new Map<string, { key: string; messages: SheepMessage[] }>();
   /** The last inbox sequence handed out, so deliveries in one millisecond keep their order. */
   private lastSeq = 0;
 
@@ -93,10 +99,11 @@ export class FileSheepHost implements SheepHost {
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
     const layout = this.layout(agentId);
-    const status = readJsonSync<StatusReport>(layout.status);
-    const exit = exitReport(readJsonSync<unknown>(layout.exit));
+    // Read on every wake-up of every waiter and by the widget each second: small, and read synchronously.
+    const status = jsonValue(readJsonBoundedSync<StatusReport>(layout.status, "status"));
+    const exit = exitReport(jsonValue(readJsonBoundedSync<unknown>(layout.exit, "exit")));
     const snap: SheepSnapshot = {};
-    if (status) {
+    if (status && typeof status === "object") {
       snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
       if (status.blocked !== undefined) snap.blocked = status.blocked;
       const asking = status.asking;
@@ -140,7 +147,8 @@ export class FileSheepHost implements SheepHost {
   }
 
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
-    return readJsonSync<ResultFile>(this.layout(agentId).outboxFile(promptId));
+    const read = await readJsonBounded<ResultFile>(this.layout(agentId).outboxFile(promptId), "result");
+    return resultOf(read, promptId);
   }
 
   async submit(agentId: string, delivery: Delivery): Promise<void> {
@@ -169,18 +177,22 @@ export class FileSheepHost implements SheepHost {
   }
 
   async messages(agentId: string): Promise<SheepMessage[]> {
-    const path = this.layout(agentId).messages;
-    const size = await stat(path).then(
-      (s) => s.size,
-      () => -1,
-    );
-    if (size < 0) return [];
     const cached = this.logs.get(agentId);
-    if (cached && cached.size === size) return cached.messages;
-    // A log past the bound is not the sheep's (its tool stops there): read only what it may hold.
-    const text = size > MAX_LOG_BYTES ? (await readFile(path)).subarray(0, MAX_LOG_BYTES).toString("utf8") : await readFile(path, "utf8");
-    const messages = parseMessageLog(text);
-    this.logs.set(agentId, { size, messages });
+    // A log past the bound is not the sheep's (its tool stops there): only what it may hold is read.
+    const read = await readBounded(this.layout(agentId).messages, { max: READ_LIMITS.messages, over: "head" });
+    if (!read.ok) {
+      // Never fewer messages than were seen: a count read against a shorter list would go back,
+      // and the messages past it would be pushed (and be unread) again.
+      if (cached) return cached.messages;
+      if (read.why === "missing") return [];
+      throw new ShepherdError("messages_unreadable", `sheep ${agentId}: ${refusalText("messages.jsonl", read)}; its messages cannot be listed.`);
+    }
+    const key = `${read.ino}:${read.size}:${read.mtimeMs}`;
+    if (cached && cached.key === key) return cached.messages;
+    const messages = parseMessageLog(read.data.toString("utf8"));
+    // A log rewritten shorter (only ever appended to by the sheep's tool) keeps what was seen.
+    if (cached && messages.length < cached.messages.length) return cached.messages;
+    this.logs.set(agentId, { key, messages });
     return messages;
   }
 
@@ -190,8 +202,8 @@ export class FileSheepHost implements SheepHost {
     for (const name of await readdir(layout.replies).catch(() => [] as string[])) {
       const messageId = name.replace(/\.json$/, "");
       if (!name.endsWith(".json") || !isWellFormedId(messageId, "message")) continue;
-      const r = await readJson<ReplyFile>(layout.replyFile(messageId));
-      if (r) out.set(messageId, "expired" in r ? "expired" : "replied");
+      const r = replyState(await readJsonBounded<ReplyFile>(layout.replyFile(messageId), "reply"));
+      if (r) out.set(messageId, r);
     }
     return out;
   }
@@ -200,8 +212,7 @@ export class FileSheepHost implements SheepHost {
     const path = this.layout(agentId).replyFile(messageId);
     const reply: ReplyFile = { messageId, text, at: new Date().toISOString() };
     if (await writeJsonExclusive(path, reply)) return "delivered";
-    const there = await readJson<ReplyFile>(path);
-    return there && "expired" in there ? "expired" : "already_replied";
+    return replyState(await readJsonBounded<ReplyFile>(path, "reply")) === "expired" ? "expired" : "already_replied";
   }
 
   subscribe(agentId: string, onChange: () => void): () => void {
@@ -279,7 +290,7 @@ export class FileSheepHost implements SheepHost {
   async relabel(agentId: string, label: string): Promise<void> {
     const layout = this.layout(agentId);
     // Our own card, written at prepare: only its label changes, so a bad one is left as it is.
-    const card = readJsonSync<Record<string, unknown>>(layout.resume);
+    const card = jsonValue(readJsonBoundedSync<Record<string, unknown>>(layout.resume, "resume"));
     if (card && typeof card === "object" && card.agentId === agentId) await writeJsonAtomic(layout.resume, { ...card, label });
   }
 
@@ -297,6 +308,48 @@ export class FileSheepHost implements SheepHost {
   async resumeCards(): Promise<ResumeCard[]> {
     return readResumeCards(this.o.agentDir);
   }
+}
+
+/**
+ * The result file as the core may use it: only its known fields, each of its type (the file is
+ * the sheep's); one that is there but was not read settles the prompt failed, saying why.
+ */
+function resultOf(read: JsonRead<unknown>, promptId: string): SheepResult | undefined {
+  if (!read.ok) {
+    if (read.why === "missing" || read.why === "invalid") return undefined;
+    const code = read.why === "too_large" ? "result_too_large" : "result_unreadable";
+    const reason = `${refusalText(`the sheep's result file outbox/${promptId}.json`, read)}; the sheep's session file still holds its answer (action "read").`;
+    return { promptId, status: "failed", text: "", refused: { code, reason } };
+  }
+  const v = read.value;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+  const r = v as Record<string, unknown>;
+  const str = (k: string) => (typeof r[k] === "string" ? { [k]: r[k] as string } : {});
+  const status = r.status === "completed" || r.status === "failed" || r.status === "cancelled" ? r.status : "failed";
+  return {
+    promptId,
+    status,
+    text: typeof r.text === "string" ? r.text : "",
+    ...str("stopReason"),
+    ...(typeof r.errorMessage === "string"
+      ? { errorMessage: r.errorMessage }
+      : status !== r.status
+        ? { errorMessage: "the sheep's result file named no status" }
+        : {}),
+    ...(typeof r.usage === "object" && r.usage !== null && !Array.isArray(r.usage) ? { usage: r.usage as NonNullable<SheepResult["usage"]> } : {}),
+    ...str("model"),
+    ...str("sessionPath"),
+    ...str("startedAt"),
+    ...str("finishedAt"),
+    ...(Array.isArray(r.steered) ? { steered: r.steered.filter((x): x is string => typeof x === "string") } : {}),
+  };
+}
+
+/** A reply file's word: an expiry note, or a reply (any other file there holds the name, so a reply cannot be written). */
+function replyState(read: JsonRead<ReplyFile>): "replied" | "expired" | undefined {
+  if (!read.ok) return read.why === "missing" || read.why === "invalid" ? undefined : "replied";
+  const r = read.value;
+  return typeof r === "object" && r !== null && "expired" in r && r.expired === true ? "expired" : "replied";
 }
 
 /** exit.json as written by report-exit.sh; anything else in its place is no report. */

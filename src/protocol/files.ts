@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { closeSync, linkSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmod, link, mkdir, rename, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { readJsonBounded, readJsonBoundedSync, jsonValue } from "./bounded-read.ts";
 
 /** Private directories are 0700 even where the umask would allow more. */
 export async function ensurePrivateDir(path: string): Promise<void> {
@@ -96,24 +97,12 @@ export function createMarkerSync(path: string): boolean {
   }
 }
 
-/** A file being replaced by rename is never half-written, but one may be missing or not ours yet. */
-function parsed<T>(text: string | undefined): T | undefined {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
-}
-
-function missing(e: unknown): undefined {
-  if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-  throw e;
-}
-
-/** Undefined when the file is missing or not (yet) valid JSON. */
+/**
+ * Undefined when the file is missing, not (yet) valid JSON, not a regular file or past the bound
+ * of an inbox file (a 4 MiB prompt, JSON-escaped): read through the one bounded reader.
+ */
 export async function readJson<T>(path: string): Promise<T | undefined> {
-  return parsed<T>(await readFile(path, "utf8").catch(missing));
+  return jsonValue(await readJsonBounded<T>(path, "inbox"));
 }
 
 /**
@@ -121,11 +110,5 @@ export async function readJson<T>(path: string): Promise<T | undefined> {
  * wake-up of every waiter, where four trips through a busy thread pool cost more than the read.
  */
 export function readJsonSync<T>(path: string): T | undefined {
-  let text: string | undefined;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    text = missing(e);
-  }
-  return parsed<T>(text);
+  return jsonValue(readJsonBoundedSync<T>(path, "inbox"));
 }

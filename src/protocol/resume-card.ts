@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { isWellFormedId } from "../core/ids.ts";
 import { labelProblem } from "../core/labels.ts";
 import type { AgentDefinition, ResumeCard } from "../core/types.ts";
-import { readJsonSync } from "./files.ts";
+import { jsonValue, readJsonBoundedSync } from "./bounded-read.ts";
 import { sheepDir, sheepLayout, stateDir } from "./layout.ts";
 
 const SOURCES = ["user", "project", "bundled"];
@@ -29,7 +29,7 @@ function definitionOf(v: unknown): AgentDefinition | undefined {
 /** The card of `agentId` as written in its directory, if it is well-formed and its session still exists. */
 export function readResumeCard(agentDir: string, agentId: string): ResumeCard | undefined {
   if (!isWellFormedId(agentId, "agent")) return undefined;
-  const c = readJsonSync<Record<string, unknown>>(sheepLayout(sheepDir(agentDir, agentId)).resume);
+  const c = jsonValue(readJsonBoundedSync<Record<string, unknown>>(sheepLayout(sheepDir(agentDir, agentId)).resume, "resume"));
   if (typeof c !== "object" || c === null || c.agentId !== agentId) return undefined;
   if (!plainWord(c.agent) || typeof c.label !== "string" || labelProblem(c.label) || !isString(c.cwd) || !isString(c.createdAt)) return undefined;
   if (c.model !== undefined && !plainWord(c.model)) return undefined;

@@ -4,14 +4,15 @@
  * the tail that holds the turns asked for is read, every line is checked, and whatever cannot
  * be understood is left out rather than trusted.
  */
-import { open } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { isRecord } from "../core/guards.ts";
 import { printable } from "../core/printable.ts";
 import type { ConversationLine, ConversationTurn } from "../core/types.ts";
+import { openRegular, READ_LIMITS } from "./bounded-read.ts";
 
 /** The tail read first, and the most ever read from one file. */
 const FIRST_CHUNK = 64 * 1024;
-const MAX_TAIL = 8 * 1024 * 1024;
+const MAX_TAIL = READ_LIMITS.session;
 /** Longest texts kept per line: a transcript is for reading, the exact answers stay in the outbox. */
 const MAX_PROMPT = 4000;
 const MAX_ANSWER = 16_000;
@@ -25,15 +26,15 @@ export interface SessionTail {
 
 /** The last `turns` turns on the session's current branch; undefined when the file does not exist. */
 export async function readSessionTail(path: string, turns: number): Promise<SessionTail | undefined> {
-  let file: Awaited<ReturnType<typeof open>>;
-  try {
-    file = await open(path, "r");
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw e;
+  // The sheep's pi writes it, and so can the sheep: a FIFO or a symlink there is no session.
+  const opened = await openRegular(path);
+  if (!opened.ok) {
+    if (opened.why === "missing" || opened.why === "not_regular") return undefined;
+    throw new Error(`the session file ${path} could not be read`);
   }
+  const file: FileHandle = opened.file;
   try {
-    const { size } = await file.stat();
+    const { size } = opened.stat;
     for (let chunk = FIRST_CHUNK; ; chunk *= 2) {
       const length = Math.min(size, chunk, MAX_TAIL);
       const buffer = Buffer.alloc(length);

@@ -168,6 +168,43 @@ describe("async core: messages from sheep", () => {
     await s.dispose();
   });
 
+  it("a message log that cannot be read after a good read changes no count: nothing is pushed or unread again", async () => {
+    const t = setup();
+    const s = t.make("one");
+    const a = await s.start({ definition: def, cwd: "/w" });
+    t.world.say(a.agentId, { messageId: "m_0000000f01", kind: "question", text: "left or right?" });
+    t.world.say(a.agentId, { messageId: "m_0000000f02", kind: "progress", text: "half way" });
+    await t.quiet();
+    assert.equal(t.pushes.length, 1);
+    assert.equal((await s.messages(a.agentId, true)).length, 2, "both read now");
+    const counts = () => {
+      const rec = t.store.state.agents.find((x) => x.agentId === a.agentId);
+      return [rec?.messagesHandled, rec?.messagesRead];
+    };
+    assert.deepEqual(counts(), [2, 2]);
+    // The log fails to read (a FIFO or a directory in its place), then reads short, then reads again.
+    const real = t.world.host.messages;
+    let mode: "throw" | "empty" | "real" = "throw";
+    t.world.host.messages = async (id) => {
+      if (mode === "throw") throw new Error("[messages_unreadable] not a regular file");
+      return mode === "empty" ? [] : real(id);
+    };
+    t.world.ring(a.agentId);
+    await t.quiet();
+    mode = "empty";
+    t.world.ring(a.agentId);
+    await t.quiet();
+    assert.deepEqual(await s.messages(a.agentId, true), []);
+    assert.deepEqual(counts(), [2, 2], "no count went back");
+    mode = "real";
+    t.world.ring(a.agentId);
+    await t.quiet();
+    assert.equal(t.pushes.length, 1, "the question was not pushed again");
+    assert.equal(t.notices.length, 1, "the progress was not told again");
+    assert.deepEqual(await s.messages(a.agentId, true), [], "nothing became unread");
+    await s.dispose();
+  });
+
   it("a question that waits, seen by a wait on its sheep, comes back in that wait and is not pushed", async () => {
     const t = setup();
     const s = t.make("one");
