@@ -14,6 +14,8 @@ export interface AttachReport {
   adopted: string[];
   /** Adopted records whose panes were gone: marked and dropped. */
   pruned: string[];
+  /** The adopted sheep that run: neither closed before nor pruned now (what "re-attached" counts). */
+  live: string[];
   warnings: string[];
 }
 
@@ -22,7 +24,7 @@ export interface AttachReport {
  * shepherd that no longer runs. Results are files, so a prompt sent before can still be waited for.
  */
 export async function attach(herd: Herd): Promise<AttachReport> {
-  const report: AttachReport = { adopted: [], pruned: [], warnings: [] };
+  const report: AttachReport = { adopted: [], pruned: [], live: [], warnings: [] };
   const { store, owner, host } = herd.opts;
   if (!store) return report;
   const { state, warnings } = await store.load();
@@ -83,6 +85,10 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     if ((await closeAndConfirm(herd, rec)) !== undefined) continue;
     report.pruned.push(...(await dropGone(herd, rec)).ids);
   }
+  report.live = report.adopted.filter((id) => {
+    const rec = herd.registry.agents.get(id);
+    return rec !== undefined && rec.state !== "closed";
+  });
   await herd.persist();
   return report;
 }

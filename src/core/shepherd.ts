@@ -9,10 +9,13 @@ import { Courier, type CourierSink } from "./courier.ts";
 import type { DelegateTask } from "./delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./evidence.ts";
 import { Herd, type ShepherdOptions } from "./herd.ts";
+import { pendingPrompts } from "./ledger.ts";
 import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.ts";
 import { attach, othersSheep, type AttachReport } from "./persistence.ts";
 import { type LandOutcome, land } from "./land.ts";
+import { type SyncOutcome, sync } from "./sync.ts";
 import { prompt } from "./prompt.ts";
+import { type QuitOutcome, quit } from "./quit.ts";
 import type { Registry } from "./registry.ts";
 import { resumable } from "./resume.ts";
 import { start } from "./start.ts";
@@ -40,6 +43,8 @@ export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "./herd.ts";
 export type { KeptWorktree, PruneOutcome } from "./close.ts";
 export type { LatestEvidence } from "./evidence.ts";
 export type { LandOutcome } from "./land.ts";
+export type { KeptAtQuit, QuitOutcome } from "./quit.ts";
+export type { SyncOutcome } from "./sync.ts";
 export type { AttachReport } from "./persistence.ts";
 export type { WaitProgress } from "./wait.ts";
 export type { CourierSink, Notice, Push, PushedItem } from "./courier.ts";
@@ -66,6 +71,14 @@ export class Shepherd {
   /** Ready and booting warm sheep per definition name, and why a name is not warm. */
   warm(): { counts: Record<string, WarmCount>; problems: Record<string, string> } {
     return { counts: this.pool.counts(), problems: Object.fromEntries(this.pool.problems) };
+  }
+
+  /**
+   * The shepherd quits: closes each sheep with nothing in flight and keeps running, for the next
+   * shepherd to adopt, each that works or holds a result nobody received. Then dispose.
+   */
+  quit(): Promise<QuitOutcome> {
+    return quit(this.herdState);
   }
 
   /** Closes every warm sheep (the shepherd quits). */
@@ -144,6 +157,13 @@ export class Shepherd {
     return wait(this.herdState, promptIds, opts);
   }
 
+  /** The prompts not settled yet (the running one, then those queued): of this sheep, or of every live one. */
+  pending(agentId?: string): string[] {
+    const reg = this.herdState.registry;
+    const sheep = agentId === undefined ? [...reg.agents.values()].filter((a) => a.state !== "closed") : [reg.agent(agentId)];
+    return sheep.flatMap((rec) => pendingPrompts(this.herdState, rec).map((p) => p.promptId));
+  }
+
   status(agentId: unknown): Promise<AgentStatus> {
     return status(this.herdState, agentId);
   }
@@ -204,5 +224,10 @@ export class Shepherd {
   /** Brings an isolated sheep's work into the branch checked out in the user's checkout. */
   land(agentId: unknown, options: { squash: boolean }): Promise<LandOutcome> {
     return land(this.herdState, agentId, options);
+  }
+
+  /** Merges the user's current branch into an isolated sheep's worktree (there only); conflicts stay there for the sheep. */
+  sync(agentId: unknown): Promise<SyncOutcome> {
+    return sync(this.herdState, agentId);
   }
 }

@@ -92,7 +92,10 @@ export function herdView(herd: Herd, rec: AgentRecord, courier?: Courier): HerdV
   const queued = pendingPrompts(herd, rec).filter((p) => p !== active).length;
   let undelivered = 0;
   if (courier) for (const p of herd.registry.prompts.values()) if (p.agentId === rec.agentId && courier.undelivered(p)) undelivered++;
-  const progress = courier?.lastProgress.get(rec.agentId);
+  // Progress tells of a prompt in flight: once that prompt settled it is stale, and not shown.
+  const latest = courier?.lastProgress.get(rec.agentId);
+  const of = latest?.promptId !== undefined ? herd.registry.prompts.get(latest.promptId) : active;
+  const progress = of && !of.settled ? latest : undefined;
   return {
     ...sheepView(herd.registry, rec),
     ...(rec.worktree ? { worktree: true } : {}),

@@ -31,6 +31,12 @@ export interface WaitOptions {
    * neither holds results and questions back from the courier nor marks them delivered.
    */
   quiet?: boolean;
+  /**
+   * A person's wait (/shepherd wait): what it returns is shown to the person, never given to the
+   * model, so a result owed to the conversation (notify) is not marked delivered and still goes
+   * there once the wait lets it; a question it returns is the person's to answer.
+   */
+  byPerson?: boolean;
 }
 
 const FINAL = new Set(["completed", "failed", "cancelled"]);
@@ -79,7 +85,7 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
     );
     // The same id asked twice: one waiter may settle it after another gave up on the deadline.
     const final = items.map((item) => (item.status === "timeout" ? (registry.prompts.get(item.promptId)?.settled ?? item) : item));
-    if (!opts.quiet && claimDelivery(herd, final)) await herd.persist();
+    if (!opts.quiet && claimDelivery(herd, final, opts.byPerson === true)) await herd.persist();
     return final;
   } finally {
     stopTicking();
@@ -89,13 +95,16 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
   }
 }
 
-/** Results returned final and questions returned as blocked reached the model: marks them so. True when a mark is new. */
-function claimDelivery(herd: Herd, items: readonly WaitItem[]): boolean {
+/**
+ * Results returned final and questions returned as blocked reached whoever waited: marks them so
+ * (a person's wait marks only the questions). True when a mark is new.
+ */
+function claimDelivery(herd: Herd, items: readonly WaitItem[], byPerson: boolean): boolean {
   let marked = false;
   for (const item of items) {
     if (item.question) herd.claimedQuestions.add(item.question.messageId);
     const p = herd.registry.prompts.get(item.promptId);
-    if (!p || p.delivered || !FINAL.has(item.status)) continue;
+    if (byPerson || !p || p.delivered || !FINAL.has(item.status)) continue;
     p.delivered = { by: "wait", at: new Date(herd.clock.now()).toISOString() };
     marked = true;
   }

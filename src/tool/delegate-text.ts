@@ -9,7 +9,8 @@ export function itemName(i: DelegateItem): string {
   return whoText({ label: i.label ?? i.agent, agent: i.agent });
 }
 
-const reason = (i: DelegateItem) => `${i.status}${i.error ? ` ${i.error}` : ""}`;
+/** `failed [code] …`, or the error alone when its code already is the status (`[cancelled] …`, not `cancelled [cancelled] …`). */
+const reason = (i: DelegateItem, sep = " ") => (i.error?.startsWith(`[${i.status}]`) ? i.error : `${i.status}${i.error ? `${sep}${i.error}` : ""}`);
 
 /** Items numbered in input order (a chain's by step), those that failed alike said once. */
 function grouped(items: readonly DelegateItem[]): { names: string; item: DelegateItem }[] {
@@ -54,7 +55,7 @@ export function delegateSummary(mode: DelegateMode, items: readonly DelegateItem
 
 export function delegateText(mode: DelegateMode, items: readonly DelegateItem[], summary: string): string {
   const body = (i: DelegateItem) => {
-    const answer = i.status === "completed" ? (i.text ?? "") : `${i.status}: ${i.error ?? ""}`;
+    const answer = i.status === "completed" ? (i.text ?? "") : reason(i, ": ");
     const extra = [evidenceBlock(i, { patch: true }), i.worktree && i.agentId ? isolationText({ agentId: i.agentId, worktree: i.worktree }) : undefined];
     return [answer, ...extra.filter((x) => x !== undefined)].join("\n\n");
   };

@@ -17,6 +17,7 @@ import {
   sheepLine,
   sheepText,
   startText,
+  syncText,
   turnsText,
   waitText,
   warmPoolLines,
@@ -42,6 +43,8 @@ export interface DispatchContext {
   trust: Omit<TrustContext, "allowWithoutUI" | "userConfirms">;
   signal?: AbortSignal;
   onProgress?: (text: string, details: Record<string, unknown>) => void;
+  /** A /shepherd subcommand: what it returns is shown to a person, not given to the model (see WaitOptions.byPerson). */
+  byPerson?: boolean;
 }
 
 const MAX_TEXT = 50_000;
@@ -106,6 +109,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       const settled = await shepherd.wait(cmd.promptIds, {
         timeoutSec: cmd.timeout ?? settings.waitTimeout,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
+        ...(ctx.byPerson ? { byPerson: true } : {}),
         ...(ctx.onProgress ? { onProgress: (pr: WaitProgress) => ctx.onProgress!(`${pr.done}/${pr.total} done`, { action, progress: pr }) } : {}),
       });
       // Each result names its sheep, so a person (and the model) sees who answered, not a prompt id.
@@ -120,8 +124,9 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, sheepLine(status), { status });
     }
     case "close": {
-      // Removing a kept worktree is for a closed sheep too: its last label still leads to it.
-      const agentId = shepherd.registry.resolve(cmd.target, { closed: cmd.removeWorktree === true });
+      // A closed sheep's last label still leads to it: to remove its kept worktree, and so that
+      // closing it again says it was closed, by label as by id.
+      const agentId = shepherd.registry.resolve(cmd.target, { closed: true });
       const label = shepherd.registry.agents.get(agentId)?.label;
       const closed = await shepherd.close(agentId, {
         ...(cmd.removeWorktree !== undefined ? { removeWorktree: cmd.removeWorktree } : {}),
@@ -138,6 +143,11 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       // A closed isolated sheep keeps its worktree: it can still be landed, by id or its last label.
       const landed = await shepherd.land(shepherd.registry.resolve(cmd.target, { closed: true }), { squash: cmd.squash === true });
       return result(action, landText(landed), { landed });
+    }
+    case "sync": {
+      // As for land: a closed isolated sheep keeps its worktree, found by its last label too.
+      const synced = await shepherd.sync(shepherd.registry.resolve(cmd.target, { closed: true }));
+      return result(action, syncText(synced), { synced });
     }
     case "sheep": {
       // Lists agent definitions, not running sheep (that is "herd"); the name is the contract's.
