@@ -3,13 +3,18 @@
  * does live in src/command; every subcommand runs the tool's own dispatch on the same app.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { Notice } from "../src/command/run.ts";
+// Aliased by every pi, old and new, to its own pi-tui (as in command-output.ts).
+import { matchesKey } from "@mariozechner/pi-tui";
+import { commandDescription } from "../src/command/parse.ts";
+import type { Notice, Watch } from "../src/command/run.ts";
 import type { ShepherdApp } from "../src/compose.ts";
 import { errorText } from "../src/core/errors.ts";
 import { printable } from "../src/core/printable.ts";
 import { stateDir } from "../src/protocol/layout.ts";
 import { agentDirOf, loadSettings, type LoadedSettings } from "../src/settings.ts";
+import type { DispatchContext } from "../src/tool/dispatch.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
 import { parts } from "./lazy-parts.ts";
 import { piTrusts, projectTrusted } from "./pi-context.ts";
@@ -20,7 +25,7 @@ export interface CommandAppAccess {
   /** The app if it was composed already: completions must not start a runtime. */
   current(): Promise<ShepherdApp> | undefined;
   /** The tool's own entry, for this context: every subcommand that is an action runs through it. */
-  entry(ctx: ExtensionContext): EntryDeps;
+  entry(ctx: ExtensionContext, extra?: Pick<DispatchContext, "signal" | "onProgress" | "byPerson">): EntryDeps;
   /** Called after each subcommand, e.g. to refresh a widget. */
   onChange?(ctx: ExtensionContext): void;
   /** Where answers go (default: notifications). */
@@ -69,17 +74,18 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
   });
 
   pi.registerCommand("shepherd", {
-    description: "Manage the sheep: herd, sheep, start, resume, status, read, close, prune, doctor, log, settings (no argument: herd and help)",
+    description: commandDescription(),
+    // Quick for every key typed: a menu still open when Enter comes takes that Enter. Settings are
+    // read only when agent names are asked for.
     getArgumentCompletions: async (prefix) => {
       const app = await peek();
-      const settings = await settingsNow();
       const { completeShepherdArgs, discoverAgents, liveSheep, packageRoot, readResumeCards, resumableSheep } = await parts();
       return completeShepherdArgs(prefix, {
         agents: async () =>
           (
             await discoverAgents({
               cwd,
-              scope: settings.settings.agentScope,
+              scope: (await settingsNow()).settings.agentScope,
               agentDir: app?.agentDir ?? agentDirOf(process.env),
               bundledDir: app?.bundledDir ?? join(packageRoot, "agents"),
               projectTrusted: trustedNow,
@@ -94,15 +100,24 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       trustedNow = projectTrusted(ctx);
       const { packageRoot, readAudit, runCommand, runShepherdCommand, trustCommand } = await parts();
       const notices = await runShepherdCommand(args, {
-        execute: (command) => runCommand(command, access.entry(ctx)),
+        // A person's subcommand: what a wait returns is shown here, and stays owed to the model where it was.
+        execute: (command, o) => runCommand(command, access.entry(ctx, { ...o, byPerson: true })),
+        pending: async (target) => {
+          const { shepherd } = await access.entry(ctx).context();
+          return shepherd.pending(target === undefined ? undefined : shepherd.registry.resolve(target));
+        },
+        watch: () => waitWatch(ctx),
         log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),
         settings: async () => {
+          // A file written after the settings were read is said to be there, not "not present".
+          const present = (loaded: LoadedSettings) => [loaded.paths.user, loaded.paths.project].filter((p) => existsSync(p));
           try {
             const app = await access.appFor(ctx);
-            return { loaded: app.loaded, runtime: app.runtime };
+            return { loaded: app.loaded, runtime: app.runtime, presentNow: present(app.loaded) };
           } catch (e) {
             // No runtime is exactly when a person needs to see the settings.
-            return { loaded: await settingsNow(), runtimeError: errorText(e) };
+            const loaded = await settingsNow();
+            return { loaded, runtimeError: errorText(e), presentNow: present(loaded) };
           }
         },
         now: () => Date.now(),
@@ -127,4 +142,32 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       }
     },
   });
+}
+
+const WAIT_STATUS = "pi-shepherd-wait";
+
+/**
+ * A /shepherd wait's progress in the footer, and in pi's TUI Escape to stop it. The agent turn's
+ * signal is not used: Escape on that turn must not end a wait the person started.
+ */
+function waitWatch(ctx: ExtensionContext): Watch {
+  const stop = new AbortController();
+  const tui = ctx.hasUI && (ctx as { mode?: string }).mode === "tui";
+  const unlisten = tui
+    ? ctx.ui.onTerminalInput((data) => {
+        if (!matchesKey(data, "escape")) return undefined;
+        stop.abort();
+        return { consume: true };
+      })
+    : undefined;
+  return {
+    signal: stop.signal,
+    progress: (text) => {
+      if (ctx.hasUI) ctx.ui.setStatus(WAIT_STATUS, printable(`🐑 ${text}${tui ? " · Escape stops waiting" : ""}`));
+    },
+    end: () => {
+      unlisten?.();
+      if (ctx.hasUI) ctx.ui.setStatus(WAIT_STATUS, undefined);
+    },
+  };
 }

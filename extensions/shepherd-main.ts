@@ -92,7 +92,7 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   };
 
   /** What the tool and /shepherd both enter through: the shepherd when it can be composed, the doctor always. */
-  const entry = (ctx: ExtensionContext, extra: Pick<DispatchContext, "signal" | "onProgress"> = {}): EntryDeps => ({
+  const entry = (ctx: ExtensionContext, extra: Pick<DispatchContext, "signal" | "onProgress" | "byPerson"> = {}): EntryDeps => ({
     context: async () => {
       await sessionFor(ctx);
       return { ...dispatchContext(await appFor(ctx), ctx), ...extra };
@@ -143,12 +143,12 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     },
   });
 
-  // No abort signal for /shepherd: ctx.signal belongs to the agent's turn, and Escape on that turn
-  // should not cancel a sheep the person started by hand.
+  // Not the agent turn's abort signal for /shepherd: ctx.signal belongs to that turn, and Escape on
+  // it should not cancel what the person started by hand (a /shepherd wait has its own Escape).
   registerShepherdCommand(pi, {
     appFor,
     current: () => app,
-    entry: (ctx) => entry(ctx),
+    entry: (ctx, extra) => entry(ctx, extra),
     onChange: (ctx) => widget.touch(ctx),
     show: commandOutput(pi),
   });
@@ -164,18 +164,13 @@ export function shepherdExtension(pi: ExtensionAPI): void {
 
   async function beginSession(ctx: ExtensionContext): Promise<void> {
     const current = await appFor(ctx);
-    const { noticeText, poolDefinitions, pushMessage } = await parts();
-    const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], warnings: [errorText(e)] }));
-    const live = report.adopted.length - report.pruned.length;
+    const { noticeText, poolDefinitions, pushMessage, reattachText } = await parts();
+    const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], live: [], warnings: [errorText(e)] }));
     if (ctx.hasUI) {
       for (const w of report.warnings) ctx.ui.notify(printable(w), "warning");
-      if (report.adopted.length > 0) {
-        ctx.ui.notify(
-          `pi-shepherd: re-attached ${live} sheep${report.pruned.length ? `; ${report.pruned.length} whose panes were gone were pruned` : ""}.`,
-          "info",
-        );
-      }
-      if (live > 0) widget.touch(ctx);
+      const said = reattachText(report);
+      if (said) ctx.ui.notify(said, "info");
+      if (report.live.length > 0) widget.touch(ctx);
     }
     // Results nobody waits for, questions of sheep and background delegations come in as messages
     // of their own: starting a turn when the shepherd is idle, after its current one when busy.

@@ -13,5 +13,5 @@ export { readAudit } from "../src/protocol/audit-log.ts";
 export { readResumeCards } from "../src/protocol/resume-card.ts";
 export { poolDefinitions } from "../src/tool/definitions.ts";
 export { runCommand, runToolCall } from "../src/tool/entry.ts";
-export { noticeText } from "../src/tool/format.ts";
+export { noticeText, reattachText } from "../src/tool/format.ts";
 export { pushMessage } from "../src/tool/push-text.ts";

@@ -10,7 +10,7 @@ export interface CompletionItem {
 
 export interface CompletionSources {
   agents(): Promise<{ name: string; source: string; description: string }[]>;
-  sheep(): { agentId: string; label: string; agent: string; state: string }[];
+  sheep(): { agentId: string; label: string; agent: string; state: string; isolated?: boolean }[];
   /** Closed or exited sheep whose conversation can be resumed, newest last. */
   resumable(): Promise<{ agentId: string; label: string; agent: string }[]>;
 }
@@ -51,21 +51,30 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
     const prev = words[words.length - 1]!;
     const used = new Set(words.filter((w) => w.startsWith("--")).map((w) => w.slice(2).split("=")[0]!));
     // Words after the subcommand that are not flags or flag values.
-    let positional = 0;
+    const positionals: string[] = [];
     for (let i = 1; i < words.length; i++) {
       if (words[i]!.startsWith("--")) {
         if (takesValue(words[i]!)) i++;
-      } else positional++;
+      } else positionals.push(words[i]!);
     }
+    const positional = positionals.length;
+    // A worktree is removed only from a sheep that has one, and --force only goes with that.
+    const named = positional > 0 ? src.sheep().find((s) => s.label === positionals[0] || s.agentId === positionals[0]) : undefined;
+    const offered = (f: string) => {
+      if (used.has(f)) return false;
+      if (info.name === "close" && f === "remove-worktree") return named?.isolated === true;
+      if (info.name === "close" && f === "force") return used.has("remove-worktree");
+      return true;
+    };
     if (takesValue(prev) && words.length > 1) {
       const values = FLAG_VALUES[prev.slice(2)];
       if (!values) return null; // a free value such as a label or a path
       candidates = values.map((word) => ({ word }));
     } else if (current.startsWith("-")) {
-      candidates = flags.filter((f) => !used.has(f)).map((f) => ({ word: `--${f}`, raw: true }));
+      candidates = flags.filter(offered).map((f) => ({ word: `--${f}`, raw: true }));
     } else if (positional === 0 && info.name === "start") {
       candidates = (await src.agents()).map((a) => ({ word: a.name, description: `${a.source}: ${a.description}` }));
-    } else if (positional === 0 && ["status", "read", "close", "diff", "land", "messages", "reply"].includes(info.name)) {
+    } else if (positional === 0 && ["status", "prompt", "wait", "read", "close", "diff", "land", "sync", "messages", "reply"].includes(info.name)) {
       const live = src.sheep();
       candidates = live.map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent} · ${s.state}` }));
       if (current.startsWith("a_")) candidates = live.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent} · ${s.state}` }));
@@ -78,10 +87,13 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
         : [...byLabel.values()].map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent}` }));
     } else if (positional === 0 && info.name === "sheep") {
       candidates = SCOPES.map((word) => ({ word }));
-    } else if (current === "") {
-      candidates = flags.filter((f) => !used.has(f)).map((f) => ({ word: `--${f}`, raw: true }));
+    } else if (current === "" && !(info.name === "prompt" && positional > 0)) {
+      candidates = flags.filter(offered).map((f) => ({ word: `--${f}`, raw: true }));
     }
   }
+  // A word already typed whole gets no menu: pi's Enter on an open argument menu only takes the
+  // completion, so a complete command would need a second Enter.
+  if (current !== "" && candidates.some((c) => c.word === current)) return null;
   const items = candidates
     .filter((c) => c.word.toLowerCase().startsWith(current.toLowerCase()))
     .map((c) => ({

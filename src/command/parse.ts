@@ -1,7 +1,7 @@
 import { ShepherdError } from "../core/errors.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import type { Params } from "../tool/params.ts";
-import { tokenize } from "./tokens.ts";
+import { type Token, tokenize } from "./tokens.ts";
 
 export interface SubcommandInfo {
   name: string;
@@ -34,6 +34,17 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   },
   { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
   {
+    name: "prompt",
+    usage: "prompt <id|label> [--steer|--follow-up] <text…>",
+    summary: "send a sheep a prompt (the rest of the line); --steer: into its running turn; --follow-up: queued behind it",
+    switches: { steer: "steer", "follow-up": "followUp" },
+  },
+  {
+    name: "wait",
+    usage: "wait [<id|label>]",
+    summary: "wait for a sheep's pending prompts (no sheep: every one's) and show the answers; Escape stops waiting",
+  },
+  {
     name: "read",
     usage: "read <id|label> [--turns N] [--source session|screen] [--lines N]",
     summary: "a sheep's recent conversation (prompts, answers, tool calls), or its screen",
@@ -52,6 +63,11 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     switches: { squash: "squash" },
   },
   {
+    name: "sync",
+    usage: "sync <id|label>",
+    summary: "merge your current branch into an isolated sheep's worktree (there only); conflicts stay there and its next prompt names them",
+  },
+  {
     name: "close",
     usage: "close <id|label> [--remove-worktree [--force]]",
     summary: "close a sheep and its pane (its session file is kept, and said where; a worktree too, unless --remove-worktree)",
@@ -68,16 +84,41 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   },
   { name: "reply", usage: "reply <id|label> <messageId> <text…>", summary: "answer a sheep's question that waits for a reply" },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
+  {
+    name: "trust",
+    usage: "trust",
+    summary: "decide whether this project's .pi/shepherd.json and agent files apply: shows what they would change and asks you",
+  },
   { name: "help", usage: "help", summary: "this help" },
 ];
 
 export type ParsedCommand =
-  | { sub: "overview" | "help" | "settings" }
+  | { sub: "overview" | "help" | "settings" | "trust" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
   | {
-      sub: "sheep" | "herd" | "start" | "resume" | "read" | "status" | "close" | "land" | "diff" | "prune" | "doctor" | "messages" | "reply";
+      sub:
+        | "sheep"
+        | "herd"
+        | "start"
+        | "resume"
+        | "read"
+        | "status"
+        | "close"
+        | "land"
+        | "diff"
+        | "prune"
+        | "doctor"
+        | "messages"
+        | "reply"
+        | "prompt"
+        | "sync";
       command: ToolCommand;
     }
+  /**
+   * Which prompts are pending is known only when it runs: the wait command is built then, from the
+   * prompts of the sheep named (or of every sheep).
+   */
+  | { sub: "wait"; target?: string }
   /** The audit log is the person's record, not an action of the tool. */
   | { sub: "log"; limit: number; agent?: string };
 
@@ -123,14 +164,77 @@ function split(info: SubcommandInfo, words: string[]): { positional: string[]; f
   return { positional, flags };
 }
 
+/** Every name a subcommand answers to, in the order of the help. */
+export function subcommandNames(): string[] {
+  return SUBCOMMANDS.flatMap((s) => [s.name, ...(s.aliases ?? [])]);
+}
+
+/** The slash menu's line for /shepherd: every subcommand, from the one list. */
+export function commandDescription(): string {
+  return `Manage the sheep: ${SUBCOMMANDS.map((s) => s.name).join(", ")} (no argument: herd and help)`;
+}
+
+/** Edits (insert, delete, replace, swap two neighbours) that turn one word into the other. */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+function unknownSubcommand(word: string): ShepherdError {
+  // A slip of one or two keys; a word of three letters or fewer only of one.
+  const lower = word.toLowerCase();
+  const limit = lower.length <= 3 ? 1 : 2;
+  const near = subcommandNames()
+    .map((name) => ({ name, d: editDistance(lower, name) }))
+    .filter((c) => c.d <= limit)
+    .sort((x, y) => x.d - y.d)[0];
+  const hint = near ? ` (did you mean "${near.name}"?)` : "";
+  return new ShepherdError("invalid_params", `unknown subcommand "${word}"${hint}; one of ${SUBCOMMANDS.map((s) => s.name).join(", ")} (or agents).`);
+}
+
+/**
+ * `prompt <sheep> [--steer|--follow-up] <text…>`: the sheep and its switches, then the text,
+ * the rest of the line as typed (quotes, spacing and words that look like flags kept).
+ */
+function promptCommand(info: SubcommandInfo, args: string, tokens: Token[]): ParsedCommand {
+  const flags: Params = {};
+  let target: string | undefined;
+  let i = 0;
+  for (; i < tokens.length; i++) {
+    const w = tokens[i]!.text;
+    if (w.startsWith("--")) {
+      for (const [k, v] of Object.entries(split(info, [w]).flags)) {
+        if (k in flags) throw usageError(info, `"${w}" is given twice`);
+        flags[k] = v;
+      }
+      continue;
+    }
+    if (target !== undefined) break;
+    target = w;
+  }
+  const message = i < tokens.length ? args.slice(tokens[i]!.start).trim() : "";
+  if (target === undefined || message === "") throw usageError(info, `"prompt" needs a sheep's id or label and the text to send`);
+  if (flags.steer && flags.followUp) throw usageError(info, `give one of "--steer" and "--follow-up"`);
+  const deliverAs = flags.steer ? "steer" : flags.followUp ? "followUp" : undefined;
+  return { sub: "prompt", command: parseToolCommand({ action: "prompt", agentId: target, message, ...(deliverAs ? { deliverAs } : {}) }) };
+}
+
 /** Parses the text after `/shepherd`. Errors are `[invalid_params]` with the subcommand's usage. */
 export function parseShepherdCommand(args: string): ParsedCommand {
+  // A prompt's text is free: an apostrophe in it is no open quote.
+  const head = tokenize(args, true);
+  if (head[0]?.text === "prompt") return promptCommand(findSubcommand("prompt")!, args, head.slice(1));
   const words = tokenize(args).map((t) => t.text);
   if (words.length === 0) return { sub: "overview" };
   const info = findSubcommand(words[0]!);
-  if (!info) {
-    throw new ShepherdError("invalid_params", `unknown subcommand "${words[0]}"; one of ${SUBCOMMANDS.map((s) => s.name).join(", ")} (or agents).`);
-  }
+  if (!info) throw unknownSubcommand(words[0]!);
   const { positional, flags } = split(info, words.slice(1));
   const arity = (min: number, max: number, what: string) => {
     if (positional.length < min) throw usageError(info, `"${info.name}" needs ${what}`);
@@ -154,6 +258,7 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       return { sub: info.name, command: parseToolCommand({ action: info.name, agentId: positional[0] }) };
     case "close":
     case "land":
+    case "sync":
       arity(1, 1, "a sheep's id or label");
       return { sub: info.name, command: parseToolCommand({ ...flags, action: info.name, agentId: positional[0] }) };
     case "diff":
@@ -176,6 +281,9 @@ export function parseShepherdCommand(args: string): ParsedCommand {
         sub: "reply",
         command: parseToolCommand({ action: "reply", agentId: positional[0], messageId: positional[1], text: positional.slice(2).join(" ") }),
       };
+    case "wait":
+      arity(0, 1, "");
+      return { sub: "wait", ...(positional[0] !== undefined ? { target: positional[0] } : {}) };
     case "herd":
     case "prune":
     case "doctor":
@@ -189,6 +297,7 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       return { sub: "log", limit, ...(typeof agent === "string" ? { agent } : {}) };
     }
     case "settings":
+    case "trust":
     case "help":
       arity(0, 0, "");
       return { sub: info.name };

@@ -1,14 +1,14 @@
-import { errorText } from "../core/errors.ts";
+import { errorText, ShepherdError } from "../core/errors.ts";
 import type { AuditEvent } from "../ports/audit.ts";
-import type { AgentStatus, CloseOutcome, StartedAgent } from "../core/types.ts";
+import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.ts";
 import type { LoadedSettings } from "../settings.ts";
-import type { ToolCommand } from "../tool/command.ts";
+import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import { visibleControls } from "../tool/evidence-text.ts";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.ts";
 import type { ListedMessage } from "../core/mail.ts";
-import type { WarmCount } from "../core/shepherd.ts";
-import { closeText, herdText, isolationText, messagesText, sheepLine, startedLine, warmPoolLines } from "../tool/format.ts";
-import { commandWorktreeSteps, helpText, logNotice, settingsNotice } from "./text.ts";
+import type { WaitProgress, WarmCount } from "../core/shepherd.ts";
+import { closeText, herdText, isolationText, messagesText, promptText, sheepLine, startedLine, waitText, warmPoolLines } from "../tool/format.ts";
+import { COMMAND_WAIT_STEPS, commandReplyHowTo, commandWorktreeSteps, helpText, logNotice, settingsNotice, waitProgressText } from "./text.ts";
 import { quoteWord } from "./tokens.ts";
 
 export interface Notice {
@@ -22,13 +22,32 @@ export interface ActionResult {
   details: Record<string, unknown>;
 }
 
+/** How a long action (a wait) is stopped and followed. */
+export interface RunOptions {
+  signal?: AbortSignal;
+  onProgress?: (text: string, details: Record<string, unknown>) => void;
+}
+
+/** A wait in progress as the UI shows it: a signal that stops it (Escape) and a line for its progress. */
+export interface Watch {
+  signal?: AbortSignal;
+  progress(text: string): void;
+  end(): void;
+}
+
 export interface CommandDeps {
   /** The tool's own execute, bound to this shepherd and this UI: every subcommand runs the same core. */
-  execute(command: ToolCommand): Promise<ActionResult>;
+  execute(command: ToolCommand, o?: RunOptions): Promise<ActionResult>;
+  /** The prompts not settled yet of the sheep named (its id or label), or of every live sheep. */
+  pending?(target?: string): Promise<string[]>;
+  /** Where the UI can show a wait's progress and stop it; without it a wait runs to its end or timeout. */
+  watch?(): Watch;
   /** The last events of the audit log, oldest first; with `agent`, of that sheep only. */
   log(o: { limit: number; agent?: string }): Promise<AuditEvent[]>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
-  settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string }>;
+  settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string; presentNow?: string[] }>;
+  /** `/shepherd trust`: shows the project's files, asks the person and records the answer (src/command/trust.ts). */
+  trust?(): Promise<Notice[]>;
   now(): number;
 }
 
@@ -41,10 +60,13 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
   switch (cmd.sub) {
     case "help":
       return info(helpText());
+    case "trust":
+      if (!deps.trust) throw new ShepherdError("trust_refused", "this /shepherd has no way to ask you about trust here.");
+      return await deps.trust();
     case "settings": {
-      const { loaded, runtime, runtimeError } = await deps.settings();
+      const { loaded, runtime, runtimeError, presentNow } = await deps.settings();
       const level = loaded.problems.length || runtimeError ? "warning" : "info";
-      return [{ level, text: settingsNotice(loaded, runtime ?? (runtimeError ? `none: ${runtimeError}` : undefined)) }];
+      return [{ level, text: settingsNotice(loaded, runtime ?? (runtimeError ? `none: ${runtimeError}` : undefined), presentNow) }];
     }
     case "overview": {
       // The herd first; when it cannot be shown (no runtime yet), say why and still help.
@@ -72,6 +94,7 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       return info(closeText(closed, label, commandWorktreeSteps(label ?? closed.agentId)));
     }
     case "land":
+    case "sync":
     case "read":
       return info(textOf(await deps.execute(cmd.command)));
     case "diff":
@@ -95,11 +118,38 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       const r = await deps.execute(cmd.command);
       const unreadOnly = cmd.command.action === "messages" && cmd.command.unreadOnly === true;
       const list = r.details.messages as ListedMessage[];
-      return info(messagesText(list, unreadOnly, (m) => `Answer it: /shepherd reply ${quoteWord(m.label)} ${m.messageId} <your answer>`));
+      return info(messagesText(list, unreadOnly, (m) => commandReplyHowTo(m.label, m.messageId)));
     }
     case "reply":
       // The tool's own words: a reply reads the same to the model and to a person.
       return info(textOf(await deps.execute(cmd.command)));
+    case "prompt": {
+      const target = cmd.command.action === "prompt" ? cmd.command.target : "";
+      const submitted = (await deps.execute(cmd.command)).details.prompt as SubmittedPrompt;
+      return info(promptText(submitted, `Its answer: /shepherd wait ${quoteWord(target)}`));
+    }
+    case "wait":
+      return waitFor(cmd.target, deps);
+  }
+}
+
+/** The tool's wait on the prompts pending now, its progress shown and Escape stopping it where the UI can. */
+async function waitFor(target: string | undefined, deps: CommandDeps): Promise<Notice[]> {
+  if (!deps.pending) throw new ShepherdError("invalid_params", "this /shepherd cannot see which prompts are pending; wait for them with the tool's wait.");
+  const promptIds = await deps.pending(target);
+  if (promptIds.length === 0) {
+    return [{ level: "info", text: target === undefined ? "No sheep has a prompt pending." : `${target} has no prompt pending.` }];
+  }
+  const watch = deps.watch?.();
+  try {
+    const r = await deps.execute(parseToolCommand({ action: "wait", promptIds }), {
+      ...(watch?.signal ? { signal: watch.signal } : {}),
+      ...(watch ? { onProgress: (_text: string, details: Record<string, unknown>) => watch.progress(waitProgressText(details.progress as WaitProgress)) } : {}),
+    });
+    const results = r.details.results as (WaitItem & { label?: string; agent?: string })[];
+    return [{ level: results.every((i) => i.status === "completed") ? "info" : "warning", text: waitText(results, COMMAND_WAIT_STEPS) }];
+  } finally {
+    watch?.end();
   }
 }
 

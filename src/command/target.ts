@@ -1,9 +1,11 @@
 import type { Registry } from "../core/registry.ts";
 import type { ResumeCard } from "../core/types.ts";
 
-/** Live sheep for completions: label and id of every record that is not closed. */
-export function liveSheep(registry: Registry): { agentId: string; label: string; agent: string; state: string }[] {
-  return [...registry.agents.values()].filter((a) => a.state !== "closed").map((a) => ({ agentId: a.agentId, label: a.label, agent: a.agent, state: a.state }));
+/** Live sheep for completions: label and id of every record that is not closed, and whether it works in a worktree of its own. */
+export function liveSheep(registry: Registry): { agentId: string; label: string; agent: string; state: string; isolated: boolean }[] {
+  return [...registry.agents.values()]
+    .filter((a) => a.state !== "closed")
+    .map((a) => ({ agentId: a.agentId, label: a.label, agent: a.agent, state: a.state, isolated: a.worktree !== undefined }));
 }
 
 /** Cards of sheep that can be resumed now: none whose sheep, or whose conversation, runs in this shepherd. */

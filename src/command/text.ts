@@ -2,13 +2,33 @@
 import { oneLine } from "../core/labels.ts";
 import type { AuditEvent } from "../ports/audit.ts";
 import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.ts";
-import type { WorktreeSteps } from "../tool/format.ts";
+import type { WaitProgress } from "../core/shepherd.ts";
+import type { WaitSteps, WorktreeSteps } from "../tool/format.ts";
+import { sheepName } from "../tool/widget-text.ts";
 import { SUBCOMMANDS } from "./parse.ts";
 import { quoteWord } from "./tokens.ts";
 
 /** The next steps for a kept worktree, as a person types them. */
 export function commandWorktreeSteps(name: string): WorktreeSteps {
   return { land: `/shepherd land ${quoteWord(name)}`, remove: `/shepherd close ${quoteWord(name)} --remove-worktree` };
+}
+
+/** How a person answers a sheep's question. */
+export function commandReplyHowTo(name: string, messageId: string): string {
+  return `Answer it: /shepherd reply ${quoteWord(name)} ${messageId} <your answer>`;
+}
+
+/** A wait's next steps as a person types them. */
+export const COMMAND_WAIT_STEPS: WaitSteps = {
+  reply: (i, messageId) => commandReplyHowTo(i.label ?? i.agentId, messageId),
+  read: (i) => `Look at it: /shepherd read ${quoteWord(i.label ?? i.agentId)}`,
+  again: (i) => `Wait again: /shepherd wait ${quoteWord(i.label ?? i.agentId)}`,
+};
+
+/** `waiting 0/2: alpha · working, beta · idle`: one line while /shepherd wait runs. */
+export function waitProgressText(p: WaitProgress): string {
+  const items = p.items.map((i) => `${oneLine(sheepName(i.label, i.agent) || i.promptId)} · ${i.state}`);
+  return `waiting ${p.done}/${p.total}: ${items.join(", ")}`;
 }
 
 export function helpText(): string {
@@ -18,7 +38,8 @@ export function helpText(): string {
   ].join("\n");
 }
 
-export function settingsNotice(loaded: LoadedSettings, runtime?: string): string {
+/** `presentNow`: the settings files there now, which may have come after they were read. */
+export function settingsNotice(loaded: LoadedSettings, runtime?: string, presentNow?: readonly string[]): string {
   const { settings, origins, paths, files, problems } = loaded;
   const lines = ["Settings in effect:"];
   for (const key of SETTING_KEYS) {
@@ -30,12 +51,19 @@ export function settingsNotice(loaded: LoadedSettings, runtime?: string): string
   if (runtime) lines.push(`Runtime in use: ${runtime}`);
   const state = (p: string) => {
     const n = problems.filter((x) => x.startsWith(`${p}:`)).length;
-    const base = files.includes(p) ? "read" : n ? "not used" : "not present";
+    const base = files.includes(p)
+      ? "read"
+      : n
+        ? "not used"
+        : presentNow?.includes(p)
+          ? "not read: it came after the settings were read; /reload reads it"
+          : "not present";
     return n ? `${base}, ${n} problem${n > 1 ? "s" : ""}` : base;
   };
   lines.push("Files:", `  user: ${paths.user} (${state(paths.user)})`, `  project: ${paths.project} (${state(paths.project)})`);
   if (problems.length) lines.push("Problems:", ...problems.map((p) => `  - ${p}`));
   else lines.push("No problems.");
+  lines.push("Settings are read when pi starts; after editing a file, /reload.");
   return lines.join("\n");
 }
 

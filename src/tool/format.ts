@@ -1,9 +1,9 @@
 import type { ListedMessage } from "../core/mail.ts";
 import type { SkippedFile } from "../agents/discover.ts";
 import type { DoctorReport } from "../doctor/types.ts";
-import type { LandOutcome, LatestEvidence, PruneOutcome, WarmCount } from "../core/shepherd.ts";
+import type { AttachReport, LandOutcome, LatestEvidence, PruneOutcome, SyncOutcome, WarmCount } from "../core/shepherd.ts";
 import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.ts";
-import { changeSummary, evidenceBlock, evidenceText, fileLines, worktreeText } from "./evidence-text.ts";
+import { changeSummary, evidenceBlock, evidenceText, fileLines, plainPath, worktreeText } from "./evidence-text.ts";
 
 /**
  * The one family of texts about sheep. The facts are worded once, the same for the model and for
@@ -37,7 +37,8 @@ export function isolationText(a: Pick<StartedAgent, "agentId" | "worktree">, lan
   return lines.join("\n");
 }
 
-export function promptText(p: SubmittedPrompt): string {
+/** `next` replaces the model's next step (a /shepherd answer says what a person types). */
+export function promptText(p: SubmittedPrompt, next?: string): string {
   const wait = `{"action":"wait","promptId":"${p.promptId}"}`;
   const head = p.duplicate
     ? `requestId "${p.requestId}" was used with ${p.agentId} before: this is its ${p.steerId ? `steer ${p.steerId} into prompt` : "prompt"} ${p.promptId}, and nothing was sent again.`
@@ -46,10 +47,12 @@ export function promptText(p: SubmittedPrompt): string {
       : p.deliverAs === "followUp"
         ? `Prompt ${p.promptId} queued for ${p.agentId} behind ${p.queuedBehind?.join(", ") ?? "its active prompt"}; the sheep answers them in that order.`
         : `Prompt ${p.promptId} sent to ${p.agentId}; the sheep is working on it in the background.`;
-  const next = p.notify
-    ? `Its answer comes to you by itself once it is final (notify), so you can go on with other work; ${wait} also returns it.`
-    : `Next: ${wait} returns its answer (to wait for several sheep at once, pass "promptIds").`;
-  return `${head}\n${next}`;
+  const then =
+    next ??
+    (p.notify
+      ? `Its answer comes to you by itself once it is final (notify), so you can go on with other work; ${wait} also returns it.`
+      : `Next: ${wait} returns its answer (to wait for several sheep at once, pass "promptIds").`);
+  return `${head}\n${then}`;
 }
 
 /** Steering that reached a turn, and steering that came after it had ended. */
@@ -95,7 +98,20 @@ export function whoText(s: { agentId?: string; label?: string; agent?: string })
   return inner ? `${s.label} (${inner})` : s.label;
 }
 
-export function waitText(items: (WaitItem & { label?: string; agent?: string })[]): string {
+/** The next steps a wait result names: the tool's actions, or what a person types (/shepherd). */
+export interface WaitSteps {
+  reply(i: WaitItem & { label?: string }, messageId: string): string;
+  read(i: WaitItem & { label?: string }): string;
+  again(i: WaitItem & { label?: string }): string;
+}
+
+export const TOOL_WAIT_STEPS: WaitSteps = {
+  reply: (i, messageId) => replyHowTo(i.agentId, messageId),
+  read: () => 'Look at it with action "read".',
+  again: () => "Wait again with the same promptId.",
+};
+
+export function waitText(items: (WaitItem & { label?: string; agent?: string })[], steps: WaitSteps = TOOL_WAIT_STEPS): string {
   const done = items.filter((i) => i.status === "completed").length;
   const head = items.length === 1 ? "" : `${done}/${items.length} completed.\n\n`;
   return (
@@ -103,11 +119,11 @@ export function waitText(items: (WaitItem & { label?: string; agent?: string })[
     items
       .map((i) => {
         const title = `## ${whoText(i)} · ${i.status} · ${i.promptId}`;
-        if (i.status === "timeout") return `${title}\nStill working; nothing was stopped. Wait again with the same promptId.`;
+        if (i.status === "timeout") return `${title}\nStill working; nothing was stopped. ${steps.again(i)}`;
         if (i.status === "blocked" && i.question) {
-          return `${title}\n${questionText(i.question, "The sheep", replyHowTo(i.agentId, i.question.messageId))} The prompt stays pending: wait for it again after replying.`;
+          return `${title}\n${questionText(i.question, "The sheep", steps.reply(i, i.question.messageId))} The prompt stays pending: wait for it again after replying.`;
         }
-        if (i.status === "blocked") return `${title}\nThe sheep waits on: ${i.error ?? "a question"}. Look at it with action "read".`;
+        if (i.status === "blocked") return `${title}\nThe sheep waits on: ${i.error ?? "a question"}. ${steps.read(i)}`;
         const body =
           i.status === "completed" ? `${title}\n${i.text ?? ""}${steeredNote(i)}` : `${title}\n${i.error ?? ""}${i.text ? `\nPartial text:\n${i.text}` : ""}`;
         const evidence = evidenceBlock(i, { patch: true });
@@ -195,6 +211,23 @@ export function landText(l: LandOutcome): string {
   return [
     `Landed ${l.branch} of ${l.label} (${l.agentId}) into ${l.into} ${how} (${l.commit?.slice(0, 10)}): ${changeSummary(l)}.`,
     ...fileLines(l.files, l.fileCount),
+  ].join("\n");
+}
+
+/** What a sync brought into the sheep's worktree, or which files it left in conflict there. */
+export function syncText(s: SyncOutcome): string {
+  const who = `${s.label} (${s.agentId})`;
+  if (!s.synced) return `Nothing to sync: the worktree of ${who} already holds everything of ${s.from} (${s.fromCommit.slice(0, 10)}).`;
+  const head = `Synced ${s.from} (${s.fromCommit.slice(0, 10)}) into the worktree of ${who} at ${s.path}, branch ${s.branch}`;
+  const work = s.committedWork ? ` Its uncommitted files were committed on ${s.branch} first.` : "";
+  if (s.conflicts.length === 0) {
+    return [`${head}: ${changeSummary(s)} came in.${work} Your checkout was not touched.`, ...fileLines(s.files, s.fileCount)].join("\n");
+  }
+  return [
+    `${head}, with conflicts in: ${s.conflicts.slice(0, 50).map(plainPath).join(", ")}${s.conflicts.length > 50 ? ` and ${s.conflicts.length - 50} more` : ""}.${work}`,
+    "The merge is left in progress there, conflict markers in those files; the sheep's next prompt names them. Once it has resolved them (edit, git add, git commit), land again. Your checkout was not touched.",
+    `What ${s.from} brought since the two branches met: ${changeSummary(s)}.`,
+    ...fileLines(s.files, s.fileCount),
   ].join("\n");
 }
 
@@ -302,4 +335,11 @@ export function warmPoolLines(counts: Record<string, WarmCount>, problems: Recor
   const why = Object.entries(problems).map(([name, text]) => `  ${name}: ${text}`);
   if (!ready && why.length === 0) return [];
   return [`Warm pool (not in the herd; a matching start takes one): ${ready ?? "empty"}.`, ...why];
+}
+
+/** What the shepherd says when it took its sheep back at start: only the live ones count; nothing when none was. */
+export function reattachText(r: Pick<AttachReport, "live" | "pruned">): string | undefined {
+  const pruned = r.pruned.length ? `${r.pruned.length} whose panes were gone ${r.pruned.length === 1 ? "was" : "were"} pruned` : "";
+  if (r.live.length === 0) return pruned ? `pi-shepherd: ${pruned}.` : undefined;
+  return `pi-shepherd: re-attached ${r.live.length} sheep${pruned ? `; ${pruned}` : ""}.`;
 }

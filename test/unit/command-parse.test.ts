@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.ts";
-import { parseShepherdCommand } from "../../src/command/parse.ts";
+import { commandDescription, parseShepherdCommand, SUBCOMMANDS, subcommandNames } from "../../src/command/parse.ts";
 import { quoteWord, tokenize } from "../../src/command/tokens.ts";
+import { parseToolCommand } from "../../src/tool/command.ts";
 
 describe("/shepherd arguments: words", () => {
   it("splits on whitespace and keeps quoted words whole", () => {
@@ -68,6 +69,8 @@ describe("/shepherd arguments: subcommands", () => {
     assert.deepEqual(parseShepherdCommand("diff recon"), { sub: "diff", command: { action: "diff", target: "recon" } });
     assert.deepEqual(parseShepherdCommand("land recon --squash"), { sub: "land", command: { action: "land", target: "recon", squash: true } });
     assert.deepEqual(parseShepherdCommand("land recon"), { sub: "land", command: { action: "land", target: "recon" } });
+    assert.deepEqual(parseShepherdCommand('sync "recon one"'), { sub: "sync", command: { action: "sync", target: "recon one" } });
+    assert.deepEqual(parseToolCommand({ action: "sync", agentId: "a_0123456789" }), { action: "sync", target: "a_0123456789" });
     assert.deepEqual(parseShepherdCommand('resume "recon one" --label again --placement workspace'), {
       sub: "resume",
       command: { action: "start", resume: "recon one", label: "again", placement: "workspace" },
@@ -122,6 +125,9 @@ describe("/shepherd arguments: subcommands", () => {
       ["diff x --stat=yes", /"--stat" takes no value/],
       ["land x --squash --squash", /"--squash" is given twice/],
       ["land", /"land" needs a sheep's id or label/],
+      ["sync", /"sync" needs a sheep's id or label/],
+      ["sync a b", /unexpected "b"/],
+      ["sync a --squash", /unknown option "--squash" for "sync"/],
       ["diff", /"diff" needs a sheep's id or label/],
       ["resume", /"resume" needs the id or label of a closed or exited sheep\. Usage: \/shepherd resume <id\|label>/],
       ["resume x --model m", /unknown option "--model" for "resume"/],
@@ -165,9 +171,12 @@ describe("/shepherd completions", () => {
       "start ",
       "resume ",
       "status ",
+      "prompt ",
+      "wait ",
       "read ",
       "diff ",
       "land ",
+      "sync ",
       "close ",
       "prune ",
       "doctor ",
@@ -175,6 +184,7 @@ describe("/shepherd completions", () => {
       "messages ",
       "reply ",
       "settings ",
+      "trust ",
       "help ",
     ]);
     assert.deepEqual(await values("st"), ["start ", "status "]);
@@ -244,5 +254,136 @@ describe("/shepherd completions", () => {
       assert.doesNotThrow(() => parseShepherdCommand(v), v);
     }
     assert.deepEqual(parseShepherdCommand('status "big job" '), { sub: "status", command: { action: "status", target: "big job" } });
+  });
+});
+
+describe("/shepherd prompt and wait (issue 21, item 15)", () => {
+  it("prompt takes the sheep, --steer or --follow-up, and the rest of the line as typed", () => {
+    assert.deepEqual(parseShepherdCommand("prompt recon hello there"), {
+      sub: "prompt",
+      command: { action: "prompt", target: "recon", message: "hello there" },
+    });
+    assert.deepEqual(
+      parseShepherdCommand(`prompt "big job" --steer  don't stop, and use --force "twice"  `),
+      { sub: "prompt", command: { action: "prompt", target: "big job", message: `don't stop, and use --force "twice"`, deliverAs: "steer" } },
+      "an apostrophe, quotes and a flag-like word are the text's own",
+    );
+    assert.deepEqual(parseShepherdCommand("prompt --follow-up recon next"), {
+      sub: "prompt",
+      command: { action: "prompt", target: "recon", message: "next", deliverAs: "followUp" },
+    });
+    const cases: [string, RegExp][] = [
+      ["prompt", /"prompt" needs a sheep's id or label and the text to send\. Usage: \/shepherd prompt <id\|label>/],
+      ["prompt recon", /"prompt" needs a sheep's id or label and the text to send/],
+      ["prompt recon --steer", /"prompt" needs/],
+      ["prompt recon --steer --follow-up go", /give one of "--steer" and "--follow-up"/],
+      ["prompt recon --steer --steer go", /"--steer" is given twice/],
+      ["prompt recon --loud go", /unknown option "--loud" for "prompt"/],
+      ["wait a b", /unexpected "b"\. Usage: \/shepherd wait \[<id\|label>\]/],
+    ];
+    for (const [args, re] of cases) {
+      assert.throws(
+        () => parseShepherdCommand(args),
+        (e: Error) => e.message.startsWith("[invalid_params] ") && re.test(e.message),
+        args,
+      );
+    }
+  });
+
+  it("wait takes one sheep or none", () => {
+    assert.deepEqual(parseShepherdCommand("wait"), { sub: "wait" });
+    assert.deepEqual(parseShepherdCommand('wait "big job"'), { sub: "wait", target: "big job" });
+  });
+});
+
+describe("/shepherd lines that said too little or the wrong thing (issue 21, item 16)", () => {
+  it("a mistyped subcommand gets the nearest one", () => {
+    const cases: [string, string | undefined][] = [
+      ["hrd", "herd"],
+      ["stauts", "status"],
+      ["agnets", "agents"],
+      ["promt", "prompt"],
+      ["Herd", "herd"],
+      ["frobnicate", undefined],
+      ["xyz", undefined],
+    ];
+    for (const [word, near] of cases) {
+      assert.throws(
+        () => parseShepherdCommand(`${word} x`),
+        (e: Error) =>
+          e.message.startsWith(`[invalid_params] unknown subcommand "${word}"${near ? ` (did you mean "${near}"?)` : ""}; one of herd, `) &&
+          (near !== undefined || !e.message.includes("did you mean")),
+        word,
+      );
+    }
+  });
+
+  it("the slash menu's description names every subcommand", () => {
+    const text = commandDescription();
+    for (const s of SUBCOMMANDS) assert.match(text, new RegExp(`\\b${s.name}\\b`), s.name);
+    for (const name of ["diff", "land", "messages", "reply", "help", "prompt", "wait"]) assert.ok(text.includes(name), name);
+  });
+
+  it("--remove-worktree is offered only for an isolated sheep, and --force only after it", async () => {
+    const src: CompletionSources = {
+      agents: async () => [],
+      sheep: () => [
+        { agentId: "a_aaaaaaaaaa", label: "recon", agent: "scout", state: "idle", isolated: false },
+        { agentId: "a_ffffffffff", label: "fixer", agent: "worker", state: "idle", isolated: true },
+      ],
+      resumable: async () => [],
+    };
+    const values = async (prefix: string) => (await completeShepherdArgs(prefix, src))?.map((i) => i.value) ?? null;
+    assert.equal(await values("close recon --"), null, "recon has no worktree of its own");
+    assert.equal(await values("close recon "), null);
+    assert.equal(await values("close --"), null, "no sheep named yet: nothing to offer, --force least of all");
+    assert.deepEqual(await values("close fixer --"), ["close fixer --remove-worktree "]);
+    assert.deepEqual(await values("close a_ffffffffff "), ["close a_ffffffffff --remove-worktree "], "by id too");
+    assert.deepEqual(await values("close fixer --remove-worktree "), ["close fixer --remove-worktree --force "]);
+    assert.deepEqual(await values("prompt r"), ["prompt recon "]);
+    assert.deepEqual(await values("wait "), ["wait recon ", "wait fixer "]);
+    assert.deepEqual(await values("prompt recon --"), ["prompt recon --steer ", "prompt recon --follow-up "]);
+    assert.equal(await values("prompt recon hello "), null, "the text is free");
+  });
+});
+
+describe("/shepherd completions never hold back a whole command (issue 21, item 12)", () => {
+  const src: CompletionSources = {
+    agents: async () => [
+      { name: "scout", source: "bundled", description: "fast" },
+      { name: "script-runner", source: "user", description: "runs" },
+    ],
+    sheep: () => [
+      { agentId: "a_aaaaaaaaaa", label: "recon", agent: "scout", state: "idle" },
+      { agentId: "a_gggggggggg", label: "recon-2", agent: "scout", state: "idle" },
+    ],
+    resumable: async () => [{ agentId: "a_cccccccccc", label: "planner", agent: "planner" }],
+  };
+  const values = async (prefix: string) => (await completeShepherdArgs(prefix, src))?.map((i) => i.value) ?? null;
+
+  it("a word typed whole opens no menu (pi's Enter would only take the completion)", async () => {
+    for (const name of subcommandNames()) assert.equal(await values(name), null, name);
+    for (const line of [
+      "close recon",
+      "diff recon",
+      "land recon",
+      "status a_aaaaaaaaaa",
+      "start scout",
+      "sheep both",
+      "resume planner",
+      "read recon --source screen",
+      "start scout --placement pane",
+      "wait recon",
+    ]) {
+      assert.equal(await values(line), null, line);
+    }
+  });
+
+  it("a word still being typed is completed as before", async () => {
+    assert.deepEqual(await values("clo"), ["close "]);
+    assert.deepEqual(await values("he"), ["herd ", "help "]);
+    assert.deepEqual(await values("close rec"), ["close recon ", "close recon-2 "]);
+    assert.deepEqual(await values("start scou"), ["start scout "]);
+    assert.deepEqual(await values("read recon --source scr"), ["read recon --source screen "]);
   });
 });

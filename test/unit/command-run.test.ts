@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { runShepherdCommand, type CommandDeps } from "../../src/command/run.ts";
 import { ShepherdError } from "../../src/core/errors.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import { loadSettings, type LoadedSettings } from "../../src/settings.ts";
+import { DEFAULT_SETTINGS, loadSettings, type LoadedSettings } from "../../src/settings.ts";
 import { report, type DoctorReport } from "../../src/doctor/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
 import { runCommand } from "../../src/tool/entry.ts";
@@ -226,7 +226,7 @@ describe("/shepherd subcommands run the tool's core", () => {
     const n = await one("settings");
     assert.equal(n.level, "warning", "there are problems");
     assert.match(n.text, /\n {2}placement: "pane" \(user\)\n/);
-    assert.match(n.text, /\n {2}waitTimeout: 1200 \(default\)\n/);
+    assert.match(n.text, /\n {2}waitTimeout: 1200 \(default\) \[user-only\]\n/);
     assert.match(n.text, /\n {2}maxDepth: 0 \(default\) \[user-only\]\n/);
     assert.match(n.text, /\nRuntime in use: tmux\n/);
     assert.match(
@@ -264,6 +264,169 @@ describe("/shepherd subcommands run the tool's core", () => {
       assert.deepEqual(dispatched.pop(), { action: "herd" });
     } finally {
       await shepherd.closeWarm();
+    }
+  });
+});
+
+/** A person talks to a sheep without the model: /shepherd prompt, then /shepherd wait (issue 21, item 15). */
+describe("/shepherd prompt and wait", () => {
+  const def = { name: "echo", description: "d", source: "user" as const, path: "/agents/echo.md" };
+  const setup = () => {
+    const world = new MemoryWorld();
+    const clock = new FakeClock();
+    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock });
+    const dispatched: Record<string, unknown>[] = [];
+    const progress: string[] = [];
+    const stop = new AbortController();
+    let ended = 0;
+    const deps: CommandDeps = {
+      execute: (command, o) => {
+        dispatched.push(command);
+        return runCommand(command, {
+          context: async () => ({
+            shepherd,
+            settings: { ...DEFAULT_SETTINGS, waitTimeout: 60 },
+            cwd: "/work",
+            agentDir: "/agent",
+            bundledDir: "/bundled",
+            trust: { hasUI: false },
+            ...o,
+            byPerson: true,
+          }),
+          doctor: async () => report([]),
+        });
+      },
+      pending: async (target) => shepherd.pending(target === undefined ? undefined : shepherd.registry.resolve(target)),
+      watch: () => ({ signal: stop.signal, progress: (t) => progress.push(t), end: () => ended++ }),
+      log: async () => [],
+      settings: async () => {
+        throw new Error("not asked");
+      },
+      now: () => clock.now(),
+    };
+    return { world, clock, shepherd, deps, dispatched, progress, stop, ended: () => ended };
+  };
+  const one = async (deps: CommandDeps, args: string) => {
+    const notices = await runShepherdCommand(args, deps);
+    assert.equal(notices.length, 1, JSON.stringify(notices));
+    return notices[0]!;
+  };
+  /** Lets the wait begin before the sheep answers. */
+  const soon = () => new Promise((r) => setTimeout(r, 10));
+
+  it("prompt sends the tool's prompt and wait shows the answer, with its progress on the way", async () => {
+    const t = setup();
+    const a = await t.shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
+    assert.equal((await one(t.deps, "wait")).text, "No sheep has a prompt pending.");
+    assert.equal((await one(t.deps, "wait alpha")).text, "alpha has no prompt pending.");
+
+    const sent = await one(t.deps, "prompt alpha what's up?");
+    assert.equal(sent.level, "info");
+    assert.match(
+      sent.text,
+      new RegExp(`^Prompt (p_\\w+) sent to ${a.agentId}; the sheep is working on it in the background\\.\\nIts answer: /shepherd wait alpha$`),
+    );
+    assert.deepEqual(t.dispatched.at(-1), { action: "prompt", target: "alpha", message: "what's up?" });
+    const promptId = /Prompt (p_\w+)/.exec(sent.text)![1]!;
+
+    const steered = await one(t.deps, "prompt alpha --steer shorter, please");
+    assert.match(steered.text, new RegExp(`^Steered ${a.agentId}: s_\\w+ goes into the running turn of ${promptId}`));
+    assert.deepEqual(t.dispatched.at(-1), { action: "prompt", target: "alpha", message: "shorter, please", deliverAs: "steer" });
+
+    const waiting = one(t.deps, "wait alpha");
+    await soon();
+    const steerId = /(s_\w+)/.exec(steered.text)![1]!;
+    t.world.answer(a.agentId, promptId, "all is well", "completed", undefined, [steerId]);
+    const answered = await waiting;
+    assert.equal(answered.level, "info");
+    assert.equal(answered.text, `## alpha (${a.agentId}, echo) · completed · ${promptId}\nall is well\n(steered: 1 steering message reached this turn)`);
+    assert.deepEqual(t.dispatched.at(-1), { action: "wait", promptIds: [promptId] }, "the tool's own wait");
+    assert.equal(t.progress[0], "waiting 0/1: alpha · echo · working");
+    assert.equal(t.ended(), 1, "the progress line is taken away");
+  });
+
+  it("wait with no sheep waits for every sheep's pending prompts; Escape stops it and nothing is lost", async () => {
+    const t = setup();
+    const a = await t.shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
+    const b = await t.shepherd.start({ definition: def, cwd: "/work", label: "beta" });
+    const pa = await t.shepherd.prompt(a.agentId, "one");
+    // The model's: its answer is owed to the conversation, and a person's wait does not take it from there.
+    const pb = await t.shepherd.prompt(b.agentId, "two", { notify: true });
+    assert.deepEqual(t.shepherd.pending(), [pa.promptId, pb.promptId]);
+
+    const stopped = one(t.deps, "wait");
+    await soon();
+    t.stop.abort();
+    assert.match((await stopped).text, /^\[aborted\] the wait was cancelled; the prompts are still pending/);
+
+    const { watch: _, ...t2 } = t.deps;
+    const waiting = one(t2, "wait");
+    await soon();
+    t.world.answer(a.agentId, pa.promptId, "first");
+    t.world.answer(b.agentId, pb.promptId, "second", "failed", "boom");
+    const both = await waiting;
+    assert.equal(both.level, "warning", "not every prompt completed");
+    assert.match(both.text, new RegExp(`^1/2 completed\\.\\n\\n## alpha \\(${a.agentId}, echo\\) · completed · ${pa.promptId}\\nfirst\\n\\n## beta`));
+    assert.equal(t.shepherd.registry.prompts.get(pb.promptId)!.delivered, undefined, "the notify result still goes to the model");
+  });
+
+  it("a wait that times out says how a person waits again", async () => {
+    const t = setup();
+    const a = await t.shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
+    const p = await t.shepherd.prompt(a.agentId, "slow");
+    const r = await runShepherdCommand("wait alpha", {
+      ...t.deps,
+      execute: (command, o) => t.deps.execute(command.action === "wait" ? { ...command, timeout: 0 } : command, o),
+    });
+    assert.equal(r[0]!.text, `## alpha (${a.agentId}, echo) · timeout · ${p.promptId}\nStill working; nothing was stopped. Wait again: /shepherd wait alpha`);
+  });
+});
+
+/** Lines a person read wrong (issue 21, item 16). */
+describe("/shepherd lines that now say what is so", () => {
+  const def = { name: "echo", description: "d", source: "user" as const, path: "/agents/echo.md" };
+
+  it("closing twice says it was already closed, by label as by id", async () => {
+    const world = new MemoryWorld();
+    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock: new FakeClock() });
+    const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
+    const deps: CommandDeps = {
+      execute: (command) =>
+        runCommand(command, {
+          context: async () => ({ shepherd, settings: DEFAULT_SETTINGS, cwd: "/work", agentDir: "/agent", bundledDir: "/b", trust: { hasUI: false } }),
+          doctor: async () => report([]),
+        }),
+      log: async () => [],
+      settings: async () => {
+        throw new Error("not asked");
+      },
+      now: () => 0,
+    };
+    assert.match((await runShepherdCommand("close alpha", deps))[0]!.text, /^Closed alpha/);
+    assert.equal((await runShepherdCommand("close alpha", deps))[0]!.text, `alpha (${a.agentId}) was already closed.`);
+    assert.equal((await runShepherdCommand(`close ${a.agentId}`, deps))[0]!.text, `alpha (${a.agentId}) was already closed.`);
+    assert.match((await runShepherdCommand("close nobody", deps))[0]!.text, /^\[unknown_agent\] no live sheep with id or label "nobody"/);
+  });
+
+  it("settings names a file that came after they were read, and says they are read at start", async () => {
+    const root = await mkdtemp(join(tmpdir(), "pi-shepherd-settings-late-"));
+    try {
+      const loaded = await loadSettings(join(root, "agent"), join(root, "work"));
+      const userFile = join(root, "agent", "pi-shepherd", "settings.json");
+      const deps: CommandDeps = {
+        execute: async () => {
+          throw new Error("not asked");
+        },
+        log: async () => [],
+        settings: async () => ({ loaded, runtime: "tmux", presentNow: [userFile] }),
+        now: () => 0,
+      };
+      const text = (await runShepherdCommand("settings", deps))[0]!.text;
+      assert.match(text, /\n {2}user: .*\/agent\/pi-shepherd\/settings\.json \(not read: it came after the settings were read; \/reload reads it\)\n/);
+      assert.match(text, /\n {2}project: .*\/work\/\.pi\/shepherd\.json \(not present\)\n/);
+      assert.match(text, /\nSettings are read when pi starts; after editing a file, \/reload\.$/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
     }
   });
 });
