@@ -42,7 +42,7 @@ export interface ComposeOptions {
   /** The pi running this shepherd, as argv; found from process.argv when not given. */
   piCommand?: string[];
   extraPiArgs?: string[];
-  /** What pi says of the project (ctx.isProjectTrusted); false keeps its settings file out. */
+  /** pi-shepherd's trust rule for the project (src/project-trust.ts); unless true, its settings file is left out. */
   projectTrusted?: boolean;
   /** Where problems found later (the state file failing to write) are told to the person. */
   onWarning?: (message: string) => void;

@@ -56,14 +56,31 @@ export const DEFAULT_SETTINGS: Settings = {
 };
 
 /**
- * Keys a repository must not control: they decide what runs unasked, what a sheep may spawn, and
- * (model aliases) which model a name the user typed really reaches.
+ * Keys a repository must not control, even one the person trusted: each widens what runs, for how
+ * long or unwatched, or changes what the person is told. A project's file may set only `runtime`,
+ * `placement` and `direction` (where the sheep's panes go); every other key is here.
  */
 export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
+  // Which waits block for how long, and how long a start may take: a week-long wait holds the shepherd.
+  "waitTimeout",
+  "startTimeout",
+  // How many sheep one delegation starts and runs at once.
+  "maxParallel",
+  "maxTasks",
+  // Whether the repository's own agent files are used at all.
+  "agentScope",
+  // Whether project agents run unasked, or without a UI to ask.
+  "confirmProjectAgents",
   "allowProjectAgentsWithoutUI",
+  // What a sheep may spawn, and which program runs as pi.
   "maxDepth",
   "piCommand",
-  "confirmProjectAgents",
+  // Sheep left running after the shepherd quits.
+  "closeOnExit",
+  // What the person and the model are shown of a sheep's changes: hiding them is not the repository's call.
+  "evidence",
+  "diffInlineLines",
+  // Which model a name the user typed really reaches.
   "models",
   // Each warm sheep is a pi that runs unasked: a repository must not make the machine start them.
   "warm",
@@ -110,6 +127,9 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
 /** Every known key, in the order they are documented. */
 export const SETTING_KEYS = Object.keys(CHECKS) as (keyof Settings)[];
 
+/** What a person does about an untrusted project's files. */
+export const UNTRUSTED_HINT = "/shepherd trust shows its files and asks you";
+
 export type SettingsOrigin = "default" | "user" | "project";
 
 export interface LoadedSettings {
@@ -155,10 +175,12 @@ async function readSettingsFile(path: string): Promise<{ data?: Record<string, u
   }
 }
 
-/** User settings (`<agentDir>/pi-shepherd/settings.json`), then project (`<cwd>/.pi/shepherd.json`). */
 /**
- * `projectTrusted: false` (pi says the user does not trust this project) leaves the project's file
- * out entirely: a repository the user has not trusted does not get to steer the shepherd.
+ * User settings (`<agentDir>/pi-shepherd/settings.json`), then project (`<cwd>/.pi/shepherd.json`).
+ * The project's file applies only with `projectTrusted: true` (pi-shepherd's trust rule, see
+ * src/project-trust.ts); otherwise it is left out entirely and that is reported with the keys it
+ * would have set: a repository nobody trusted does not get to steer the shepherd. Even then its
+ * user-only keys are ignored, each reported.
  */
 export async function loadSettings(agentDir: string, cwd: string, opts: { projectTrusted?: boolean } = {}): Promise<LoadedSettings> {
   const settings: Settings = { ...DEFAULT_SETTINGS };
@@ -174,8 +196,10 @@ export async function loadSettings(agentDir: string, cwd: string, opts: { projec
     const { data, problem } = await readSettingsFile(path);
     if (problem) problems.push(problem);
     if (!data) continue;
-    if (origin === "project" && opts.projectTrusted === false) {
-      problems.push(`${path}: ignored, because this project is not trusted (trust it in pi with /trust)`);
+    if (origin === "project" && opts.projectTrusted !== true) {
+      const keys = Object.keys(data).filter((k) => Object.hasOwn(CHECKS, k));
+      const sets = keys.length ? ` (it sets ${keys.join(", ")})` : "";
+      problems.push(`${path}: not applied${sets}, because pi-shepherd does not trust this project (${UNTRUSTED_HINT})`);
       continue;
     }
     files.push(path);

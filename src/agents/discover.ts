@@ -26,13 +26,16 @@ export interface DiscoverOptions {
   bundledDir: string;
   home?: string;
   /**
-   * What pi says of the project (ctx.isProjectTrusted). false: the project's agent directories
-   * are not read at all, only named in `skipped`; undefined (an older pi): they are read.
+   * pi-shepherd's trust rule for the project (src/project-trust.ts). Unless true, the project's
+   * agent directories are not read at all, only named in `skipped`.
    */
   projectTrusted?: boolean;
 }
 
-export const UNTRUSTED = "project agents not read: pi does not trust this project (trust it with /trust)";
+export const UNTRUSTED = "project agents not read: pi-shepherd does not trust this project (/shepherd trust shows its files and asks you)";
+
+/** How a project definition is named when a user or bundled one has its name: never in that one's place. */
+export const PROJECT_PREFIX = "project:";
 
 const PROJECT_SUBDIRS = [join(".pi", "agents"), join(".agents", "agents")];
 
@@ -134,30 +137,37 @@ async function readScope(dir: string, source: AgentDefinition["source"], out: Di
 }
 
 /**
- * Reads agent definitions fresh from disk. Precedence: the first definition of a name wins, in
- * the order user (`<agentDir>/agents`, `~/.agents/agents`), project, bundled.
+ * Reads agent definitions fresh from disk. The first definition of a name wins, in the order user
+ * (`<agentDir>/agents`, `~/.agents/agents`), bundled; a project's definition keeps its name only
+ * where neither has it, and is otherwise `project:<name>`: a repository's `scout` never answers to
+ * the name of the bundled one (names cannot hold ":", so the two never meet).
  */
 export async function discoverAgents(o: DiscoverOptions): Promise<Discovery> {
   const out: Discovery = { agents: [], skipped: [], projectDirs: [] };
   const home = o.home ?? homedir();
   const userDirs = [...new Set([join(o.agentDir, "agents"), join(home, ".agents", "agents")].map((d) => resolve(d)))];
-  const groups: AgentDefinition[][] = [];
-  if (o.scope === "user" || o.scope === "both") {
-    for (const dir of userDirs) groups.push(await readScope(dir, "user", out));
-  }
+  const user: AgentDefinition[][] = [];
+  const project: AgentDefinition[][] = [];
+  const withUser = o.scope === "user" || o.scope === "both";
+  // The user's names are read in every scope, so a project definition has one name whatever the scope.
+  const scratch: Discovery = { agents: [], skipped: [], projectDirs: [] };
+  for (const dir of userDirs) user.push(await readScope(dir, "user", withUser ? out : scratch));
   if (o.scope === "project" || o.scope === "both") {
     for (const dir of projectAgentDirs(o.cwd, userDirs, home)) {
-      if (o.projectTrusted === false) {
+      if (o.projectTrusted !== true) {
         out.skipped.push({ path: dir, reason: UNTRUSTED });
         continue;
       }
       out.projectDirs.push(dir);
-      groups.push(await readScope(dir, "project", out));
+      project.push(await readScope(dir, "project", out));
     }
   }
-  groups.push(await readScope(o.bundledDir, "bundled", out));
+  const bundled = await readScope(o.bundledDir, "bundled", out);
+  const taken = new Set([...user.flat(), ...bundled].map((a) => a.name));
+  const named = project.map((g) => g.map((a) => (taken.has(a.name) ? { ...a, name: `${PROJECT_PREFIX}${a.name}` } : a)));
+  // Listed user, project, bundled; the names above decide which definition answers to which name.
   const seen = new Set<string>();
-  for (const g of groups) {
+  for (const g of [...(withUser ? user : []), ...named, bundled]) {
     for (const a of g) {
       if (seen.has(a.name)) continue;
       seen.add(a.name);

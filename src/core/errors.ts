@@ -12,6 +12,8 @@ export type ErrorCode =
   | "reply_refused"
   | "not_owned"
   | "project_agent_refused"
+  /** /shepherd trust could not ask: no UI, or pi refuses the project. */
+  | "trust_refused"
   | "runtime_unavailable"
   | "start_failed"
   | "aborted"

@@ -40,7 +40,7 @@ export function settingsChecks(loaded: LoadedSettings): Check[] {
     const file = p.startsWith(`${paths.project}:`) ? paths.project : paths.user;
     let fix = `edit ${file}`;
     if (p.includes("can only be set in the user's settings")) fix = `remove it from ${file}; set it in ${paths.user} if you want it`;
-    else if (p.includes("this project is not trusted")) fix = "trust the project in pi (/trust) if its settings should apply";
+    else if (p.includes("pi-shepherd does not trust this project")) fix = "run /shepherd trust if its settings should apply (it shows them and asks you)";
     return warn("settings", plain(p), fix);
   });
 }
@@ -51,7 +51,7 @@ export function agentChecks(found: Discovery, scope: string): Check[] {
     warn(
       "agents",
       `skipped ${plain(s.path)}: ${plain(s.reason)}`,
-      s.reason === UNTRUSTED ? "trust the project in pi (/trust)" : `fix or remove ${plain(s.path)}`,
+      s.reason === UNTRUSTED ? "run /shepherd trust if its agents should be used (it shows them and asks you)" : `fix or remove ${plain(s.path)}`,
     ),
   );
 }

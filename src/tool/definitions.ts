@@ -2,22 +2,22 @@ import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../a
 import { ShepherdError } from "../core/errors.ts";
 import type { AgentDefinition } from "../core/types.ts";
 import type { DispatchContext } from "./dispatch.ts";
+import { UNTRUSTED_HINT } from "../settings.ts";
 import { withModelAlias } from "./models.ts";
 import { approveDefinition, type TrustContext } from "./trust.ts";
 
 /**
- * Discovery as this call's context allows it: asked fresh on every call, since the user may
- * trust the project in between. When pi says the project is untrusted, its agent directories
- * are never read, only reported.
+ * Discovery as this call's context allows it: asked fresh on every call, since the person may
+ * trust the project in between. Unless pi-shepherd's trust rule says the project is trusted, its
+ * agent directories are never read, only reported.
  */
 export function discoverFor(ctx: DispatchContext, scope: AgentScope): Promise<Discovery> {
-  const trusted = ctx.trust.isProjectTrusted?.();
   return discoverAgents({
     cwd: ctx.cwd,
     scope,
     agentDir: ctx.agentDir,
     bundledDir: ctx.bundledDir,
-    ...(trusted === undefined ? {} : { projectTrusted: trusted }),
+    projectTrusted: ctx.trust.isProjectTrusted?.() === true,
   });
 }
 
@@ -42,7 +42,7 @@ export async function definitionPicker(ctx: DispatchContext, scope: AgentScope, 
       if (unread.length) {
         throw new ShepherdError(
           "project_agent_refused",
-          `no agent definition named "${name}" outside the project, and the project's agents (${unread.join(", ")}) were not read: pi does not trust this project. Trust it in pi (/trust) first. Available: ${names}.`,
+          `no agent definition named "${name}" outside the project, and the project's agents (${unread.join(", ")}) were not read: pi-shepherd does not trust this project (${UNTRUSTED_HINT}). Available: ${names}.`,
         );
       }
       throw new ShepherdError("unknown_definition", `no agent definition named "${name}" in scope "${scope}". Available: ${names}.`);

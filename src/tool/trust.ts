@@ -1,10 +1,14 @@
 import { ShepherdError } from "../core/errors.ts";
 import type { AgentDefinition } from "../core/types.ts";
+import { UNTRUSTED_HINT } from "../settings.ts";
 
 export interface TrustContext {
   hasUI: boolean;
   confirm?: (title: string, message: string) => Promise<boolean>;
-  /** pi >= 1.6 tells whether the user trusts this project. */
+  /**
+   * pi-shepherd's trust rule (src/project-trust.ts): true only when the person trusted the project
+   * with /shepherd trust and pi does not refuse it. Absent, or anything but true: not trusted.
+   */
   isProjectTrusted?: () => boolean;
   /** From the user's own settings, never from a project file. */
   allowWithoutUI: boolean;
@@ -17,10 +21,10 @@ export interface TrustContext {
  */
 export async function approveDefinition(def: AgentDefinition, callConfirms: boolean, t: TrustContext): Promise<void> {
   if (def.source !== "project") return;
-  if (t.isProjectTrusted && t.isProjectTrusted() === false) {
+  if (t.isProjectTrusted?.() !== true) {
     throw new ShepherdError(
       "project_agent_refused",
-      `project agent "${def.name}" (${def.path}) is refused: this project is not trusted. Trust it in pi (/trust) first.`,
+      `project agent "${def.name}" (${def.path}) is refused: this project is not trusted by pi-shepherd (${UNTRUSTED_HINT}).`,
     );
   }
   // A model may ask to skip the question, but only the user's own settings can grant that.

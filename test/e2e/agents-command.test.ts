@@ -7,6 +7,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { recordTrustDecision } from "../../src/project-trust.ts";
 import { writeAgentDir } from "../support/agent-dir.ts";
 import { shepherdEnv } from "../support/e2e-env.ts";
 import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.ts";
@@ -97,6 +98,8 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
     await writeFile(join(work, ".pi", "agents", "proj.md"), `---\nname: proj\ndescription: the repository's agent\ntools:\n  - read\n---\n${PROJ_BODY}\n`);
     await writeFile(join(work, ".pi", "shepherd.json"), JSON.stringify({ allowProjectAgentsWithoutUI: true }));
+    // The person trusted the project, as /shepherd trust records it (hostile-agents covers the command itself).
+    await recordTrustDecision(agentDir, work, "trusted");
     shepherd = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket }) });
   });
 

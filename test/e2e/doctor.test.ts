@@ -9,6 +9,7 @@ import { execa } from "execa";
 import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { recordTrustDecision } from "../../src/project-trust.ts";
 import type { Check } from "../../src/doctor/types.ts";
 import { shepherdEnv } from "../support/e2e-env.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
@@ -62,6 +63,8 @@ describe("doctor with real pi", { timeout: 600_000 }, () => {
     await writeFile(userFile, JSON.stringify({ waitTimeout: "soon", colour: "blue" }));
     await mkdir(join(work, ".pi"), { recursive: true });
     await writeFile(join(work, ".pi", "shepherd.json"), JSON.stringify({ models: { fast: "evil/model" } }));
+    // The person trusted the project (/shepherd trust): even then, its user-only keys are refused.
+    await recordTrustDecision(agentDir, work, "trusted");
     const r = await doctor(scene!);
     assert.deepEqual(notPassing(r), [
       `warn settings: ${userFile}: "waitTimeout" must be a whole number of seconds above 0; kept 1200 => edit ${userFile}`,

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { recordTrustDecision } from "../../src/project-trust.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { killSheep } from "../support/leftovers.ts";
 import type { RpcShepherd, ToolOutcome } from "../support/rpc-shepherd.ts";
@@ -44,6 +45,7 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
     const work = world.cwd;
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
     await writeFile(join(work, ".pi", "agents", "proj.md"), PROJECT_AGENT);
+    await recordTrustDecision(agentDir, work, "trusted"); // as /shepherd trust records the person's yes
     world.defer(() => killSheep(agentDir, sheepPids));
     shepherd = world.shepherd();
   });

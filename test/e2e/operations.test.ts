@@ -8,6 +8,7 @@ import { statSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { recordTrustDecision } from "../../src/project-trust.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
 import { ECHO_AGENT } from "../support/e2e-env.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
@@ -47,6 +48,8 @@ describe("operations with real pi: model aliases, resume after the shepherd quit
     // Were the project's alias honoured (project values win), "fast" would reach the first model.
     await writeFile(join(work, ".pi", "shepherd.json"), JSON.stringify({ models: { fast: "scripted/scripted-model" } }));
     await writeFile(join(work, ".pi", "agents", "proj.md"), "---\nname: proj\ndescription: the repository's agent\n---\nYou help.\n");
+    // The person trusted the project (as /shepherd trust records it): its user-only keys are still refused.
+    await recordTrustDecision(agentDir, work, "trusted");
   });
 
   after(async () => {

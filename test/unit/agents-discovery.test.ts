@@ -11,6 +11,7 @@ import { discoverAgents, projectWalk, UNTRUSTED, type AgentScope } from "../../s
 import { yamlOnlyEngines } from "../../src/agents/frontmatter.ts";
 import { parseAgentFile } from "../../src/agents/parse.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
+import { recordTrustDecision } from "../../src/project-trust.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
 import { dispatch } from "../../src/tool/dispatch.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -31,7 +32,7 @@ describe("agent discovery on fixture trees", () => {
   let bundledDir: string;
   let project: string;
 
-  const find = (scope: AgentScope, cwd = project) => discoverAgents({ cwd, scope, agentDir, bundledDir, home });
+  const find = (scope: AgentScope, cwd = project) => discoverAgents({ cwd, scope, agentDir, bundledDir, home, projectTrusted: true });
   const byName = (d: Awaited<ReturnType<typeof find>>) => new Map(d.agents.map((a) => [a.name, a]));
 
   before(async () => {
@@ -58,17 +59,23 @@ describe("agent discovery on fixture trees", () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it("the first definition of a name wins: user, then project, then bundled", async () => {
-    const all = byName(await find("both"));
+  it("the first definition of a name wins, user then bundled; a project's definition never takes their names: it is project:<name>", async () => {
+    const found = await find("both");
+    const all = byName(found);
     assert.equal(all.get("scout")?.description, "the user's scout");
     assert.equal(all.get("scout")?.source, "user");
-    assert.equal(all.get("planner")?.description, "the project's planner");
-    assert.equal(all.get("planner")?.source, "project");
-    assert.equal(all.get("planner")?.path, join(project, ".pi", "agents", "planner.md"));
+    assert.equal(all.get("project:scout")?.description, "the project's scout", "the user's scout keeps its name");
+    assert.equal(all.get("planner")?.description, "bundled planner", "the bundled planner keeps its name");
+    assert.equal(all.get("planner")?.source, "bundled");
+    assert.equal(all.get("project:planner")?.description, "the project's planner");
+    assert.equal(all.get("project:planner")?.source, "project");
+    assert.equal(all.get("project:planner")?.path, join(project, ".pi", "agents", "planner.md"));
     assert.equal(all.get("worker")?.source, "bundled");
+    const rank = found.agents.map((a) => ["user", "project", "bundled"].indexOf(a.source));
+    assert.deepEqual(rank, [...rank].sort(), "listed user, project, bundled");
     assert.equal(all.get("shared")?.description, "from agentDir", "<agentDir>/agents comes before ~/.agents/agents");
     assert.equal(all.get("homeonly")?.source, "user");
-    assert.equal(all.get("dotagents")?.source, "project", "the same ancestor's .agents/agents is read after its .pi/agents");
+    assert.equal(all.get("dotagents")?.source, "project", "the same ancestor's .agents/agents is read after its .pi/agents; a name nobody else has is kept");
   });
 
   it("each scope reads only its own directories, and bundled agents are always there", async () => {
@@ -78,7 +85,8 @@ describe("agent discovery on fixture trees", () => {
     const proj = await find("project");
     assert.deepEqual(
       new Set(proj.agents.map((a) => `${a.name}:${a.source}`)),
-      new Set(["scout:project", "planner:project", "dotagents:project", "worker:bundled"]),
+      new Set(["project:scout:project", "project:planner:project", "dotagents:project", "scout:bundled", "planner:bundled", "worker:bundled"]),
+      "a project definition has one name in every scope: the user's scout is not listed, but still keeps the name",
     );
     assert.deepEqual(proj.projectDirs, [join(project, ".pi", "agents"), join(project, ".agents", "agents")]);
   });
@@ -319,7 +327,8 @@ describe("only YAML front matter is ever parsed", () => {
 describe("the project walk ends at the repository root or at home", () => {
   let root: string;
   let home: string;
-  const noUser = (cwd: string, h = home) => discoverAgents({ cwd, scope: "project", agentDir: join(root, "agent"), bundledDir: join(root, "none"), home: h });
+  const noUser = (cwd: string, h = home) =>
+    discoverAgents({ cwd, scope: "project", agentDir: join(root, "agent"), bundledDir: join(root, "none"), home: h, projectTrusted: true });
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), "pi-shepherd-walk-"));
@@ -425,19 +434,20 @@ describe("an untrusted project's agent directories are never read", () => {
     { path: join(repo, ".agents", "agents"), reason: UNTRUSTED },
   ];
 
-  it("names the directories it left out instead of reading them", async () => {
-    const d = await find(false);
-    assert.deepEqual(
-      d.agents.map((a) => a.name),
-      ["worker"],
-    );
-    assert.deepEqual(d.skipped, unread(), "the broken file is not reported: it was never parsed");
-    assert.deepEqual(d.projectDirs, []);
-    for (const trusted of [true, undefined]) {
-      const t = await find(trusted);
-      assert.deepEqual(t.agents.map((a) => a.name).sort(), ["helper", "other", "worker"], `projectTrusted ${trusted}`);
-      assert.match(t.skipped.map((s) => s.reason).join("\n"), /missing required field "description"/);
+  it("names the directories it left out instead of reading them; no trust decision is untrusted", async () => {
+    for (const untrusted of [false, undefined]) {
+      const d = await find(untrusted);
+      assert.deepEqual(
+        d.agents.map((a) => a.name),
+        ["worker"],
+        `projectTrusted ${untrusted}`,
+      );
+      assert.deepEqual(d.skipped, unread(), "the broken file is not reported: it was never parsed");
+      assert.deepEqual(d.projectDirs, []);
     }
+    const t = await find(true);
+    assert.deepEqual(t.agents.map((a) => a.name).sort(), ["helper", "other", "worker"]);
+    assert.match(t.skipped.map((s) => s.reason).join("\n"), /missing required field "description"/);
   });
 
   it("sheep, start and delegate with an untrusted project read nothing of it and say why", async () => {
@@ -459,7 +469,7 @@ describe("an untrusted project's agent directories are never read", () => {
     );
     assert.ok(listed.content[0]!.text.includes(`${join(repo, ".pi", "agents")}: ${UNTRUSTED}`), listed.content[0]!.text);
     const refused =
-      /^ShepherdError: \[project_agent_refused\] no agent definition named "helper" outside the project, and the project's agents \(.*\) were not read: pi does not trust this project/;
+      /^ShepherdError: \[project_agent_refused\] no agent definition named "helper" outside the project, and the project's agents \(.*\) were not read: pi-shepherd does not trust this project \(\/shepherd trust/;
     await assert.rejects(dispatch({ action: "start", agent: "helper" }, ctx), refused);
     await assert.rejects(dispatch({ action: "delegate", agent: "helper", task: "t" }, ctx), refused);
     assert.deepEqual(world.calls, [], "nothing was started");
@@ -471,17 +481,18 @@ describe("an untrusted project's agent directories are never read", () => {
   });
 });
 
-describe("/shepherd completions read a project's agents only when pi trusts it", () => {
+describe("/shepherd completions read a project's agents only when pi-shepherd trusts it", () => {
   let root: string;
   let repo: string;
   let marker: string;
+  let agentDir: string;
   const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), "pi-shepherd-complete-"));
     repo = join(root, "repo");
     marker = join(root, "payload-ran");
-    const agentDir = join(root, "agent");
+    agentDir = join(root, "agent");
     await put(join(agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ agentScope: "both" }));
     await put(join(repo, ".pi", "agents", "proj.md"), agentFile("proj", "the repo's agent"));
     await put(
@@ -497,7 +508,7 @@ describe("/shepherd completions read a project's agents only when pi trusts it",
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  it("nothing before pi has spoken, nothing when it says untrusted, the agents when trusted or when pi cannot tell", async () => {
+  it("nothing before the session starts, nothing without a decision (whatever pi says), the agents once the person trusted the project, nothing when pi refuses it", async () => {
     const handlers = new Map<string, (event: unknown, ctx: unknown) => Promise<void>>();
     let complete: ((prefix: string) => Promise<{ label: string }[] | null>) | undefined;
     const pi = {
@@ -529,9 +540,16 @@ describe("/shepherd completions read a project's agents only when pi trusts it",
     await session(false);
     assert.ok(!(await names()).includes("proj"), "untrusted: not read");
     await session(true);
-    assert.ok((await names()).includes("proj"), "trusted: read");
+    assert.ok(!(await names()).includes("proj"), "pi says trusted, but nobody decided (pi never asks about .pi/agents): not read");
     await session(undefined);
-    assert.ok((await names()).includes("proj"), "a pi without isProjectTrusted: read, as before");
+    assert.ok(!(await names()).includes("proj"), "a pi without isProjectTrusted, no decision: not read");
+    await recordTrustDecision(agentDir, repo, "trusted");
+    for (const pi of [true, undefined]) {
+      await session(pi);
+      assert.ok((await names()).includes("proj"), `the person trusted it (pi says ${pi}): read`);
+    }
+    await session(false);
+    assert.ok(!(await names()).includes("proj"), "pi's no comes first");
     assert.ok(!(await names()).includes("evil"));
     assert.equal(existsSync(marker), false, "no front matter code ran");
   });

@@ -3,8 +3,11 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
-import { DEFAULT_SETTINGS, loadSettings, SETTING_KEYS } from "../../src/settings.ts";
+import { DEFAULT_SETTINGS, loadSettings, SETTING_KEYS, UNTRUSTED_HINT, USER_ONLY } from "../../src/settings.ts";
 import { resolveModel, withModelAlias } from "../../src/tool/models.ts";
+
+/** The person trusted the project (pi-shepherd's own rule, src/project-trust.ts). */
+const trusted = { projectTrusted: true };
 
 describe("settings", () => {
   let root: string | undefined;
@@ -40,10 +43,13 @@ describe("settings", () => {
     assert.equal(DEFAULT_SETTINGS.maxDepth, 0, "sheep cannot start sheep by default");
   });
 
-  it("the project file overrides the user file for ordinary keys, and each value knows its origin", async () => {
-    await writeFile(userFile, JSON.stringify({ placement: "pane", direction: "down", waitTimeout: 30, piCommand: ["/usr/bin/pi"], maxDepth: 1 }));
-    await writeFile(projectFile, JSON.stringify({ placement: "workspace", maxParallel: 2, runtime: "tmux" }));
-    const l = await loadSettings(agentDir, cwd);
+  it("a trusted project's file overrides the user file for the keys it may set, and each value knows its origin", async () => {
+    await writeFile(
+      userFile,
+      JSON.stringify({ placement: "pane", direction: "down", waitTimeout: 30, piCommand: ["/usr/bin/pi"], maxDepth: 1, maxParallel: 2 }),
+    );
+    await writeFile(projectFile, JSON.stringify({ placement: "workspace", runtime: "tmux" }));
+    const l = await loadSettings(agentDir, cwd, trusted);
     assert.deepEqual(l.problems, []);
     assert.deepEqual(l.files, [userFile, projectFile]);
     assert.equal(l.settings.placement, "workspace");
@@ -60,8 +66,8 @@ describe("settings", () => {
 
   it("reports unknown keys and bad values with their file, and keeps the value before them", async () => {
     await writeFile(userFile, JSON.stringify({ placement: "pane", waitTimout: 5, startTimeout: -1, closeOnExit: "yes" }));
-    await writeFile(projectFile, JSON.stringify({ placement: "sideways", runtime: "screen", maxTasks: 2.5, piCommand: [] }));
-    const l = await loadSettings(agentDir, cwd);
+    await writeFile(projectFile, JSON.stringify({ placement: "sideways", runtime: "screen", direction: 2.5, piCommand: [] }));
+    const l = await loadSettings(agentDir, cwd, trusted);
     assert.equal(l.settings.placement, "pane", "the project's bad value keeps the user's");
     assert.equal(l.settings.startTimeout, DEFAULT_SETTINGS.startTimeout);
     assert.equal(l.settings.closeOnExit, true);
@@ -73,7 +79,7 @@ describe("settings", () => {
       `${userFile}: "closeOnExit" must be true or false; kept true`,
       `${projectFile}: "placement" must be "tab", "pane" or "workspace"; kept "pane"`,
       `${projectFile}: "runtime" must be "auto", "herdr" or "tmux"; kept "auto"`,
-      `${projectFile}: "maxTasks" must be a whole number above 0; kept 8`,
+      `${projectFile}: "direction" must be "right" or "down"; kept "right"`,
       `${projectFile}: "piCommand" can only be set in the user's settings`,
     ];
     assert.equal(l.problems.length, expect.length, l.problems.join("\n"));
@@ -87,30 +93,34 @@ describe("settings", () => {
   it("a file that is not a JSON object is reported and the other file still applies", async () => {
     await writeFile(userFile, "{ placement: pane");
     await writeFile(projectFile, JSON.stringify({ direction: "down" }));
-    const l = await loadSettings(agentDir, cwd);
+    const l = await loadSettings(agentDir, cwd, trusted);
     assert.equal(l.problems.length, 1);
     assert.match(l.problems[0]!, new RegExp(`^${userFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: is not valid JSON`));
     assert.deepEqual(l.files, [projectFile]);
     assert.equal(l.settings.direction, "down");
     await writeFile(userFile, "[1, 2]");
-    const arr = await loadSettings(agentDir, cwd);
+    const arr = await loadSettings(agentDir, cwd, trusted);
     assert.deepEqual(arr.problems, [`${userFile}: must hold a JSON object`]);
   });
 
-  it("an untrusted project's file is left out, and says so", async () => {
+  it("an untrusted project's file is left out, and says so with the keys it would have set; without a decision it is untrusted", async () => {
     await writeFile(userFile, JSON.stringify({ placement: "pane" }));
-    await writeFile(projectFile, JSON.stringify({ placement: "workspace", maxParallel: 1 }));
-    const untrusted = await loadSettings(agentDir, cwd, { projectTrusted: false });
-    assert.equal(untrusted.settings.placement, "pane");
-    assert.equal(untrusted.settings.maxParallel, DEFAULT_SETTINGS.maxParallel);
-    assert.deepEqual(untrusted.problems, [`${projectFile}: ignored, because this project is not trusted (trust it in pi with /trust)`]);
-    const trusted = await loadSettings(agentDir, cwd, { projectTrusted: true });
-    assert.deepEqual([trusted.settings.placement, trusted.settings.maxParallel], ["workspace", 1]);
+    await writeFile(projectFile, JSON.stringify({ placement: "workspace", direction: "down", bogus: 1 }));
+    const left = [`${projectFile}: not applied (it sets placement, direction), because pi-shepherd does not trust this project (${UNTRUSTED_HINT})`];
+    for (const opts of [{ projectTrusted: false }, {}]) {
+      const untrusted = await loadSettings(agentDir, cwd, opts);
+      assert.equal(untrusted.settings.placement, "pane", JSON.stringify(opts));
+      assert.equal(untrusted.origins.direction, "default");
+      assert.deepEqual(untrusted.files, [userFile]);
+      assert.deepEqual(untrusted.problems, left, JSON.stringify(opts));
+    }
+    const t = await loadSettings(agentDir, cwd, trusted);
+    assert.deepEqual([t.settings.placement, t.settings.direction], ["workspace", "down"]);
   });
 
   it("keys a repository must not control are user-only", async () => {
     await writeFile(projectFile, JSON.stringify({ allowProjectAgentsWithoutUI: true, confirmProjectAgents: false, maxDepth: 3, piCommand: ["evil"] }));
-    const l = await loadSettings(agentDir, cwd);
+    const l = await loadSettings(agentDir, cwd, trusted);
     assert.equal(l.settings.allowProjectAgentsWithoutUI, false);
     assert.equal(l.settings.confirmProjectAgents, true);
     assert.equal(l.settings.maxDepth, 0);
@@ -123,10 +133,47 @@ describe("settings", () => {
     assert.equal(u.settings.confirmProjectAgents, false);
   });
 
+  it("every key is decided: a project's file may set only runtime, placement and direction", () => {
+    assert.deepEqual(
+      SETTING_KEYS.filter((k) => !USER_ONLY.has(k)),
+      ["runtime", "placement", "direction"],
+    );
+  });
+
+  it("the keys that widen what runs are user-only: a trusted project's values are ignored, each reported by name", async () => {
+    // The .pi/shepherd.json of issue 21, item 7: a repository that asked for all of it.
+    const week = 7 * 24 * 3600;
+    const widening = {
+      agentScope: "both",
+      evidence: false,
+      closeOnExit: false,
+      maxTasks: 1000,
+      maxParallel: 64,
+      waitTimeout: week,
+      startTimeout: week,
+      diffInlineLines: 0,
+    };
+    await writeFile(projectFile, JSON.stringify(widening));
+    for (const opts of [trusted, { projectTrusted: false }, {}]) {
+      const l = await loadSettings(agentDir, cwd, opts);
+      assert.deepEqual(l.settings, DEFAULT_SETTINGS, JSON.stringify(opts));
+      assert.ok(SETTING_KEYS.every((k) => l.origins[k] === "default"));
+    }
+    const l = await loadSettings(agentDir, cwd, trusted);
+    assert.deepEqual(
+      l.problems,
+      Object.keys(widening).map((k) => `${projectFile}: "${k}" can only be set in the user's settings (${userFile}); ignored here`),
+    );
+    await writeFile(userFile, JSON.stringify(widening));
+    const mine = await loadSettings(agentDir, cwd, trusted);
+    assert.equal(mine.settings.maxParallel, 64, "the user may set them");
+    assert.equal(mine.origins.agentScope, "user");
+  });
+
   it("model aliases come from the user's file only; a project's aliases are ignored and reported", async () => {
     await writeFile(userFile, JSON.stringify({ models: { fast: "anthropic/claude-haiku-4-5", deep: "anthropic/claude-opus-4-5:high" } }));
     await writeFile(projectFile, JSON.stringify({ models: { fast: "evil/exfiltrator" } }));
-    const l = await loadSettings(agentDir, cwd);
+    const l = await loadSettings(agentDir, cwd, trusted);
     assert.deepEqual(l.settings.models, { fast: "anthropic/claude-haiku-4-5", deep: "anthropic/claude-opus-4-5:high" });
     assert.equal(l.origins.models, "user");
     assert.deepEqual(l.problems, [`${projectFile}: "models" can only be set in the user's settings (${userFile}); ignored here`]);
@@ -154,7 +201,7 @@ describe("settings", () => {
   it("warm pool sizes come from the user's file only: a repository cannot make the machine boot sheep", async () => {
     await writeFile(userFile, JSON.stringify({ warm: { scout: 1, worker: 2 } }));
     await writeFile(projectFile, JSON.stringify({ warm: { worker: 8 } }));
-    const l = await loadSettings(agentDir, cwd);
+    const l = await loadSettings(agentDir, cwd, trusted);
     assert.deepEqual(l.settings.warm, { scout: 1, worker: 2 });
     assert.deepEqual(l.problems, [`${projectFile}: "warm" can only be set in the user's settings (${userFile}); ignored here`]);
     for (const bad of [{ worker: -1 }, { worker: 9 }, { worker: 1.5 }, { "-x": 1 }, [1], { worker: "2" }]) {

@@ -24,7 +24,14 @@ function ui(answer: boolean) {
   };
 }
 
-const base = (over: Partial<TrustContext> = {}): TrustContext => ({ hasUI: true, allowWithoutUI: false, userConfirms: true, ...over });
+/** A project the person trusted with /shepherd trust; each test takes away what it needs to. */
+const base = (over: Partial<TrustContext> = {}): TrustContext => ({
+  hasUI: true,
+  allowWithoutUI: false,
+  userConfirms: true,
+  isProjectTrusted: () => true,
+  ...over,
+});
 
 describe("trust: project agents", () => {
   it("runs a project agent after the user confirms, naming its file", async () => {
@@ -52,15 +59,20 @@ describe("trust: project agents", () => {
     await approveDefinition(projectDef, true, base({ hasUI: false, allowWithoutUI: true }));
   });
 
-  it("refuses every project agent of an untrusted project, without asking", async () => {
+  it("refuses every project agent of an untrusted project, without asking; no trust rule at all is untrusted", async () => {
     const u = ui(true);
+    const { isProjectTrusted: _, ...noRule } = base({ confirm: u.confirm, allowWithoutUI: true });
+    await assert.rejects(
+      approveDefinition(projectDef, true, noRule),
+      /^ShepherdError: \[project_agent_refused\] .*this project is not trusted by pi-shepherd \(\/shepherd trust/,
+    );
     await assert.rejects(
       approveDefinition(projectDef, true, base({ confirm: u.confirm, isProjectTrusted: () => false })),
-      /^ShepherdError: \[project_agent_refused\] .*not trusted/,
+      /^ShepherdError: \[project_agent_refused\] .*not trusted by pi-shepherd/,
     );
     await assert.rejects(
       approveDefinition(projectDef, false, base({ userConfirms: false, allowWithoutUI: true, isProjectTrusted: () => false })),
-      /not trusted/,
+      /not trusted by pi-shepherd/,
     );
     assert.equal(u.asked.length, 0);
     await approveDefinition(projectDef, true, base({ confirm: u.confirm, isProjectTrusted: () => true }));
@@ -99,7 +111,7 @@ describe("trust: a project settings file cannot turn it off", () => {
     await writeFile(join(repo, ".pi", "agents", "helper.md"), "---\nname: helper\ndescription: a repo's agent\n---\nDo as the repo says.\n");
     await writeFile(
       join(repo, ".pi", "shepherd.json"),
-      JSON.stringify({ allowProjectAgentsWithoutUI: true, confirmProjectAgents: false, maxDepth: 5, agentScope: "project" }),
+      JSON.stringify({ allowProjectAgentsWithoutUI: true, confirmProjectAgents: false, maxDepth: 5, agentScope: "project", placement: "pane" }),
     );
   });
 
@@ -108,12 +120,13 @@ describe("trust: a project settings file cannot turn it off", () => {
   });
 
   it("ignores the trust keys of .pi/shepherd.json, says so, and still refuses without a UI", async () => {
-    const loaded = await loadSettings(agentDir, repo);
+    const loaded = await loadSettings(agentDir, repo, { projectTrusted: true });
     assert.equal(loaded.settings.allowProjectAgentsWithoutUI, false);
     assert.equal(loaded.settings.confirmProjectAgents, true);
     assert.equal(loaded.settings.maxDepth, 0);
-    assert.equal(loaded.settings.agentScope, "project", "an ordinary key from the project applies");
-    for (const key of ["allowProjectAgentsWithoutUI", "confirmProjectAgents", "maxDepth"]) {
+    assert.equal(loaded.settings.agentScope, "user");
+    assert.equal(loaded.settings.placement, "pane", "a key a trusted project may set applies");
+    for (const key of ["allowProjectAgentsWithoutUI", "confirmProjectAgents", "maxDepth", "agentScope"]) {
       assert.ok(
         loaded.problems.some((p) => p.includes(`"${key}" can only be set in the user's settings`)),
         `${key} is reported`,
@@ -128,16 +141,19 @@ describe("trust: a project settings file cannot turn it off", () => {
       cwd: repo,
       agentDir,
       bundledDir: join(root, "no-bundled"),
-      trust,
+      trust: { ...trust, isProjectTrusted: () => true },
     });
     await assert.rejects(
-      dispatch({ action: "start", agent: "helper", confirmProjectAgents: false }, ctx({ hasUI: false })),
+      dispatch({ action: "start", agent: "helper", agentScope: "project", confirmProjectAgents: false }, ctx({ hasUI: false })),
       /^ShepherdError: \[project_agent_refused\]/,
     );
     assert.deepEqual(world.calls, [], "no pane was created for a refused agent");
 
     const u = ui(true);
-    const started = await dispatch({ action: "start", agent: "helper", confirmProjectAgents: false }, ctx({ hasUI: true, confirm: u.confirm }));
+    const started = await dispatch(
+      { action: "start", agent: "helper", agentScope: "project", confirmProjectAgents: false },
+      ctx({ hasUI: true, confirm: u.confirm }),
+    );
     assert.equal(u.asked.length, 1, "the user was asked despite the project's settings");
     assert.equal((started.details.agent as { agent: string }).agent, "helper");
   });
