@@ -17,7 +17,7 @@ import {
 } from "../ports/sheep-host.ts";
 import { READ_LIMITS, readBounded, readJsonBounded, readJsonBoundedSync, refusalText, jsonValue, type JsonRead } from "./bounded-read.ts";
 import { ensurePrivateDir, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
-import { INBOX_FILE, sheepDir, sheepLayout } from "./layout.ts";
+import { cardsDir, INBOX_FILE, sheepDir, sheepLayout } from "./layout.ts";
 import { parseMessageLog } from "./message-log.ts";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
 import { pidRunning } from "./pid.ts";
@@ -68,6 +68,8 @@ export class FileSheepHost implements SheepHost {
   async prepare(req: PrepareRequest): Promise<PreparedSheep> {
     const layout = this.layout(req.agentId);
     const systemPrompt = req.definition.systemPrompt?.trim();
+    // A resumed sheep runs on the session of the card it continues, found by its id: never a path handed in.
+    const sessionPath = req.resume ? this.resumedSession(req.resume) : layout.session;
     // Built before anything is written: a refused model or tool name leaves no directory behind.
     const spec = buildLaunchSpec({
       layout,
@@ -82,9 +84,8 @@ export class FileSheepHost implements SheepHost {
       depth: this.o.depth,
       ...(this.o.extraPiArgs ? { extraArgs: this.o.extraPiArgs } : {}),
       hasSystemPrompt: Boolean(systemPrompt),
-      ...(req.resume ? { sessionPath: req.resume.sessionPath } : {}),
+      ...(req.resume ? { sessionPath } : {}),
     });
-    const sessionPath = req.resume?.sessionPath ?? layout.session;
     const card = resumeCardOf(req, sessionPath);
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
@@ -92,9 +93,18 @@ export class FileSheepHost implements SheepHost {
     await ensurePrivateDir(layout.replies);
     if (systemPrompt) await writeFile(layout.systemPrompt, systemPrompt + "\n", { mode: 0o600 });
     await writeJsonAtomic(layout.spec, spec);
+    await ensurePrivateDir(cardsDir(this.o.agentDir));
     await writeJsonAtomic(layout.resume, card);
     const argv = [this.o.nodePath, this.o.launcherPath, layout.spec];
     return { sessionPath, command: { argv, reporting: ["/bin/sh", this.o.reportExitPath, layout.exit, ...argv] } };
+  }
+
+  private resumedSession(resume: { from: string; sessionPath: string }): string {
+    const from = readResumeCard(this.o.agentDir, resume.from);
+    if (!from || from.sessionPath !== resume.sessionPath) {
+      throw new ShepherdError("not_resumable", `sheep ${resume.from} has no kept conversation of its own at ${resume.sessionPath}; start it anew instead.`);
+    }
+    return from.sessionPath;
   }
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
@@ -270,11 +280,12 @@ export class FileSheepHost implements SheepHost {
     this.logs.delete(agentId);
     const layout = this.layout(agentId);
     // The session file stays: it is the sheep's conversation, and the user may want it. So does
-    // the card that resumes it, while there is a conversation to resume (a resumed sheep's is
-    // in the directory of the sheep it continues), and the evidence: the patches of its work,
-    // which its results name.
+    // the card that resumes it (the shepherd's, outside this directory), while there is a
+    // conversation to resume (a resumed sheep's is in the directory of the sheep it continues),
+    // and the evidence: the patches of its work, which its results name.
     const card = readResumeCard(this.o.agentDir, agentId);
-    const keep = new Set(["session.jsonl", "evidence", ...(card ? ["resume.json"] : [])]);
+    if (!card) await rm(layout.resume, { force: true });
+    const keep = new Set(["session.jsonl", "evidence"]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
@@ -299,6 +310,7 @@ export class FileSheepHost implements SheepHost {
     this.deadSince.delete(agentId);
     this.logs.delete(agentId);
     await rm(this.layout(agentId).dir, { recursive: true, force: true });
+    await rm(this.layout(agentId).resume, { force: true });
   }
 
   async resumeCard(agentId: string): Promise<ResumeCard | undefined> {

@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /** Inbox files: `<16-digit sequence>-<id>.json`; the sequence orders them, the id is taken at most once. */
 export const INBOX_FILE = /^(\d{16})-([ps]_[0-9a-z]{10})\.json$/;
@@ -22,7 +22,12 @@ export function sheepLayout(dir: string) {
     systemPrompt: join(dir, "system-prompt.md"),
     evidence: join(dir, "evidence"),
     evidenceFile: (promptId: string) => join(dir, "evidence", `${promptId}.patch`),
-    resume: join(dir, "resume.json"),
+    /**
+     * The card that resumes the sheep: the shepherd's, in `<stateDir>/cards/`, outside the sheep's
+     * own directory (which the sheep writes): a card there would let a sheep pick its next
+     * definition, tools, cwd and session.
+     */
+    resume: join(dirname(dirname(dir)), "cards", `${basename(dir)}.json`),
     inboxFile: (seq: string, id: string) => join(dir, "inbox", `${seq}-${id}.json`),
     outboxFile: (promptId: string) => join(dir, "outbox", `${promptId}.json`),
     takenFile: (id: string) => join(dir, "taken", id),
@@ -34,6 +39,11 @@ export type SheepLayout = ReturnType<typeof sheepLayout>;
 
 export function stateDir(agentDir: string): string {
   return join(agentDir, "pi-shepherd");
+}
+
+/** The shepherd's resume cards, one `<agentId>.json` per sheep it prepared (see sheepLayout's `resume`). */
+export function cardsDir(agentDir: string): string {
+  return join(stateDir(agentDir), "cards");
 }
 
 export function sheepDir(agentDir: string, agentId: string): string {

@@ -1,16 +1,20 @@
 /**
- * `resume.json` beside a sheep's session file: the index by which a closed sheep is found and
- * resumed, even after its record fell out of state.json (64 closed are kept) or its shepherd
- * let it go. Read back, it is hostile until checked: its session path becomes pi's --session,
- * so it must be a session file inside the sheep directories and nowhere else.
+ * The resume card: the index by which a closed sheep is found and resumed, even after its record
+ * fell out of state.json (64 closed are kept) or its shepherd let it go. It is the shepherd's,
+ * written at prepare into `<stateDir>/cards/<agentId>.json`, never into the sheep's own directory:
+ * the sheep writes there, and a card it rewrote would choose the definition (source, tools, system
+ * prompt), cwd and session its resume runs with. A `resume.json` in a sheep's directory (an older
+ * shepherd's, or the sheep's own) is never read. Read back, a card is still checked, and its
+ * session is never a path it names: it is the session file of the sheep its conversation began
+ * in, found by following `resumedFrom` back through the cards.
  */
 import { existsSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute } from "node:path";
 import { isWellFormedId } from "../core/ids.ts";
 import { labelProblem } from "../core/labels.ts";
 import type { AgentDefinition, ResumeCard } from "../core/types.ts";
-import { jsonValue, readJsonBoundedSync } from "./bounded-read.ts";
-import { sheepDir, sheepLayout, stateDir } from "./layout.ts";
+import { readJsonBoundedSync, jsonValue } from "./bounded-read.ts";
+import { cardsDir, sheepDir, sheepLayout } from "./layout.ts";
 
 const SOURCES = ["user", "project", "bundled"];
 const plainWord = (x: unknown) => typeof x === "string" && x !== "" && x.length <= 256 && !x.startsWith("-") && !/[\s\u0000-\u001f\u007f]/.test(x);
@@ -26,32 +30,77 @@ function definitionOf(v: unknown): AgentDefinition | undefined {
   return d as unknown as AgentDefinition;
 }
 
-/** The card of `agentId` as written in its directory, if it is well-formed and its session still exists. */
-export function readResumeCard(agentDir: string, agentId: string): ResumeCard | undefined {
+/** Longer chains of resumes than anyone makes: past this, a card's chain is taken for a loop. */
+const MAX_CHAIN = 256;
+
+function rawCard(agentDir: string, agentId: string): Record<string, unknown> | undefined {
   if (!isWellFormedId(agentId, "agent")) return undefined;
   const c = jsonValue(readJsonBoundedSync<Record<string, unknown>>(sheepLayout(sheepDir(agentDir, agentId)).resume, "resume"));
-  if (typeof c !== "object" || c === null || c.agentId !== agentId) return undefined;
-  if (!plainWord(c.agent) || typeof c.label !== "string" || labelProblem(c.label) || !isString(c.cwd) || !isString(c.createdAt)) return undefined;
+  return typeof c === "object" && c !== null && !Array.isArray(c) && c.agentId === agentId ? c : undefined;
+}
+
+const resumedFromOf = (c: Record<string, unknown>): string | null | undefined =>
+  c.resumedFrom === undefined ? null : typeof c.resumedFrom === "string" && isWellFormedId(c.resumedFrom, "agent") ? c.resumedFrom : undefined;
+
+/**
+ * The session file of the sheep whose conversation `agentId` continues: that of the first sheep
+ * of its chain of resumes (its own for a sheep that resumed none), by ids only. Undefined when a
+ * card of the chain is missing or bad, or the chain loops.
+ */
+function sessionOf(agentDir: string, agentId: string, card: Record<string, unknown>): string | undefined {
+  const seen = new Set([agentId]);
+  let id = agentId;
+  let c: Record<string, unknown> | undefined = card;
+  for (let step = 0; step < MAX_CHAIN; step++) {
+    const from = resumedFromOf(c);
+    if (from === undefined) return undefined;
+    if (from === null) return sheepLayout(sheepDir(agentDir, id)).session;
+    if (seen.has(from)) return undefined;
+    seen.add(from);
+    id = from;
+    c = rawCard(agentDir, id);
+    if (!c) return undefined;
+  }
+  return undefined;
+}
+
+/** The card of `agentId`, if it is well-formed and the session it continues still exists. */
+export function readResumeCard(agentDir: string, agentId: string): ResumeCard | undefined {
+  const c = rawCard(agentDir, agentId);
+  if (!c) return undefined;
+  if (!plainWord(c.agent) || typeof c.label !== "string" || labelProblem(c.label) || !isString(c.cwd) || !isAbsolute(c.cwd as string) || !isString(c.createdAt))
+    return undefined;
   if (c.model !== undefined && !plainWord(c.model)) return undefined;
-  if (c.resumedFrom !== undefined && !(typeof c.resumedFrom === "string" && isWellFormedId(c.resumedFrom, "agent"))) return undefined;
+  const resumedFrom = resumedFromOf(c);
+  if (resumedFrom === undefined) return undefined;
   const definition = definitionOf(c.definition);
   if (!definition) return undefined;
-  // Only the session file of some sheep directory, named by a well-formed id: never a path of the card's choosing.
-  const owner = typeof c.sessionPath === "string" ? /\/(a_[0-9a-z]{10})\/session\.jsonl$/.exec(c.sessionPath)?.[1] : undefined;
-  if (!owner || c.sessionPath !== sheepLayout(sheepDir(agentDir, owner)).session || !existsSync(c.sessionPath)) return undefined;
-  return c as unknown as ResumeCard;
+  // Derived from the ids, never the path the card names.
+  const sessionPath = sessionOf(agentDir, agentId, c);
+  if (!sessionPath || !existsSync(sessionPath)) return undefined;
+  return {
+    agentId,
+    agent: c.agent as string,
+    label: c.label,
+    cwd: c.cwd as string,
+    ...(c.model !== undefined ? { model: c.model as string } : {}),
+    sessionPath,
+    createdAt: c.createdAt as string,
+    ...(resumedFrom !== null ? { resumedFrom } : {}),
+    definition,
+  };
 }
 
 /** Every usable card under the agent dir, oldest first. */
 export function readResumeCards(agentDir: string): ResumeCard[] {
-  let ids: string[];
+  let names: string[];
   try {
-    ids = readdirSync(join(stateDir(agentDir), "sheep"));
+    names = readdirSync(cardsDir(agentDir));
   } catch {
     return [];
   }
-  return ids
-    .map((id) => readResumeCard(agentDir, id))
+  return names
+    .flatMap((name) => (name.endsWith(".json") ? [readResumeCard(agentDir, name.slice(0, -".json".length))] : []))
     .filter((c): c is ResumeCard => c !== undefined)
     .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
 }

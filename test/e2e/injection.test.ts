@@ -291,8 +291,8 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     };
     const root = join(scene.agentDir, "pi-shepherd");
     const files = await readdir(join(root, "sheep", agentId));
-    for (const f of ["status.json", "inbox", "outbox", "system-prompt.md", "session.jsonl", "resume.json"])
-      assert.ok(files.includes(f), `${f} exists to be checked`);
+    for (const f of ["status.json", "inbox", "outbox", "system-prompt.md", "session.jsonl"]) assert.ok(files.includes(f), `${f} exists to be checked`);
+    assert.ok((await readdir(join(root, "cards"))).includes(`${agentId}.json`), "its resume card exists to be checked");
     assert.ok(!files.includes("spec.json"), "the launch spec (it holds the carried keys) was deleted once read");
     await walk(root);
     assert.deepEqual(wrong, []);

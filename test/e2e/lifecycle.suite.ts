@@ -192,7 +192,9 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
       assert.equal(again.alreadyClosed, true, "closing twice is fine");
       assert.ok(!(await rt.panes()).includes(B.paneId), "the pane is gone");
       const left = await readdir(join(agentDir, "pi-shepherd", "sheep", B.agentId));
-      assert.deepEqual(left.sort(), ["resume.json", "session.jsonl"], "only the session file and the card that resumes it are kept");
+      assert.deepEqual(left.sort(), ["session.jsonl"], "only the session file is kept in its directory");
+      const cards = await readdir(join(agentDir, "pi-shepherd", "cards"));
+      assert.ok(cards.includes(`${B.agentId}.json`), "and the shepherd keeps the card that resumes it, outside the sheep's directory");
     });
 
     it("a closed sheep resumed goes on with its conversation; a running or unknown one is refused", async () => {
