@@ -208,10 +208,12 @@ export function shepherdExtension(pi: ExtensionAPI): void {
       return;
     }
     if (event.reason === "quit" && current.loaded.settings.closeOnExit) {
-      const mine = [...current.shepherd.registry.agents.values()].filter((a) => a.state !== "closed");
-      await Promise.all(
-        mine.map((a) => current.shepherd.close(a.agentId).catch((e) => console.error(printable(`pi-shepherd: could not close ${a.agentId}: ${errorText(e)}`)))),
-      );
+      // A quit never throws work away: what still works, or holds a result nobody received, keeps
+      // running for the next shepherd; idle sheep are closed. pi has stopped its screen by now
+      // (interactive) or reads no more UI requests (RPC), so the one line goes to stderr.
+      const { quitText } = await parts();
+      const said = quitText(await current.shepherd.quit());
+      if (said) console.error(printable(said));
     }
     // Awaited: a push under way goes out through this pi, and the reloaded shepherd reads what this one wrote last.
     await current.shepherd.dispose();

@@ -15,3 +15,4 @@ export { poolDefinitions } from "../src/tool/definitions.ts";
 export { runCommand, runToolCall } from "../src/tool/entry.ts";
 export { noticeText, reattachText } from "../src/tool/format.ts";
 export { pushMessage } from "../src/tool/push-text.ts";
+export { quitText } from "../src/tool/quit-text.ts";

@@ -1,0 +1,73 @@
+/**
+ * The shepherd quits (closeOnExit): a quit never throws away work in flight. A sheep with nothing
+ * in flight is closed; one that still owes an answer (a prompt active or queued) or holds a result
+ * nobody received keeps running, and its record stays written under this shepherd, whose process
+ * is gone by the time the next shepherd on the agent dir looks: that one adopts it (see attach).
+ */
+import { close } from "./close.ts";
+import { errorText } from "./errors.ts";
+import type { Herd } from "./herd.ts";
+import { pendingPrompts, refresh } from "./ledger.ts";
+import type { AgentRecord, PromptRecord } from "./types.ts";
+
+export interface KeptAtQuit {
+  agentId: string;
+  label: string;
+  /** The prompts it still answers, active first. */
+  working: string[];
+  /** Settled prompts whose result nobody received (no wait returned it, no push carried it). */
+  unreceived: string[];
+  /** Its files could not be read, so whether it works is unknown: kept rather than guessed. */
+  unread?: string;
+}
+
+export interface QuitOutcome {
+  closed: string[];
+  kept: KeptAtQuit[];
+  /** Idle sheep whose close failed: their records stay too. */
+  failed: { agentId: string; label: string; error: string }[];
+}
+
+/** A settled result reached the conversation: a wait returned it, a push carried it, or its background delegation's did. */
+function received(herd: Herd, p: PromptRecord): boolean {
+  if (p.delivered) return true;
+  const d = p.delegationId ? herd.registry.delegations.get(p.delegationId) : undefined;
+  return d?.delivered !== undefined;
+}
+
+/** What a sheep has in flight, once what its files say has settled; undefined when nothing. */
+async function inFlight(herd: Herd, rec: AgentRecord): Promise<KeptAtQuit | undefined> {
+  const kept = (o: Partial<KeptAtQuit>): KeptAtQuit => ({ agentId: rec.agentId, label: rec.label, working: [], unreceived: [], ...o });
+  try {
+    // A result that landed meanwhile settles first: it is then a result nobody received.
+    await refresh(herd, rec);
+  } catch (e) {
+    return kept({ working: pendingPrompts(herd, rec).map((p) => p.promptId), unread: errorText(e) });
+  }
+  const working = pendingPrompts(herd, rec).map((p) => p.promptId);
+  const unreceived = [...herd.registry.prompts.values()].filter((p) => p.agentId === rec.agentId && p.settled && !received(herd, p)).map((p) => p.promptId);
+  return working.length > 0 || unreceived.length > 0 ? kept({ working, unreceived }) : undefined;
+}
+
+export async function quit(herd: Herd): Promise<QuitOutcome> {
+  const out: QuitOutcome = { closed: [], kept: [], failed: [] };
+  const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
+  await Promise.all(
+    live.map(async (rec) => {
+      const kept = await herd.exclusive(rec.agentId, () => inFlight(herd, rec));
+      if (kept) {
+        out.kept.push(kept);
+        return;
+      }
+      try {
+        await close(herd, rec.agentId);
+        out.closed.push(rec.agentId);
+      } catch (e) {
+        out.failed.push({ agentId: rec.agentId, label: rec.label, error: errorText(e) });
+      }
+    }),
+  );
+  // Written through before the process goes: the next shepherd adopts exactly these records.
+  await herd.persist();
+  return out;
+}

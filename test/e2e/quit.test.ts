@@ -1,0 +1,129 @@
+/**
+ * Quitting never throws away a prompt in flight, checked in pi's interactive screen: a real pi
+ * shepherd in its TUI (a private tmux server) quits with Ctrl+C twice while a sheep works and a
+ * wait runs. The working sheep's pane and pi stay, the idle one is closed, the quit says so in one
+ * line; a new shepherd on the same agent dir adopts the sheep and its wait gets the answer.
+ */
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { killSheep, pidAlive, sheepPid, sheepProcesses } from "../support/leftovers.ts";
+import { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { type Item, untilLogged } from "../support/scene.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { TuiShepherd } from "../support/tui-shepherd.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Recorded {
+  agentId: string;
+  label: string;
+  paneId: string;
+  state: string;
+  owner: string;
+  activePromptId?: string;
+}
+
+describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600_000 }, () => {
+  let dir: string;
+  let model: ScriptedModel;
+  let agentDir: string;
+  let work: string;
+  let tui: TuiShepherd;
+  let next: RpcShepherd | undefined;
+
+  const recorded = async (label: string): Promise<Recorded> => {
+    const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as { agents: Recorded[] };
+    const sheep = state.agents.find((a) => a.label === label && a.state !== "closed");
+    assert.ok(sheep, `${label} is recorded`);
+    return sheep;
+  };
+  /** Every pane of the private server, with whether its program ended. */
+  const panes = async () =>
+    new Map(
+      (await tui.tmux(["list-panes", "-a", "-F", "#{pane_id} #{pane_dead}"]))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split(" ") as [string, string]),
+    );
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-quit-e2e-"));
+    model = await startScriptedModel();
+    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    work = join(dir, "work");
+    await mkdir(work);
+    tui = await TuiShepherd.start({ agentDir, cwd: work });
+    await tui.until(/scripted-model/);
+  });
+
+  after(async () => {
+    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
+    await next?.stop();
+    await tui?.stop();
+    if (agentDir) await killSheep(agentDir, pids);
+    await model?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("Ctrl+C twice during a wait: the working sheep stays and is adopted, the idle one is closed, and the quit says so", async () => {
+    await tui.type("/shepherd start echo --label idle");
+    await tui.until(/Started "idle"/);
+    await tui.type("/shepherd start echo --label busy");
+    await tui.until(/Started "busy"/);
+    const idle = await recorded("idle");
+    const busy = await recorded("busy");
+    const busyPid = await sheepPid(agentDir, busy.agentId);
+
+    const prompted = "turn 1 done";
+    await tui.type(
+      directive({
+        tool: {
+          name: "shepherd",
+          arguments: { action: "prompt", agentId: busy.agentId, message: directive({ reply: "the slow answer", delayMs: 20_000, tag: "SLOW" }) },
+        },
+        afterTool: prompted,
+      }),
+    );
+    await tui.until((s) => s.split("\n").some((l) => l.trim() === prompted), 60_000);
+    const { activePromptId: promptId } = await recorded("busy");
+    assert.ok(promptId, "the prompt is recorded");
+    await untilLogged(model, "SLOW");
+    // The shepherd's model waits for it: the quit comes in the middle of that wait.
+    await tui.type(directive({ tool: { name: "shepherd", arguments: { action: "wait", promptId, timeout: 120 } }, afterTool: "never said" }));
+    await tui.until(/⏳[^\n]*busy/, 30_000);
+
+    // The shepherd's pane is kept when pi ends, so what pi left on the terminal can be read.
+    await tui.tmux(["set-option", "-p", "-t", tui.target, "remain-on-exit", "on"]);
+    await tui.keys("C-c", "C-c");
+    for (let i = 0; (await panes()).get((await tui.tmux(["display", "-p", "-t", tui.target, "#{pane_id}"])).trim()) !== "1"; i++) {
+      assert.ok(i < 200, `pi did not quit:\n${await tui.screen()}`);
+      await sleep(100);
+    }
+    const after = await panes();
+    assert.equal(after.get(busy.paneId), "0", "the working sheep's pane stays, its pi running");
+    assert.ok(pidAlive(busyPid), "its pi still runs");
+    assert.ok(!after.has(idle.paneId), "the idle sheep was closed");
+    const screen = await tui.screen();
+    assert.match(
+      screen.replace(/\n/g, ""),
+      new RegExp(
+        `pi-shepherd: left 1 sheep running for the next shepherd on this agent dir to take back: busy \\(${busy.agentId}, working on ${promptId}\\); closed 1 idle\\.`,
+      ),
+      screen,
+    );
+    const kept = await recorded("busy");
+    assert.deepEqual([kept.state, kept.activePromptId], ["working", promptId], "recorded as working, for the next shepherd to adopt");
+
+    next = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tui.socket }) });
+    const waited = await next.ok({ action: "wait", promptId, timeout: 120 });
+    const [item] = waited.details.results as Item[];
+    assert.deepEqual([item?.status, item?.text], ["completed", "the slow answer"], waited.text);
+    assert.notEqual((await recorded("busy")).owner, kept.owner, "the new shepherd adopted it");
+    await next.ok({ action: "close", agentId: busy.agentId });
+    assert.ok(!(await panes()).has(busy.paneId));
+  });
+});
