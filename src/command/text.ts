@@ -102,6 +102,9 @@ function eventLine(e: AuditEvent): string {
           ? ` ${shown(e.branch ?? "?")}: ${shown(e.into ?? "?")} held it all already`
           : ` ${shown(e.branch ?? "?")} into ${shown(e.into ?? "?")}${e.squash ? " (squashed)" : ""}${e.commit ? ` as ${shown(e.commit.slice(0, 12))}` : ""}, ${e.fileCount ?? "?"} files`;
       break;
+    case "sync":
+      what = ` ${shown(e.commit?.slice(0, 12) ?? "?")} into ${shown(e.branch ?? "?")}, ${e.fileCount ?? "?"} files`;
+      break;
     case "prune":
     case "close":
       what = Array.isArray(e.cancelledPromptIds) && e.cancelledPromptIds.length ? `, cancelled ${e.cancelledPromptIds.map(shown).join(", ")}` : "";

@@ -26,6 +26,7 @@ export type ErrorCode =
   | "git_error"
   | "dirty_worktree"
   | "land_refused"
+  | "sync_refused"
   | "no_evidence"
   | "not_resumable"
   | "result_too_large"

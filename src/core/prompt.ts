@@ -9,6 +9,7 @@ import { MAX_QUEUED, type Herd } from "./herd.ts";
 import { derivedId, newId } from "./ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { findRecord } from "./persistence.ts";
+import { withConflictNote } from "./sync.ts";
 import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "./types.ts";
 
 /** A requestId is the caller's own name for one prompt: any text, but not a novel. */
@@ -80,7 +81,7 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
     // sheep can see it; a queued follow-up starts where the prompt before it ends (see the ledger).
     if (!active) await takeBaseline(herd, rec, record);
     try {
-      await herd.opts.host.submit(rec.agentId, { kind: "prompt", promptId, text: message });
+      await herd.opts.host.submit(rec.agentId, { kind: "prompt", promptId, text: await withConflictNote(herd, rec, message) });
     } catch (e) {
       herd.registry.prompts.delete(promptId);
       Object.assign(rec, before);

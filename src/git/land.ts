@@ -4,14 +4,20 @@
  * conflict-free result moves anything, and the user's branch then moves by a fast-forward.
  */
 import { ShepherdError } from "../core/errors.ts";
+import { shellQuote } from "../runtimes/shell-line.ts";
 import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspace.ts";
 import { diffTrees } from "./diff.ts";
 import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.ts";
 import type { Git } from "./run.ts";
 import { headCommit, uncommittedPaths, untrackedInTheWay } from "./snapshot.ts";
-import { checkedBranch, checkedPath, workCommit } from "./worktree.ts";
+import { unmergedPaths } from "./sync.ts";
+import { adoptWork, checkedBranch, checkedPath, workCommit } from "./worktree.ts";
 
 const refused = (message: string) => new ShepherdError("land_refused", `${message} Nothing was changed.`);
+
+/** Words a person can paste into a shell: quoted only where a shell would read something into them. */
+const typed = (words: string | readonly string[]) =>
+  (typeof words === "string" ? [words] : words).map((w) => (w === "<paths>" || /^[A-Za-z0-9_./:=@%+-]+$/.test(w) ? w : shellQuote(w))).join(" ");
 
 const listed = (paths: readonly string[], count: number) => paths.join(", ") + (count > paths.length ? ` and ${count - paths.length} more` : "");
 
@@ -28,6 +34,13 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
   const tip = await branchTip(git, repo, branch);
   if (!tip) throw refused(`the sheep's branch ${branch} no longer exists.`);
 
+  // Conflict markers of a sync the sheep has not resolved would land as they are.
+  const open = await unmergedPaths(git, wt.path);
+  if (open.length > 0) {
+    throw refused(
+      `the sheep's worktree ${wt.path} has a merge in progress with unresolved conflicts in: ${listed(open.slice(0, 20), open.length)}. Prompt the sheep to resolve them, or by hand: edit them, then ${typed(["git", "-C", wt.path, "add", "--", "<paths>"])} and ${typed(["git", "-C", wt.path, "commit", "--no-edit"])}; then land again.`,
+    );
+  }
   // The sheep's uncommitted files become a commit on top of its branch (not yet recorded anywhere).
   const work = await workCommit(git, wt, tip, `shepherd: work of sheep "${o.label}"`);
   const nothing: Landed = { landed: false, branch, into, squash: o.squash, files: [], fileCount: 0, insertions: 0, deletions: 0 };
@@ -37,7 +50,11 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
     commit = work; // nothing happened on the user's side: a fast-forward, as git merge would do
   } else {
     const merged = await mergeTree(git, repo, head, work);
-    if ("conflicts" in merged) throw refused(`landing ${branch} into ${into} conflicts in: ${listed(merged.conflicts.slice(0, 20), merged.conflicts.length)}.`);
+    if ("conflicts" in merged) {
+      throw refused(
+        `landing ${branch} into ${into} conflicts in: ${listed(merged.conflicts.slice(0, 20), merged.conflicts.length)}. Bring ${into} into the sheep's worktree with action "sync" (or /shepherd sync ${typed(o.label)}): the conflicts stay there for the sheep and its next prompt names them; once they are resolved, land again. By hand: ${typed(["git", "-C", wt.path, "merge", head])} (the tip of ${into}), resolve the conflicts, then ${typed(["git", "-C", wt.path, "add", "--", "<paths>"])} and ${typed(["git", "-C", wt.path, "commit", "--no-edit"])}.`,
+      );
+    }
     if (merged.tree === (await treeOf(git, repo, head))) return nothing;
     const message = o.squash ? `shepherd: land sheep "${o.label}" (squash of ${branch})` : `Merge branch '${branch}' (sheep "${o.label}")`;
     commit = await commitTree(git, repo, merged.tree, o.squash ? [head] : [head, work], message);
@@ -53,11 +70,7 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
   }
 
   // From here on things move: first the sheep's branch (only if nobody moved it meanwhile), then the user's.
-  if (work !== tip) {
-    await git.run(repo, ["update-ref", `refs/heads/${branch}`, work, tip]);
-    // Its index follows, so its worktree reads clean; its files are already what was committed.
-    await git.run(wt.path, ["reset", "--quiet"]);
-  }
+  await adoptWork(git, wt, tip, work);
   await git.run(repo, ["merge", "--ff-only", "--quiet", "--no-stat", "--no-verify-signatures", commit]);
   return {
     landed: true,

@@ -1,9 +1,10 @@
-/** The workspace port on git: evidence snapshots, worktrees per sheep, landing. */
-import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+/** The workspace port on git: evidence snapshots, worktrees per sheep, landing and syncing. */
+import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
 import { evidenceDiff } from "./diff.ts";
 import { land } from "./land.ts";
 import { Git } from "./run.ts";
 import { headCommit, snapshotTree, workTreeRoot } from "./snapshot.ts";
+import { sync, unmergedPaths } from "./sync.ts";
 import { addWorktree, inspectWorktree, removeWorktree } from "./worktree.ts";
 
 export interface GitWorkspaceOptions {
@@ -49,5 +50,13 @@ export class GitWorkspace implements Workspace {
 
   land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
     return land(this.git, wt, o);
+  }
+
+  sync(wt: Worktree, o: { label: string }): Promise<Synced> {
+    return sync(this.git, wt, o);
+  }
+
+  conflicts(wt: Worktree): Promise<string[]> {
+    return unmergedPaths(this.git, wt.path);
   }
 }

@@ -8,7 +8,7 @@ import { ShepherdError } from "../core/errors.ts";
 import { ensurePrivateDir } from "../protocol/files.ts";
 import { type IsolateRequest, type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
 import { branchTip, commitTree, landable, treeOf } from "./merge.ts";
-import type { Git } from "./run.ts";
+import { type Git, objectId } from "./run.ts";
 import { headCommit, snapshotTree, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
 
 /** `shepherd/<label>-<id>`: the label reduced to letters, digits, "_" and "-", so no ref rule can trip on it. */
@@ -87,8 +87,29 @@ export async function workCommit(git: Git, wt: Worktree, tip: string, message: s
   if (!existsSync(join(path, ".git"))) return tip;
   const repo = checkedPath(wt.repoRoot);
   const tree = await snapshotTree(git, path);
-  if (tree === (await treeOf(git, repo, tip))) return tip;
-  return commitTree(git, repo, tree, [tip], message);
+  // A merge the sheep resolved but did not commit (after a sync) keeps its second parent.
+  const merging = await git.run(path, ["rev-parse", "--verify", "--quiet", "MERGE_HEAD^{commit}"], { ok: [1] });
+  const parents = merging.exitCode === 0 ? [tip, objectId(merging.stdout, "MERGE_HEAD")] : [tip];
+  if (parents.length === 1 && tree === (await treeOf(git, repo, tip))) return tip;
+  return commitTree(git, repo, tree, parents, message);
+}
+
+/**
+ * The worktree's work made a commit on its branch for real: the branch moves to it (only if nobody
+ * moved it meanwhile) and the worktree's index follows, so it reads clean; its files are already
+ * what was committed. A merge in progress there ends with it (its MERGE_HEAD is the second parent).
+ */
+export async function recordWork(git: Git, wt: Worktree, tip: string, message: string): Promise<string> {
+  const work = await workCommit(git, wt, tip, message);
+  await adoptWork(git, wt, tip, work);
+  return work;
+}
+
+/** Moves the worktree's branch from tip to work (a commit of workCommit's), its index following. */
+export async function adoptWork(git: Git, wt: Worktree, tip: string, work: string): Promise<void> {
+  if (work === tip) return;
+  await git.run(checkedPath(wt.repoRoot), ["update-ref", `refs/heads/${checkedBranch(wt.branch)}`, objectId(work, "a commit"), objectId(tip, "a commit")]);
+  await git.run(checkedPath(wt.path), ["reset", "--quiet"]);
 }
 
 function isDir(p: string): boolean {

@@ -10,7 +10,22 @@ import type { Usage, WaitStatus } from "../core/types.ts";
  * name here, tells `Herd.audit` where it happened, and runs inside `Herd.audited` so a refusal or
  * failure is told with the sheep it concerned.
  */
-export const AUDIT_EVENTS = ["start", "ready", "take", "prompt", "steer", "reply", "result", "land", "close", "adopt", "prune", "refusal", "failure"] as const;
+export const AUDIT_EVENTS = [
+  "start",
+  "ready",
+  "take",
+  "prompt",
+  "steer",
+  "reply",
+  "result",
+  "land",
+  "sync",
+  "close",
+  "adopt",
+  "prune",
+  "refusal",
+  "failure",
+] as const;
 export type AuditEventName = (typeof AUDIT_EVENTS)[number];
 
 export interface AuditEvent {
@@ -37,7 +52,7 @@ export interface AuditEvent {
   steerId?: string;
   /** reply: the question answered. */
   messageId?: string;
-  /** land: the sheep's branch, the user's branch that received it, the new commit, and what came in. */
+  /** land: the sheep's branch, the user's branch that received it, the new commit, and what came in; sync: the sheep's branch, the user's commit merged into it, and what came in. */
   branch?: string;
   into?: string;
   commit?: string;

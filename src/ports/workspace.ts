@@ -104,6 +104,26 @@ export interface Landed {
   deletions: number;
 }
 
+/** What a sync brought into a sheep's worktree from the branch checked out in the user's checkout. */
+export interface Synced {
+  /** False when the worktree already held everything of the user's branch. */
+  synced: boolean;
+  /** The user's branch (or `HEAD` on a detached checkout) and its commit that was merged in. */
+  from: string;
+  fromCommit: string;
+  branch: string;
+  path: string;
+  /** The sheep's uncommitted files were made a commit on its branch first, so the merge could not touch them. */
+  committedWork: boolean;
+  /** Paths the merge left in conflict in the worktree (the merge stays in progress there); empty when clean. */
+  conflicts: string[];
+  /** What came in: the changes between the worktree before and after (for a conflicted merge, the index). */
+  files: FileChange[];
+  fileCount: number;
+  insertions: number;
+  deletions: number;
+}
+
 export interface Workspace {
   /** A snapshot of the working tree around cwd; undefined when cwd is not in a git working tree. */
   baseline(cwd: string): Promise<Baseline | undefined>;
@@ -123,4 +143,12 @@ export interface Workspace {
    * [land_refused] naming the paths and changes nothing.
    */
   land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed>;
+  /**
+   * Merges the commit checked out in the user's checkout into the worktree's branch, in the
+   * worktree only (the user's checkout, index and branches are not touched); conflicts are left
+   * there, the merge in progress. Throws [sync_refused] when it cannot start, changing nothing.
+   */
+  sync(wt: Worktree, o: { label: string }): Promise<Synced>;
+  /** Paths with unresolved merge conflicts in the worktree (a sync's, or the sheep's own merge); [] when none or gone. */
+  conflicts(wt: Worktree): Promise<string[]>;
 }

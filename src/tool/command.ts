@@ -65,6 +65,8 @@ export type ToolCommand =
   | { action: "close"; target: string; removeWorktree?: boolean; force?: boolean }
   | { action: "diff"; target: string; stat?: boolean }
   | { action: "land"; target: string; squash?: boolean }
+  /** Merges the user's current branch into an isolated sheep's worktree. */
+  | { action: "sync"; target: string }
   | { action: "sheep"; agentScope?: AgentScope }
   | { action: "herd"; all?: boolean }
   /** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`. */
@@ -114,6 +116,7 @@ export const ACTION_FIELDS: Record<Action, readonly string[]> = {
   delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "isolate"],
   diff: ["target", "stat"],
   land: ["agentId", "squash"],
+  sync: ["agentId"],
   doctor: [],
   messages: ["agentId", "unreadOnly"],
   reply: ["agentId", "messageId", "text"],
@@ -197,6 +200,8 @@ export function parseToolCommand(raw: unknown): ToolCommand {
       return defined<CommandOf<"diff">>({ action, target: requireString(p, "target", action), stat: optionalBoolean(p, "stat") });
     case "land":
       return defined<CommandOf<"land">>({ action, target: requireString(p, "agentId", action), squash: optionalBoolean(p, "squash") });
+    case "sync":
+      return { action, target: requireString(p, "agentId", action) };
     case "sheep":
       return defined<CommandOf<"sheep">>({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
     case "herd":

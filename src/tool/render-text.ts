@@ -54,6 +54,7 @@ export function renderCallText(args: Args, t: Paint, expanded = false): string {
     case "status":
     case "close":
     case "land":
+    case "sync":
       parts.push(t.fg("accent", s("agentId") ?? "?"));
       if (args.removeWorktree === true) parts.push(t.fg("dim", args.force === true ? "(remove worktree, force)" : "(remove worktree)"));
       if (args.squash === true) parts.push(t.fg("dim", "(squash)"));

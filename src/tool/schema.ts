@@ -14,6 +14,7 @@ export const ACTIONS = [
   "delegate",
   "diff",
   "land",
+  "sync",
   "doctor",
   "messages",
   "reply",
@@ -49,7 +50,9 @@ export const shepherdParameters = Type.Object({
     }),
   ),
   confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
-  agentId: Type.Optional(Type.String({ description: "prompt/status/close/land/reply (messages: optional): the id start returned, or the sheep's label." })),
+  agentId: Type.Optional(
+    Type.String({ description: "prompt/status/close/land/sync/reply (messages: optional): the id start returned, or the sheep's label." }),
+  ),
   message: Type.Optional(Type.String({ description: "prompt: the text to send." })),
   notify: Type.Optional(
     Type.Boolean({ description: "prompt: when the answer is final and no wait returned it, it comes to you as a new message by itself (default false)." }),
@@ -93,7 +96,7 @@ export const shepherdParameters = Type.Object({
   isolate: Type.Optional(
     Type.Boolean({
       description:
-        "start/delegate: run the sheep in a git worktree of its own (a new branch from HEAD), never touching your checkout; bring its work in with action land.",
+        "start/delegate: run the sheep in a git worktree of its own (a new branch from HEAD), never touching your checkout; bring its work in with action land (action sync merges your branch into its worktree first).",
     }),
   ),
   removeWorktree: Type.Optional(Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." })),

@@ -3,7 +3,7 @@
  * the test decides what a worktree holds and when a diff finishes.
  */
 import { ShepherdError } from "../../src/core/errors.ts";
-import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.ts";
+import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.ts";
 
 const tree = (n: number) => n.toString(16).padStart(40, "0");
 
@@ -70,6 +70,31 @@ export class MemoryWorkspace implements Workspace {
   async land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
     this.calls.push(`land ${wt.path} ${o.squash ? "squash" : "merge"}`);
     return { landed: true, branch: wt.branch, into: "main", commit: tree(99), squash: o.squash, files: [], fileCount: 0, insertions: 0, deletions: 0 };
+  }
+
+  /** Per worktree path: the conflicts a sync leaves (and conflicts() reports until cleared). */
+  readonly conflicted = new Map<string, string[]>();
+
+  async sync(wt: Worktree, o: { label: string }): Promise<Synced> {
+    this.calls.push(`sync ${wt.path} ${o.label}`);
+    const conflicts = this.conflicted.get(wt.path) ?? [];
+    return {
+      synced: true,
+      from: "main",
+      fromCommit: tree(1),
+      branch: wt.branch,
+      path: wt.path,
+      committedWork: false,
+      conflicts,
+      files: [],
+      fileCount: 0,
+      insertions: 0,
+      deletions: 0,
+    };
+  }
+
+  async conflicts(wt: Worktree): Promise<string[]> {
+    return this.conflicted.get(wt.path) ?? [];
   }
 
   /** Makes the worktree hold uncommitted work. */

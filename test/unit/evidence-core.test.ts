@@ -4,12 +4,18 @@
  * keeping, removing and landing an isolated sheep's worktree.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
 import { MAX_CLOSED_KEPT, Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/core/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { GitWorkspace } from "../../src/git/workspace.ts";
+import { syncText } from "../../src/tool/format.ts";
+import { git, makeRepo, status, writeFiles } from "../support/git-repo.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 
@@ -260,5 +266,82 @@ describe("core: isolated sheep", () => {
     const landed = await s.shepherd.land(a.agentId, { squash: true });
     assert.deepEqual([landed.landed, landed.label, landed.squash], [true, a.label, true]);
     assert.ok(s.workspace.calls.includes(`land ${a.worktree!.path} squash`));
+  });
+});
+
+describe("core: sync on real repositories", () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-sync-core-"));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function realSetup() {
+    const world = new MemoryWorld();
+    const workspace = new GitWorkspace({ worktreesDir: join(dir, "state", "worktrees") });
+    const shepherd = new Shepherd({
+      runtime: world.runtime,
+      host: world.host,
+      owner: "me",
+      clock: new FakeClock(),
+      livenessIntervalMs: 1000,
+      workspace,
+      evidence: false,
+    });
+    return { world, shepherd };
+  }
+
+  async function userSide(repo: string) {
+    return { head: await git(repo, "rev-parse", "HEAD"), index: await readFile(join(repo, ".git", "index")), status: await status(repo) };
+  }
+
+  it("refuses while the sheep works; a clean sync says what came in; the user's checkout is untouched", async () => {
+    const s = realSetup();
+    const repo = await makeRepo(join(dir, "clean"), { "a.txt": "a\n", "b.txt": "b\n" });
+    const a = await s.shepherd.start({ definition: def, cwd: repo, isolate: true, label: "fixer" });
+    const p = await s.shepherd.prompt(a.agentId, "work");
+    await assert.rejects(s.shepherd.sync(a.agentId), /^ShepherdError: \[prompt_pending\] .*wait for it, then sync\./);
+    await writeFiles(a.worktree!.path, { "a.txt": "the sheep's\n" });
+    s.world.answer(a.agentId, p.promptId, "done");
+    await s.shepherd.wait([p.promptId], { timeoutSec: 5 });
+    await writeFiles(repo, { "b.txt": "the person's\n" });
+    await git(repo, "commit", "--quiet", "-am", "person");
+    const before = await userSide(repo);
+    const synced = await s.shepherd.sync(a.agentId);
+    assert.deepEqual(await userSide(repo), before);
+    assert.deepEqual([synced.synced, synced.label, synced.conflicts, synced.files.map((f) => f.path)], [true, "fixer", [], ["b.txt"]]);
+    const text = syncText(synced);
+    assert.match(
+      text,
+      /^Synced main \([0-9a-f]{10}\) into the worktree of fixer \(a_\w+\) at .*: \+1 −1 in 1 file came in\. Its uncommitted files were committed on shepherd\/fixer-\w+ first\. Your checkout was not touched\.\n {2}modified {3}b\.txt \+1 −1$/,
+    );
+    assert.equal(await readFile(join(a.worktree!.path, "b.txt"), "utf8"), "the person's\n");
+    const next = await s.shepherd.prompt(a.agentId, "next task");
+    assert.equal(s.world.mem(a.agentId).inbox.get(next.promptId), "next task", "no conflicts: the prompt goes as written");
+  });
+
+  it("a conflicting sync leaves the conflicts in the worktree, and the sheep's next prompt names them", async () => {
+    const s = realSetup();
+    const repo = await makeRepo(join(dir, "conflict"), { "src/math.js": "one\ntwo\nthree\n" });
+    const a = await s.shepherd.start({ definition: def, cwd: repo, isolate: true, label: "mathy" });
+    await writeFiles(a.worktree!.path, { "src/math.js": "one\nthe sheep's two\nthree\n" });
+    await writeFiles(repo, { "src/math.js": "one\nthe person's two\nthree\n" });
+    await git(repo, "commit", "--quiet", "-am", "person");
+    await assert.rejects(
+      s.shepherd.land(a.agentId, { squash: false }),
+      /\[land_refused\] .*conflicts in: src\/math\.js\. Bring main into the sheep's worktree with action "sync"/,
+    );
+    const before = await userSide(repo);
+    const synced = await s.shepherd.sync(a.agentId);
+    assert.deepEqual(await userSide(repo), before, "HEAD, index and status of the user's checkout are as they were");
+    assert.deepEqual(synced.conflicts, ["src/math.js"]);
+    assert.match(syncText(synced), /with conflicts in: src\/math\.js\..*\nThe merge is left in progress there/);
+    assert.match(await readFile(join(a.worktree!.path, "src", "math.js"), "utf8"), /^<<<<<<< HEAD\nthe sheep's two\n=======\nthe person's two\n>>>>>>> /m);
+    const p = await s.shepherd.prompt(a.agentId, "carry on");
+    const sent = s.world.mem(a.agentId).inbox.get(p.promptId)!;
+    assert.match(sent, /^\[pi-shepherd\] Your worktree has a merge in progress .* with conflicts in: src\/math\.js\. Resolve them first/);
+    assert.ok(sent.endsWith("\n\ncarry on"), "the prompt itself follows, as written");
   });
 });

@@ -297,7 +297,7 @@ describe("git workspace: worktrees and landing", () => {
     const head = (await git(repo, "rev-parse", "HEAD")).trim();
     await assert.rejects(
       ws.land(b, { squash: false, label: "two" }),
-      /^ShepherdError: \[land_refused\] landing shepherd\/two-.* into main conflicts in: shared\.txt\. Nothing was changed\./,
+      /^ShepherdError: \[land_refused\] landing shepherd\/two-.* into main conflicts in: shared\.txt\. Bring main into the sheep.s worktree with action "sync".* Nothing was changed\.$/,
     );
     assert.equal((await git(repo, "rev-parse", "HEAD")).trim(), head, "HEAD did not move");
     assert.equal(await status(repo), "");
@@ -475,7 +475,7 @@ describe("git workspace: a repository's config runs nothing", () => {
     };
   }
 
-  it("baseline, diff, isolate, land, a chain's next step and remove run no filter, driver, hook, fsmonitor or signing program", async () => {
+  it("baseline, diff, isolate, sync, land, a chain's next step and remove run no filter, driver, hook, fsmonitor or signing program", async () => {
     const h = await hostileRepo("all");
     await h.arm();
     const baseline = (await ws.baseline(h.repo))!;
@@ -500,6 +500,9 @@ describe("git workspace: a repository's config runs nothing", () => {
     await git(h.repo, "add", "person.txt");
     await git(h.repo, "commit", "--quiet", "-m", "person");
     await h.arm();
+    const synced = await ws.sync(one, { label: "one" });
+    assert.deepEqual([synced.synced, synced.conflicts], [true, []]);
+    assert.equal(await readFile(join(one.path, "person.txt"), "utf8"), "mine\n");
     const landed = await ws.land(one, { squash: false, label: "one" });
     assert.equal(landed.landed, true);
     await ws.remove(next);
@@ -598,5 +601,115 @@ describe("git workspace: landing never replaces what git does not track; links a
     const text = landText({ ...landed, agentId: "a_links00000", label: "links" });
     assert.match(text, /^ {2}added {6}passwd-link → \/etc\/passwd \(symlink\)$/m);
     assert.equal((await lstat(join(repo, "passwd-link"))).isSymbolicLink(), true);
+  });
+});
+
+describe("git workspace: sync brings the user's branch into a sheep's worktree, and only there", () => {
+  let dir: string;
+  let ws: GitWorkspace;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-sync-"));
+    ws = new GitWorkspace({ worktreesDir: join(dir, "state dir", "worktrees") });
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function setup(name: string) {
+    const repo = await makeRepo(join(dir, name), { "shared.txt": lines(5), "other.txt": "o\n" });
+    const wt = (await ws.isolate({ cwd: repo, agentId: `a_${name.padEnd(10, "0")}`, label: name })).worktree;
+    return { repo, wt };
+  }
+
+  /** HEAD, the index byte for byte, the status and the branches of the user's checkout. */
+  async function userSide(repo: string) {
+    return {
+      head: (await git(repo, "rev-parse", "HEAD")).trim(),
+      index: await readFile(join(repo, ".git", "index")),
+      status: await status(repo),
+      branches: await git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main"),
+    };
+  }
+
+  async function personCommits(repo: string, files: Record<string, string>) {
+    await writeFiles(repo, files);
+    await git(repo, "commit", "--quiet", "-am", "the person's work");
+  }
+
+  it("a clean sync merges the user's branch into the worktree, the sheep's uncommitted work kept; the user's checkout is untouched", async () => {
+    const { repo, wt } = await setup("clean");
+    await personCommits(repo, { "other.txt": "the person's\n" });
+    await writeFiles(wt.path, { "shared.txt": "line 1\nthe sheep's\nline 3\nline 4\nline 5\n", "sheep-new.txt": "new\n" });
+    const before = await userSide(repo);
+    const synced = await ws.sync(wt, { label: "clean" });
+    assert.deepEqual(await userSide(repo), before, "HEAD, index, status and branch of the user's checkout are as they were");
+    assert.deepEqual([synced.synced, synced.from, synced.committedWork, synced.conflicts], [true, "main", true, []]);
+    assert.equal(synced.fromCommit, before.head);
+    assert.deepEqual(
+      synced.files.map((f) => [f.path, f.status]),
+      [["other.txt", "modified"]],
+      "what came in",
+    );
+    assert.equal(await readFile(join(wt.path, "other.txt"), "utf8"), "the person's\n");
+    assert.equal(await readFile(join(wt.path, "shared.txt"), "utf8"), "line 1\nthe sheep's\nline 3\nline 4\nline 5\n", "the sheep's work is there");
+    assert.equal(await status(wt.path), "", "as commits on its branch");
+    assert.equal((await git(wt.path, "symbolic-ref", "HEAD")).trim(), `refs/heads/${wt.branch}`);
+    const again = await ws.sync(wt, { label: "clean" });
+    assert.equal(again.synced, false, "syncing twice brings nothing");
+    const landed = await ws.land(wt, { squash: false, label: "clean" });
+    assert.deepEqual(landed.files.map((f) => f.path).sort(), ["shared.txt", "sheep-new.txt"].sort());
+  });
+
+  it("a conflicting land names sync; the sync leaves the conflicts in the worktree, land waits for them, and lands once resolved", async () => {
+    const { repo, wt } = await setup("conflict");
+    await personCommits(repo, { "shared.txt": "line 1\nthe person's\nline 3\nline 4\nline 5\n" });
+    await writeFiles(wt.path, { "shared.txt": "line 1\nthe sheep's\nline 3\nline 4\nline 5\n" });
+    const head = (await git(repo, "rev-parse", "HEAD")).trim();
+    await assert.rejects(ws.land(wt, { squash: false, label: "conflict" }), (e: Error) => {
+      assert.match(e.message, /^\[land_refused\] landing shepherd\/conflict-.* into main conflicts in: shared\.txt\. /);
+      assert.match(e.message, /with action "sync" \(or \/shepherd sync conflict\)/);
+      assert.ok(e.message.includes(`By hand: git -C '${wt.path}' merge ${head} (the tip of main)`), e.message);
+      assert.ok(e.message.includes(`git -C '${wt.path}' commit --no-edit`), e.message);
+      assert.match(e.message, /Nothing was changed\.$/);
+      return true;
+    });
+    const before = await userSide(repo);
+    const synced = await ws.sync(wt, { label: "conflict" });
+    assert.deepEqual(await userSide(repo), before, "the user's checkout is untouched");
+    assert.deepEqual([synced.synced, synced.conflicts], [true, ["shared.txt"]]);
+    assert.deepEqual(await ws.conflicts(wt), ["shared.txt"]);
+    const text = await readFile(join(wt.path, "shared.txt"), "utf8");
+    assert.match(text, /^<<<<<<< HEAD\nthe sheep's\n=======\nthe person's\n>>>>>>> /m, "conflict markers for the sheep");
+    assert.equal(existsSync(join(await git(wt.path, "rev-parse", "--absolute-git-dir").then((d) => d.trim()), "MERGE_HEAD")), true, "the merge is in progress");
+    await assert.rejects(
+      ws.sync(wt, { label: "conflict" }),
+      /^ShepherdError: \[sync_refused\] .*already has a merge in progress with conflicts in: shared\.txt/,
+    );
+    await assert.rejects(
+      ws.land(wt, { squash: false, label: "conflict" }),
+      /^ShepherdError: \[land_refused\] the sheep's worktree .* unresolved conflicts in: shared\.txt\./,
+    );
+    assert.deepEqual(await userSide(repo), before);
+
+    // The sheep resolves and stages it, without committing: landing finishes its merge.
+    await writeFiles(wt.path, { "shared.txt": "line 1\nboth\nline 3\nline 4\nline 5\n" });
+    await git(wt.path, "add", "shared.txt");
+    assert.deepEqual(await ws.conflicts(wt), []);
+    const landed = await ws.land(wt, { squash: false, label: "conflict" });
+    assert.equal(landed.landed, true);
+    assert.equal(await readFile(join(repo, "shared.txt"), "utf8"), "line 1\nboth\nline 3\nline 4\nline 5\n");
+    assert.equal(await status(wt.path), "");
+  });
+
+  it("refuses a worktree that is not on the sheep's branch", async () => {
+    const { repo, wt } = await setup("elsewhere");
+    await git(repo, "branch", "users-other");
+    await git(wt.path, "checkout", "--quiet", "users-other");
+    await personCommits(repo, { "other.txt": "x\n" });
+    await assert.rejects(
+      ws.sync(wt, { label: "elsewhere" }),
+      /^ShepherdError: \[sync_refused\] the worktree .* is not on the sheep's branch shepherd\/elsewhere-.*\(it is on refs\/heads\/users-other\)\. Nothing was changed\./,
+    );
+    assert.equal((await git(repo, "rev-parse", "users-other")).trim(), (await git(repo, "rev-parse", "HEAD~1")).trim(), "the user's branch did not move");
   });
 });

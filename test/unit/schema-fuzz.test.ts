@@ -143,6 +143,7 @@ const RELEVANT: Record<string, readonly string[]> = {
   reply: ["agentId", "messageId", "text"],
   diff: ["target", "stat"],
   land: ["agentId", "squash"],
+  sync: ["agentId"],
   doctor: [],
 };
 
