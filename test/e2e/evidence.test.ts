@@ -12,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 import type { Evidence, WaitItem } from "../../src/core/types.ts";
 import type { FileChange, Worktree } from "../../src/ports/workspace.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { repoRoot } from "../support/rpc-shepherd.ts";
 import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.ts";
 import { type Scene, tmuxPanes } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
@@ -172,7 +173,7 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
 
     await scene.fails(
       { action: "land", agentId: two.agentId },
-      /^\[land_refused\] landing shepherd\/two-\w+ into main conflicts in: shared\.txt\. Nothing was changed\./,
+      /^\[land_refused\] landing shepherd\/two-\w+ into main conflicts in: shared\.txt\. Bring main into the sheep's worktree with action "sync" .*By hand: git -C .* merge [0-9a-f]{40} \(the tip of main\).* Nothing was changed\.$/,
     );
     assert.equal((await git(repo, "rev-parse", "HEAD")).trim(), head, "HEAD did not move");
     assert.equal(await status(repo), "", "the checkout is untouched");
@@ -283,6 +284,33 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
     assert.equal(await readFile(join(repo, "before-resume.txt"), "utf8"), "1\n");
     assert.equal(await readFile(join(repo, "after-resume.txt"), "utf8"), "2\n");
     await ok({ action: "close", agentId: second.agentId, removeWorktree: true });
+    assert.deepEqual(await worktreeList(repo), [repo]);
+  });
+
+  it("a resumed isolated sheep is still in the herd after /reload, and lands (issue 21, item 8)", async () => {
+    // A shepherd of its own that can reload (RPC has no /reload; the test extension does what it does).
+    const s = world!.scene({ cwd: repo, extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
+    const first = (await s.ok({ action: "start", agent: "echo", label: "reloaded", isolate: true })).details.agent as { agentId: string; worktree: Worktree };
+    const p1 = await s.prompt(first.agentId, work([[write("across-reload.txt", "1\n")]], "wrote it"));
+    assert.equal((await s.wait(p1, 120)).status, "completed");
+    await s.ok({ action: "close", agentId: first.agentId });
+    const second = (await s.ok({ action: "start", resume: "reloaded" })).details.agent as { agentId: string; worktree?: Worktree };
+    assert.equal(second.worktree?.path, first.worktree.path);
+    const state = JSON.parse(await readFile(join(world!.agentDir, "pi-shepherd", "state.json"), "utf8")) as { agents: { agentId: string; worktree?: Worktree }[] };
+    assert.equal(state.agents.find((a) => a.agentId === second.agentId)?.worktree?.path, first.worktree.path, "in state.json, worktree and all, before the reload");
+    const reattached = s.shepherd.next((e) => e.type === "extension_ui_request" && e.method === "notify" && /re-attached/.test(String(e.message)), 60_000);
+    await s.shepherd.command({ type: "prompt", message: "/test-reload" });
+    await reattached;
+    const herd = (await s.ok({ action: "herd" })).details.agents as { agentId: string; label: string }[];
+    assert.deepEqual(
+      herd.map((a) => [a.agentId, a.label]),
+      [[second.agentId, "reloaded"]],
+      "the herd lists the resumed sheep after the reload",
+    );
+    assert.match(await s.fails({ action: "start", resume: "reloaded" }, /^\[not_resumable\]/), /still running/, "a second pi on its session is refused");
+    await s.ok({ action: "land", agentId: "reloaded" });
+    assert.equal(await readFile(join(repo, "across-reload.txt"), "utf8"), "1\n", "its work landed");
+    await s.ok({ action: "close", agentId: second.agentId, removeWorktree: true });
     assert.deepEqual(await worktreeList(repo), [repo]);
   });
 
