@@ -296,8 +296,14 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
     await s.ok({ action: "close", agentId: first.agentId });
     const second = (await s.ok({ action: "start", resume: "reloaded" })).details.agent as { agentId: string; worktree?: Worktree };
     assert.equal(second.worktree?.path, first.worktree.path);
-    const state = JSON.parse(await readFile(join(world!.agentDir, "pi-shepherd", "state.json"), "utf8")) as { agents: { agentId: string; worktree?: Worktree }[] };
-    assert.equal(state.agents.find((a) => a.agentId === second.agentId)?.worktree?.path, first.worktree.path, "in state.json, worktree and all, before the reload");
+    const state = JSON.parse(await readFile(join(world!.agentDir, "pi-shepherd", "state.json"), "utf8")) as {
+      agents: { agentId: string; worktree?: Worktree }[];
+    };
+    assert.equal(
+      state.agents.find((a) => a.agentId === second.agentId)?.worktree?.path,
+      first.worktree.path,
+      "in state.json, worktree and all, before the reload",
+    );
     const reattached = s.shepherd.next((e) => e.type === "extension_ui_request" && e.method === "notify" && /re-attached/.test(String(e.message)), 60_000);
     await s.shepherd.command({ type: "prompt", message: "/test-reload" });
     await reattached;
