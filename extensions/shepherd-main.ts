@@ -164,7 +164,7 @@ export function shepherdExtension(pi: ExtensionAPI): void {
 
   async function beginSession(ctx: ExtensionContext): Promise<void> {
     const current = await appFor(ctx);
-    const { noticeText, poolDefinitions, pushMessage, reattachText } = await parts();
+    const { heldText, noticeText, poolDefinitions, pushMessage, reattachText } = await parts();
     const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], live: [], warnings: [errorText(e)] }));
     if (ctx.hasUI) {
       for (const w of report.warnings) ctx.ui.notify(printable(w), "warning");
@@ -181,6 +181,10 @@ export function shepherdExtension(pi: ExtensionAPI): void {
         // A sheep's own words: never an escape sequence on the person's terminal.
         ctx.ui.notify(printable(noticeText(n)), "info");
         widget.touch(ctx);
+      },
+      // A flood of one sheep's messages held back by the rate limit: one line, not one per message.
+      held: (h) => {
+        if (ctx.hasUI) ctx.ui.notify(printable(heldText(h.label, h.count)), "info");
       },
     });
     const { settings } = current.loaded;

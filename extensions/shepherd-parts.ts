@@ -13,6 +13,6 @@ export { readAudit } from "../src/protocol/audit-log.ts";
 export { readResumeCards } from "../src/protocol/resume-card.ts";
 export { poolDefinitions } from "../src/tool/definitions.ts";
 export { runCommand, runToolCall } from "../src/tool/entry.ts";
-export { noticeText, reattachText } from "../src/tool/format.ts";
+export { heldText, noticeText, reattachText } from "../src/tool/format.ts";
 export { pushMessage } from "../src/tool/push-text.ts";
 export { quitText } from "../src/tool/quit-text.ts";

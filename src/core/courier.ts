@@ -4,6 +4,12 @@
  * last task is final. Its mark is written through before a push goes out, so neither a reload nor
  * a crash pushes anything twice; what a wait returned is the conversation's already and is not
  * pushed. Progress and done messages are told to the person instead.
+ *
+ * A sheep is driven by a model that may have read hostile text, and may flood: what one look
+ * finds of a sheep goes out as one push (its questions) and one notice (its progress and done),
+ * and each sheep gets at most PUSHES_PER_WINDOW pushes and as many notices in any WINDOW_MS.
+ * What is held back waits, unhandled, for the window to open (it is still listed by `messages`),
+ * and is told in one line meanwhile.
  */
 import { close } from "./close.ts";
 import { owesDelivery, type Herd } from "./herd.ts";
@@ -18,13 +24,34 @@ export interface PushedItem extends DelegateItem {
 
 export type Push =
   | { kind: "result"; item: WaitItem; label: string; agent: string }
-  | { kind: "question"; agentId: string; label: string; agent: string; message: SheepMessage }
+  | {
+      kind: "question";
+      agentId: string;
+      label: string;
+      agent: string;
+      /** The first of them (what a push of one question always carried). */
+      message: SheepMessage;
+      /** The sheep's new questions, in the order asked, the first included (at most MAX_QUESTIONS_PER_PUSH); without it, `message` alone. */
+      messages?: SheepMessage[];
+      /** Questions of this sheep seen and not in this push: they come in a later one. */
+      more?: number;
+    }
   | { kind: "delegation"; delegationId: string; mode: DelegateMode; items: PushedItem[] };
 
 export interface Notice {
   agentId: string;
   label: string;
+  /** The latest progress or done message. */
   message: SheepMessage;
+  /** Progress and done messages before it that are told only by this count. */
+  more?: number;
+}
+
+/** Messages of a sheep that the rate limit holds back for now. */
+export interface Held {
+  agentId: string;
+  label: string;
+  count: number;
 }
 
 export interface CourierSink {
@@ -32,6 +59,35 @@ export interface CourierSink {
   deliver(push: Push): void;
   /** Progress and done messages of a sheep, for the person. */
   notice?(notice: Notice): void;
+  /** Messages of a sheep held back by the rate limit, for the person: one line. */
+  held?(held: Held): void;
+}
+
+/** The window of the rate limit, and what each sheep gets in it: pushes of questions, and notices. */
+export const WINDOW_MS = 60_000;
+export const PUSHES_PER_WINDOW = 3;
+/** The most questions one push lists; more wait for the next. */
+export const MAX_QUESTIONS_PER_PUSH = 50;
+
+/** Times of the last sends per sheep, for a sliding window. */
+class Budget {
+  private readonly sent = new Map<string, number[]>();
+  private recent(agentId: string, now: number): number[] {
+    const times = (this.sent.get(agentId) ?? []).filter((t) => t > now - WINDOW_MS);
+    this.sent.set(agentId, times);
+    return times;
+  }
+  allows(agentId: string, now: number): boolean {
+    return this.recent(agentId, now).length < PUSHES_PER_WINDOW;
+  }
+  /** When the next send is allowed. */
+  opens(agentId: string, now: number): number {
+    const times = this.recent(agentId, now);
+    return times.length < PUSHES_PER_WINDOW ? now : times[0]! + WINDOW_MS;
+  }
+  spend(agentId: string, now: number): void {
+    this.recent(agentId, now).push(now);
+  }
 }
 
 /** How long the courier sleeps when nothing it carries can change without a file or a call telling it. */
@@ -52,6 +108,14 @@ export class Courier {
   readonly runners = new Map<string, Promise<void>>();
   /** The latest progress message of each sheep, for the widget. */
   readonly lastProgress = new Map<string, SheepMessage>();
+  private readonly pushes = new Budget();
+  private readonly notices = new Budget();
+  /** Progress and done messages handled while the notice budget was spent: told in the next notice. */
+  private readonly untold = new Map<string, { message: SheepMessage; count: number }>();
+  /** Sheep whose held-back messages were told: once, until a push of theirs goes out. */
+  private readonly heldTold = new Set<string>();
+  /** The earliest time something held back may go out: the courier looks again then. */
+  private holdUntil: number | undefined;
 
   constructor(private readonly herd: Herd) {
     this.stopHearing = herd.bells.overhear(() => this.kick());
@@ -103,11 +167,14 @@ export class Courier {
       this.wake = new AbortController();
       // While results are owed, the sheep's liveness is asked about once an interval: a pane that
       // went away rings no file bell.
-      const ms = this.refused || this.watched().length > 0 ? herd.opts.livenessIntervalMs : IDLE_SLEEP_MS;
+      let ms = this.refused || this.watched().length > 0 ? herd.opts.livenessIntervalMs : IDLE_SLEEP_MS;
+      const hold = this.holdUntil;
+      if (hold !== undefined) ms = Math.max(0, Math.min(ms, hold - herd.clock.now()));
       try {
         await herd.clock.sleep(ms, this.wake.signal);
         this.dirty = true;
-        this.quiet = true;
+        // What was held back is due: the messages are read again, not only the panes asked about.
+        this.quiet = hold === undefined || herd.clock.now() < hold;
       } catch {
         // kicked
       }
@@ -133,6 +200,7 @@ export class Courier {
   private async sweep(quiet: boolean): Promise<void> {
     const { herd } = this;
     const reg = herd.registry;
+    if (!quiet) this.holdUntil = undefined;
     for (const p of this.watched()) {
       if (!this.sink) return;
       const rec = reg.agents.get(p.agentId);
@@ -153,6 +221,12 @@ export class Courier {
     }
   }
 
+  /**
+   * One look at a sheep's new messages: its questions go out in one push, its progress and done
+   * messages in one notice, each within the sheep's budget. What the budget holds back stays
+   * unhandled (questions, and what came after the first of them) or untold (notices) until the
+   * window opens.
+   */
   private async readMessages(agentId: string): Promise<void> {
     const { herd } = this;
     const rec = herd.registry.agents.get(agentId);
@@ -162,29 +236,85 @@ export class Courier {
     const messages = await herd.opts.host.messages(agentId).catch(() => undefined);
     if (!messages) return;
     const from = Math.min(rec.messagesHandled ?? 0, messages.length);
-    let handled = from;
-    for (; handled < messages.length; handled++) {
-      const m = messages[handled]!;
-      if (m.kind !== "question") {
-        if (m.kind === "progress") this.lastProgress.set(agentId, m);
-        this.sink?.notice?.({ agentId, label: rec.label, message: m });
-        continue;
-      }
-      if (herd.claimedQuestions.has(m.messageId)) continue;
+    let end = from;
+    const questions: number[] = [];
+    for (; end < messages.length; end++) {
+      const m = messages[end]!;
+      if (m.kind !== "question" || herd.claimedQuestions.has(m.messageId)) continue;
       // A wait on this sheep returns the question itself (as blocked), answer included in its turn.
       if (m.awaitReply && herd.waiting.has(agentId)) break;
-      const upTo = handled + 1;
-      const pushed = await this.deliver(
-        { kind: "question", agentId, label: rec.label, agent: rec.agent, message: m },
-        () => (rec.messagesHandled = upTo),
-        () => (rec.messagesHandled = handled),
-      );
-      if (!pushed) break;
+      questions.push(end);
     }
-    if (handled > (rec.messagesHandled ?? 0)) {
-      rec.messagesHandled = handled;
+    const now = herd.clock.now();
+    let upTo = end;
+    let pushed = false;
+    if (questions.length > 0) {
+      if (this.pushes.allows(agentId, now)) {
+        const listed = questions.slice(0, MAX_QUESTIONS_PER_PUSH);
+        // The rest go in the next push, at once if the budget allows: no file need ring for them.
+        if (questions.length > listed.length) {
+          upTo = questions[listed.length]!;
+          this.hold(now);
+        }
+        const more = questions.length - listed.length;
+        const push: Push = {
+          kind: "question",
+          agentId,
+          label: rec.label,
+          agent: rec.agent,
+          message: messages[listed[0]!]!,
+          messages: listed.map((i) => messages[i]!),
+          ...(more > 0 ? { more } : {}),
+        };
+        const before = rec.messagesHandled;
+        pushed = await this.deliver(
+          push,
+          () => (rec.messagesHandled = upTo),
+          () => {
+            if (before === undefined) delete rec.messagesHandled;
+            else rec.messagesHandled = before;
+          },
+        );
+        if (pushed) {
+          this.pushes.spend(agentId, now);
+          this.heldTold.delete(agentId);
+        } else upTo = questions[0]!;
+      } else {
+        upTo = questions[0]!;
+        this.hold(this.pushes.opens(agentId, now));
+        if (!this.heldTold.has(agentId)) {
+          this.heldTold.add(agentId);
+          this.sink?.held?.({ agentId, label: rec.label, count: messages.length - upTo });
+        }
+      }
+    }
+    this.tell(agentId, rec.label, messages.slice(from, upTo), now);
+    if (!pushed && upTo > (rec.messagesHandled ?? 0)) {
+      rec.messagesHandled = upTo;
       await herd.persist();
     }
+  }
+
+  private hold(until: number): void {
+    this.holdUntil = this.holdUntil === undefined ? until : Math.min(this.holdUntil, until);
+  }
+
+  /** Progress and done messages of one look (and any untold before them) as one notice, within the budget. */
+  private tell(agentId: string, label: string, handled: SheepMessage[], now: number): void {
+    const notes = handled.filter((m) => m.kind !== "question");
+    for (const m of notes) if (m.kind === "progress") this.lastProgress.set(agentId, m);
+    const before = this.untold.get(agentId);
+    const latest = notes.at(-1) ?? before?.message;
+    if (!latest) return;
+    const count = notes.length + (before?.count ?? 0);
+    if (!this.notices.allows(agentId, now)) {
+      this.untold.set(agentId, { message: latest, count });
+      this.hold(this.notices.opens(agentId, now));
+      return;
+    }
+    this.untold.delete(agentId);
+    this.notices.spend(agentId, now);
+    this.sink?.notice?.({ agentId, label, message: latest, ...(count > 1 ? { more: count - 1 } : {}) });
   }
 
   private async pushResult(p: PromptRecord): Promise<void> {

@@ -298,9 +298,15 @@ export function replyText(r: { agentId: string; messageId: string }, label: stri
 }
 
 /** A progress or done message, told to the person. */
-export function noticeText(n: { label: string; agentId: string; message: { kind: string; text: string; messageId: string } }): string {
+export function noticeText(n: { label: string; agentId: string; message: { kind: string; text: string; messageId: string }; more?: number }): string {
   const what = n.message.kind === "done" ? "is done" : "reports";
-  return `🐑 ${n.label} ${what}: ${n.message.text}`;
+  const more = n.more ? ` (+${n.more} more: see messages)` : "";
+  return `🐑 ${n.label} ${what}: ${n.message.text}${more}`;
+}
+
+/** Messages of a sheep not passed on yet (held back by the rate limit, or past one push's list), in one line. */
+export function heldText(label: string, count: number): string {
+  return `… ${count} more message${count === 1 ? "" : "s"} from ${label}: see messages`;
 }
 
 export function doctorText(r: DoctorReport): string {

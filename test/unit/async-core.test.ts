@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { Notice, Push } from "../../src/core/courier.ts";
+import { type Held, MAX_QUESTIONS_PER_PUSH, type Notice, PUSHES_PER_WINDOW, type Push, WINDOW_MS } from "../../src/core/courier.ts";
+import { heldText, noticeText } from "../../src/tool/format.ts";
+import { pushMessage } from "../../src/tool/push-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/core/types.ts";
 import { AnsweringFlock } from "../support/answering-flock.ts";
@@ -240,6 +242,111 @@ describe("async core: messages from sheep", () => {
       listed.map((m) => m.answer),
       [undefined, "replied", "expired"],
     );
+    await s.dispose();
+  });
+});
+
+describe("async core: a flood of messages from one sheep", () => {
+  const questionIds = (pushes: Push[]) => pushes.map((p) => (p.kind === "question" ? (p.messages ?? [p.message]).map((m) => m.messageId) : []));
+  const id = (n: number) => `m_${String(n).padStart(10, "0")}`;
+
+  it("40 questions of 16 KB seen in one look go out as one push listing every id, each cut; messages shows them whole", async () => {
+    const t = setup();
+    const s = t.make("one");
+    const a = await s.start({ definition: def, cwd: "/w" });
+    const text = (n: number) => `question ${n}: ${"x".repeat(16 * 1024 - 20)}`;
+    for (let n = 1; n <= 40; n++) t.world.say(a.agentId, { messageId: id(n), kind: "question", text: text(n) });
+    await t.quiet();
+    await t.quiet();
+    assert.deepEqual(questionIds(t.pushes), [Array.from({ length: 40 }, (_, i) => id(i + 1))], "one push with all 40");
+    const content = pushMessage(t.pushes[0]!).content;
+    assert.ok(content.length < 40 * 1024, `the push says ${content.length} characters, not 40 × 16 KB`);
+    assert.match(
+      content,
+      /^\[pi-shepherd\] Sheep "worker" \(a_\w+\) asks 40 questions \(each cut at 500 characters; action "messages" shows them whole\):\n- m_0000000001: question 1: x{488}… \[15876 more characters\]\n/,
+    );
+    const listed = await s.messages(a.agentId);
+    assert.deepEqual(
+      listed.map((m) => m.text.length),
+      Array.from({ length: 40 }, (_, i) => text(i + 1).length),
+      "the full texts",
+    );
+    await s.dispose();
+  });
+
+  it(`a look that finds more than ${MAX_QUESTIONS_PER_PUSH} questions lists ${MAX_QUESTIONS_PER_PUSH}, says how many more, and sends the rest next`, async () => {
+    const t = setup();
+    const s = t.make("one");
+    const a = await s.start({ definition: def, cwd: "/w" });
+    for (let n = 1; n <= 60; n++) t.world.say(a.agentId, { messageId: id(n), kind: "question", text: `q${n}`, awaitReply: true, timeoutSec: 600 });
+    await t.quiet();
+    await t.quiet();
+    assert.deepEqual(
+      questionIds(t.pushes).map((ids) => ids.length),
+      [50, 10],
+    );
+    const first = pushMessage(t.pushes[0]!).content;
+    assert.ok(first.endsWith("\n… 10 more messages from worker: see messages"), first.slice(-200));
+    assert.match(first, /\n- m_0000000001 \(waits for your answer, up to 600 s\): q1\n/);
+    assert.match(first, /Answer each that waits with \{"action":"reply","agentId":"a_\w+","messageId":"<its id>","text":"\.\.\."\}/);
+    await s.dispose();
+  });
+
+  it(`at most ${PUSHES_PER_WINDOW} pushes per sheep a minute: the rest is held, told in one line, listed by messages, and pushed as one when the minute is over`, async () => {
+    const t = setup();
+    const held: Held[] = [];
+    const s = t.make("one");
+    s.deliverTo({ deliver: (p) => t.pushes.push(p), notice: (n) => t.notices.push(n), held: (h) => held.push(h) });
+    const a = await s.start({ definition: def, cwd: "/w" });
+    for (let n = 1; n <= 8; n++) {
+      t.world.say(a.agentId, { messageId: id(n), kind: "question", text: `q${n}` });
+      await t.quiet(); // one look each
+    }
+    assert.deepEqual(questionIds(t.pushes), [[id(1)], [id(2)], [id(3)]], "three pushes, then the limit");
+    assert.deepEqual(held, [{ agentId: a.agentId, label: "worker", count: 1 }], "told once, when it first held one back");
+    assert.equal(heldText("worker", 5), "… 5 more messages from worker: see messages");
+    assert.deepEqual(
+      (await s.messages(a.agentId, true)).map((m) => m.messageId),
+      Array.from({ length: 8 }, (_, i) => id(i + 1)),
+      "what is held back is listed by messages",
+    );
+    assert.equal(t.store.state.agents.find((x) => x.agentId === a.agentId)?.messagesHandled, 3, "held back: not handled");
+    await t.clock.advance(WINDOW_MS, 1000);
+    await t.quiet();
+    assert.deepEqual(questionIds(t.pushes).slice(3), [[id(4), id(5), id(6), id(7), id(8)]], "when the window opens: one push with all held back");
+    assert.equal(held.length, 1);
+    await s.dispose();
+  });
+
+  it("progress and done seen in one look are one notice: the latest, with how many more", async () => {
+    const t = setup();
+    const s = t.make("one");
+    const a = await s.start({ definition: def, cwd: "/w" });
+    for (let n = 1; n <= 10; n++) t.world.say(a.agentId, { messageId: id(n), kind: "progress", text: `step ${n}` });
+    t.world.say(a.agentId, { messageId: id(11), kind: "done", text: "all done" });
+    await t.quiet();
+    assert.deepEqual(
+      t.notices.map((n) => [n.message.text, n.more]),
+      [["all done", 10]],
+    );
+    assert.equal(noticeText(t.notices[0]!), "🐑 worker is done: all done (+10 more: see messages)");
+    // Each in a look of its own: the notice budget holds the rest, told together when it opens.
+    for (let n = 12; n <= 17; n++) {
+      t.world.say(a.agentId, { messageId: id(n), kind: "progress", text: `step ${n}` });
+      await t.quiet();
+    }
+    assert.deepEqual(
+      t.notices.map((n) => [n.message.text, n.more]),
+      [
+        ["all done", 10],
+        ["step 12", undefined],
+        ["step 13", undefined],
+      ],
+    );
+    await t.clock.advance(WINDOW_MS, 1000);
+    await t.quiet();
+    assert.deepEqual(t.notices.at(-1) && [t.notices.at(-1)!.message.text, t.notices.at(-1)!.more], ["step 17", 3]);
+    assert.equal(t.notices.length, 4);
     await s.dispose();
   });
 });

@@ -98,7 +98,7 @@ async function check(m: AsyncModel, r: AsyncReal): Promise<void> {
     assert.ok(p?.notify, `${id} was pushed but never asked to notify`);
     assert.ok(!p.claimedByWait, `${id} was pushed after a wait had returned it`);
   }
-  const questions = r.pushes.flatMap((p) => (p.kind === "question" ? [p.message.messageId] : []));
+  const questions = r.pushes.flatMap((p) => (p.kind === "question" ? (p.messages ?? [p.message]).map((m) => m.messageId) : []));
   assert.equal(new Set(questions).size, questions.length, "a question was pushed twice");
   for (const agentId of m.sheep) {
     const delivered = r.world.mem(agentId).deliveries.flatMap((d) => (d.kind === "prompt" ? [d.promptId] : []));
