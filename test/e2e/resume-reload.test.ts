@@ -1,0 +1,78 @@
+/**
+ * Issue 21, item 8, in pi's interactive screen: a real pi shepherd in its TUI (a private tmux
+ * server, read with capture-pane) resumes a closed isolated sheep with `/shepherd resume`, then
+ * `/reload`s; the resumed sheep is still in `/shepherd herd`, and `/shepherd land` brings its work in.
+ * Before, the resumed record never reached state.json: after the reload the herd said "No live
+ * sheep" while its pane ran on, and its worktree could not be landed.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { makeAgentDir } from "../support/e2e-env.ts";
+import { lines, makeRepo } from "../support/git-repo.ts";
+import { killSheep, sheepProcesses } from "../support/leftovers.ts";
+import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { TuiShepherd } from "../support/tui-shepherd.ts";
+
+describe("a resumed isolated sheep survives /reload in pi's interactive screen", { timeout: 600_000 }, () => {
+  let dir: string;
+  let model: ScriptedModel;
+  let agentDir: string;
+  let repo: string;
+  let tui: TuiShepherd;
+  let turn = 0;
+
+  /** Has the shepherd's model call the tool; resolves once the model's closing words are on screen. */
+  const toolDone = async (args: Record<string, unknown>) => {
+    const words = `turn ${++turn} done`;
+    await tui.type(directive({ tool: { name: "shepherd", arguments: args }, afterTool: words }));
+    return tui.until((s) => s.split("\n").some((l) => l.trim() === words), 120_000);
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-resume-reload-"));
+    model = await startScriptedModel();
+    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    repo = await makeRepo(join(dir, "repo"), { "a.txt": lines(3) });
+    tui = await TuiShepherd.start({ agentDir, cwd: repo, width: 200, height: 50 });
+    await tui.until(/scripted-model/);
+  });
+
+  after(async () => {
+    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
+    await tui?.stop();
+    if (agentDir) await killSheep(agentDir, pids);
+    await model?.close();
+    if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  });
+
+  it("/shepherd resume, /reload: /shepherd herd lists the resumed sheep, and it lands", async () => {
+    await tui.type("/shepherd start echo --label fixer --isolate");
+    const first = /Started "fixer" \(echo\) as (a_\w{10})/.exec(await tui.until(/Started "fixer" \(echo\) as a_\w{10}/))![1]!;
+    // It works (writes a file in its worktree), so it has a conversation to resume.
+    const work = directive({ rounds: [[{ name: "write", arguments: { path: "fixed.txt", content: "fixed\n" } }]], afterTool: "wrote it" });
+    await toolDone({ action: "prompt", agentId: "fixer", message: work });
+    await tui.type("/shepherd wait fixer");
+    await tui.until(/wrote it/, 120_000);
+    await tui.type("/shepherd close fixer");
+    await tui.until(new RegExp(`Closed fixer \\(${first}\\)`), 60_000);
+    await tui.type("/shepherd resume fixer");
+    const said = /Resumed "fixer" \(echo\) from (a_\w{10}), its conversation kept, as (a_\w{10})/;
+    const [, from, resumed] = said.exec(await tui.until(said, 60_000))!;
+    assert.equal(from, first);
+
+    await tui.type("/reload");
+    // The re-attach line, where there is a live sheep to say it of; /shepherd waits for the re-attach anyway.
+    await tui.until(/re-attached \d+ sheep/, 30_000).catch(() => undefined);
+    await tui.type("/shepherd herd");
+    const herd = await tui.until(/Herd \(\d+\):|No live sheep/, 60_000);
+    assert.match(herd, new RegExp(`Herd \\(1\\):\\n {3}fixer \\(${resumed}, echo\\): idle`), `the herd after /reload:\n${herd}`);
+    assert.doesNotMatch(herd, /No live sheep/);
+
+    await tui.type("/shepherd land fixer");
+    await tui.until(new RegExp(`Landed shepherd/\\S+ of fixer \\(${resumed}\\)`), 60_000);
+    assert.equal(await readFile(join(repo, "fixed.txt"), "utf8"), "fixed\n", "the work of the resumed sheep's worktree is in the checkout");
+  });
+});
