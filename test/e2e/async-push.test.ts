@@ -214,6 +214,43 @@ describe("the async herd: pushed results, background delegations, questions", { 
     await scene.ok({ action: "close", agentId: sheep.agentId });
   });
 
+  it("a sheep that asks 40 questions of 16 KB in one turn costs a few pushes and shepherd turns, not 40; every question still comes", async () => {
+    const sheep = await scene.start("flood", { agent: "reader" });
+    const count = 40;
+    const flood = directive({
+      tools: Array.from({ length: count }, (_, i) => ({
+        name: "shepherd_message",
+        arguments: { kind: "question", text: `Flood question ${i + 1}: ${"q".repeat(16 * 1024 - 40)}` },
+      })),
+      tag: "F1",
+    });
+    const before = s.pushes().length;
+    const fromFlood = () => s.pushes().filter((m) => m.details.kind === "question" && m.details.agentId === sheep.agentId);
+    const idsOf = (m: { details: Record<string, unknown> }) =>
+      ((m.details.messages as { messageId: string }[] | undefined) ?? [m.details.message as { messageId: string }]).map((x) => x.messageId);
+    await scene.ok({ action: "prompt", agentId: sheep.agentId, message: flood });
+    await untilLogged(model, "F1");
+    // Every question comes, within the rate limit's minute for what it held back.
+    await s.until(() => new Set(fromFlood().flatMap(idsOf)).size === count, 180_000);
+    await s.idle(120_000);
+    const pushes = fromFlood();
+    const ids = pushes.flatMap(idsOf);
+    assert.equal(ids.length, count, "no question pushed twice");
+    assert.ok(pushes.length <= 4, `${pushes.length} pushes for one turn's ${count} questions (3 a minute, then what was held, in one)`);
+    const chars = pushes.reduce((n, m) => n + m.content.length, 0);
+    assert.ok(chars < 100_000, `${chars} characters pushed (each question is cut; messages shows it whole)`);
+    const turns = model.log.filter((l) => l.lastUserText.startsWith(`[pi-shepherd] Sheep "flood"`));
+    assert.ok(turns.length <= pushes.length, `${turns.length} shepherd model requests for ${pushes.length} pushes`);
+    assert.equal(s.pushes().length - before, pushes.length, "nothing else was pushed");
+    const listed = (await scene.ok({ action: "messages", agentId: sheep.agentId })).details.messages as { messageId: string; text: string }[];
+    assert.equal(listed.length, count);
+    assert.ok(
+      listed.every((x) => x.text.length > 16_000),
+      "messages has every question whole",
+    );
+    await scene.ok({ action: "close", agentId: sheep.agentId });
+  });
+
   it("leaves nothing behind", async () => {
     for (const a of (await scene.ok({ action: "herd" })).details.agents as { agentId: string }[]) await scene.ok({ action: "close", agentId: a.agentId });
     await scene.assertNothingLeft(tmuxPanes(t.socket), baseline);
