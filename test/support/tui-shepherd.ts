@@ -85,9 +85,9 @@ export class TuiShepherd {
   }
 
   /**
-   * Types text into the editor as keys and submits it. A slash command's completion list takes
-   * the first Enter (it picks the completion, which is what was typed): Enter goes again until
-   * the editor is empty.
+   * Types text into the editor as keys and submits it, pressing Enter again until the editor is
+   * empty: an open completion menu takes an Enter (pi's own commands' menus still do; /shepherd
+   * offers none for a word typed whole, which test/e2e/command-enter.test.ts holds to one Enter).
    */
   async type(text: string): Promise<void> {
     await this.tmux(["send-keys", "-t", this.target, "-l", text]);
