@@ -8,6 +8,7 @@ export { discoverAgents } from "../src/agents/discover.ts";
 export { completeShepherdArgs } from "../src/command/complete.ts";
 export { runShepherdCommand } from "../src/command/run.ts";
 export { liveSheep, resumableSheep } from "../src/command/target.ts";
+export { trustCommand } from "../src/command/trust.ts";
 export { auditTrail, composeShepherd, doctor, packageRoot, processOwner } from "../src/compose.ts";
 export { readAudit } from "../src/protocol/audit-log.ts";
 export { readResumeCards } from "../src/protocol/resume-card.ts";
