@@ -5,8 +5,6 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-// Aliased by every pi, old and new, to its own pi-tui (as in command-output.ts).
-import { matchesKey } from "@mariozechner/pi-tui";
 import { commandDescription } from "../src/command/parse.ts";
 import type { Notice, Watch } from "../src/command/run.ts";
 import type { ShepherdApp } from "../src/compose.ts";
@@ -99,6 +97,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       cwd = ctx.cwd;
       trustedNow = projectTrusted(ctx);
       const { packageRoot, readAudit, runCommand, runShepherdCommand, trustCommand } = await parts();
+      const keys = await tuiKeys(ctx);
       const notices = await runShepherdCommand(args, {
         // A person's subcommand: what a wait returns is shown here, and stays owed to the model where it was.
         execute: (command, o) => runCommand(command, access.entry(ctx, { ...o, byPerson: true })),
@@ -106,7 +105,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
           const { shepherd } = await access.entry(ctx).context();
           return shepherd.pending(target === undefined ? undefined : shepherd.registry.resolve(target));
         },
-        watch: () => waitWatch(ctx),
+        watch: () => waitWatch(ctx, keys),
         log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),
         settings: async () => {
           // A file written after the settings were read is said to be there, not "not present".
@@ -146,16 +145,28 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
 
 const WAIT_STATUS = "pi-shepherd-wait";
 
+type TuiKeys = { matchesKey(data: string, key: string): boolean };
+
+/**
+ * pi-tui's key matcher (it knows every keyboard protocol's Escape), only in pi's TUI. Imported
+ * there, when a subcommand runs: the @mariozechner name is pi's alias to its own pi-tui, which
+ * exists only inside pi, and this file is loaded outside pi too (tests of completions).
+ */
+async function tuiKeys(ctx: ExtensionContext): Promise<TuiKeys | undefined> {
+  if (!ctx.hasUI || (ctx as { mode?: string }).mode !== "tui") return undefined;
+  return (await import("@mariozechner/pi-tui")) as TuiKeys;
+}
+
 /**
  * A /shepherd wait's progress in the footer, and in pi's TUI Escape to stop it. The agent turn's
  * signal is not used: Escape on that turn must not end a wait the person started.
  */
-function waitWatch(ctx: ExtensionContext): Watch {
+function waitWatch(ctx: ExtensionContext, keys: TuiKeys | undefined): Watch {
   const stop = new AbortController();
-  const tui = ctx.hasUI && (ctx as { mode?: string }).mode === "tui";
-  const unlisten = tui
+  const tui = keys !== undefined;
+  const unlisten = keys
     ? ctx.ui.onTerminalInput((data) => {
-        if (!matchesKey(data, "escape")) return undefined;
+        if (!keys.matchesKey(data, "escape")) return undefined;
         stop.abort();
         return { consume: true };
       })
