@@ -2,8 +2,10 @@
  * The changes between two trees as evidence: a file list with line counts, and the whole patch
  * written to a private file with only its first lines kept inline.
  */
-import { createReadStream } from "node:fs";
-import { chmod, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { constants, type ReadStream } from "node:fs";
+import { type FileHandle, open, rename, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { Baseline, Diffstat, FileChange, FileStatus } from "../ports/workspace.ts";
 import { MAX_EVIDENCE_FILES } from "../ports/workspace.ts";
 import { type Git, nulFields, objectId } from "./run.ts";
@@ -62,19 +64,32 @@ async function linkTargets(git: Git, root: string, ids: readonly string[]): Prom
   return out;
 }
 
-/** Writes the whole patch between two trees to patchPath (0600); returns its first lines. */
+/**
+ * Writes the whole patch between two trees to patchPath (0600); returns its first lines. patchPath
+ * is in the sheep's own directory, where a sheep may have put a FIFO or a link to a file of yours:
+ * that name is never opened. The patch goes into a new private file (exclusive, no link followed),
+ * is written and read back through its own descriptor, and only then renamed over the name.
+ */
 async function writePatch(git: Git, root: string, from: string, to: string, patchPath: string, inlineLines: number) {
-  await writeFile(patchPath, "", { mode: 0o600 });
-  await chmod(patchPath, 0o600);
-  await git.run(root, [...DIFF, "-p", "--binary", from, to, "--"], { stdoutFile: patchPath });
-  return headLines(patchPath, inlineLines, MAX_INLINE_CHARS);
+  const tmp = join(dirname(patchPath), `.${randomBytes(6).toString("hex")}.patch.tmp`);
+  const file = await open(tmp, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    await git.run(root, [...DIFF, "-p", "--binary", from, to, "--"], { stdoutFd: file.fd });
+    await rename(tmp, patchPath);
+    return await headLines(file, inlineLines, MAX_INLINE_CHARS);
+  } catch (e) {
+    await unlink(tmp).catch(() => undefined);
+    throw e;
+  } finally {
+    await file.close();
+  }
 }
 
-/** The first n lines of a file (at most maxChars), read without loading the rest. */
-export async function headLines(path: string, n: number, maxChars: number): Promise<{ text: string; more: boolean }> {
+/** The first n lines of an open file (at most maxChars), read from its start without loading the rest. */
+export async function headLines(file: FileHandle, n: number, maxChars: number): Promise<{ text: string; more: boolean }> {
   let text = "";
   let lines = 0;
-  const stream = createReadStream(path, { encoding: "utf8", highWaterMark: 64 * 1024 });
+  const stream: ReadStream = file.createReadStream({ encoding: "utf8", highWaterMark: 64 * 1024, start: 0, autoClose: false });
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
       for (let i = 0; i < chunk.length; i++) {

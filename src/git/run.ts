@@ -68,8 +68,8 @@ export interface GitCall {
   config?: string[];
   /** Exit codes that are answers, not failures (e.g. 1 from merge-tree: conflicts). */
   ok?: number[];
-  /** Write stdout to this (already created, private) file instead of keeping it in memory. */
-  stdoutFile?: string;
+  /** Write stdout to this open file (a descriptor the caller made private) instead of keeping it in memory. */
+  stdoutFd?: number;
 }
 
 export interface GitResult {
@@ -94,7 +94,8 @@ export class Git {
       reject: false,
       stripFinalNewline: false,
       ...(o.input !== undefined ? { input: o.input } : { stdin: "ignore" as const }),
-      ...(o.stdoutFile !== undefined ? { stdout: { file: o.stdoutFile, append: true } } : {}),
+      // A descriptor is a stdout execa takes (it hands it to the child as is); its types list only 3 to 9.
+      ...(o.stdoutFd !== undefined ? { stdout: o.stdoutFd as 3 } : {}),
     });
     const exitCode = r.exitCode ?? -1;
     const stderr = String(r.stderr ?? "");

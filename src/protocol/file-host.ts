@@ -1,5 +1,5 @@
 import { watch, type FSWatcher } from "node:fs";
-import { readdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { lstat, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { ShepherdError } from "../core/errors.ts";
 import { isWellFormedId } from "../core/ids.ts";
 import type { SheepMessage } from "../core/types.ts";
@@ -270,6 +270,10 @@ export class FileSheepHost implements SheepHost {
 
   async evidencePath(agentId: string, promptId: string): Promise<string> {
     const layout = this.layout(agentId);
+    // The sheep can write its own directory: a link there in place of evidence/ would have the
+    // patch written wherever it points. Only a real directory is used; anything else goes.
+    const there = await lstat(layout.evidence).catch(() => undefined);
+    if (there && !there.isDirectory()) await rm(layout.evidence, { force: true });
     await ensurePrivateDir(layout.evidence);
     return layout.evidenceFile(promptId);
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -138,6 +138,23 @@ describe("sheep host: the async protocol on disk", () => {
       [],
       "no temp file left behind",
     );
+  });
+});
+
+describe("sheep host: the evidence directory", () => {
+  it("a link the sheep put in place of evidence/ is not followed: the patch goes into a real private directory", async () => {
+    const agentId = "a_evidence01";
+    const dir = sheepDir(agentDir, agentId);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const elsewhere = join(agentDir, "elsewhere");
+    await mkdir(elsewhere);
+    await symlink(elsewhere, join(dir, "evidence"));
+    const path = await host().evidencePath(agentId, "p_evidence01");
+    assert.equal(path, join(dir, "evidence", "p_evidence01.patch"));
+    const st = await lstat(join(dir, "evidence"));
+    assert.ok(st.isDirectory() && !st.isSymbolicLink(), "evidence/ is a directory of the sheep's own");
+    assert.equal(st.mode & 0o777, 0o700);
+    assert.deepEqual(await readdir(elsewhere), [], "nothing was made where the link pointed");
   });
 });
 

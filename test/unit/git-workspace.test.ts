@@ -3,6 +3,7 @@
  * the user's, evidence with exact counts, worktrees, landing, and hostile names and config.
  */
 import assert from "node:assert/strict";
+import { execa } from "execa";
 import { existsSync } from "node:fs";
 import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, unlink, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -60,6 +61,33 @@ describe("git workspace: evidence", () => {
     assert.equal(existsSync(join(repo, ".git", "index.lock")), false);
     assert.notEqual(await status(repo), statusBefore, "(the test changed files)");
     assert.match(await status(repo), /^A {2}staged\.txt$/m, "what the user staged stays staged");
+  });
+
+  it("a FIFO or a link a sheep put at the patch's name is never opened: the patch replaces the name", async () => {
+    const repo = await makeRepo(join(dir, "r-planted"), { "a.txt": lines(2) });
+    const baseline = (await ws.baseline(repo))!;
+    await writeFiles(repo, { "a.txt": "changed\n" });
+    const yours = join(dir, "your-file.txt");
+    await writeFiles(dir, { "your-file.txt": "yours\n" });
+    const linked = join(dir, "linked.patch");
+    await symlink(yours, linked);
+    const fifo = join(dir, "fifo.patch");
+    await execa("mkfifo", [fifo]);
+    for (const patchPath of [linked, fifo]) {
+      // Opening the FIFO would wait for a reader for ever: the test would never end.
+      const e = await ws.diff(baseline, { patchPath, inlineLines: 200 });
+      assert.match(e.patch, /^\+changed$/m);
+      const st = await lstat(patchPath);
+      assert.ok(st.isFile(), `${basename(patchPath)} is now the patch, a regular file`);
+      assert.equal(st.mode & 0o777, 0o600);
+      assert.equal(await readFile(patchPath, "utf8"), e.patch);
+    }
+    assert.equal(await readFile(yours, "utf8"), "yours\n", "the file the link named is untouched");
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.endsWith(".tmp")),
+      [],
+      "no temp file is left",
+    );
   });
 
   it("a second baseline holds only what came after it", async () => {
