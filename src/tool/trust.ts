@@ -1,4 +1,5 @@
 import { ShepherdError } from "../core/errors.ts";
+import { printable } from "../core/printable.ts";
 import type { AgentDefinition } from "../core/types.ts";
 import { UNTRUSTED_HINT } from "../settings.ts";
 
@@ -37,9 +38,10 @@ export async function approveDefinition(def: AgentDefinition, callConfirms: bool
       `project agent "${def.name}" (${def.path}) needs a confirmation and there is no UI to ask; set "allowProjectAgentsWithoutUI": true in your user settings to allow it.`,
     );
   }
+  // The path is the repository's to name: drawn in the dialog, it is made printable first.
   const ok = await t.confirm(
     "Run a project agent?",
-    `Agent "${def.name}" comes from ${def.path}.\nProject agents are controlled by the repository: only continue if you trust it.`,
+    printable(`Agent "${def.name}" comes from ${def.path}.\nProject agents are controlled by the repository: only continue if you trust it.`),
   );
   if (!ok) throw new ShepherdError("project_agent_refused", `project agent "${def.name}" (${def.path}) was not approved.`);
 }

@@ -42,6 +42,14 @@ describe("trust: project agents", () => {
     assert.match(u.asked[0]!.message, /"helper"/);
   });
 
+  it("draws the repository's path in the dialog without the escape sequences its folder names carry", async () => {
+    const u = ui(true);
+    const hostile = { ...projectDef, path: "/repo/\u001b]2;OWNED\u0007x\u001b[2J/.pi/agents/helper.md" };
+    await approveDefinition(hostile, true, base({ confirm: u.confirm }));
+    assert.doesNotMatch(u.asked[0]!.message, /[\u001b\u0007]/);
+    assert.match(u.asked[0]!.message, /\/repo\/x\/\.pi\/agents\/helper\.md/);
+  });
+
   it("refuses it when the user says no", async () => {
     const u = ui(false);
     await assert.rejects(approveDefinition(projectDef, true, base({ confirm: u.confirm })), /^ShepherdError: \[project_agent_refused\] .*was not approved/);
