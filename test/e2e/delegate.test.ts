@@ -165,7 +165,7 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
     // Said once for the two sheep that were working, once for the task that never started.
     assert.match(
       text,
-      /^\[aborted\] parallel delegation: no task succeeded\.\n1\. echo(-2 \(echo\))?, 2\. echo(-2 \(echo\))?: cancelled \[cancelled\] the delegation was aborted\.\n3\. echo: cancelled \[cancelled\] the delegation was aborted before this task started\.$/,
+      /^\[aborted\] parallel delegation: no task succeeded\.\n1\. echo(-2 \(echo\))?, 2\. echo(-2 \(echo\))?: \[cancelled\] the delegation was aborted\.\n3\. echo: \[cancelled\] the delegation was aborted before this task started\.$/,
     );
     assert.deepEqual(await panes(), [t.userPane], "the aborted delegation closed every sheep it started");
     assert.equal(model.log.filter((l) => l.tag === "A3").length, 0, "the queued task never started");

@@ -7,6 +7,7 @@ import { execa } from "execa";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pidAlive } from "./leftovers.ts";
 import { node22, piCli, repoRoot } from "./rpc-shepherd.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -116,8 +117,20 @@ export class TuiShepherd {
   }
 
   /** Ends the server (every pane in it, sheep included) and removes its directory. */
+  /**
+   * Ends the tmux server and waits for the pi it ran to be gone: pi takes the hangup as a quit and
+   * writes the shepherd's records on its way out, so a caller removing the agent dir right after
+   * would race it. A pi still there after 10 s is killed, by its pid.
+   */
   async stop(): Promise<void> {
+    const listed = await execa("tmux", ["-S", this.socket, "list-panes", "-a", "-F", "#{pane_pid}"], { reject: false, stdin: "ignore" });
+    const pids = String(listed.stdout ?? "")
+      .split("\n")
+      .filter((l) => /^\d+$/.test(l))
+      .map(Number);
     await execa("tmux", ["-S", this.socket, "kill-server"], { reject: false, stdin: "ignore" });
+    for (let i = 0; i < 100 && pids.some(pidAlive); i++) await new Promise((r) => setTimeout(r, 100));
+    for (const pid of pids.filter(pidAlive)) process.kill(pid, "SIGKILL");
     await rm(this.dir, { recursive: true, force: true });
   }
 }
