@@ -1,10 +1,11 @@
 /**
  * What README tells a newcomer before the first command: how to get pi where `pi install` needs one
  * on PATH, and why a fresh `npm ci` on an older Node warns. And the install stays quiet otherwise:
- * every dependency with an install script is approved in package.json, or npm lists them all.
+ * every dependency with an install script is approved in package.json, or npm lists them all. And it
+ * stays a front page: the rest is in the guides of docs/, which it links.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { repoRoot } from "../support/rpc-shepherd.ts";
@@ -24,6 +25,18 @@ describe("README and a fresh install", () => {
     const firstCi = readme.indexOf("npm ci &&");
     const why = readme.indexOf("EBADENGINE");
     assert.ok(why > 0 && why < firstCi, "the warning is explained before the command that prints it");
+  });
+
+  it("is a front page: at most 250 lines, linking every guide in docs/, each of which first says what it is for", () => {
+    const lines = readme.split("\n").length;
+    assert.ok(lines <= 250, `README has ${lines} lines; what a person reads on purpose belongs in a guide in docs/`);
+    const guides = readdirSync(join(repoRoot, "docs")).filter((name) => name.endsWith(".md"));
+    assert.ok(guides.length >= 8, "the guides are in docs/");
+    for (const guide of guides) {
+      assert.ok(readme.includes(`](docs/${guide})`), `README links docs/${guide}`);
+      const [title, blank, purpose] = readFileSync(join(repoRoot, "docs", guide), "utf8").split("\n");
+      assert.ok(title?.startsWith("# ") && blank === "" && purpose && !purpose.startsWith("#"), `docs/${guide} starts with its title and what it is for`);
+    }
   });
 
   it("approves every dependency's install script, so npm ci prints no install-scripts warning", () => {

@@ -1,0 +1,137 @@
+/**
+ * Every relative link in README.md, spec.md, PLAN.md and docs/ resolves: the file (or directory) it names
+ * exists, and a `#anchor` into a Markdown file names one of its headings as GitHub slugs them. Links in
+ * code blocks and code spans are text, not links; addresses with a scheme (https:, mailto:) are not looked at.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, it } from "node:test";
+import { repoRoot } from "../support/rpc-shepherd.ts";
+
+/** The Markdown files a person reads: the front page, the contract, the plan and every guide. */
+function documents(root: string): string[] {
+  const docs = existsSync(join(root, "docs"))
+    ? readdirSync(join(root, "docs"), { recursive: true, encoding: "utf8" })
+        .filter((name) => name.endsWith(".md"))
+        .map((name) => join("docs", name))
+    : [];
+  return ["README.md", "spec.md", "PLAN.md"].filter((name) => existsSync(join(root, name))).concat(docs.sort());
+}
+
+/** Lines outside fenced code blocks, with their 1-based numbers. */
+function proseLines(text: string): { line: number; text: string }[] {
+  const out: { line: number; text: string }[] = [];
+  let fence: string | undefined;
+  text.split("\n").forEach((line, i) => {
+    const opener = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
+    if (opener && (fence === undefined || opener.startsWith(fence))) {
+      fence = fence === undefined ? opener : undefined;
+      return;
+    }
+    if (fence === undefined) out.push({ line: i + 1, text: line });
+  });
+  return out;
+}
+
+/** GitHub's anchor for a heading: its text lower-cased, punctuation dropped, spaces made hyphens. */
+function slug(heading: string): string {
+  const text = heading
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/<[^>]+>/g, "")
+    .trim()
+    .toLowerCase();
+  return text.replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /g, "-");
+}
+
+/** Every anchor a Markdown file's headings give, a repeated one numbered `-1`, `-2`, … as GitHub does. */
+function anchors(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const { text: line } of proseLines(text)) {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
+    if (heading === undefined) continue;
+    const base = slug(heading);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+/** The link targets of one line: inline links and images, reference definitions, HTML href and src. */
+function targets(line: string): { text: string; target: string }[] {
+  const prose = line.replace(/(`+)[^`]*?\1/g, (span) => (/\]\(/.test(span) ? "" : span.replace(/[[\]()]/g, " ")));
+  const out: { text: string; target: string }[] = [];
+  for (const m of prose.matchAll(/!?\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]+)>?(?:\s+["'(][^)]*)?\)/g)) out.push({ text: m[0], target: m[2]! });
+  const definition = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/.exec(prose);
+  if (definition) out.push({ text: definition[0].trim(), target: definition[1]! });
+  for (const m of prose.matchAll(/<(?:a|img)\s[^>]*\b(?:href|src)="([^"]+)"/gi)) out.push({ text: m[0], target: m[1]! });
+  return out;
+}
+
+/** Each link of `files` (paths under `root`) that does not resolve, as `file:line: link: why`. */
+function brokenLinks(root: string, files: string[]): string[] {
+  const broken: string[] = [];
+  const anchorsOf = new Map<string, Set<string>>();
+  const headingsOf = (path: string) => {
+    const found = anchorsOf.get(path) ?? anchors(readFileSync(path, "utf8"));
+    anchorsOf.set(path, found);
+    return found;
+  };
+  for (const file of files) {
+    const path = join(root, file);
+    for (const { line, text } of proseLines(readFileSync(path, "utf8"))) {
+      for (const { text: link, target } of targets(text)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+        const hash = target.indexOf("#");
+        const filePart = decodeURI(hash < 0 ? target : target.slice(0, hash));
+        const anchor = hash < 0 ? undefined : decodeURIComponent(target.slice(hash + 1));
+        const goal = filePart === "" ? path : resolve(dirname(path), filePart);
+        const where = `${file}:${line}: ${link}`;
+        if (relative(root, goal).startsWith("..")) broken.push(`${where}: points outside the repository`);
+        else if (!existsSync(goal)) broken.push(`${where}: no file ${relative(root, goal)}`);
+        else if (anchor !== undefined && goal.endsWith(".md") && !headingsOf(goal).has(anchor))
+          broken.push(`${where}: no heading #${anchor} in ${relative(root, goal)}`);
+      }
+    }
+  }
+  return broken;
+}
+
+describe("links in README, spec, PLAN and docs/", () => {
+  it("slugs headings as GitHub does", () => {
+    assert.equal(
+      slug("Working asynchronously [async-push, async-steer, async-core, async-model, sheep-ext]"),
+      "working-asynchronously-async-push-async-steer-async-core-async-model-sheep-ext",
+    );
+    assert.equal(slug("The /shepherd command [command-parse, command-run]"), "the-shepherd-command-command-parse-command-run");
+    assert.equal(slug("Guarantees: what survives what"), "guarantees-what-survives-what");
+    assert.equal(slug("Delegation [delegate (unit), delegate (e2e)]"), "delegation-delegate-unit-delegate-e2e");
+  });
+
+  it("names each broken link: a missing file, a missing heading, a link outside the repository", () => {
+    const root = mkdtempSync(join(tmpdir(), "docs-links-"));
+    try {
+      writeFileSync(join(root, "README.md"), "# Top\n\n## Part\n\nSee [the part](#part) and [a guide](docs/guide.md#usage).\n");
+      writeFileSync(join(root, "PLAN.md"), "[gone](docs/gone.md) and [up](../x.md)\n\n```\n[in code](nowhere.md)\n```\n`[span](nowhere.md)`\n");
+      writeFileSync(join(root, "spec.md"), "# Spec\n\n[bad anchor](README.md#nothing) [ok](README.md#top) [web](https://example.com/x.md)\n");
+      assert.deepEqual(brokenLinks(root, documents(root)), [
+        "README.md:5: [a guide](docs/guide.md#usage): no file docs/guide.md",
+        "spec.md:3: [bad anchor](README.md#nothing): no heading #nothing in README.md",
+        "PLAN.md:1: [gone](docs/gone.md): no file docs/gone.md",
+        "PLAN.md:1: [up](../x.md): points outside the repository",
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("every relative link resolves, to its file and, in Markdown, to its heading", () => {
+    const files = documents(repoRoot);
+    assert.ok(files.includes("README.md") && files.includes("spec.md") && files.some((f) => f.startsWith("docs/")), "the documents are found");
+    const broken = brokenLinks(repoRoot, files);
+    assert.deepEqual(broken, [], `broken links:\n${broken.join("\n")}`);
+  });
+});
