@@ -4,7 +4,9 @@ import type { RuntimeName } from "../ports/runtime.ts";
 import { explainRuntime } from "../runtimes/choose.ts";
 import { HerdrCli, resolveHerdrBin } from "../runtimes/herdr/cli.ts";
 import { herdrServerAnswers, MIN_HERDR_VERSION, RECOMMENDED_HERDR_VERSION } from "../runtimes/herdr/index.ts";
-import { meetsFloor, parseHerdrVersion } from "../runtimes/herdr/version.ts";
+import { isHerdrCode } from "../runtimes/herdr/errors.ts";
+import { assertCompatible, probeHerdr } from "../runtimes/herdr/probe.ts";
+import { describeVersion, meetsFloor, parseHerdrVersion, protocolOf } from "../runtimes/herdr/version.ts";
 import { tmuxVersion } from "../runtimes/tmux/tmux-cli.ts";
 import { plain } from "./config.ts";
 import { fail, pass, warn, type Check } from "./types.ts";
@@ -67,13 +69,21 @@ async function herdrCheck(env: NodeJS.ProcessEnv, chosen: RuntimeName | undefine
     const fix = `update herdr to ${RECOMMENDED_HERDR_VERSION} (https://herdr.dev/install.sh)`;
     return needed ? fail("herdr", detail, fix) : warn("herdr", `${detail} (tmux is used meanwhile)`, fix);
   }
+  const found = describeVersion(v.text, protocolOf(v));
   try {
+    const probe = await probeHerdr(cli);
+    // A server of another protocol refuses every command: both versions, and what to run instead.
+    assertCompatible(probe, cli.bin);
     await cli.request(["pane", "list"], "pane_list");
-    return pass("herdr", `herdr ${v.text}, its server answers`);
+    const server = probe.server?.running ? `its server ${describeVersion(probe.server.version, probe.server.protocol).replace(/^herdr /, "")}` : "its server";
+    return pass("herdr", `${found}, ${server} answers`);
   } catch (e) {
-    const detail = `herdr ${v.text}, but its server does not answer (${errorText(e)
-      .replace(/^\[\w+\] /, "")
-      .slice(0, 120)})`;
+    const text = errorText(e).replace(/^\[\w+\] /, "");
+    if (isHerdrCode(e, "protocol_mismatch")) {
+      const [detail, ...fix] = text.split(". ");
+      return needed ? fail("herdr", plain(detail!), plain(fix.join(". "))) : warn("herdr", `${plain(detail!)} (tmux is used meanwhile)`, plain(fix.join(". ")));
+    }
+    const detail = `${found}, but its server does not answer (${text.slice(0, 120)})`;
     return needed ? fail("herdr", detail, "start herdr by running `herdr`") : pass("herdr", `${detail}; not needed, tmux is used`);
   }
 }

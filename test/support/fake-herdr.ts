@@ -2,7 +2,7 @@
  * Starts a private fake herdr for one test: its own temp state dir and its own tmux server
  * socket. cleanup() stops only that tmux server (by its socket) and removes only that dir.
  */
-import { mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,9 +23,20 @@ export interface FakeHerdrCall {
 /** Makes the fake answer an error: an envelope `{code, message}`, or raw stderr with an exit code. */
 export type FakeHerdrFailure = { command?: string; code: string; message?: string } | { command?: string; stderr: string; exit?: number };
 
+/**
+ * The herdr versions every herdr suite runs on: the floor's generation (0.7.5, protocol 17, the CLI
+ * 0.8.0 shares), 0.8.2 (protocol 20) and 0.9.x (protocol 22). FAKE_HERDR_VERSIONS (comma-separated)
+ * narrows or changes the list, e.g. to run one version while debugging.
+ */
+export const FAKE_HERDR_VERSIONS: readonly string[] = process.env.FAKE_HERDR_VERSIONS?.split(",")
+  .map((v) => v.trim())
+  .filter(Boolean) ?? ["0.7.5", "0.8.2", "0.9.4"];
+
 export interface FakeHerdrOptions {
-  /** What `herdr --version` reports (FAKE_HERDR_VERSION); default 0.8.0. */
+  /** What `herdr --version` reports (FAKE_HERDR_VERSION): the binary on PATH; default 0.8.0. */
   version?: string;
+  /** The running server's version, when it differs from the binary's (a protocol mismatch). */
+  serverVersion?: string;
 }
 
 export interface FakeHerdrRun {
@@ -44,6 +55,10 @@ export interface FakeHerdr {
   calls(): Promise<FakeHerdrCall[]>;
   clearCalls(): Promise<void>;
   setDown(down: boolean): Promise<void>;
+  /** The running server's version from now on (undefined: the binary's own). */
+  setServerVersion(version: string | undefined): Promise<void>;
+  /** The pid of a server started with `herdr server` (by the code under test), if one runs. */
+  serverPid(): Promise<number | undefined>;
   inject(failure: FakeHerdrFailure | undefined): Promise<void>;
   /** Runs the fake directly (for setting up a scene), with `extraEnv` added to `env`. */
   herdr(args: readonly string[], extraEnv?: NodeJS.ProcessEnv): Promise<FakeHerdrRun>;
@@ -78,6 +93,15 @@ export async function createFakeHerdr(opts: FakeHerdrOptions = {}): Promise<Fake
   };
   const bin = path.join(FAKE_HERDR_DIR, "herdr");
   const tmuxEnv = { ...env };
+  const serverFile = path.join(stateDir, "server.json");
+  const readServer = async (): Promise<{ version?: string; pid?: number } | undefined> => {
+    try {
+      return JSON.parse(await readFile(serverFile, "utf8")) as { version?: string; pid?: number };
+    } catch {
+      return undefined;
+    }
+  };
+  if (opts.serverVersion) await writeFile(serverFile, JSON.stringify({ version: opts.serverVersion }));
 
   const fake: FakeHerdr = {
     bin,
@@ -103,6 +127,20 @@ export async function createFakeHerdr(opts: FakeHerdrOptions = {}): Promise<Fake
       const file = path.join(stateDir, "down");
       if (down) await writeFile(file, "");
       else await rm(file, { force: true });
+    },
+    async setServerVersion(version) {
+      if (version) await writeFile(serverFile, JSON.stringify({ ...(await readServer()), version }));
+      else await rm(serverFile, { force: true });
+    },
+    async serverPid() {
+      const pid = (await readServer())?.pid;
+      if (pid === undefined) return undefined;
+      try {
+        process.kill(pid, 0);
+        return pid;
+      } catch {
+        return undefined;
+      }
     },
     async inject(failure) {
       const file = path.join(stateDir, "inject.json");
@@ -142,7 +180,17 @@ export async function createFakeHerdr(opts: FakeHerdrOptions = {}): Promise<Fake
       return pane.tmux;
     },
     async cleanup() {
+      // A server the code under test started with `herdr server`: stopped by its pid.
+      const pid = await fake.serverPid();
+      if (pid !== undefined) process.kill(pid, "SIGTERM");
+      for (let i = 0; pid !== undefined && i < 100 && (await fake.serverPid()) === pid; i++) await new Promise((r) => setTimeout(r, 20));
       await execa("tmux", ["-S", tmuxSocket, "kill-server"], { env: tmuxEnv, extendEnv: false, reject: false, stdin: "ignore" });
+      // Each saved machine's "remote server" has its own tmux socket.
+      const machines = await readdir(path.join(stateDir, "machines")).catch(() => [] as string[]);
+      for (const id of machines) {
+        const socket = path.join(stateDir, "machines", id, "tmux.sock");
+        await execa("tmux", ["-S", socket, "kill-server"], { env: tmuxEnv, extendEnv: false, reject: false, stdin: "ignore" });
+      }
       await rm(dir, { recursive: true, force: true });
     },
   };

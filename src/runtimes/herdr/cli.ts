@@ -5,8 +5,10 @@
  */
 import { execa, ExecaError } from "execa";
 import { ShepherdError } from "../../core/errors.ts";
-import { herdrEnvelopeError, herdrMissingError, herdrRawError, herdrUsageError, HerdrCommandError } from "./errors.ts";
+import { herdrEnvelopeError, herdrMissingError, herdrRawError, herdrUsageError, HerdrCommandError, protocolMismatchError } from "./errors.ts";
 import { isRecord } from "../../core/guards.ts";
+import { parseServerStatus } from "./status.ts";
+import { parseHerdrVersion, protocolOf } from "./version.ts";
 
 export interface HerdrCliOptions {
   bin: string;
@@ -14,6 +16,8 @@ export interface HerdrCliOptions {
   env: NodeJS.ProcessEnv;
   /** A hung server must not hang the shepherd; generous because waits are not run here. */
   timeoutMs?: number;
+  /** Told of every failed command, e.g. so that a cached probe of the server is dropped. */
+  onFailure?: (e: ShepherdError) => void;
 }
 
 export type HerdrResult = Record<string, unknown> & { type: string };
@@ -29,11 +33,13 @@ export class HerdrCli {
   readonly bin: string;
   readonly #env: NodeJS.ProcessEnv;
   readonly #timeoutMs: number;
+  readonly #onFailure: ((e: ShepherdError) => void) | undefined;
 
   constructor(opts: HerdrCliOptions) {
     this.bin = opts.bin;
     this.#env = opts.env;
     this.#timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#onFailure = opts.onFailure;
   }
 
   /** A control command: returns `result` after checking that its `type` is the expected one. */
@@ -63,16 +69,39 @@ export class HerdrCli {
 
   async #run(args: readonly string[]): Promise<string> {
     try {
-      const r = await execa(this.bin, args, {
-        env: this.#env,
-        extendEnv: false,
-        stdin: "ignore",
-        stripFinalNewline: false,
-        timeout: this.#timeoutMs,
-      });
-      return r.stdout;
+      return await this.#exec(args);
     } catch (e) {
-      throw this.#failure(label(args), e);
+      let failure = this.#failure(label(args), e);
+      if (failure instanceof HerdrCommandError && failure.herdrCode === "protocol_mismatch") failure = await this.#mismatch(failure);
+      this.#onFailure?.(failure);
+      throw failure;
+    }
+  }
+
+  async #exec(args: readonly string[]): Promise<string> {
+    const r = await execa(this.bin, args, {
+      env: this.#env,
+      extendEnv: false,
+      stdin: "ignore",
+      stripFinalNewline: false,
+      timeout: this.#timeoutMs,
+    });
+    return r.stdout;
+  }
+
+  /**
+   * herdr's own mismatch message names protocols only: the binary's version and the server's
+   * (from `status server --json`, which the protocol guard does not stop) say which to upgrade.
+   */
+  async #mismatch(failure: HerdrCommandError): Promise<HerdrCommandError> {
+    try {
+      const client = parseHerdrVersion(await this.#exec(["--version"]));
+      const server = parseServerStatus(await this.#exec(["status", "server", "--json"]));
+      // A server that matches by now (restarted meanwhile) leaves herdr's own words.
+      if (!client || !server?.running || server.compatible !== false) return failure;
+      return protocolMismatchError(this.bin, client.text, protocolOf(client), server.version, server.protocol);
+    } catch {
+      return failure;
     }
   }
 

@@ -3,6 +3,7 @@
  * the user. The herdr code is kept so the adapter can treat "already gone" as success.
  */
 import { type ErrorCode, ShepherdError } from "../../core/errors.ts";
+import { describeVersion } from "./version.ts";
 
 export class HerdrCommandError extends ShepherdError {
   /** herdr's own code, e.g. `pane_not_found`; `usage` for exit 2, `unknown` for unparsed failures. */
@@ -79,7 +80,7 @@ export function herdrUsageError(command: string, stderr: string, bin: string): H
   return new HerdrCommandError(
     "runtime_error",
     "usage",
-    `herdr ${command} rejected its arguments: ${firstLine(stderr)}. pi-shepherd speaks the CLI of herdr 0.7.5 to 0.8.x; check \`${bin} --version\`.`,
+    `herdr ${command} rejected its arguments: ${firstLine(stderr)}. pi-shepherd speaks the CLI of herdr 0.7.5 to 0.9.x; check \`${bin} --version\`.`,
   );
 }
 
@@ -106,6 +107,31 @@ export function herdrMissingError(bin: string, cause: unknown): HerdrCommandErro
     `the herdr executable "${bin}" was not found. Install herdr (https://herdr.dev, e.g. \`curl -fsSL https://herdr.dev/install.sh | sh\`), set PI_SHEPHERD_HERDR_BIN to its path, ${TO_RUNTIME}.`,
     { cause },
   );
+}
+
+/**
+ * The herdr on PATH and the running server speak different protocols, so herdr's CLI refuses every
+ * command (`protocol_mismatch`): names both and the way out. Never "stop the server" to an older
+ * client (#3747: that would end a newer server's panes for nothing); restarting is offered only to a
+ * newer client, and it ends the server's panes.
+ */
+export function protocolMismatchError(
+  bin: string,
+  clientVersion: string,
+  clientProtocol: number | undefined,
+  serverVersion: string | undefined,
+  serverProtocol: number | undefined,
+): HerdrCommandError {
+  const found = `the herdr on PATH ("${bin}") is ${describeVersion(clientVersion, clientProtocol)}, but the running herdr server is ${describeVersion(serverVersion, serverProtocol)}; herdr's CLI drives only a server of its own protocol`;
+  const older = clientProtocol !== undefined && serverProtocol !== undefined ? clientProtocol < serverProtocol : undefined;
+  const matching = `point PI_SHEPHERD_HERDR_BIN at the herdr ${serverVersion ?? ""} binary the server runs`.replace("  ", " ");
+  const fix =
+    older === true
+      ? `Upgrade herdr to ${serverVersion ?? "the server's version"} (https://herdr.dev/install.sh, brew or mise), or ${matching}; the server can keep running`
+      : older === false
+        ? `${matching[0]!.toUpperCase()}${matching.slice(1)}, or restart the server with this herdr when its panes may end (\`herdr server stop\`, then \`herdr\`)`
+        : `Run the herdr that matches the server: ${matching}`;
+  return new HerdrCommandError("runtime_unavailable", "protocol_mismatch", `${found}. ${fix}, ${TO_RUNTIME}.`);
 }
 
 function firstLine(text: string): string {

@@ -1,17 +1,22 @@
 /**
- * The herdr adapter of the runtime port. It uses only commands that herdr 0.7.5 to 0.8.x
- * share (herdr-contract.md §6.1), never takes focus, and never splits a pane it was not
- * told about: a split always names the calling pane from HERDR_PANE_ID.
+ * The herdr adapter of the runtime port. It uses only commands that herdr 0.7.5 to 0.9.x
+ * share (herdr-contract.md §6.1, herdr-09.md §2), never takes focus, and never splits a pane it
+ * was not told about: a split always names the calling pane from HERDR_PANE_ID. It never calls
+ * `agent start` or `agent prompt` (a sheep's prompts travel as files and its readiness is its
+ * status file), so their 0.8.1 refusals (`agent_blocked`, `agent_not_ready`) never reach it, and it
+ * subscribes to no events (so 0.9.0's subscriptions without replay change nothing here).
  */
 import path from "node:path";
 import { ShepherdError } from "../../core/errors.ts";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.ts";
 import { HerdrCli, resolveHerdrBin } from "./cli.ts";
 import { isHerdrCode } from "./errors.ts";
+import { assertCompatible, probeHerdr } from "./probe.ts";
+import { startHerdrServer } from "./server.ts";
 import { carriesMark, cliSafeLabel, markedPaneLabel, markOf } from "./labels.ts";
 import { agentStatusOf, paneList, paneRecord, type PaneRecord, workspaceId } from "./records.ts";
 import { shellLine } from "../shell-line.ts";
-import { checkHerdrVersion } from "./version.ts";
+import { type HerdrVersion, meetsFloor, RECENT_READS_FIXED } from "./version.ts";
 
 export interface HerdrRuntimeOptions {
   /** Environment of the shepherd; HERDR_* ids and herdr's socket come from it. Default: process.env. */
@@ -29,7 +34,8 @@ export class HerdrRuntime implements Runtime {
   readonly #cli: HerdrCli;
   readonly #env: NodeJS.ProcessEnv;
   readonly #homeLabel: string;
-  #versionChecked: Promise<void> | undefined;
+  /** The binary's version, once its server was seen running with the same protocol. */
+  #ready: Promise<HerdrVersion> | undefined;
   /** Outside herdr, tabs go into one workspace of our own, created on first use. */
   #home: Promise<string> | undefined;
 
@@ -39,12 +45,16 @@ export class HerdrRuntime implements Runtime {
       bin: resolveHerdrBin(this.#env, opts.bin),
       env: this.#env,
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+      // The server went away or was replaced (perhaps by another version): probe it again.
+      onFailure: (e) => {
+        if (isHerdrCode(e, "server_not_running", "protocol_mismatch")) this.#ready = undefined;
+      },
     });
     this.#homeLabel = opts.homeWorkspaceLabel ?? "pi-shepherd";
   }
 
   async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
-    await this.#ensureVersion();
+    await this.#ensureReady(true);
     const cwd = path.resolve(req.cwd); // herdr passes --cwd to the server unexpanded
     const label = cliSafeLabel(req.label, req.agentId);
     let pane: PaneRecord;
@@ -87,14 +97,14 @@ export class HerdrRuntime implements Runtime {
   /** Types argv into the pane's shell as one line of single-quoted words, and presses Enter. */
   async runLauncher(paneId: string, argv: readonly string[]): Promise<void> {
     const line = shellLine(argv);
-    await this.#ensureVersion();
+    await this.#ensureReady();
     await this.#cli.silent(["pane", "run", paneArg(paneId), line]);
   }
 
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
     const result = new Map<string, PaneLiveness>();
     if (panes.length === 0) return result;
-    await this.#ensureVersion();
+    await this.#ensureReady();
     const listed = new Map(paneList(await this.#cli.request(["pane", "list"], "pane_list"), "pane list").map((p) => [p.pane_id, p]));
     for (const { paneId, agentId } of panes) {
       // A pane moved to another workspace is listed under a new id but its old id still
@@ -108,7 +118,7 @@ export class HerdrRuntime implements Runtime {
   }
 
   async markedPanes(): Promise<PaneRef[]> {
-    await this.#ensureVersion();
+    await this.#ensureReady();
     const panes = paneList(await this.#cli.request(["pane", "list"], "pane_list"), "pane list");
     const out: PaneRef[] = [];
     for (const p of panes) {
@@ -122,9 +132,14 @@ export class HerdrRuntime implements Runtime {
     if (!Number.isFinite(lines) || lines < 1) {
       throw new ShepherdError("invalid_params", `lines must be a positive number, got ${String(lines)}`);
     }
-    await this.#ensureVersion();
+    const version = await this.#ensureReady();
     // 0.8.0 wants the pane id first and `--opt value` forms.
-    return this.#cli.text(["pane", "read", paneArg(paneId), "--source", "recent-unwrapped", "--lines", String(Math.floor(lines))]);
+    const n = String(Math.floor(lines));
+    const text = await this.#cli.text(["pane", "read", paneArg(paneId), "--source", "recent-unwrapped", "--lines", n]);
+    // Before 0.9.0 `recent` can come back empty while the output still fits the viewport (#3444);
+    // then the viewport is all there is, and `visible` reads it.
+    if (text.trim() !== "" || meetsFloor(version, RECENT_READS_FIXED)) return text;
+    return this.#cli.text(["pane", "read", paneArg(paneId), "--source", "visible", "--lines", n]);
   }
 
   /**
@@ -132,12 +147,12 @@ export class HerdrRuntime implements Runtime {
    * it was made with: the pane label is what herdr shows for the sheep.
    */
   async relabel(pane: PaneRef, label: string): Promise<void> {
-    await this.#ensureVersion();
+    await this.#ensureReady();
     await this.#cli.request(["pane", "rename", pane.paneId, markedPaneLabel(label, pane.agentId)], "pane_info");
   }
 
   async close(paneId: string, agentId: string): Promise<undefined> {
-    await this.#ensureVersion();
+    await this.#ensureReady();
     let pane: PaneRecord;
     try {
       pane = paneRecord((await this.#cli.request(["pane", "get", paneArg(paneId)], "pane_info")).pane, "pane get");
@@ -159,7 +174,7 @@ export class HerdrRuntime implements Runtime {
   }
 
   async agentStatus(paneId: string): Promise<string | undefined> {
-    await this.#ensureVersion();
+    await this.#ensureReady();
     try {
       return agentStatusOf(await this.#cli.request(["agent", "get", paneArg(paneId)], "agent_info"), "agent get");
     } catch (e) {
@@ -169,19 +184,36 @@ export class HerdrRuntime implements Runtime {
     }
   }
 
-  #ensureVersion(): Promise<void> {
-    if (!this.#versionChecked) {
-      const check = this.#cli.text(["--version"]).then((out) => {
-        checkHerdrVersion(out, this.#cli.bin);
+  /**
+   * The binary's version (>= the floor) and its server's protocol, probed once and again after a
+   * call found the server gone or mismatched: with a server of another protocol every herdr command
+   * fails, so this one says why (both versions and the fix). With `start`, a shepherd outside herdr
+   * starts a server when none runs; inside herdr the server is the user's, and only they start it.
+   */
+  #ensureReady(start = false): Promise<HerdrVersion> {
+    if (!this.#ready) {
+      const check = (async () => {
+        let probe = await probeHerdr(this.#cli);
+        if (start && probe.server && !probe.server.running && this.#env.HERDR_ENV !== "1") {
+          await startHerdrServer(this.#cli, this.#env);
+          probe = await probeHerdr(this.#cli);
+        }
+        assertCompatible(probe, this.#cli.bin);
+        return probe;
+      })();
+      const ready = check.then((probe) => {
+        // No server yet is no answer to keep: the calls say server_not_running, and the next probes again.
+        if (probe.server && !probe.server.running && this.#ready === ready) this.#ready = undefined;
+        return probe.client;
       });
       // A failed check is retried on the next call, so installing or upgrading herdr
       // does not require restarting pi.
-      check.catch(() => {
-        if (this.#versionChecked === check) this.#versionChecked = undefined;
+      ready.catch(() => {
+        if (this.#ready === ready) this.#ready = undefined;
       });
-      this.#versionChecked = check;
+      this.#ready = ready;
     }
-    return this.#versionChecked;
+    return this.#ready;
   }
 
   async #paneByGet(id: string): Promise<PaneRecord | undefined> {

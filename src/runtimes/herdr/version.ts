@@ -1,12 +1,16 @@
 /**
  * The herdr version floor. 0.7.5 is the first release whose CLI matches what this adapter
- * sends (short ids, `--no-focus`, the agent facade, the protocol guard); 0.8.0 adds the
- * structured `server_not_running` error and is recommended.
+ * sends (short ids, `--no-focus`, the agent facade, the protocol guard, `status server --json`);
+ * 0.8.0 adds the structured `server_not_running` error. 0.8.2 and 0.9.x change nothing this
+ * adapter sends, so the floor stays: keeping 0.7.5 costs only the `recent` read fallback, which
+ * 0.8.x needs as well (herdr-09.md §2, #3444).
  */
 import { ShepherdError } from "../../core/errors.ts";
 
 export const MIN_HERDR_VERSION = "0.7.5";
-export const RECOMMENDED_HERDR_VERSION = "0.8.0";
+export const RECOMMENDED_HERDR_VERSION = "0.9.4";
+/** From here `recent` reads are never empty while output fits the viewport (#3444). */
+export const RECENT_READS_FIXED = "0.9.0";
 
 export interface HerdrVersion {
   major: number;
@@ -50,4 +54,23 @@ export function checkHerdrVersion(stdout: string, bin: string): HerdrVersion {
     );
   }
   return v;
+}
+
+/**
+ * The protocol a release speaks (herdr-contract.md §1.5, herdr-09.md §1), for messages only: the
+ * server's own is read from `status server --json`. 0.9.2, 0.9.4 and 0.9.5 are unconfirmed; the
+ * safe reading is 22, as 0.9.0, 0.9.1 and 0.9.3 report. Later lines are unknown.
+ */
+export function protocolOf(v: HerdrVersion): number | undefined {
+  if (v.major !== 0 || v.minor > 9) return undefined;
+  if (meetsFloor(v, "0.9.0")) return 22;
+  if (meetsFloor(v, "0.8.1")) return 20;
+  if (meetsFloor(v, "0.8.0")) return 19;
+  if (meetsFloor(v, "0.7.5")) return 17;
+  return undefined;
+}
+
+/** "herdr 0.9.4 (protocol 22)", the protocol left out where unknown. */
+export function describeVersion(version: string | undefined, protocol: number | undefined): string {
+  return `herdr ${version ?? "(version unknown)"}${protocol !== undefined ? ` (protocol ${protocol})` : ""}`;
 }

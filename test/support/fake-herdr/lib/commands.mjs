@@ -32,4 +32,5 @@ export const COMMANDS = {
   "pane report-agent": { id: "cli:request", run: pane.paneReportAgent },
   "agent get": { id: "cli:agent:get", run: agent.agentGet },
   "agent list": { id: "cli:agent:list", run: agent.agentList },
+  "agent prompt": { id: "cli:agent:prompt", run: agent.agentPrompt },
 };

@@ -6,6 +6,11 @@ import { paneInfo, tabInfo, workspaceInfo } from "./records.mjs";
 import { allocPane, allocTab, allocWorkspace, newTerminalId, removePane, removeTab, removeWorkspace } from "./state.mjs";
 import { envFlags, paneShellArgv, tmuxLiteralPath } from "./tmux.mjs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { atLeast, since } from "./versions.mjs";
+
+/** The fake's own executable, which 0.8.1+ names in HERDR_BIN_PATH. */
+const BIN = fileURLToPath(new URL("../herdr", import.meta.url));
 
 const CREATE_SPEC = { values: ["--cwd", "--label"], repeated: ["--env"], flags: ["--focus", "--no-focus"] };
 
@@ -23,6 +28,10 @@ function paneEnv(ctx, extra, ws, tab, pane) {
     // So that `herdr` run inside a pane reaches this same fake server.
     FAKE_HERDR_STATE_DIR: ctx.stateDir,
     FAKE_HERDR_TMUX_SOCKET: ctx.tmuxSocket,
+    // A `herdr` run in the pane is the server's own version (the one installed beside it), and
+    // 0.8.1+ names that binary in HERDR_BIN_PATH.
+    FAKE_HERDR_VERSION: ctx.version,
+    ...(atLeast(ctx.version, since.binPathInPanes) ? { HERDR_BIN_PATH: BIN } : {}),
   };
   const kept = Object.fromEntries(Object.entries(extra).filter(([k]) => !(k in own)));
   return { ...kept, ...own };

@@ -4,6 +4,7 @@ import { parseArgs } from "./args.mjs";
 import { ApiError, UsageError } from "./errors.mjs";
 import { paneInfo } from "./records.mjs";
 import { tmuxKey } from "./tmux.mjs";
+import { atLeast, since } from "./versions.mjs";
 
 /** @param {any} ctx @param {string} id */
 function pane(ctx, id) {
@@ -112,6 +113,12 @@ export function paneRead(ctx, args) {
   const keepAnsi = format === "ansi" || flags.has("--ansi") || flags.has("--raw");
 
   const p = pane(ctx, positionals[0]);
+  // #3444: before 0.9.0 `recent` reads came back empty while the output still fitted the viewport.
+  // herdr-09 saw it on macOS and Windows; the fake shows it on every platform (the safe reading),
+  // so a client's fallback is exercised on Linux too.
+  if (recent && !atLeast(ctx.version, since.recentReadsFixed) && ctx.tmux.must(["display-message", "-p", "-t", p.tmux, "#{history_size}"]).trim() === "0") {
+    return { text: "" };
+  }
   const capture = ["capture-pane", "-p", "-t", p.tmux];
   if (keepAnsi) capture.push("-e");
   if (source === "recent-unwrapped") capture.push("-J");
