@@ -2,48 +2,18 @@
  * Turns raw samples into the published figures: one row per metric, a column per runtime,
  * the target and whether every runtime met it.
  */
-import type { CoreFigures } from "./core-bench.ts";
-import type { PeerFigures, PeerSamples, PeerSeries } from "./peer.ts";
-import type { RpcFigures } from "./rpc-bench.ts";
+import type { PeerSamples, PeerSeries } from "./peer.ts";
 import type { BareMode } from "./runtime-fixture.ts";
 import { median, ms, round, summarize } from "./stats.ts";
+import type { Got, Row, RowMaker, RuntimeRun } from "./row.ts";
 import { userRows } from "./user-rows.ts";
-import type { WarmStartFigures } from "./warm-start.ts";
 
-/** The parts a run measured (--only leaves some out); warmStart is null where there was no warm pool. */
-export interface RuntimeRun {
-  core?: CoreFigures;
-  rpc?: RpcFigures;
-  warmStart?: WarmStartFigures | null;
-  peer?: PeerFigures;
-}
+export type { Row, RuntimeRun } from "./row.ts";
 
-type Got = { value: number | string; detail?: string } | undefined;
 type With<K extends keyof RuntimeRun> = RuntimeRun & Required<Pick<RuntimeRun, K>>;
 /** A row's pick for the runs that measured its part; the others show "-". */
 const withCore = (f: (r: With<"core">) => Got) => (r: RuntimeRun) => (r.core ? f(r as With<"core">) : undefined);
 const withRpc = (f: (r: With<"rpc">) => Got) => (r: RuntimeRun) => (r.rpc ? f(r as With<"rpc">) : undefined);
-
-export type RowMaker = (
-  metric: string,
-  via: Row["via"],
-  unit: string,
-  pick: (r: RuntimeRun) => Got,
-  /** Judged for the runtimes listed, or for every runtime. */
-  target?: { text: string; ok: (v: number) => boolean; runtimes?: string[] },
-) => void;
-
-export interface Row {
-  metric: string;
-  /** core: composeShepherd in the bench process; rpc: a real pi shepherd, whole tool calls; bench: the bench itself. */
-  via: "core" | "rpc" | "bench";
-  unit: string;
-  values: Record<string, number | string>;
-  detail: Record<string, string>;
-  target?: string;
-  /** Per runtime, where the row has a target. */
-  met?: Record<string, boolean>;
-}
 
 const pct = (cpuMs: number, windowMs: number) => round((cpuMs / windowMs) * 100, 2);
 const perSheepSecond = (calls: number, sheep: number, windowMs: number) => round(calls / sheep / (windowMs / 1000), 3);

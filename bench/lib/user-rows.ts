@@ -3,7 +3,7 @@
  * delegate against pi's own example subagent on the same tasks (ratios of medians, below 1 = faster).
  */
 import type { PeerSamples, PeerSeries } from "./peer.ts";
-import type { RowMaker } from "./report.ts";
+import type { RowMaker } from "./row.ts";
 import { median, ms, round } from "./stats.ts";
 
 const NO_POOL = "n/a (no warm pool)";

@@ -1,0 +1,36 @@
+/** A row of the published figures and the maker that adds one: what the report and user-rows.ts both use, so neither imports the other. */
+import type { CoreFigures } from "./core-bench.ts";
+import type { PeerFigures } from "./peer.ts";
+import type { RpcFigures } from "./rpc-bench.ts";
+import type { WarmStartFigures } from "./warm-start.ts";
+
+/** The parts a run measured (--only leaves some out); warmStart is null where there was no warm pool. */
+export interface RuntimeRun {
+  core?: CoreFigures;
+  rpc?: RpcFigures;
+  warmStart?: WarmStartFigures | null;
+  peer?: PeerFigures;
+}
+
+export type Got = { value: number | string; detail?: string } | undefined;
+
+export type RowMaker = (
+  metric: string,
+  via: Row["via"],
+  unit: string,
+  pick: (r: RuntimeRun) => Got,
+  /** Judged for the runtimes listed, or for every runtime. */
+  target?: { text: string; ok: (v: number) => boolean; runtimes?: string[] },
+) => void;
+
+export interface Row {
+  metric: string;
+  /** core: composeShepherd in the bench process; rpc: a real pi shepherd, whole tool calls; bench: the bench itself. */
+  via: "core" | "rpc" | "bench";
+  unit: string;
+  values: Record<string, number | string>;
+  detail: Record<string, string>;
+  target?: string;
+  /** Per runtime, where the row has a target. */
+  met?: Record<string, boolean>;
+}
