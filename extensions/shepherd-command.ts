@@ -12,7 +12,7 @@ import { errorText } from "../src/core/errors.ts";
 import { printable } from "../src/core/printable.ts";
 import { stateDir } from "../src/protocol/layout.ts";
 import { agentDirOf, loadSettings, type LoadedSettings } from "../src/settings.ts";
-import type { DispatchContext } from "../src/tool/dispatch.ts";
+import type { DispatchContext } from "../src/tool/context.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
 import { parts } from "./lazy-parts.ts";
 import { piTrusts, projectTrusted } from "./pi-context.ts";

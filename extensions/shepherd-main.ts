@@ -9,7 +9,7 @@ import type { ShepherdApp } from "../src/compose.ts";
 import { errorText } from "../src/core/errors.ts";
 import { printable } from "../src/core/printable.ts";
 import { type AuditSink, stamped } from "../src/ports/audit.ts";
-import type { DispatchContext } from "../src/tool/dispatch.ts";
+import type { DispatchContext } from "../src/tool/context.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
 import { prepareArguments } from "../src/tool/params.ts";
 import { shepherdParameters } from "../src/tool/schema.ts";

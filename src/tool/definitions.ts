@@ -1,7 +1,7 @@
 import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../agents/discover.ts";
 import { ShepherdError } from "../core/errors.ts";
 import type { AgentDefinition } from "../core/types.ts";
-import type { DispatchContext } from "./dispatch.ts";
+import type { DispatchContext } from "./context.ts";
 import { UNTRUSTED_HINT } from "../settings.ts";
 import { withModelAlias } from "./models.ts";
 import { approveDefinition, type TrustContext } from "./trust.ts";

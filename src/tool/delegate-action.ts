@@ -3,7 +3,7 @@ import { Delegation, type DelegateTask } from "../core/delegate.ts";
 import { ShepherdError } from "../core/errors.ts";
 import type { ToolCommand } from "./command.ts";
 import { definitionPicker } from "./definitions.ts";
-import type { DispatchContext } from "./dispatch.ts";
+import type { DispatchContext } from "./context.ts";
 import { resolveCwd } from "./cwd.ts";
 import { delegateOutcome, delegateText } from "./delegate-text.ts";
 

@@ -1,6 +1,5 @@
 import { ShepherdError } from "../core/errors.ts";
-import type { Shepherd, WaitProgress } from "../core/shepherd.ts";
-import type { Settings } from "../settings.ts";
+import type { WaitProgress } from "../core/shepherd.ts";
 import { delegateAction } from "./delegate-action.ts";
 import {
   closeText,
@@ -27,24 +26,11 @@ import { lastLines, withoutPiFrame } from "./pi-screen.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
 import { discoverFor } from "./definitions.ts";
 import { startAction } from "./start-action.ts";
-import type { TrustContext } from "./trust.ts";
+import type { DispatchContext } from "./context.ts";
 
 export interface ToolResult {
   content: { type: "text"; text: string }[];
   details: Record<string, unknown> & { action: string };
-}
-
-export interface DispatchContext {
-  shepherd: Shepherd;
-  settings: Settings;
-  cwd: string;
-  agentDir: string;
-  bundledDir: string;
-  trust: Omit<TrustContext, "allowWithoutUI" | "userConfirms">;
-  signal?: AbortSignal;
-  onProgress?: (text: string, details: Record<string, unknown>) => void;
-  /** A /shepherd subcommand: what it returns is shown to a person, not given to the model (see WaitOptions.byPerson). */
-  byPerson?: boolean;
 }
 
 const MAX_TEXT = 50_000;

@@ -8,7 +8,8 @@ import { errorText, isShepherdError, shorten, ShepherdError } from "../core/erro
 import type { DoctorReport } from "../doctor/types.ts";
 import { type AuditInput, notDone, wasTold } from "../ports/audit.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
-import { execute, result, type DispatchContext, type ToolResult } from "./dispatch.ts";
+import type { DispatchContext } from "./context.ts";
+import { execute, result, type ToolResult } from "./dispatch.ts";
 import { doctorText, verdictLine } from "./format.ts";
 
 export interface EntryDeps {

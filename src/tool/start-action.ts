@@ -2,7 +2,7 @@ import type { StartedAgent } from "../core/types.ts";
 import type { ToolCommand } from "./command.ts";
 import { resolveCwd } from "./cwd.ts";
 import { definitionPicker, trustFor } from "./definitions.ts";
-import type { DispatchContext } from "./dispatch.ts";
+import type { DispatchContext } from "./context.ts";
 import { resolveModel } from "./models.ts";
 import { approveDefinition } from "./trust.ts";
 

@@ -15,7 +15,7 @@ import type { AgentDefinition } from "../../src/core/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
 import { AuditLog, readAudit } from "../../src/protocol/audit-log.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
-import type { DispatchContext } from "../../src/tool/dispatch.ts";
+import type { DispatchContext } from "../../src/tool/context.ts";
 import { runToolCall } from "../../src/tool/entry.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
