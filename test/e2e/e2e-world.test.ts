@@ -4,10 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { e2eWorld } from "../support/e2e-world.ts";
+import { git } from "../support/git-repo.ts";
 
 const tmuxDirs = async () => (await readdir(tmpdir())).filter((n) => n.startsWith("pi-shepherd-tmux-") || n.startsWith("pi-shepherd-sock-"));
 const servers = () => process.getActiveResourcesInfo().filter((r) => r === "TCPServerWrap").length;
@@ -48,5 +50,21 @@ describe("the end-to-end world", { timeout: 120_000 }, () => {
       assert.equal(existsSync(world.tmux.dir), false);
       assert.equal(servers(), serversBefore, "the scripted model no longer listens");
     }
+  });
+
+  it("what the options add ends too: more providers, a fake herdr, a TUI shepherd; the work dir is a repository", async () => {
+    const serversBefore = servers();
+    const world = await e2eWorld("world-options", { providers: ["other"], herdr: true, repo: { "a.txt": "a\n" } });
+    assert.ok(world.cwd.endsWith("/work"));
+    assert.equal(await git(world.cwd, "ls-files"), "a.txt\n");
+    assert.equal(world.env.PI_SHEPHERD_RUNTIME, "herdr");
+    assert.equal(world.env.HERDR_PANE_ID, world.herdr!.root.pane_id);
+    const models = JSON.parse(await readFile(join(world.agentDir, "models.json"), "utf8")) as { providers: Record<string, { baseUrl: string }> };
+    assert.equal(models.providers.other!.baseUrl, world.providers.other!.baseUrl);
+    const tui = await world.tui();
+    await world.cleanup();
+    assert.equal(existsSync(tui.dir), false, "the TUI's tmux dir (and so its server) is gone");
+    assert.equal(existsSync(world.herdr!.fake.stateDir), false, "the fake herdr's dir (and so its tmux server) is gone");
+    assert.equal(servers(), serversBefore, "no scripted model listens");
   });
 });

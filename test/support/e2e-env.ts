@@ -16,10 +16,17 @@ export interface AgentDirOptions {
   shepherdSettings?: Record<string, unknown>;
   /** More OpenAI-compatible providers, by name, each serving the model id "scripted-model". */
   providers?: Record<string, string>;
+  /** More keys of pi's own <agentDir>/settings.json (e.g. the user's extensions). */
+  piSettings?: Record<string, unknown>;
 }
 
 export async function makeAgentDir(dir: string, baseUrl: string, o: AgentDirOptions = {}): Promise<string> {
   const agentDir = await writeAgentDir(baseUrl, dir);
+  if (o.piSettings) {
+    const path = join(agentDir, "settings.json");
+    const settings = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
+    await writeFile(path, JSON.stringify({ ...settings, ...o.piSettings }), { mode: 0o600 });
+  }
   await mkdir(join(agentDir, "agents"), { recursive: true, mode: 0o700 });
   for (const [name, text] of Object.entries(o.agents ?? { "echo.md": ECHO_AGENT })) {
     await writeFile(join(agentDir, "agents", name), text, { mode: 0o600 });
