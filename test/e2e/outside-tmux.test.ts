@@ -5,38 +5,23 @@
  * from %0 again, so a pane id the shepherd saw die comes back for a new sheep.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { privateSocketOnly, type PrivateSocket } from "../support/tmux-server.ts";
+import { e2eWorld } from "../support/e2e-world.ts";
+import { tmuxPanes } from "../support/scene.ts";
+import { directive } from "../support/scripted-model.ts";
 
 type DelegateItem = { agent: string; status: string; text?: string; error?: string };
 
 /** One shepherd, model and socket per test: no test inherits another's tmux server or shepherd state. */
 async function outsideTmux(t: TestContext, shepherdSettings?: Record<string, unknown>) {
-  const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-outside-"));
-  const sock: PrivateSocket = await privateSocketOnly();
-  const model: ScriptedModel = await startScriptedModel();
-  const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, shepherdSettings ? { shepherdSettings } : {});
-  const work = join(dir, "work");
-  await mkdir(work);
+  const world = await e2eWorld("outside", { tmux: "socket", work: true, agent: shepherdSettings ? { shepherdSettings } : {} });
+  t.after(() => world.cleanup());
+  const { tmux: sock, model, env } = world;
   // shepherdEnv drops TMUX and TMUX_PANE: the shepherd is not inside any tmux.
-  const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: sock.socket });
   assert.equal(env.TMUX, undefined);
   assert.equal(env.TMUX_PANE, undefined);
   assert.equal(await sock.serverRunning(), false, "no tmux server runs before the shepherd starts one");
-  const scene = new Scene(RpcShepherd.start({ cwd: work, env }), agentDir);
-  t.after(async () => {
-    await scene.cleanup();
-    await sock.cleanup();
-    await model.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const scene = world.scene();
   /** What every test ends with: no sheep pi, no pane, no tmux server on the socket. */
   const assertNothingLeft = async () => {
     await scene.assertNothingLeft(tmuxPanes(sock.socket), []);
