@@ -3,16 +3,14 @@
  * RPC and real pi sheep in a private tmux server, on the scripted model.
  */
 import assert from "node:assert/strict";
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { recordTrustDecision } from "../../src/project-trust.ts";
-import { writeAgentDir } from "../support/agent-dir.ts";
-import { shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { type RpcShepherd, repoRoot, type ToolOutcome } from "../support/rpc-shepherd.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 const PROBE_BODY = "You are the probe. PROBE-BODY-MARKER-7f3a";
 const PROJ_BODY = "You are the project's own agent. PROJ-BODY-MARKER-91c2";
@@ -29,7 +27,7 @@ function alive(pid: number): boolean {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("agent definitions, trust, operational actions and /shepherd with real pi", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
   let agentDir: string;
@@ -77,39 +75,34 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
     shepherd.events.filter((e) => e.type === "extension_ui_request" && e.method === "notify" && String(e.message).startsWith("pi-shepherd settings problems"));
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-agents-e2e-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    agentDir = await writeAgentDir(model.baseUrl, join(dir, "agent"));
-    // The user's own extensions include pi-shepherd, so sheep load it too: the depth rule must keep it quiet there.
-    const piSettingsPath = join(agentDir, "settings.json");
-    const piSettings = JSON.parse(await readFile(piSettingsPath, "utf8")) as Record<string, unknown>;
-    await writeFile(piSettingsPath, JSON.stringify({ ...piSettings, extensions: [join(repoRoot, "extensions", "shepherd.ts")] }), { mode: 0o600 });
-    await mkdir(join(agentDir, "agents"), { recursive: true });
-    await writeFile(join(agentDir, "agents", "probe.md"), `---\nname: probe\ndescription: a probe with two tools\ntools: read, grep\n---\n${PROBE_BODY}\n`);
-    await writeFile(join(agentDir, "agents", "plain.md"), "---\nname: plain\ndescription: pi's default tools\n---\nYou are plain.\n");
-    await writeFile(join(agentDir, "agents", "broken.md"), "---\nname: broken\n---\nno description\n");
-    await mkdir(join(agentDir, "pi-shepherd"), { recursive: true, mode: 0o700 });
-    await chmod(join(agentDir, "pi-shepherd"), 0o700);
+    world = await e2eWorld("agents-e2e", {
+      agent: {
+        // The user's own extensions include pi-shepherd, so sheep load it too: the depth rule must keep it quiet there.
+        piSettings: { extensions: [join(repoRoot, "extensions", "shepherd.ts")] },
+        agents: {
+          "probe.md": `---\nname: probe\ndescription: a probe with two tools\ntools: read, grep\n---\n${PROBE_BODY}\n`,
+          "plain.md": "---\nname: plain\ndescription: pi's default tools\n---\nYou are plain.\n",
+          "broken.md": "---\nname: broken\n---\nno description\n",
+        },
+        shepherdSettings: { placement: "tab", colour: "blue" },
+      },
+      work: true,
+    });
+    ({ tmux, model, agentDir, cwd: work } = world);
     userSettings = join(agentDir, "pi-shepherd", "settings.json");
-    await writeFile(userSettings, JSON.stringify({ placement: "tab", colour: "blue" }), { mode: 0o600 });
-    work = join(dir, "work");
     await mkdir(join(work, "sub"), { recursive: true });
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
     await writeFile(join(work, ".pi", "agents", "proj.md"), `---\nname: proj\ndescription: the repository's agent\ntools:\n  - read\n---\n${PROJ_BODY}\n`);
     await writeFile(join(work, ".pi", "shepherd.json"), JSON.stringify({ allowProjectAgentsWithoutUI: true }));
     // The person trusted the project, as /shepherd trust records it (hostile-agents covers the command itself).
     await recordTrustDecision(agentDir, work, "trusted");
-    shepherd = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket }) });
+    world.defer(() => {
+      for (const pid of sheepPids) if (alive(pid)) process.kill(pid, "SIGKILL");
+    });
+    shepherd = world.shepherd();
   });
 
-  after(async () => {
-    await shepherd?.stop().catch(() => undefined);
-    await tmux?.cleanup();
-    await model?.close();
-    for (const pid of sheepPids) if (alive(pid)) process.kill(pid, "SIGKILL");
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("reports settings problems to the user at startup", async () => {
     const e = await shepherd.until(
