@@ -4,7 +4,7 @@ import { errorText, exitText, isShepherdError, ShepherdError } from "./errors.ts
 import type { Herd } from "./herd.ts";
 import { pendingPrompts, refresh, settle, settleAll } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";
-import { findRecord } from "./persistence.ts";
+import { findRecord } from "./owners.ts";
 import type { AgentRecord, CloseOptions, CloseOutcome } from "./types.ts";
 import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.ts";
 

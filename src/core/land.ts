@@ -3,7 +3,7 @@ import type { Landed } from "../ports/workspace.ts";
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
-import { findRecord } from "./persistence.ts";
+import { findRecord } from "./owners.ts";
 import type { AgentRecord } from "./types.ts";
 
 export interface LandOutcome extends Landed {

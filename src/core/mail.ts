@@ -5,7 +5,7 @@
  */
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
-import { findRecord } from "./persistence.ts";
+import { findRecord } from "./owners.ts";
 import type { AgentRecord, SheepMessage } from "./types.ts";
 
 export interface ListedMessage extends SheepMessage {

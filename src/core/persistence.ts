@@ -5,9 +5,8 @@
 import { closeAndConfirm, dropGone } from "./close.ts";
 import type { Herd } from "./herd.ts";
 import { refresh } from "./ledger.ts";
-import { ShepherdError } from "./errors.ts";
 import { closeWarmSheep, keepToClose } from "./warm.ts";
-import type { AgentRecord, DelegationRecord } from "./types.ts";
+import type { DelegationRecord } from "./types.ts";
 
 export interface AttachReport {
   /** Sheep of an earlier shepherd (or of this one before a reload) that are ours again. */
@@ -116,27 +115,4 @@ function resume(herd: Herd, d: DelegationRecord): void {
     for (const [i, item] of d.items.entries()) item.step = i + 1;
   }
   d.done = true;
-}
-
-/** Our record of a sheep; a sheep of another live shepherd is named as such, not as unknown. */
-export async function findRecord(herd: Herd, agentId: unknown): Promise<AgentRecord> {
-  try {
-    return herd.registry.agent(agentId);
-  } catch (e) {
-    const store = herd.opts.store;
-    if (!store || typeof agentId !== "string") throw e;
-    const { state } = await store.load().catch(() => ({ state: { agents: [] as AgentRecord[] } }));
-    const foreign = state.agents.find((a) => a.agentId === agentId && a.owner !== herd.opts.owner);
-    if (foreign) {
-      throw new ShepherdError("not_owned", `sheep ${agentId} (${foreign.label}) belongs to another running shepherd; only it may use or close it.`);
-    }
-    throw e;
-  }
-}
-
-/** Sheep recorded by other shepherds on the same agent dir, as they recorded them; never touched. */
-export async function othersSheep(herd: Herd): Promise<AgentRecord[]> {
-  if (!herd.opts.store) return [];
-  const { state } = await herd.opts.store.load();
-  return state.agents.filter((a) => a.owner !== herd.opts.owner && a.state !== "closed" && !a.warm && !herd.registry.agents.has(a.agentId));
 }

@@ -8,7 +8,7 @@ import { takeBaseline } from "./evidence.ts";
 import { MAX_QUEUED, type Herd } from "./herd.ts";
 import { derivedId, newId } from "./ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
-import { findRecord } from "./persistence.ts";
+import { findRecord } from "./owners.ts";
 import { withConflictNote } from "./sync.ts";
 import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "./types.ts";
 

@@ -6,7 +6,7 @@ import type { Synced } from "../ports/workspace.ts";
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
-import { findRecord } from "./persistence.ts";
+import { findRecord } from "./owners.ts";
 import type { AgentRecord } from "./types.ts";
 
 export interface SyncOutcome extends Synced {

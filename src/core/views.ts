@@ -5,7 +5,7 @@ import { exitText, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";
-import { findRecord } from "./persistence.ts";
+import { findRecord } from "./owners.ts";
 import type { Registry } from "./registry.ts";
 import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.ts";
 
