@@ -11,6 +11,7 @@ import { INBOX_FILE, sheepLayout } from "../src/protocol/layout.ts";
 import type { InboxItem, ResultFile, StatusReport } from "../src/protocol/messages.ts";
 import { finalAssistant, resultStatus, usageOf } from "../src/protocol/assistant.ts";
 import { registerMessageTool } from "./sheep-message.ts";
+import { herdrStateSink } from "./herdr-state.ts";
 
 /*
  * Results and reports are written synchronously (writeJsonAtomicSync): right after a turn pi's
@@ -52,8 +53,14 @@ export default function sheep(pi: ExtensionAPI) {
   let asking: { messageId: string; text: string } | undefined;
   const readyAt = new Date().toISOString();
 
-  const blockedLabel = () =>
-    dialog ?? (busBlocked > 0 ? (busLabel ?? "blocked") : asking ? `question ${asking.messageId} to the shepherd: ${oneLine(asking.text)}` : undefined);
+  const askingLabel = () => (asking ? `question ${asking.messageId} to the shepherd: ${oneLine(asking.text)}` : undefined);
+  const blockedLabel = () => dialog ?? (busBlocked > 0 ? (busLabel ?? "blocked") : askingLabel());
+  // In a herdr pane, herdr is told the same state for its sidebar (display only). Its own
+  // herdr:blocked events, sent to herdr's pi integration, are not another extension's dialog.
+  let ownEvent = false;
+  const herdr = herdrStateSink(process.env, pi.events, (own) => {
+    ownEvent = own;
+  });
 
   const report = () => {
     const blocked = blockedLabel();
@@ -70,6 +77,8 @@ export default function sheep(pi: ExtensionAPI) {
       updatedAt: new Date().toISOString(),
     };
     writeJsonAtomicSync(layout.status, status);
+    const own = dialog ?? askingLabel();
+    herdr?.update({ working: active !== undefined, ...(blocked !== undefined ? { blocked } : {}), ...(own !== undefined ? { ownBlocked: own } : {}) });
   };
 
   const finish = async (result: Omit<ResultFile, "promptId" | "startedAt" | "finishedAt" | "sessionPath">) => {
@@ -264,6 +273,7 @@ export default function sheep(pi: ExtensionAPI) {
   });
 
   pi.events.on("herdr:blocked", (data: unknown) => {
+    if (ownEvent) return;
     const d = (data ?? {}) as { active?: boolean; label?: string };
     if (d.active === false) busBlocked = Math.max(0, busBlocked - 1);
     else {
