@@ -10,20 +10,19 @@
  * never becomes ready within startTimeout.
  */
 import assert from "node:assert/strict";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import type { FakeHerdr } from "../support/fake-herdr.ts";
 import { livingSheep } from "../support/leftovers.ts";
-import { node22, RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes, untilLogged, type Item } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { node22 } from "../support/rpc-shepherd.ts";
+import { type Item, type Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 describe("faults with real pi sheep in tmux", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
   /** The sheep's second model server, which the tests take away. */
@@ -32,23 +31,14 @@ describe("faults with real pi sheep in tmux", { timeout: 600_000 }, () => {
   let panes: () => Promise<string[]>;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    outage = await startScriptedModel();
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { providers: { outage: outage.baseUrl } });
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket });
-    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    world = await e2eWorld("faults", { providers: ["outage"] });
+    ({ tmux, model } = world);
+    outage = world.providers.outage!;
+    scene = world.scene();
     panes = tmuxPanes(tmux.socket);
   });
 
-  after(async () => {
-    await scene?.cleanup();
-    await tmux?.cleanup();
-    await model?.close();
-    await outage?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("a sheep whose pi exits at start (a model that does not exist) fails start with the reason; its pane and files are gone", async () => {
     const text = await scene.fails({ action: "start", agent: "echo", label: "nomodel", model: "nowhere/no-such-model" }, /^\[start_failed\] /);
@@ -161,38 +151,33 @@ describe("faults with real pi sheep in tmux", { timeout: 600_000 }, () => {
 });
 
 describe("a sheep whose pi cannot start", { timeout: 300_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
-  let model: ScriptedModel;
   let scene: Scene;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    // Stands in for pi: what it does is chosen by the --model it gets, so one shepherd shows both.
-    const fakePi = join(dir, "fake-pi.mjs");
-    await writeFile(
-      fakePi,
-      [
-        'const model = process.argv[process.argv.indexOf("--model") + 1];',
-        'if (model === "exits") { console.error("fake pi: cannot start"); process.exit(3); }',
-        'console.log("fake pi: starting forever");',
-        "setInterval(() => {}, 1000);",
-      ].join("\n"),
-    );
-    await chmod(fakePi, 0o600);
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, { shepherdSettings: { startTimeout: 3, piCommand: [node22, fakePi] } });
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket });
-    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    world = await e2eWorld("faults", {
+      agent: async (dir) => {
+        // Stands in for pi: what it does is chosen by the --model it gets, so one shepherd shows both.
+        const fakePi = join(dir, "fake-pi.mjs");
+        await writeFile(
+          fakePi,
+          [
+            'const model = process.argv[process.argv.indexOf("--model") + 1];',
+            'if (model === "exits") { console.error("fake pi: cannot start"); process.exit(3); }',
+            'console.log("fake pi: starting forever");',
+            "setInterval(() => {}, 1000);",
+          ].join("\n"),
+        );
+        await chmod(fakePi, 0o600);
+        return { shepherdSettings: { startTimeout: 3, piCommand: [node22, fakePi] } };
+      },
+    });
+    tmux = world.tmux;
+    scene = world.scene();
   });
 
-  after(async () => {
-    await scene?.cleanup();
-    await tmux?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("a pi that exits at once fails start with its exit code and last words; nothing is left", async () => {
     const text = await scene.fails({ action: "start", agent: "echo", model: "exits" }, /^\[start_failed\] /);
@@ -210,28 +195,20 @@ describe("a sheep whose pi cannot start", { timeout: 300_000 }, () => {
 });
 
 describe("the tmux server gone", { timeout: 300_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
   let scene: Scene;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    world = await e2eWorld("faults");
+    ({ tmux, model } = world);
     // Inside the user's tmux: when that server is gone there is nowhere to put a sheep.
     const inside = tmux.insideEnv();
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket, TMUX: inside.TMUX, TMUX_PANE: inside.TMUX_PANE });
-    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    scene = world.scene({ env: { ...world.env, TMUX: inside.TMUX, TMUX_PANE: inside.TMUX_PANE } });
   });
 
-  after(async () => {
-    await scene?.cleanup();
-    await tmux?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("a wait fails with [pane_gone], start says [runtime_unavailable], close still works, nothing is left", async () => {
     const S = await scene.start("doomed");
@@ -250,7 +227,7 @@ describe("the tmux server gone", { timeout: 300_000 }, () => {
 });
 
 describe("faults on herdr (the fake, backed by real tmux panes)", { timeout: 300_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let fake: FakeHerdr;
   let model: ScriptedModel;
   let scene: Scene;
@@ -258,25 +235,18 @@ describe("faults on herdr (the fake, backed by real tmux panes)", { timeout: 300
   let baseline: string[];
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-faults-"));
-    fake = await createFakeHerdr();
-    const { shepherdEnv: inside } = await fake.userWorkspace(dir);
-    model = await startScriptedModel();
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    const env = shepherdEnv(agentDir, inside);
-    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    world = await e2eWorld("faults", { herdr: true });
+    ({ model } = world);
+    fake = world.herdr!.fake;
+    scene = world.scene();
+    // The shepherd's quit closes its sheep through herdr: bring it back up first.
+    world.defer(() => fake.setDown(false));
     // The panes behind the fake are tmux panes: they are what must not be left.
     panes = async () => (await fake.tmux(["list-panes", "-a", "-F", "#{pane_id}"]).catch(() => "")).split("\n").filter(Boolean);
     baseline = await panes();
   });
 
-  after(async () => {
-    await fake?.setDown(false);
-    await scene?.cleanup();
-    await fake?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("with the herdr server down, start says [runtime_unavailable] and leaves nothing", async () => {
     await fake.setDown(true);
