@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { access, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
@@ -817,6 +817,122 @@ for (const version of FAKE_HERDR_VERSIONS) {
         assert.deepEqual(new Set(ids).size, 5);
         assert.equal((await panes()).length, 6);
         assert.equal((await fake.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n").length, 6);
+      });
+
+      it("reports its version and protocol past the protocol guard, which refuses every other command in both directions", async () => {
+        const own = { "0.7.5": 17, "0.8.2": 20, "0.9.4": 22 }[herdrVersion] ?? 22;
+        const status = JSON.parse((await fake.herdr(["status", "server", "--json"])).stdout) as Record<string, unknown>;
+        assert.deepEqual([status.status, status.version, status.protocol, status.compatible], ["running", herdrVersion, own, true]);
+        for (const [server, protocol] of [
+          ["0.7.5", 17],
+          ["0.8.2", 20],
+          ["0.9.4", 22],
+        ] as const) {
+          await fake.setServerVersion(server);
+          const s = JSON.parse((await fake.herdr(["status", "server", "--json"])).stdout) as Record<string, unknown>;
+          assert.deepEqual([s.version, s.protocol, s.compatible], [server, protocol, protocol === own]);
+          const r = await fake.herdr(["pane", "list"]);
+          if (protocol === own) assert.equal(r.exitCode, 0, r.stderr);
+          else {
+            const e = (JSON.parse(r.stderr) as { error: { code: string; message: string } }).error;
+            assert.deepEqual([r.exitCode, e.code], [1, "protocol_mismatch"]);
+            assert.match(
+              e.message,
+              own > protocol ? /is newer than server protocol.*restart the Herdr server/ : /is older than server protocol.*upgrade the Herdr client/,
+            );
+          }
+        }
+        await fake.setDown(true);
+        const down = JSON.parse((await fake.herdr(["status", "server", "--json"])).stdout) as Record<string, unknown>;
+        assert.deepEqual([down.status, down.running, down.version, down.protocol, down.compatible], ["not_running", false, null, null, null]);
+      });
+
+      it("a server started with `herdr server` stops on SIGHUP before 0.9.4, with its panes, and always on SIGTERM", async () => {
+        await fake.setDown(true);
+        const server = spawn(fake.bin, ["server"], { env: fake.env, stdio: "ignore" });
+        try {
+          const pid = await eventually(() => fake.serverPid(), "the server's pid");
+          await fake.herdr(["workspace", "create", "--cwd", tmp]);
+          const exited = new Promise((r) => server.once("exit", r));
+          process.kill(pid, "SIGHUP");
+          if (/^0\.([0-8]\.|9\.[0-3]$)/.test(herdrVersion)) {
+            await exited;
+            assert.equal((await fake.herdr(["pane", "list"])).exitCode, 1, "server_not_running");
+            assert.equal((await fake.tmux(["list-panes", "-a"]).catch(() => "")).trim(), "", "its panes ended with it");
+          } else {
+            assert.equal((await fake.herdr(["pane", "list"])).exitCode, 0);
+            process.kill(pid, "SIGTERM");
+            await exited;
+            assert.equal((await fake.herdr(["pane", "list"])).exitCode, 1);
+          }
+        } finally {
+          if (server.exitCode === null && server.signalCode === null) server.kill("SIGKILL");
+        }
+      });
+
+      it("empty `recent` reads before 0.9.0 while the output fits the viewport (#3444); `visible` has it", async () => {
+        await fake.herdr(["workspace", "create", "--cwd", tmp]);
+        await fake.herdr(["pane", "run", "w1:p1", "echo", "fits"]);
+        await eventually(async () => ((await fake.herdr(["pane", "read", "w1:p1", "--source", "visible"])).stdout.includes("fits") ? true : undefined), "echo");
+        const recent = (await fake.herdr(["pane", "read", "w1:p1", "--source", "recent"])).stdout;
+        if (recentReadsFixed()) assert.match(recent, /fits/);
+        else assert.equal(recent, "");
+      });
+
+      it("names its own binary in HERDR_BIN_PATH from 0.8.1, and `agent prompt` types into a pane whose agent is not blocked", async () => {
+        await fake.herdr(["workspace", "create", "--cwd", tmp]);
+        const out = path.join(tmp, "bin-path");
+        await fake.herdr(["pane", "run", "w1:p1", `printf '%s' "\${HERDR_BIN_PATH-unset}" > ${out}`]);
+        const bin = await eventually(() => readFile(out, "utf8").catch(() => undefined), "the pane's HERDR_BIN_PATH");
+        assert.equal(bin, /^0\.(7\.|8\.0)/.test(herdrVersion) ? "unset" : fake.bin);
+        assert.equal((await fake.herdr(["agent", "prompt", "w1:p1", "hi"])).exitCode, 1, "agent_not_found: a plain shell");
+        await fake.herdr(["pane", "report-agent", "w1:p1", "--source", "t", "--agent", "pi", "--state", "idle"]);
+        const r = await fake.herdr(["agent", "prompt", "w1:p1", "echo prompted"]);
+        assert.match(r.stdout, /"type":"agent_prompted"/);
+        assert.equal((await fake.herdr(["agent", "prompt", "w1:p1", "x", "--timeout", "5"])).exitCode, 2, "--timeout without --wait");
+      });
+
+      it("saved machines from 0.9.0 and --machine from 0.9.1: 32-hex ids, ids of their own, HERDR_PANE_ID ignored, and what it cannot forward refused", async () => {
+        const list = await fake.herdr(["machine", "list", "--json"]);
+        if (/^0\.[0-8]\./.test(herdrVersion)) {
+          assert.deepEqual([list.exitCode, list.stderr.trim()], [2, "error: unknown command: machine"]);
+          assert.equal((await fake.herdr(["--machine", "box", "pane", "list"])).exitCode, 2);
+          return;
+        }
+        assert.deepEqual(JSON.parse(list.stdout), []);
+        const added = await fake.herdr(["machine", "add", "me@box", "--label", "box"]);
+        const id = /Saved SSH machine ([0-9a-f]{32})\. Remote server is ready\./.exec(added.stdout)?.[1];
+        assert.ok(id, added.stdout);
+        assert.equal((await fake.herdr(["machine", "disable", "box"])).exitCode, 1, "labels are not ids");
+        const profiles = JSON.parse((await fake.herdr(["machine", "list", "--json"])).stdout) as { id: string; label: string; enabled: boolean }[];
+        assert.deepEqual(
+          profiles.map((p) => [p.id, p.label, p.enabled]),
+          [[id, "box", true]],
+        );
+        await fake.herdr(["workspace", "create", "--cwd", tmp]);
+        const remote = await fake.herdr(["--machine", "box", "workspace", "create", "--cwd", "/"], { HERDR_PANE_ID: "w1:p1" });
+        assert.match(remote.stdout, /"root_pane":\{"pane_id":"w1:p1"/, "w1:p1 exists on the machine too, unrelated to Local's");
+        assert.equal((await fake.herdr([`--machine=${id}`, "pane", "list"])).stdout.match(/"pane_id"/g)?.length, 1);
+        const local = JSON.parse((await fake.herdr(["pane", "list"])).stdout) as { result: { panes: unknown[] } };
+        assert.equal(local.result.panes.length, 1);
+        // HERDR_PANE_ID names a Local pane: under --machine it is ignored, so --current has nothing.
+        const current = await fake.herdr(["--machine", "box", "pane", "split", "--current", "--direction", "right"], { HERDR_PANE_ID: "w1:p1" });
+        assert.equal(current.exitCode, 2);
+        for (const args of [
+          ["--machine", "box", "machine", "list"],
+          ["--machine", "box", "status"],
+          ["--machine", "nope", "pane", "list"],
+          ["--machine", "-x", "pane", "list"],
+          ["--machine", "box", "--session", "s", "pane", "list"],
+        ]) {
+          const r = await fake.herdr(args);
+          assert.equal(r.exitCode, 2, `${JSON.stringify(args)}: ${r.stderr}`);
+        }
+        assert.match((await fake.herdr(["--machine", "box", "status"])).stderr, /is not an API-backed machine command/);
+        const status = await fake.herdr(["--machine", "box", "status", "server", "--json"]);
+        assert.match(status.stdout, /"status":"running"/, "status server is forwarded");
+        await fake.herdr(["machine", "disable", id]);
+        assert.equal((await fake.herdr(["--machine", "box", "pane", "list"])).exitCode, 2, "a disabled machine");
       });
 
       it("records argv and the caller's HERDR_PANE_ID", async () => {
