@@ -1,21 +1,18 @@
 /**
  * The lifecycle of real pi sheep driven by a real pi shepherd over RPC, on the scripted model.
- * One suite, run once per runtime.
+ * One suite, run once per runtime, each on the end-to-end world (with a fake herdr for herdr).
  */
 import assert from "node:assert/strict";
 import { existsSync, realpathSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { RpcShepherd, testNode, testPiCli, type ToolOutcome } from "../support/rpc-shepherd.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { type E2eWorld, type E2eWorldOptions, e2eWorld } from "../support/e2e-world.ts";
+import { type RpcShepherd, testNode, testPiCli, type ToolOutcome } from "../support/rpc-shepherd.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
 
 export interface RuntimeFixture {
   name: "tmux" | "herdr";
-  /** Env additions that point the shepherd at this runtime. */
-  env: NodeJS.ProcessEnv;
   /** Every pane id that currently exists, as the test sees it through the runtime. */
   panes(): Promise<string[]>;
   /** Kills a pane behind the shepherd's back, the way a person closing it would. */
@@ -23,7 +20,6 @@ export interface RuntimeFixture {
   /** A pane the shepherd did not create, and a way to tell it is untouched. */
   foreignPane: string;
   focusSnapshot(): Promise<string>;
-  cleanup(): Promise<void>;
 }
 
 function alive(pid: number): boolean {
@@ -35,9 +31,10 @@ function alive(pid: number): boolean {
   }
 }
 
-export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixture>) {
+/** The world's options choose the runtime (`herdr` for the fake herdr); the fixture reads its panes. */
+export function lifecycleSuite(worldOptions: E2eWorldOptions<"server">, runtimeOf: (world: E2eWorld) => RuntimeFixture) {
   describe("persistent sheep lifecycle with real pi", { timeout: 600_000 }, () => {
-    let dir: string;
+    let world: E2eWorld | undefined;
     let rt: RuntimeFixture;
     let model: ScriptedModel;
     let agentDir: string;
@@ -61,24 +58,17 @@ export function lifecycleSuite(makeRuntime: (dir: string) => Promise<RuntimeFixt
     let B: Awaited<ReturnType<typeof start>>;
 
     before(async () => {
-      dir = await mkdtemp(join(tmpdir(), "pi-shepherd-e2e-"));
-      rt = await makeRuntime(dir);
-      model = await startScriptedModel();
-      agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-      const work = join(dir, "work");
-      await mkdir(work);
-      const env = shepherdEnv(agentDir, rt.env);
+      world = await e2eWorld("e2e", { ...worldOptions, work: true });
+      ({ model, agentDir } = world);
+      rt = runtimeOf(world);
       focusBefore = await rt.focusSnapshot();
-      shepherd = RpcShepherd.start({ cwd: work, env });
+      world.defer(() => {
+        for (const pid of sheepPids) if (alive(pid)) process.kill(pid, "SIGKILL");
+      });
+      shepherd = world.shepherd();
     });
 
-    after(async () => {
-      await shepherd?.stop().catch(() => undefined);
-      await rt?.cleanup();
-      await model?.close();
-      for (const pid of sheepPids) if (alive(pid)) process.kill(pid, "SIGKILL");
-      if (dir) await rm(dir, { recursive: true, force: true });
-    });
+    after(() => world?.cleanup());
 
     it("start returns a ready sheep and sends it no task", async () => {
       A = await start("alpha");
