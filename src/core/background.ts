@@ -5,11 +5,10 @@
  * shepherd finishes what was running and reports the tasks that never started as cancelled.
  */
 import type { Courier } from "./courier.ts";
-import { Delegation, type DelegateItem, type DelegateTask } from "./delegate.ts";
+import { Delegation, type DelegateItem, type DelegateTask, type Primitives } from "./delegate.ts";
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { newId } from "./ids.ts";
-import type { Shepherd } from "./shepherd.ts";
 import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "./types.ts";
 
 export interface BackgroundOptions {
@@ -28,7 +27,7 @@ export interface BackgroundStarted {
 }
 
 export async function delegateInBackground(
-  shepherd: Shepherd,
+  shepherd: Primitives,
   herd: Herd,
   courier: Courier,
   mode: DelegateMode,

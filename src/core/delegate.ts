@@ -3,9 +3,25 @@ import { systemClock, type Clock } from "./clock.ts";
 import { seenItems, whenChanged } from "./progress.ts";
 import { every } from "./signals.ts";
 import { errorText, isShepherdError, ShepherdError } from "./errors.ts";
-import type { Shepherd } from "./shepherd.ts";
+import type { Registry } from "./registry.ts";
+import type { WaitOptions } from "./wait.ts";
 import type { Worktree } from "../ports/workspace.ts";
-import type { AgentDefinition, AgentState, DelegateMode, Evidence, Usage, WaitItem, WaitStatus } from "./types.ts";
+import type {
+  AgentDefinition,
+  AgentState,
+  CloseOptions,
+  CloseOutcome,
+  DelegateMode,
+  Evidence,
+  PromptOptions,
+  SheepView,
+  StartedAgent,
+  StartRequest,
+  SubmittedPrompt,
+  Usage,
+  WaitItem,
+  WaitStatus,
+} from "./types.ts";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
@@ -13,6 +29,19 @@ import type { AgentDefinition, AgentState, DelegateMode, Evidence, Usage, WaitIt
  */
 
 export type { DelegateMode } from "./types.ts";
+
+/**
+ * The primitives a delegation runs on, passed in: the facade Shepherd is one, so delegation sits
+ * below it and imports nothing of it.
+ */
+export interface Primitives {
+  readonly registry: Pick<Registry, "agents">;
+  start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent>;
+  prompt(agentId: unknown, message: unknown, opts?: PromptOptions): Promise<SubmittedPrompt>;
+  wait(promptIds: readonly string[], opts?: WaitOptions): Promise<WaitItem[]>;
+  close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome>;
+  view(agentId: string): SheepView | undefined;
+}
 
 export interface DelegateTask {
   definition: AgentDefinition;
@@ -99,7 +128,7 @@ export class Delegation {
   readonly firstWave: Promise<void>;
 
   constructor(
-    private readonly shepherd: Shepherd,
+    private readonly shepherd: Primitives,
     private readonly mode: DelegateMode,
     private readonly tasks: DelegateTask[],
     private readonly o: DelegateOptions,

@@ -1,13 +1,20 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
 import type { SheepSnapshot } from "../ports/sheep-host.ts";
-import type { Courier } from "./courier.ts";
 import { exitText, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";
 import { findRecord } from "./owners.ts";
 import type { Registry } from "./registry.ts";
-import type { AgentRecord, AgentStatus, Conversation, SheepView } from "./types.ts";
+import type { AgentRecord, AgentStatus, Conversation, PromptRecord, SheepMessage, SheepView } from "./types.ts";
+
+/** What the asynchronous herd adds to a view: the courier is one (passed in, so views sit below it). */
+export interface HerdNews {
+  /** Whether a result of this prompt is owed to the conversation and not yet given. */
+  undelivered(p: PromptRecord): boolean;
+  /** The latest progress message of each sheep. */
+  readonly lastProgress: ReadonlyMap<string, SheepMessage>;
+}
 
 /**
  * A sheep as the widget shows it: the view every live view shares (its state and clock), and
@@ -64,7 +71,7 @@ export async function herdStatus(herd: Herd): Promise<AgentStatus[]> {
  * any result that landed, and that is written through like every other settlement. Returns
  * every live sheep; a question is known only of the sheep read.
  */
-export async function refreshFromFiles(herd: Herd, courier?: Courier, only?: ReadonlySet<string>): Promise<HerdView[]> {
+export async function refreshFromFiles(herd: Herd, courier?: HerdNews, only?: ReadonlySet<string>): Promise<HerdView[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
   const asking = new Map<string, { messageId: string; text: string }>();
   await Promise.all(
@@ -87,7 +94,7 @@ export async function refreshFromFiles(herd: Herd, courier?: Courier, only?: Rea
 }
 
 /** A sheep for the widget from the records and the courier alone (no file, no multiplexer). */
-export function herdView(herd: Herd, rec: AgentRecord, courier?: Courier): HerdView {
+export function herdView(herd: Herd, rec: AgentRecord, courier?: HerdNews): HerdView {
   const active = activePrompt(herd, rec);
   const queued = pendingPrompts(herd, rec).filter((p) => p !== active).length;
   let undelivered = 0;
@@ -115,7 +122,7 @@ export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
 }
 
 /** Every sheep that is not closed, as the widget shows them (a question asked as of the last refresh left out). */
-export function herdViews(herd: Herd, courier?: Courier): HerdView[] {
+export function herdViews(herd: Herd, courier?: HerdNews): HerdView[] {
   return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier));
 }
 
