@@ -3,20 +3,18 @@
  * server), driven by keys and read with capture-pane, with real pi sheep on the scripted model.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir } from "../support/e2e-env.ts";
-import { killSheep, livingSheep, sheepProcesses } from "../support/leftovers.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { TuiShepherd } from "../support/tui-shepherd.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { livingSheep } from "../support/leftovers.ts";
+import { directive } from "../support/scripted-model.ts";
+import type { TuiShepherd } from "../support/tui-shepherd.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
-  let dir: string;
-  let model: ScriptedModel;
+  let world: E2eWorld | undefined;
   let agentDir: string;
   let tui: TuiShepherd;
   let turn = 0;
@@ -43,22 +41,13 @@ describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
   };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-screens-e2e-"));
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    const work = join(dir, "work");
-    await mkdir(work);
-    tui = await TuiShepherd.start({ agentDir, cwd: work, width: 200, height: 50 });
+    world = await e2eWorld("screens-e2e", { work: true });
+    agentDir = world.agentDir;
+    tui = await world.tui({ width: 200, height: 50 });
     await tui.until(/scripted-model/);
   });
 
-  after(async () => {
-    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
-    await tui?.stop();
-    if (agentDir) await killSheep(agentDir, pids);
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("/shepherd answers stay on screen: the overview, then a start, then the herd", async () => {
     await tui.type("/shepherd");
