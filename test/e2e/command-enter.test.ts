@@ -4,42 +4,28 @@
  * and a person prompts a sheep and waits for it without the model, Escape stopping a wait (item 15).
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { SUBCOMMANDS } from "../../src/command/parse.ts";
-import { makeAgentDir } from "../support/e2e-env.ts";
-import { killSheep, sheepProcesses } from "../support/leftovers.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { TuiShepherd } from "../support/tui-shepherd.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { TuiShepherd } from "../support/tui-shepherd.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 describe("/shepherd in pi's interactive TUI: one Enter runs a whole command", { timeout: 900_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let model: ScriptedModel;
-  let agentDir: string;
   let tui: TuiShepherd;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-enter-e2e-"));
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    const work = join(dir, "work");
-    await mkdir(work);
-    tui = await TuiShepherd.start({ agentDir, cwd: work, width: 200, height: 50 });
+    world = await e2eWorld("enter-e2e", { work: true });
+    model = world.model;
+    tui = await world.tui({ width: 200, height: 50 });
     await tui.until(/scripted-model/);
   });
 
-  after(async () => {
-    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
-    await tui?.stop();
-    if (agentDir) await killSheep(agentDir, pids);
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   /** Until pi's editor shows this text (typed keys are drawn a moment later). */
   const untilEditor = async (text: string) => {
