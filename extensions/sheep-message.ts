@@ -12,7 +12,7 @@ import { readJsonSync, writeJsonExclusiveSync } from "../src/protocol/files.ts";
 import type { SheepLayout } from "../src/protocol/layout.ts";
 import { DEFAULT_REPLY_TIMEOUT_SEC, MAX_LOG_BYTES, MAX_MESSAGE_CHARS, MAX_REPLY_TIMEOUT_SEC, MESSAGE_KINDS, messageLine } from "../src/protocol/message-log.ts";
 import type { ReplyFile } from "../src/protocol/messages.ts";
-import { MESSAGE_TOOL } from "../src/launch/spec.ts";
+import { MESSAGE_TOOL } from "../src/protocol/launch-spec.ts";
 
 export interface MessageToolHooks {
   /** The prompt the sheep works on, recorded with each message. */

@@ -3,7 +3,7 @@ import { lstat, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { ShepherdError } from "../core/errors.ts";
 import { isWellFormedId } from "../core/ids.ts";
 import type { SheepMessage } from "../core/types.ts";
-import { buildLaunchSpec } from "../launch/spec.ts";
+import { buildLaunchSpec } from "./launch-spec.ts";
 import type { Conversation, ResumeCard } from "../core/types.ts";
 import {
   resumeCardOf,

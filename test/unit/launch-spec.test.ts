@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { buildLaunchSpec, MESSAGE_TOOL } from "../../src/launch/spec.ts";
+import { buildLaunchSpec, MESSAGE_TOOL } from "../../src/protocol/launch-spec.ts";
 import { sheepLayout } from "../../src/protocol/layout.ts";
 
 const spec = (tools?: string[]) =>

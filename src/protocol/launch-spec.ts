@@ -1,7 +1,7 @@
 import { ShepherdError } from "../core/errors.ts";
 import type { AgentDefinition } from "../core/types.ts";
-import type { LaunchSpec } from "../protocol/messages.ts";
-import type { SheepLayout } from "../protocol/layout.ts";
+import type { LaunchSpec } from "./messages.ts";
+import type { SheepLayout } from "./layout.ts";
 
 /** The tool extensions/sheep.ts gives every sheep (named here so the launcher's tool list keeps it). */
 export const MESSAGE_TOOL = "shepherd_message";
