@@ -14,7 +14,7 @@ import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
-import type { FakeHerdr } from "../support/fake-herdr.ts";
+import { FAKE_HERDR_VERSIONS, type FakeHerdr } from "../support/fake-herdr.ts";
 import { livingSheep } from "../support/leftovers.ts";
 import { node22 } from "../support/rpc-shepherd.ts";
 import { type Item, type Scene, tmuxPanes, untilLogged } from "../support/scene.ts";
@@ -226,71 +226,89 @@ describe("the tmux server gone", { timeout: 300_000 }, () => {
   });
 });
 
-describe("faults on herdr (the fake, backed by real tmux panes)", { timeout: 300_000 }, () => {
-  let world: E2eWorld | undefined;
-  let fake: FakeHerdr;
-  let model: ScriptedModel;
-  let scene: Scene;
-  let panes: () => Promise<string[]>;
-  let baseline: string[];
+// The herdr faults on every herdr generation the fake emulates (0.7.5, 0.8.2, 0.9.x).
+for (const version of FAKE_HERDR_VERSIONS) {
+  describe(`faults on herdr ${version} (the fake, backed by real tmux panes)`, { timeout: 300_000 }, () => {
+    let world: E2eWorld | undefined;
+    let fake: FakeHerdr;
+    let model: ScriptedModel;
+    let scene: Scene;
+    let panes: () => Promise<string[]>;
+    let baseline: string[];
 
-  before(async () => {
-    world = await e2eWorld("faults", { herdr: true });
-    ({ model } = world);
-    fake = world.herdr!.fake;
-    scene = world.scene();
-    // The shepherd's quit closes its sheep through herdr: bring it back up first.
-    world.defer(() => fake.setDown(false));
-    // The panes behind the fake are tmux panes: they are what must not be left.
-    panes = async () => (await fake.tmux(["list-panes", "-a", "-F", "#{pane_id}"]).catch(() => "")).split("\n").filter(Boolean);
-    baseline = await panes();
-  });
+    before(async () => {
+      world = await e2eWorld("faults", { herdr: { version } });
+      ({ model } = world);
+      fake = world.herdr!.fake;
+      scene = world.scene();
+      // The shepherd's quit closes its sheep through herdr: bring it back up first.
+      world.defer(() => fake.setDown(false));
+      // The panes behind the fake are tmux panes: they are what must not be left.
+      panes = async () => (await fake.tmux(["list-panes", "-a", "-F", "#{pane_id}"]).catch(() => "")).split("\n").filter(Boolean);
+      baseline = await panes();
+    });
 
-  after(() => world?.cleanup());
+    after(() => world?.cleanup());
 
-  it("with the herdr server down, start says [runtime_unavailable] and leaves nothing", async () => {
-    await fake.setDown(true);
-    try {
-      const text = await scene.fails({ action: "start", agent: "echo", label: "nowhere" }, /^\[runtime_unavailable\] /);
-      assert.match(text, /server_not_running/);
+    it("with the herdr server down, start says [runtime_unavailable] and leaves nothing", async () => {
+      await fake.setDown(true);
+      try {
+        const text = await scene.fails({ action: "start", agent: "echo", label: "nowhere" }, /^\[runtime_unavailable\] /);
+        assert.match(text, /server_not_running/);
+        await scene.assertNothingLeft(panes, baseline);
+      } finally {
+        await fake.setDown(false);
+      }
+    });
+
+    it("with a herdr server of another protocol, start says [runtime_unavailable] naming both versions and leaves nothing", async () => {
+      const other = /^0\.9\./.test(version) ? "0.8.2" : "0.9.4";
+      await fake.setServerVersion(other);
+      try {
+        const text = await scene.fails({ action: "start", agent: "echo", label: "mismatched" }, /^\[runtime_unavailable\] /);
+        assert.match(
+          text,
+          new RegExp(`is herdr ${version.replaceAll(".", "\\.")} \\(protocol \\d+\\), but the running herdr server is herdr ${other.replaceAll(".", "\\.")}`),
+        );
+        await scene.assertNothingLeft(panes, baseline);
+      } finally {
+        await fake.setServerVersion(undefined);
+      }
+    });
+
+    it("a sheep answers a wait while the herdr server is down: results travel as files", async () => {
+      const S = await scene.start("steady");
+      const p = await scene.prompt(S.agentId, directive({ reply: "answered without herdr", delayMs: 3000, tag: "STEADY" }));
+      await untilLogged(model, "STEADY");
+      await fake.setDown(true);
+      try {
+        const r = await scene.wait(p, 60);
+        assert.deepEqual([r.status, r.text], ["completed", "answered without herdr"]);
+      } finally {
+        await fake.setDown(false);
+      }
+      await scene.ok({ action: "close", agentId: S.agentId });
+    });
+
+    it("with the herdr server down, a sheep whose pane dies fails the wait instead of running into its timeout", async () => {
+      const S = await scene.start("orphaned");
+      const p = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "ORPHANED" }));
+      await untilLogged(model, "ORPHANED");
+      await fake.setDown(true);
+      try {
+        await fake.tmux(["kill-pane", "-t", await fake.tmuxPaneOf(S.paneId)]);
+        const r = await scene.wait(p, 60);
+        assert.equal(r.status, "failed", JSON.stringify(r));
+        assert.match(r.error!, /^\[pi_exited\] /);
+      } finally {
+        await fake.setDown(false);
+      }
+      await scene.ok({ action: "close", agentId: S.agentId });
+    });
+
+    it("afterwards no pane, sheep pi or sheep file is left", async () => {
+      await scene.shepherd.stop();
       await scene.assertNothingLeft(panes, baseline);
-    } finally {
-      await fake.setDown(false);
-    }
+    });
   });
-
-  it("a sheep answers a wait while the herdr server is down: results travel as files", async () => {
-    const S = await scene.start("steady");
-    const p = await scene.prompt(S.agentId, directive({ reply: "answered without herdr", delayMs: 3000, tag: "STEADY" }));
-    await untilLogged(model, "STEADY");
-    await fake.setDown(true);
-    try {
-      const r = await scene.wait(p, 60);
-      assert.deepEqual([r.status, r.text], ["completed", "answered without herdr"]);
-    } finally {
-      await fake.setDown(false);
-    }
-    await scene.ok({ action: "close", agentId: S.agentId });
-  });
-
-  it("with the herdr server down, a sheep whose pane dies fails the wait instead of running into its timeout", async () => {
-    const S = await scene.start("orphaned");
-    const p = await scene.prompt(S.agentId, directive({ reply: "never sent", delayMs: 120_000, tag: "ORPHANED" }));
-    await untilLogged(model, "ORPHANED");
-    await fake.setDown(true);
-    try {
-      await fake.tmux(["kill-pane", "-t", await fake.tmuxPaneOf(S.paneId)]);
-      const r = await scene.wait(p, 60);
-      assert.equal(r.status, "failed", JSON.stringify(r));
-      assert.match(r.error!, /^\[pi_exited\] /);
-    } finally {
-      await fake.setDown(false);
-    }
-    await scene.ok({ action: "close", agentId: S.agentId });
-  });
-
-  it("afterwards no pane, sheep pi or sheep file is left", async () => {
-    await scene.shepherd.stop();
-    await scene.assertNothingLeft(panes, baseline);
-  });
-});
+}
