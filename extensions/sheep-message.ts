@@ -7,7 +7,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "@sinclair/typebox";
 import { appendFileSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs";
 import { newId } from "../src/core/ids.ts";
-import type { MessageKind, SheepMessage } from "../src/core/types.ts";
+import type { MessageKind, SheepMessage } from "../src/ports/types.ts";
 import { readJsonSync, writeJsonExclusiveSync } from "../src/protocol/files.ts";
 import type { SheepLayout } from "../src/protocol/layout.ts";
 import { DEFAULT_REPLY_TIMEOUT_SEC, MAX_LOG_BYTES, MAX_MESSAGE_CHARS, MAX_REPLY_TIMEOUT_SEC, MESSAGE_KINDS, messageLine } from "../src/protocol/message-log.ts";

@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { FileSheepHost } from "../../src/protocol/file-host.ts";
 import { bareBoot } from "./bare-boot.ts";
 import { sleep } from "./clock.ts";

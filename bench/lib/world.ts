@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { writeAgentDir } from "../../test/support/agent-dir.ts";
 import { repoRoot } from "../../test/support/rpc-shepherd.ts";
 

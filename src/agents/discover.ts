@@ -2,7 +2,7 @@ import { existsSync, lstatSync, statSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { AgentDefinition } from "../core/types.ts";
+import type { AgentDefinition } from "../ports/types.ts";
 import { parseAgentFile } from "./parse.ts";
 
 export type AgentScope = "user" | "project" | "both";

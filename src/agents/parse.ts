@@ -1,4 +1,4 @@
-import type { AgentDefinition } from "../core/types.ts";
+import type { AgentDefinition } from "../ports/types.ts";
 import { readFrontMatter } from "./frontmatter.ts";
 
 export type ParseOutcome = { ok: true; definition: AgentDefinition } | { ok: false; reason: string };

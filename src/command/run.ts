@@ -1,6 +1,6 @@
 import { errorText, ShepherdError } from "../core/errors.ts";
 import type { AuditEvent } from "../ports/audit.ts";
-import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.ts";
+import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../ports/types.ts";
 import type { LoadedSettings } from "../settings.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import { visibleControls } from "../tool/evidence-text.ts";

@@ -1,5 +1,5 @@
 import type { Registry } from "../core/registry.ts";
-import type { ResumeCard } from "../core/types.ts";
+import type { ResumeCard } from "../ports/types.ts";
 
 /** Live sheep for completions: label and id of every record that is not closed, and whether it works in a worktree of its own. */
 export function liveSheep(registry: Registry): { agentId: string; label: string; agent: string; state: string; isolated: boolean }[] {

@@ -9,7 +9,7 @@ import { Delegation, type DelegateItem, type DelegateTask, type Primitives } fro
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { newId } from "./ids.ts";
-import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "./types.ts";
+import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "../ports/types.ts";
 
 export interface BackgroundOptions {
   keepOpen: boolean;

@@ -5,7 +5,7 @@ import type { Herd } from "./herd.ts";
 import { pendingPrompts, refresh, settle, settleAll } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";
 import { findRecord } from "./owners.ts";
-import type { AgentRecord, CloseOptions, CloseOutcome } from "./types.ts";
+import type { AgentRecord, CloseOptions, CloseOutcome } from "../ports/types.ts";
 import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.ts";
 
 export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}): Promise<CloseOutcome> {

@@ -21,14 +21,14 @@ import type {
   Usage,
   WaitItem,
   WaitStatus,
-} from "./types.ts";
+} from "../ports/types.ts";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
  * so a delegated sheep is the same visible, persistent agent as any other while it works.
  */
 
-export type { DelegateMode } from "./types.ts";
+export type { DelegateMode } from "../ports/types.ts";
 
 /**
  * The primitives a delegation runs on, passed in: the facade Shepherd is one, so delegation sits

@@ -5,7 +5,7 @@
 import { errorText, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { findRecord } from "./owners.ts";
-import type { AgentRecord, PromptRecord, WaitItem } from "./types.ts";
+import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";
 
 /** Records the sheep's working tree before the prompt reaches it; a failure only costs the evidence. */
 export async function takeBaseline(herd: Herd, rec: AgentRecord, prompt: PromptRecord): Promise<void> {

@@ -8,7 +8,7 @@ import { errorText, ShepherdError, shorten } from "./errors.ts";
 import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
-import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "./types.ts";
+import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "../ports/types.ts";
 
 export interface ShepherdOptions {
   runtime: Runtime;

@@ -4,7 +4,7 @@ import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
 import { findRecord } from "./owners.ts";
-import type { AgentRecord } from "./types.ts";
+import type { AgentRecord } from "../ports/types.ts";
 
 export interface LandOutcome extends Landed {
   agentId: string;

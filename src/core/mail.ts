@@ -6,7 +6,7 @@
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { findRecord } from "./owners.ts";
-import type { AgentRecord, SheepMessage } from "./types.ts";
+import type { AgentRecord, SheepMessage } from "../ports/types.ts";
 
 export interface ListedMessage extends SheepMessage {
   agentId: string;

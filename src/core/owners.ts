@@ -4,7 +4,7 @@
  */
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
-import type { AgentRecord } from "./types.ts";
+import type { AgentRecord } from "../ports/types.ts";
 
 /** Our record of a sheep; a sheep of another live shepherd is named as such, not as unknown. */
 export async function findRecord(herd: Herd, agentId: unknown): Promise<AgentRecord> {

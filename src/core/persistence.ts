@@ -6,7 +6,7 @@ import { closeAndConfirm, dropGone } from "./close.ts";
 import type { Herd } from "./herd.ts";
 import { refresh } from "./ledger.ts";
 import { closeWarmSheep, keepToClose } from "./warm.ts";
-import type { DelegationRecord } from "./types.ts";
+import type { DelegationRecord } from "../ports/types.ts";
 
 export interface AttachReport {
   /** Sheep of an earlier shepherd (or of this one before a reload) that are ours again. */

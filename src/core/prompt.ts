@@ -10,7 +10,7 @@ import { derivedId, newId } from "./ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { findRecord } from "./owners.ts";
 import { withConflictNote } from "./sync.ts";
-import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "./types.ts";
+import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "../ports/types.ts";
 
 /** A requestId is the caller's own name for one prompt: any text, but not a novel. */
 export const MAX_REQUEST_ID_CHARS = 256;

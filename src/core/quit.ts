@@ -8,7 +8,7 @@ import { close } from "./close.ts";
 import { errorText } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { pendingPrompts, refresh } from "./ledger.ts";
-import type { AgentRecord, PromptRecord } from "./types.ts";
+import type { AgentRecord, PromptRecord } from "../ports/types.ts";
 
 export interface KeptAtQuit {
   agentId: string;

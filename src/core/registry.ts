@@ -1,6 +1,6 @@
 import { ShepherdError } from "./errors.ts";
 import { idKind } from "./ids.ts";
-import type { AgentRecord, DelegationRecord, PromptRecord } from "./types.ts";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "../ports/types.ts";
 
 /** The live records of one shepherd, keyed by opaque id. */
 export class Registry {

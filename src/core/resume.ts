@@ -8,7 +8,7 @@ import { close } from "./close.ts";
 import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { idKind } from "./ids.ts";
-import type { AgentRecord, ResumeCard } from "./types.ts";
+import type { AgentRecord, ResumeCard } from "../ports/types.ts";
 
 const stopped = (r: AgentRecord) => r.state === "closed" || r.state === "exited";
 

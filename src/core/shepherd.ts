@@ -34,7 +34,7 @@ import type {
   StartRequest,
   SubmittedPrompt,
   WaitItem,
-} from "./types.ts";
+} from "../ports/types.ts";
 import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./views.ts";
 import { wait, type WaitOptions } from "./wait.ts";
 import { type WarmConfig, type WarmCount, WarmPool } from "./warm.ts";

@@ -6,7 +6,7 @@ import { newId } from "./ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "./labels.ts";
 import { howEnded } from "./liveness.ts";
 import { takeSession } from "./resume.ts";
-import type { AgentRecord, ResumeCard, StartedAgent, StartRequest } from "./types.ts";
+import type { AgentRecord, ResumeCard, StartedAgent, StartRequest } from "../ports/types.ts";
 import { isolate } from "./worktrees.ts";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {

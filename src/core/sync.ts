@@ -7,7 +7,7 @@ import { ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
 import { findRecord } from "./owners.ts";
-import type { AgentRecord } from "./types.ts";
+import type { AgentRecord } from "../ports/types.ts";
 
 export interface SyncOutcome extends Synced {
   agentId: string;

@@ -6,7 +6,7 @@ import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";
 import { findRecord } from "./owners.ts";
 import type { Registry } from "./registry.ts";
-import type { AgentRecord, AgentStatus, Conversation, PromptRecord, SheepMessage, SheepView } from "./types.ts";
+import type { AgentRecord, AgentStatus, Conversation, PromptRecord, SheepMessage, SheepView } from "../ports/types.ts";
 
 /** What the asynchronous herd adds to a view: the courier is one (passed in, so views sit below it). */
 export interface HerdNews {

@@ -9,7 +9,7 @@ import { settle, settleFromDisk } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";
 import { seenItems, whenChanged } from "./progress.ts";
 import { every } from "./signals.ts";
-import type { AgentRecord, PromptRecord, WaitItem } from "./types.ts";
+import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";
 import { sheepView } from "./views.ts";
 
 export interface WaitProgress {

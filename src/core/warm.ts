@@ -11,7 +11,7 @@ import { errorText } from "./errors.ts";
 import type { Herd, WarmSource } from "./herd.ts";
 import { howEnded } from "./liveness.ts";
 import { launchWarm } from "./start.ts";
-import type { AgentDefinition, AgentRecord, StartRequest } from "./types.ts";
+import type { AgentDefinition, AgentRecord, StartRequest } from "../ports/types.ts";
 
 export interface WarmConfig {
   /** Agent definition name -> how many ready sheep to keep. */

@@ -5,7 +5,7 @@
 import type { IsolateRequest, Isolated, WorktreeState } from "../ports/workspace.ts";
 import { errorText, ShepherdError } from "./errors.ts";
 import type { Herd } from "./herd.ts";
-import type { AgentRecord } from "./types.ts";
+import type { AgentRecord } from "../ports/types.ts";
 
 export function isolate(herd: Herd, o: IsolateRequest): Promise<Isolated> {
   const ws = herd.opts.workspace;

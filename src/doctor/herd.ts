@@ -4,7 +4,7 @@
  * that cleans it, and nothing is cleaned here.
  */
 import { errorText } from "../core/errors.ts";
-import type { AgentRecord } from "../core/types.ts";
+import type { AgentRecord } from "../ports/types.ts";
 import type { PaneLiveness, PaneRef, RuntimeName } from "../ports/runtime.ts";
 import { peekState } from "../protocol/state-store.ts";
 import { resolveHerdrBin } from "../runtimes/herdr/cli.ts";

@@ -3,7 +3,7 @@
  * multiplexers are asked, pi is run with --version, and that is all.
  */
 import { discoverAgents } from "../agents/discover.ts";
-import type { AgentRecord } from "../core/types.ts";
+import type { AgentRecord } from "../ports/types.ts";
 import { piPackageOf } from "../launch/pi-package.ts";
 import { stateDir } from "../protocol/layout.ts";
 import { loadSettings } from "../settings.ts";

@@ -3,7 +3,7 @@
  * here; the file writer (src/protocol/audit-log.ts) stamps nothing the core did not say, and a
  * sink never throws back into the call that reported.
  */
-import type { Usage, WaitStatus } from "../core/types.ts";
+import type { Usage, WaitStatus } from "./types.ts";
 
 /**
  * Every action that changes the user's checkout, branch or a sheep is an event: a new one adds its

@@ -3,7 +3,7 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, Conversation, ResumeCard, SheepMessage, Usage } from "../core/types.ts";
+import type { AgentDefinition, Conversation, ResumeCard, SheepMessage, Usage } from "./types.ts";
 import type { ExitStatus, PaneCommand } from "./runtime.ts";
 
 export interface PrepareRequest {

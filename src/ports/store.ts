@@ -1,4 +1,4 @@
-import type { AgentRecord, DelegationRecord, PromptRecord } from "../core/types.ts";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "./types.ts";
 
 /** What survives a reload or a restart of the shepherd: the records, not the processes. */
 export interface StoredState {

@@ -1,4 +1,4 @@
-import type { Usage } from "../core/types.ts";
+import type { Usage } from "../ports/types.ts";
 
 export interface FinalAssistant {
   text: string;

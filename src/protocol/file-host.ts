@@ -2,9 +2,9 @@ import { watch, type FSWatcher } from "node:fs";
 import { lstat, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { ShepherdError } from "../core/errors.ts";
 import { isWellFormedId } from "../core/ids.ts";
-import type { SheepMessage } from "../core/types.ts";
+import type { SheepMessage } from "../ports/types.ts";
 import { buildLaunchSpec } from "./launch-spec.ts";
-import type { Conversation, ResumeCard } from "../core/types.ts";
+import type { Conversation, ResumeCard } from "../ports/types.ts";
 import {
   resumeCardOf,
   type Delivery,

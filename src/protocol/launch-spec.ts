@@ -1,5 +1,5 @@
 import { ShepherdError } from "../core/errors.ts";
-import type { AgentDefinition } from "../core/types.ts";
+import type { AgentDefinition } from "../ports/types.ts";
 import type { LaunchSpec } from "./messages.ts";
 import type { SheepLayout } from "./layout.ts";
 

@@ -4,7 +4,7 @@
  * not a well-formed message is skipped, and an unfinished last line waits for its newline.
  */
 import { isWellFormedId } from "../core/ids.ts";
-import type { MessageKind, SheepMessage } from "../core/types.ts";
+import type { MessageKind, SheepMessage } from "../ports/types.ts";
 
 export const MESSAGE_KINDS: readonly MessageKind[] = ["progress", "question", "done"];
 /** One message's text; a longer report belongs in a file the message names. */

@@ -12,7 +12,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { isWellFormedId } from "../core/ids.ts";
 import { labelProblem } from "../core/labels.ts";
-import type { AgentDefinition, ResumeCard } from "../core/types.ts";
+import type { AgentDefinition, ResumeCard } from "../ports/types.ts";
 import { readJsonBoundedSync, jsonValue } from "./bounded-read.ts";
 import { cardsDir, sheepDir, sheepLayout } from "./layout.ts";
 

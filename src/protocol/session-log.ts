@@ -7,7 +7,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { isRecord } from "../core/guards.ts";
 import { printable } from "../core/printable.ts";
-import type { ConversationLine, ConversationTurn } from "../core/types.ts";
+import type { ConversationLine, ConversationTurn } from "../ports/types.ts";
 import { openRegular, READ_LIMITS } from "./bounded-read.ts";
 
 /** The tail read first, and the most ever read from one file. */

@@ -1,6 +1,6 @@
 import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import type { AgentRecord } from "../core/types.ts";
+import type { AgentRecord } from "../ports/types.ts";
 import type { StateStore, StoredState } from "../ports/store.ts";
 import { ensurePrivateDir, writeJsonAtomic } from "./files.ts";
 import { withFileLock } from "./state-lock.ts";

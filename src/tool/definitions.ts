@@ -1,6 +1,6 @@
 import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../agents/discover.ts";
 import { ShepherdError } from "../core/errors.ts";
-import type { AgentDefinition } from "../core/types.ts";
+import type { AgentDefinition } from "../ports/types.ts";
 import type { DispatchContext } from "./context.ts";
 import { UNTRUSTED_HINT } from "../settings.ts";
 import { withModelAlias } from "./models.ts";

@@ -1,5 +1,5 @@
 /** Evidence and worktrees in words, for the model's texts and for what a person sees. */
-import type { Evidence } from "../core/types.ts";
+import type { Evidence } from "../ports/types.ts";
 import type { FileChange, Worktree } from "../ports/workspace.ts";
 
 /** Files listed inline; the rest are counted (and in the patch on disk). */

@@ -2,7 +2,7 @@ import type { ListedMessage } from "../core/mail.ts";
 import type { SkippedFile } from "../agents/discover.ts";
 import type { DoctorReport } from "../doctor/types.ts";
 import type { AttachReport, LandOutcome, LatestEvidence, PruneOutcome, SyncOutcome, WarmCount } from "../core/shepherd.ts";
-import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../core/types.ts";
+import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../ports/types.ts";
 import { changeSummary, evidenceBlock, evidenceText, fileLines, plainPath, worktreeText } from "./evidence-text.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { AgentDefinition } from "../core/types.ts";
+import type { AgentDefinition } from "../ports/types.ts";
 
 /**
  * A model name as the user's aliases (setting `models`, user-only) turn it into what pi's

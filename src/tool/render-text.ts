@@ -8,7 +8,7 @@
  */
 import type { Push } from "../core/courier.ts";
 import { printable } from "../core/printable.ts";
-import type { Evidence, SheepView } from "../core/types.ts";
+import type { Evidence, SheepView } from "../ports/types.ts";
 import { fileLine, inFiles, visibleControls } from "./evidence-text.ts";
 import { sameReason } from "./format.ts";
 import { sheepName, stateClock } from "./widget-text.ts";

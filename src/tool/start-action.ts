@@ -1,4 +1,4 @@
-import type { StartedAgent } from "../core/types.ts";
+import type { StartedAgent } from "../ports/types.ts";
 import type { ToolCommand } from "./command.ts";
 import { resolveCwd } from "./cwd.ts";
 import { definitionPicker, trustFor } from "./definitions.ts";

@@ -1,6 +1,6 @@
 import { ShepherdError } from "../core/errors.ts";
 import { printable } from "../core/printable.ts";
-import type { AgentDefinition } from "../core/types.ts";
+import type { AgentDefinition } from "../ports/types.ts";
 import { UNTRUSTED_HINT } from "../settings.ts";
 
 export interface TrustContext {

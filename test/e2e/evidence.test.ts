@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Evidence, WaitItem } from "../../src/core/types.ts";
+import type { Evidence, WaitItem } from "../../src/ports/types.ts";
 import type { FileChange, Worktree } from "../../src/ports/workspace.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { repoRoot } from "../support/rpc-shepherd.ts";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { composeShepherd } from "../../src/compose.ts";
 import type { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition, WaitItem } from "../../src/core/types.ts";
+import type { AgentDefinition, WaitItem } from "../../src/ports/types.ts";
 import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
 import { killSheep, livingSheep, notKept, sheepFiles, sheepPid } from "../support/leftovers.ts";
 import { node22, piCli } from "../support/rpc-shepherd.ts";

@@ -1,5 +1,5 @@
 import { ShepherdError } from "../../src/core/errors.ts";
-import type { ResumeCard, SheepMessage } from "../../src/core/types.ts";
+import type { ResumeCard, SheepMessage } from "../../src/ports/types.ts";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
 import {
   resumeCardOf,

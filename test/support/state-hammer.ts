@@ -11,7 +11,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { AgentRecord } from "../../src/core/types.ts";
+import type { AgentRecord } from "../../src/ports/types.ts";
 import { FileStateStore } from "../../src/protocol/state-store.ts";
 
 const [dir, mode, a1, a2] = process.argv.slice(2);

@@ -9,7 +9,7 @@ import { type Held, MAX_QUESTIONS_PER_PUSH, type Notice, PUSHES_PER_WINDOW, type
 import { heldText, noticeText } from "../../src/tool/format.ts";
 import { pushMessage } from "../../src/tool/push-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { AnsweringFlock } from "../support/answering-flock.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";

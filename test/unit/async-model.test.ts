@@ -16,7 +16,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import type { Push } from "../../src/core/courier.ts";
 import { MAX_QUEUED, Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition, DeliverAs, WaitItem } from "../../src/core/types.ts";
+import type { AgentDefinition, DeliverAs, WaitItem } from "../../src/ports/types.ts";
 import { AnsweringFlock } from "../support/answering-flock.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";

@@ -11,7 +11,7 @@ import { describe, it } from "node:test";
 import { logNotice } from "../../src/command/text.ts";
 import { ShepherdError } from "../../src/core/errors.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
 import { AuditLog, readAudit } from "../../src/protocol/audit-log.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { MAX_CLOSED_KEPT, MAX_SETTLED_KEPT, Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

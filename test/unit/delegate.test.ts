@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { Delegation, type DelegateProgress } from "../../src/core/delegate.ts";
 import { delegateOutcome } from "../../src/tool/delegate-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { settle } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { MemoryWorld } from "../support/memory-world.ts";

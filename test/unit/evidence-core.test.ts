@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { MAX_CLOSED_KEPT, Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { MemoryWorld } from "../support/memory-world.ts";

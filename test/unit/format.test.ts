@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { AgentStatus } from "../../src/core/types.ts";
+import type { AgentStatus } from "../../src/ports/types.ts";
 import { sheepLine } from "../../src/tool/format.ts";
 
 describe("the line about one sheep", () => {

@@ -14,7 +14,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { Delegation } from "../../src/core/delegate.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition, AgentStatus, WaitItem } from "../../src/core/types.ts";
+import type { AgentDefinition, AgentStatus, WaitItem } from "../../src/ports/types.ts";
 import { type AnswerPlan, type BootPlan, type ChaosSheep, ChaosWorld, FLAKY_OPS, type FlakyOp, NEIGHBOUR } from "../support/chaos-world.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
 import { pruneText } from "../../src/tool/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";

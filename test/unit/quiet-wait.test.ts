@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Shepherd, type WaitProgress } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { SheepHost } from "../../src/ports/sheep-host.ts";
 import { WidgetRefresh } from "../../src/tool/widget-refresh.ts";
 import { herdWidgetLines } from "../../src/tool/widget-text.ts";

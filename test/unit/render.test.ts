@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { pushMessage } from "../../src/tool/push-text.ts";
 import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.ts";
 import { herdWidgetLines } from "../../src/tool/widget-text.ts";
-import type { SheepView } from "../../src/core/types.ts";
+import type { SheepView } from "../../src/ports/types.ts";
 import type { HerdView } from "../../src/core/views.ts";
 
 /** Colours become visible tags, so a test can tell an error from a success. */

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { MAX_LABEL_LENGTH } from "../../src/core/labels.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { report } from "../../src/doctor/types.ts";
 import type { SheepHost } from "../../src/ports/sheep-host.ts";
 import { FileSheepHost } from "../../src/protocol/file-host.ts";

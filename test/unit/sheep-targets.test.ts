@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
 import type { DispatchContext } from "../../src/tool/context.ts";
 import { dispatch } from "../../src/tool/dispatch.ts";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa, type Subprocess } from "execa";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentRecord, DelegationRecord, PromptRecord } from "../../src/core/types.ts";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "../../src/ports/types.ts";
 import { FileSheepHost } from "../../src/protocol/file-host.ts";
 import { sheepDir, stateDir } from "../../src/protocol/layout.ts";
 import { FileStateStore } from "../../src/protocol/state-store.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { loadSettings } from "../../src/settings.ts";
 import { dispatch } from "../../src/tool/dispatch.ts";
 import { approveDefinition, type TrustContext } from "../../src/tool/trust.ts";

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { afterEach, describe, it } from "node:test";
 import { Shepherd, type WarmConfig } from "../../src/core/shepherd.ts";
-import type { AgentDefinition } from "../../src/core/types.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";

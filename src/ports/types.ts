@@ -1,5 +1,10 @@
-import type { Direction, Placement, RuntimeName } from "../ports/runtime.ts";
-import type { Baseline, Diffstat, Worktree } from "../ports/workspace.ts";
+/**
+ * The shapes the ports take and return, owned here so the ports import nothing of the core: a
+ * sheep's record, its prompts and their results, its messages, conversation, definition and card,
+ * and the calls of the core built on them.
+ */
+import type { Direction, Placement, RuntimeName } from "./runtime.ts";
+import type { Baseline, Diffstat, Worktree } from "./workspace.ts";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
