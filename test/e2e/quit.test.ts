@@ -5,16 +5,14 @@
  * line; a new shepherd on the same agent dir adopts the sheep and its wait gets the answer.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
-import { killSheep, pidAlive, sheepPid, sheepProcesses } from "../support/leftovers.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { pidAlive, sheepPid } from "../support/leftovers.ts";
 import { type Item, untilLogged } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { TuiShepherd } from "../support/tui-shepherd.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { TuiShepherd } from "../support/tui-shepherd.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -28,12 +26,10 @@ interface Recorded {
 }
 
 describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let model: ScriptedModel;
   let agentDir: string;
-  let work: string;
   let tui: TuiShepherd;
-  let next: RpcShepherd | undefined;
 
   const recorded = async (label: string): Promise<Recorded> => {
     const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as { agents: Recorded[] };
@@ -51,23 +47,13 @@ describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600
     );
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-quit-e2e-"));
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    work = join(dir, "work");
-    await mkdir(work);
-    tui = await TuiShepherd.start({ agentDir, cwd: work });
+    world = await e2eWorld("quit-e2e", { work: true });
+    ({ model, agentDir } = world);
+    tui = await world.tui();
     await tui.until(/scripted-model/);
   });
 
-  after(async () => {
-    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
-    await next?.stop();
-    await tui?.stop();
-    if (agentDir) await killSheep(agentDir, pids);
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("Ctrl+C twice during a wait: the working sheep stays and is adopted, the idle one is closed, and the quit says so", async () => {
     await tui.type("/shepherd start echo --label idle");
@@ -118,7 +104,8 @@ describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600
     const kept = await recorded("busy");
     assert.deepEqual([kept.state, kept.activePromptId], ["working", promptId], "recorded as working, for the next shepherd to adopt");
 
-    next = RpcShepherd.start({ cwd: work, env: shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tui.socket }) });
+    // On the TUI's server, where its sheep are.
+    const next = world!.shepherd({ env: { ...world!.env, PI_SHEPHERD_TMUX_SOCKET: tui.socket } });
     const waited = await next.ok({ action: "wait", promptId, timeout: 120 });
     const [item] = waited.details.results as Item[];
     assert.deepEqual([item?.status, item?.text], ["completed", "the slow answer"], waited.text);
