@@ -9,7 +9,7 @@ import { access, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
-import { type ErrorCode, isShepherdError } from "../../src/core/errors.ts";
+import { type ErrorCode, isShepherdError } from "../../src/domain/errors.ts";
 import { HerdrRuntime, herdrServerAnswers } from "../../src/runtimes/herdr/index.ts";
 import { shellLine } from "../../src/runtimes/shell-line.ts";
 import { createFakeHerdr, FAKE_HERDR_VERSIONS, type FakeHerdr } from "../support/fake-herdr.ts";
@@ -224,7 +224,7 @@ for (const version of FAKE_HERDR_VERSIONS) {
           cwd: path.join(import.meta.dirname, "..", ".."),
           env: fake.env,
           detached: true,
-          stdio: ["ignore", "pipe", "inherit"],
+          stdio: ["ignore", "pipe", "pipe"],
         });
         try {
           const paneId = await new Promise<string>((resolve, reject) => {
@@ -233,7 +233,11 @@ for (const version of FAKE_HERDR_VERSIONS) {
               out += String(d);
               if (out.includes("\n")) resolve(out.trim());
             });
-            shepherd.on("exit", (code) => reject(new Error(`the shepherd script ended (${code}) before it made a pane`)));
+            let err = "";
+            shepherd.stderr.on("data", (d: Buffer) => {
+              err += String(d);
+            });
+            shepherd.on("exit", (code) => reject(new Error(`the shepherd script ended (${code}) before it made a pane: ${err.slice(0, 2000)}`)));
           });
           const server = await fake.serverPid();
           assert.ok(server, "the shepherd started a server");
@@ -769,6 +773,11 @@ for (const version of FAKE_HERDR_VERSIONS) {
         }
         const r = await fake.herdr(["pane", "split", "--current", "--direction", "right"]);
         assert.deepEqual([r.exitCode, r.stderr.trim()], [2, "error: --current requires HERDR_PANE_ID"]);
+        // #2900: from 0.8.1 `pane current --current` without HERDR_PANE_ID takes the focused pane instead.
+        await fake.herdr(["workspace", "create", "--cwd", tmp, "--focus"]);
+        const current = await fake.herdr(["pane", "current", "--current"]);
+        if (/^0\.(7\.|8\.0)/.test(herdrVersion)) assert.equal(current.exitCode, 2);
+        else assert.match(current.stdout, /"type":"pane_current","pane":\{"pane_id":"w1:p1"/);
       });
 
       it("prints help with exit 0 for -h anywhere before --", async () => {

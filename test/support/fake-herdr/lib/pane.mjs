@@ -46,8 +46,11 @@ export function paneList(ctx, args) {
 /** @param {any} ctx @param {string[]} args */
 export function paneCurrent(ctx, args) {
   const { opts, flags } = parseArgs(args, { values: ["--pane"], flags: ["--current"] });
-  if (flags.has("--current") && !ctx.env.HERDR_PANE_ID) throw new UsageError("--current requires HERDR_PANE_ID");
-  const id = opts["--pane"] ?? ctx.env.HERDR_PANE_ID;
+  // #2900 (open): from 0.8.1 (`v0.8.2:src/cli/pane.rs`) `--current` without HERDR_PANE_ID quietly takes
+  // the pane the UI has focused, maybe the user's; only `pane split` and `pane input` still refuse it.
+  const focusedFallback = flags.has("--current") && !ctx.env.HERDR_PANE_ID && atLeast(ctx.version, since.agentBlocked);
+  if (flags.has("--current") && !ctx.env.HERDR_PANE_ID && !focusedFallback) throw new UsageError("--current requires HERDR_PANE_ID");
+  const id = opts["--pane"] ?? ctx.env.HERDR_PANE_ID ?? (focusedFallback ? ctx.state.focusedPane : undefined);
   if (!id) throw new UsageError("pane current needs --pane ID or HERDR_PANE_ID");
   pane(ctx, id);
   return { json: { type: "pane_current", pane: paneInfo(ctx.state, id, ctx.agentOf) } };
