@@ -6,20 +6,16 @@
  * sheep" while its pane ran on, and its worktree could not be landed.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir } from "../support/e2e-env.ts";
-import { lines, makeRepo } from "../support/git-repo.ts";
-import { killSheep, sheepProcesses } from "../support/leftovers.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { TuiShepherd } from "../support/tui-shepherd.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { lines } from "../support/git-repo.ts";
+import { directive } from "../support/scripted-model.ts";
+import type { TuiShepherd } from "../support/tui-shepherd.ts";
 
 describe("a resumed isolated sheep survives /reload in pi's interactive screen", { timeout: 600_000 }, () => {
-  let dir: string;
-  let model: ScriptedModel;
-  let agentDir: string;
+  let world: E2eWorld | undefined;
   let repo: string;
   let tui: TuiShepherd;
   let turn = 0;
@@ -32,21 +28,13 @@ describe("a resumed isolated sheep survives /reload in pi's interactive screen",
   };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-resume-reload-"));
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    repo = await makeRepo(join(dir, "repo"), { "a.txt": lines(3) });
-    tui = await TuiShepherd.start({ agentDir, cwd: repo, width: 200, height: 50 });
+    world = await e2eWorld("resume-reload", { work: "repo", repo: { "a.txt": lines(3) } });
+    repo = world.cwd;
+    tui = await world.tui({ width: 200, height: 50 });
     await tui.until(/scripted-model/);
   });
 
-  after(async () => {
-    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
-    await tui?.stop();
-    if (agentDir) await killSheep(agentDir, pids);
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-  });
+  after(() => world?.cleanup());
 
   it("/shepherd resume, /reload: /shepherd herd lists the resumed sheep, and it lands", async () => {
     await tui.type("/shepherd start echo --label fixer --isolate");
