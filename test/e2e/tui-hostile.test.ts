@@ -4,15 +4,13 @@
  * capture-pane -e), real pi sheep on the scripted model.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { makeAgentDir } from "../support/e2e-env.ts";
-import { killSheep, sheepProcesses } from "../support/leftovers.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { type PrivateTmux, startPrivateTmux } from "../support/tmux-server.ts";
-import { TuiShepherd } from "../support/tui-shepherd.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
+import type { TuiShepherd } from "../support/tui-shepherd.ts";
 
 const ESC = "\u001b";
 const BEL = "\u0007";
@@ -64,11 +62,11 @@ function sgrAttributes(ansi: string): Set<number> {
 }
 
 describe("a hostile sheep in pi's interactive TUI", { timeout: 600_000 }, () => {
-  let dir: string;
+  let world: E2eWorld | undefined;
   let model: ScriptedModel;
   let agentDir: string;
   let tui: TuiShepherd;
-  /** The sheep's own server: a sheep's pi draws its model's raw text in its own pane, which is pi's affair, not the shepherd's. */
+  /** The sheep's own server (the world's): a sheep's pi draws its model's raw text in its own pane, which is pi's affair, not the shepherd's. */
   let sheepTmux: PrivateTmux;
   let turn = 0;
   let title = "";
@@ -106,14 +104,10 @@ describe("a hostile sheep in pi's interactive TUI", { timeout: 600_000 }, () => 
   };
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-tui-hostile-e2e-"));
     // A push starts a turn of the shepherd's model: it says a word of its own, never a sheep's text again.
-    model = await startScriptedModel({ fallback: () => "noted" });
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    const work = join(dir, "work");
-    await mkdir(work);
-    sheepTmux = await startPrivateTmux();
-    tui = await TuiShepherd.start({ agentDir, cwd: work, width: 200, height: 50, sheepSocket: sheepTmux.socket });
+    world = await e2eWorld("tui-hostile-e2e", { model: { fallback: () => "noted" }, work: true });
+    ({ model, agentDir, tmux: sheepTmux } = world);
+    tui = await world.tui({ width: 200, height: 50, sheepSocket: sheepTmux.socket });
     // tmux takes an application's OSC 52 into a buffer only when told to: a leak would show there.
     await tui.tmux(["set-option", "-g", "set-clipboard", "on"]);
     await tui.until(/scripted-model/);
@@ -125,14 +119,7 @@ describe("a hostile sheep in pi's interactive TUI", { timeout: 600_000 }, () => 
     assert.match(title, /^π - work$/, "pi's own title");
   });
 
-  after(async () => {
-    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
-    await tui?.stop();
-    await sheepTmux?.cleanup();
-    if (agentDir) await killSheep(agentDir, pids);
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   const progress = hostile("PROGRESSok");
   const question = hostile("QUESTIONok");
