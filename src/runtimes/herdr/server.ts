@@ -4,10 +4,11 @@
  * foreground `herdr server` stops on SIGHUP and ends every pane with it (#2957), which is what a
  * closing terminal sends its session: so the server gets a session of its own (setsid, through
  * `detached`) with stdio on /dev/null, as bare `herdr` starts its daemon, and survives the terminal on
- * every version. A server that was already running is the user's: it is never stopped by us.
+ * every version (0.9.4's own fix is known only from its release notes: the safe reading detaches on
+ * 0.9.4+ too). A server that was already running is the user's: it is never stopped by us.
  */
 import { execa } from "execa";
-import { ShepherdError } from "../../core/errors.ts";
+import { ShepherdError } from "../../domain/errors.ts";
 import type { HerdrCli } from "./cli.ts";
 import { parseServerStatus } from "./status.ts";
 

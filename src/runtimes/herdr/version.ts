@@ -5,7 +5,7 @@
  * adapter sends, so the floor stays: keeping 0.7.5 costs only the `recent` read fallback, which
  * 0.8.x needs as well (herdr-09.md §2, #3444).
  */
-import { ShepherdError } from "../../core/errors.ts";
+import { ShepherdError } from "../../domain/errors.ts";
 
 export const MIN_HERDR_VERSION = "0.7.5";
 export const RECOMMENDED_HERDR_VERSION = "0.9.4";
@@ -20,7 +20,7 @@ export interface HerdrVersion {
   text: string;
 }
 
-/** Reads `herdr <version>` as printed by `herdr --version`. */
+/** Reads `herdr <version>` as printed by `herdr --version` (unconfirmed for 0.9.x, so a `v` and a suffix are let through). */
 export function parseHerdrVersion(stdout: string): HerdrVersion | undefined {
   const m = /\bherdr\s+v?((\d+)\.(\d+)\.(\d+)\S*)/.exec(stdout);
   if (!m) return undefined;
