@@ -6,7 +6,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "@sinclair/typebox";
 import { appendFileSync, mkdirSync, statSync, watch, type FSWatcher } from "node:fs";
-import { newId } from "../src/core/ids.ts";
+import { newId } from "../src/domain/ids.ts";
 import type { MessageKind, SheepMessage } from "../src/ports/types.ts";
 import { readJsonSync, writeJsonExclusiveSync } from "../src/protocol/files.ts";
 import type { SheepLayout } from "../src/protocol/layout.ts";

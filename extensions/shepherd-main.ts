@@ -6,8 +6,8 @@
 import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ShepherdApp } from "../src/compose.ts";
-import { errorText } from "../src/core/errors.ts";
-import { printable } from "../src/core/printable.ts";
+import { errorText } from "../src/domain/errors.ts";
+import { printable } from "../src/domain/printable.ts";
 import { type AuditSink, stamped } from "../src/ports/audit.ts";
 import type { DispatchContext } from "../src/tool/context.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";

@@ -4,8 +4,8 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ShepherdError } from "./core/errors.ts";
-import { newId } from "./core/ids.ts";
+import { ShepherdError } from "./domain/errors.ts";
+import { newId } from "./domain/ids.ts";
 import { Shepherd } from "./core/shepherd.ts";
 import { defaultPiCommand } from "./launch/pi-command.ts";
 import type { RuntimeName } from "./ports/runtime.ts";

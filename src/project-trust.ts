@@ -7,7 +7,7 @@
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isRecord } from "./core/guards.ts";
+import { isRecord } from "./domain/guards.ts";
 import { ensurePrivateDir, writeJsonAtomic } from "./protocol/files.ts";
 import { stateDir } from "./protocol/layout.ts";
 

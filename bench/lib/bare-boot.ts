@@ -1,7 +1,7 @@
 import { readFile, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { sheepHost } from "../../src/compose.ts";
-import { newId } from "../../src/core/ids.ts";
+import { newId } from "../../src/domain/ids.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { FileSheepHost } from "../../src/protocol/file-host.ts";
 import type { LaunchSpec } from "../../src/protocol/messages.ts";

@@ -3,8 +3,8 @@
  * session as a display-only entry (never sent to the model) and drawn again on resume. The entry
  * is read back from a session file, which may be damaged or forged: only its known shape is used.
  */
-import { isRecord } from "../core/guards.ts";
-import { printable } from "../core/printable.ts";
+import { isRecord } from "../domain/guards.ts";
+import { printable } from "../domain/printable.ts";
 import type { Paint } from "../tool/render-text.ts";
 import type { Notice } from "./run.ts";
 

@@ -1,4 +1,4 @@
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import type { Params } from "../tool/params.ts";
 import { type Token, tokenize } from "./tokens.ts";

@@ -1,4 +1,4 @@
-import { errorText, ShepherdError } from "../core/errors.ts";
+import { errorText, ShepherdError } from "../domain/errors.ts";
 import type { AuditEvent } from "../ports/audit.ts";
 import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../ports/types.ts";
 import type { LoadedSettings } from "../settings.ts";

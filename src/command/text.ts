@@ -1,5 +1,5 @@
 /** What only /shepherd shows: help, settings and screens. Facts about sheep are worded in src/tool/format.ts. */
-import { oneLine } from "../core/labels.ts";
+import { oneLine } from "../domain/labels.ts";
 import type { AuditEvent } from "../ports/audit.ts";
 import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.ts";
 import type { WaitProgress } from "../core/shepherd.ts";

@@ -1,4 +1,4 @@
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 
 export interface Token {
   text: string;

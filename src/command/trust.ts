@@ -5,8 +5,8 @@
  */
 import { sep } from "node:path";
 import { discoverAgents, type Discovery, PROJECT_PREFIX } from "../agents/discover.ts";
-import { ShepherdError } from "../core/errors.ts";
-import { printable } from "../core/printable.ts";
+import { ShepherdError } from "../domain/errors.ts";
+import { printable } from "../domain/printable.ts";
 import { projectTrust, recordTrustDecision, trustFilePath, type ProjectTrust } from "../project-trust.ts";
 import { loadSettings, type LoadedSettings, SETTING_KEYS } from "../settings.ts";
 import type { Notice } from "./run.ts";

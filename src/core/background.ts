@@ -6,9 +6,9 @@
  */
 import type { Courier } from "./courier.ts";
 import { Delegation, type DelegateItem, type DelegateTask, type Primitives } from "./delegate.ts";
-import { ShepherdError } from "./errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
-import { newId } from "./ids.ts";
+import { newId } from "../domain/ids.ts";
 import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "../ports/types.ts";
 
 export interface BackgroundOptions {

@@ -1,6 +1,6 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
 import type { PaneLiveness } from "../ports/runtime.ts";
-import { errorText, exitText, isShepherdError, ShepherdError } from "./errors.ts";
+import { errorText, exitText, isShepherdError, ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { pendingPrompts, refresh, settle, settleAll } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";

@@ -2,7 +2,7 @@ import pLimit from "p-limit";
 import { systemClock, type Clock } from "./clock.ts";
 import { seenItems, whenChanged } from "./progress.ts";
 import { every } from "./signals.ts";
-import { errorText, isShepherdError, ShepherdError } from "./errors.ts";
+import { errorText, isShepherdError, ShepherdError } from "../domain/errors.ts";
 import type { Registry } from "./registry.ts";
 import type { WaitOptions } from "./wait.ts";
 import type { Worktree } from "../ports/workspace.ts";

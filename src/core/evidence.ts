@@ -2,7 +2,7 @@
  * Evidence, not claims: a baseline of the sheep's working tree when a prompt is submitted, and
  * what changed since when it settles. A sheep outside git gets neither, and no error.
  */
-import { errorText, ShepherdError } from "./errors.ts";
+import { errorText, ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { findRecord } from "./owners.ts";
 import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";

@@ -3,8 +3,9 @@ import type { Runtime } from "../ports/runtime.ts";
 import type { SheepHost } from "../ports/sheep-host.ts";
 import type { StateStore } from "../ports/store.ts";
 import type { Workspace } from "../ports/workspace.ts";
+import { MAX_CLOSED_KEPT, MAX_DELIVERED_DELEGATIONS_KEPT, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
 import { systemClock, type Clock } from "./clock.ts";
-import { errorText, ShepherdError, shorten } from "./errors.ts";
+import { errorText, ShepherdError, shorten } from "../domain/errors.ts";
 import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
@@ -45,14 +46,6 @@ const DEFAULTS = {
 };
 
 export type HerdOptions = typeof DEFAULTS & ShepherdOptions;
-
-/** Closed sheep whose records are kept, and settled prompts kept per sheep; see bound(). */
-export const MAX_CLOSED_KEPT = 64;
-export const MAX_SETTLED_KEPT = 32;
-/** Background delegations whose message went out, kept so their ids still answer. */
-export const MAX_DELIVERED_DELEGATIONS_KEPT = 16;
-/** Follow-up prompts one sheep may hold behind its active one. */
-export const MAX_QUEUED = 8;
 
 /** A settled prompt that still owes the conversation its result (a push, or its delegation's). */
 export function owesDelivery(herd: { registry: Registry }, p: PromptRecord): boolean {

@@ -1,6 +1,6 @@
 /** Landing an isolated sheep's work in the user's checkout, only when nothing can be lost. */
 import type { Landed } from "../ports/workspace.ts";
-import { ShepherdError } from "./errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
 import { findRecord } from "./owners.ts";

@@ -4,7 +4,7 @@
  * active prompt hands its place to the next follow-up queued behind it.
  */
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.ts";
-import { shorten } from "./errors.ts";
+import { shorten } from "../domain/errors.ts";
 import { evidenceOf, nextBaseline } from "./evidence.ts";
 import type { Herd } from "./herd.ts";
 import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";

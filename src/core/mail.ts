@@ -3,7 +3,7 @@
  * them with their read state (a listed message is read from then on, and that survives a reload
  * or a crash), and replying to a question whose tool call in the sheep waits for the answer.
  */
-import { ShepherdError } from "./errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { findRecord } from "./owners.ts";
 import type { AgentRecord, SheepMessage } from "../ports/types.ts";

@@ -2,7 +2,7 @@
  * Whose a record is: ours, or a sheep of another live shepherd on the same agent dir, named as such
  * instead of as unknown. Read by every primitive that takes a sheep, below attach and close.
  */
-import { ShepherdError } from "./errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import type { AgentRecord } from "../ports/types.ts";
 

@@ -3,10 +3,11 @@
  * working sheep a prompt is refused ([prompt_pending]) unless it steers the running turn or
  * queues behind it as a follow-up. A caller's requestId makes a prompt idempotent.
  */
-import { errorText, ShepherdError } from "./errors.ts";
+import { errorText, ShepherdError } from "../domain/errors.ts";
 import { takeBaseline } from "./evidence.ts";
-import { MAX_QUEUED, type Herd } from "./herd.ts";
-import { derivedId, newId } from "./ids.ts";
+import { MAX_QUEUED } from "../domain/bounds.ts";
+import type { Herd } from "./herd.ts";
+import { derivedId, newId } from "../domain/ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { findRecord } from "./owners.ts";
 import { withConflictNote } from "./sync.ts";

@@ -5,7 +5,7 @@
  * is gone by the time the next shepherd on the agent dir looks: that one adopts it (see attach).
  */
 import { close } from "./close.ts";
-import { errorText } from "./errors.ts";
+import { errorText } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { pendingPrompts, refresh } from "./ledger.ts";
 import type { AgentRecord, PromptRecord } from "../ports/types.ts";

@@ -1,5 +1,5 @@
-import { ShepherdError } from "./errors.ts";
-import { idKind } from "./ids.ts";
+import { ShepherdError } from "../domain/errors.ts";
+import { idKind } from "../domain/ids.ts";
 import type { AgentRecord, DelegationRecord, PromptRecord } from "../ports/types.ts";
 
 /** The live records of one shepherd, keyed by opaque id. */

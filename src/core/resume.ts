@@ -5,9 +5,9 @@
  * fell out of the bounded state file, can still be resumed.
  */
 import { close } from "./close.ts";
-import { ShepherdError } from "./errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
-import { idKind } from "./ids.ts";
+import { idKind } from "../domain/ids.ts";
 import type { AgentRecord, ResumeCard } from "../ports/types.ts";
 
 const stopped = (r: AgentRecord) => r.state === "closed" || r.state === "exited";

@@ -40,7 +40,7 @@ import { wait, type WaitOptions } from "./wait.ts";
 import { type WarmConfig, type WarmCount, WarmPool } from "./warm.ts";
 
 export type { ShepherdOptions } from "./herd.ts";
-export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "./herd.ts";
+export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
 export type { KeptWorktree, PruneOutcome } from "./close.ts";
 export type { LatestEvidence } from "./evidence.ts";
 export type { LandOutcome } from "./land.ts";

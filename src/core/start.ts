@@ -1,9 +1,9 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
 import { closeAndConfirm } from "./close.ts";
-import { errorText, exitText, shorten, ShepherdError } from "./errors.ts";
+import { errorText, exitText, shorten, ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
-import { newId } from "./ids.ts";
-import { labelProblem, MAX_LABEL_LENGTH } from "./labels.ts";
+import { newId } from "../domain/ids.ts";
+import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
 import { howEnded } from "./liveness.ts";
 import { takeSession } from "./resume.ts";
 import type { AgentRecord, ResumeCard, StartedAgent, StartRequest } from "../ports/types.ts";

@@ -3,7 +3,7 @@
  * the sheep, with its next prompt, which files a merge left in conflict there.
  */
 import type { Synced } from "../ports/workspace.ts";
-import { ShepherdError } from "./errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
 import { findRecord } from "./owners.ts";

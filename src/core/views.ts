@@ -1,6 +1,6 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
 import type { SheepSnapshot } from "../ports/sheep-host.ts";
-import { exitText, ShepherdError } from "./errors.ts";
+import { exitText, ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";

@@ -3,7 +3,7 @@
  * and failed within about a second of its pane or pi going away. What a wait returns final is
  * the conversation's copy of that result: it is not pushed again.
  */
-import { exitText, ShepherdError } from "./errors.ts";
+import { exitText, ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import { settle, settleFromDisk } from "./ledger.ts";
 import { howEnded } from "./liveness.ts";

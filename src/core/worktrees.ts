@@ -3,7 +3,7 @@
  * never removed while they hold work that was not landed, unless forced.
  */
 import type { IsolateRequest, Isolated, WorktreeState } from "../ports/workspace.ts";
-import { errorText, ShepherdError } from "./errors.ts";
+import { errorText, ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd.ts";
 import type { AgentRecord } from "../ports/types.ts";
 

@@ -3,7 +3,7 @@ import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Discovery } from "../agents/discover.ts";
 import { UNTRUSTED } from "../agents/discover.ts";
-import { oneLine } from "../core/labels.ts";
+import { oneLine } from "../domain/labels.ts";
 import { shellQuote } from "../runtimes/shell-line.ts";
 import type { LoadedSettings } from "../settings.ts";
 import { fail, pass, warn, type Check } from "./types.ts";

@@ -3,7 +3,7 @@
  * carries a sheep's mark that no record knows (orphan). Read only: each comes with the command
  * that cleans it, and nothing is cleaned here.
  */
-import { errorText } from "../core/errors.ts";
+import { errorText } from "../domain/errors.ts";
 import type { AgentRecord } from "../ports/types.ts";
 import type { PaneLiveness, PaneRef, RuntimeName } from "../ports/runtime.ts";
 import { peekState } from "../protocol/state-store.ts";

@@ -1,5 +1,5 @@
 /** Which runtime would be chosen and why; tmux and herdr, each found or not, and what that means. */
-import { errorText, isShepherdError } from "../core/errors.ts";
+import { errorText, isShepherdError } from "../domain/errors.ts";
 import type { RuntimeName } from "../ports/runtime.ts";
 import { explainRuntime } from "../runtimes/choose.ts";
 import { HerdrCli, resolveHerdrBin } from "../runtimes/herdr/cli.ts";

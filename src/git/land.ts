@@ -3,7 +3,7 @@
  * store first (the sheep's uncommitted files as a commit, the merge as a tree); only a clean,
  * conflict-free result moves anything, and the user's branch then moves by a fast-forward.
  */
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { shellQuote } from "../runtimes/shell-line.ts";
 import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspace.ts";
 import { diffTrees } from "./diff.ts";

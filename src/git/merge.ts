@@ -1,5 +1,5 @@
 /** Merges computed in the object store alone (git merge-tree --write-tree): no working tree is touched. */
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { type Git, nulFields, objectId } from "./run.ts";
 
 export async function treeOf(git: Git, repo: string, commit: string): Promise<string> {

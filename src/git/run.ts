@@ -4,7 +4,7 @@
  * with settings that keep every program a repository's config names from running.
  */
 import { execa } from "execa";
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { OBJECT_ID } from "../ports/workspace.ts";
 
 /** Identity and the user's own config files are kept; GIT_DIR, GIT_INDEX_FILE, GIT_EXTERNAL_DIFF and kin are not. */

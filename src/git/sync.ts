@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { MAX_EVIDENCE_FILES, type Synced, type Worktree } from "../ports/workspace.ts";
 import { diffTrees } from "./diff.ts";
 import { branchTip, isAncestor } from "./merge.ts";

@@ -4,7 +4,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { ensurePrivateDir } from "../protocol/files.ts";
 import { type IsolateRequest, type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
 import { branchTip, commitTree, landable, treeOf } from "./merge.ts";

@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { lstat, readdir, rm, rmdir, writeFile } from "node:fs/promises";
-import { ShepherdError } from "../core/errors.ts";
-import { isWellFormedId } from "../core/ids.ts";
+import { ShepherdError } from "../domain/errors.ts";
+import { isWellFormedId } from "../domain/ids.ts";
 import type { SheepMessage } from "../ports/types.ts";
 import { buildLaunchSpec } from "./launch-spec.ts";
 import type { Conversation, ResumeCard } from "../ports/types.ts";

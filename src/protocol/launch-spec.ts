@@ -1,4 +1,4 @@
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { AgentDefinition } from "../ports/types.ts";
 import type { LaunchSpec } from "./messages.ts";
 import type { SheepLayout } from "./layout.ts";

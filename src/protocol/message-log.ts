@@ -3,7 +3,7 @@
  * to by the sheep. The shepherd reads it as data that may be damaged or forged: a line that is
  * not a well-formed message is skipped, and an unfinished last line waits for its newline.
  */
-import { isWellFormedId } from "../core/ids.ts";
+import { isWellFormedId } from "../domain/ids.ts";
 import type { MessageKind, SheepMessage } from "../ports/types.ts";
 
 export const MESSAGE_KINDS: readonly MessageKind[] = ["progress", "question", "done"];

@@ -10,8 +10,8 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { isWellFormedId } from "../core/ids.ts";
-import { labelProblem } from "../core/labels.ts";
+import { isWellFormedId } from "../domain/ids.ts";
+import { labelProblem } from "../domain/labels.ts";
 import type { AgentDefinition, ResumeCard } from "../ports/types.ts";
 import { readJsonBoundedSync, jsonValue } from "./bounded-read.ts";
 import { cardsDir, sheepDir, sheepLayout } from "./layout.ts";

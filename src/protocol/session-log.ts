@@ -5,8 +5,8 @@
  * be understood is left out rather than trusted.
  */
 import type { FileHandle } from "node:fs/promises";
-import { isRecord } from "../core/guards.ts";
-import { printable } from "../core/printable.ts";
+import { isRecord } from "../domain/guards.ts";
+import { printable } from "../domain/printable.ts";
 import type { ConversationLine, ConversationTurn } from "../ports/types.ts";
 import { openRegular, READ_LIMITS } from "./bounded-read.ts";
 

@@ -1,7 +1,7 @@
-import { isRecord } from "../core/guards.ts";
-import { isWellFormedId } from "../core/ids.ts";
-import { labelProblem, MAX_LABEL_LENGTH } from "../core/labels.ts";
-import { MAX_QUEUED } from "../core/herd.ts";
+import { isRecord } from "../domain/guards.ts";
+import { isWellFormedId } from "../domain/ids.ts";
+import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
+import { MAX_QUEUED } from "../domain/bounds.ts";
 import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../ports/types.ts";
 import { basename, dirname, isAbsolute, normalize } from "node:path";
 import type { RuntimeName } from "../ports/runtime.ts";

@@ -1,5 +1,10 @@
 // The same bounds the core keeps in memory: the file never holds less than a shepherd may ask for.
-import { MAX_CLOSED_KEPT as MAX_CLOSED_AGENTS, MAX_DELIVERED_DELEGATIONS_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT as MAX_SETTLED_PER_AGENT } from "../core/herd.ts";
+import {
+  MAX_CLOSED_KEPT as MAX_CLOSED_AGENTS,
+  MAX_DELIVERED_DELEGATIONS_KEPT,
+  MAX_QUEUED,
+  MAX_SETTLED_KEPT as MAX_SETTLED_PER_AGENT,
+} from "../domain/bounds.ts";
 import type { AgentRecord, DelegationRecord, PromptRecord } from "../ports/types.ts";
 
 /**

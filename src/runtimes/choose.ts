@@ -3,7 +3,7 @@
  * runtime cannot work here: the adapter then reports why, instead of the shepherd quietly
  * using something the user did not ask for. Only "auto" looks around.
  */
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { RuntimeName } from "../ports/runtime.ts";
 
 export type RuntimeSetting = "auto" | RuntimeName;

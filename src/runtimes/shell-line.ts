@@ -3,7 +3,7 @@
  * exec argv, so every element is single-quoted: inside '…' a POSIX shell gives no character
  * a meaning except the quote itself, which becomes '\''.
  */
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 
 export function shellQuote(arg: string): string {
   return `'${arg.replaceAll("'", "'\\''")}'`;

@@ -4,8 +4,8 @@
  */
 import type { AgentScope } from "../agents/discover.ts";
 import type { DelegateMode } from "../core/delegate.ts";
-import { ShepherdError } from "../core/errors.ts";
-import { isRecord } from "../core/guards.ts";
+import { ShepherdError } from "../domain/errors.ts";
+import { isRecord } from "../domain/guards.ts";
 import type { DeliverAs } from "../ports/types.ts";
 import type { Direction, Placement } from "../ports/runtime.ts";
 import type { Action } from "./schema.ts";

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 
 /** A cwd from the model, relative to the shepherd's own; it must be an existing directory. */
 export function resolveCwd(base: string, wanted: string | undefined): string {

@@ -1,5 +1,5 @@
 import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../agents/discover.ts";
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { AgentDefinition } from "../ports/types.ts";
 import type { DispatchContext } from "./context.ts";
 import { UNTRUSTED_HINT } from "../settings.ts";

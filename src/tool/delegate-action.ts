@@ -1,6 +1,6 @@
 import type { BackgroundStarted } from "../core/background.ts";
 import { Delegation, type DelegateTask } from "../core/delegate.ts";
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { ToolCommand } from "./command.ts";
 import { definitionPicker } from "./definitions.ts";
 import type { DispatchContext } from "./context.ts";

@@ -1,6 +1,6 @@
 /** What a delegation says: its verdict, and one block per task or per reason shared by tasks. */
 import type { DelegateItem, DelegateMode } from "../core/delegate.ts";
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { evidenceBlock } from "./evidence-text.ts";
 import { isolationText, sameReason, whoText } from "./format.ts";
 

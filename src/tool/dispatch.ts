@@ -1,4 +1,4 @@
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
 import { delegateAction } from "./delegate-action.ts";
 import {

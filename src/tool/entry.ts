@@ -4,7 +4,7 @@
  * A start that finds no runtime gets the doctor's one-line verdict, and whatever is refused or
  * fails is told to the audit log.
  */
-import { errorText, isShepherdError, shorten, ShepherdError } from "../core/errors.ts";
+import { errorText, isShepherdError, shorten, ShepherdError } from "../domain/errors.ts";
 import type { DoctorReport } from "../doctor/types.ts";
 import { type AuditInput, notDone, wasTold } from "../ports/audit.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";

@@ -1,4 +1,4 @@
-import { ShepherdError } from "../core/errors.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { ACTIONS, type Action, parameterNames } from "./schema.ts";
 
 export type Params = Record<string, unknown>;

@@ -1,6 +1,6 @@
 /** The one line a quitting shepherd leaves on stderr when it keeps sheep running. */
 import type { KeptAtQuit, QuitOutcome } from "../core/shepherd.ts";
-import { oneLine } from "../core/labels.ts";
+import { oneLine } from "../domain/labels.ts";
 
 function why(k: KeptAtQuit): string {
   if (k.unread !== undefined) return "its files could not be read";

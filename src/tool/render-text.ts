@@ -7,7 +7,7 @@
  * the theme colours it: the model's own copy (the result's content) keeps the exact text.
  */
 import type { Push } from "../core/courier.ts";
-import { printable } from "../core/printable.ts";
+import { printable } from "../domain/printable.ts";
 import type { Evidence, SheepView } from "../ports/types.ts";
 import { fileLine, inFiles, visibleControls } from "./evidence-text.ts";
 import { sameReason } from "./format.ts";

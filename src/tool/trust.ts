@@ -1,5 +1,5 @@
-import { ShepherdError } from "../core/errors.ts";
-import { printable } from "../core/printable.ts";
+import { ShepherdError } from "../domain/errors.ts";
+import { printable } from "../domain/printable.ts";
 import type { AgentDefinition } from "../ports/types.ts";
 import { UNTRUSTED_HINT } from "../settings.ts";
 

@@ -1,4 +1,4 @@
-import { printable } from "../core/printable.ts";
+import { printable } from "../domain/printable.ts";
 import type { WarmCount } from "../core/shepherd.ts";
 import type { HerdView } from "../core/views.ts";
 import { ageText, warmText } from "./format.ts";

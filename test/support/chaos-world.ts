@@ -1,5 +1,5 @@
 import type { Clock } from "../../src/core/clock.ts";
-import { ShepherdError } from "../../src/core/errors.ts";
+import { ShepherdError } from "../../src/domain/errors.ts";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
 import type { ResumeCard } from "../../src/ports/types.ts";
 import {

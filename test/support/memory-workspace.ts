@@ -2,7 +2,7 @@
  * An in-memory workspace for unit tests of the core: a "repository" is any cwd under /repo, and
  * the test decides what a worktree holds and when a diff finishes.
  */
-import { ShepherdError } from "../../src/core/errors.ts";
+import { ShepherdError } from "../../src/domain/errors.ts";
 import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.ts";
 
 const tree = (n: number) => n.toString(16).padStart(40, "0");

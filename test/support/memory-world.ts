@@ -1,4 +1,4 @@
-import { ShepherdError } from "../../src/core/errors.ts";
+import { ShepherdError } from "../../src/domain/errors.ts";
 import type { ResumeCard, SheepMessage } from "../../src/ports/types.ts";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
 import {

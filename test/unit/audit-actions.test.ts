@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { logNotice } from "../../src/command/text.ts";
-import { ShepherdError } from "../../src/core/errors.ts";
+import { ShepherdError } from "../../src/domain/errors.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";

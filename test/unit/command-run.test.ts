@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runShepherdCommand, type CommandDeps } from "../../src/command/run.ts";
-import { ShepherdError } from "../../src/core/errors.ts";
+import { ShepherdError } from "../../src/domain/errors.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import { DEFAULT_SETTINGS, loadSettings, type LoadedSettings } from "../../src/settings.ts";
 import { report, type DoctorReport } from "../../src/doctor/types.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { printable } from "../../src/core/printable.ts";
+import { printable } from "../../src/domain/printable.ts";
 
 const ESC = "\u001b";
 const BEL = "\u0007";

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { MAX_LABEL_LENGTH } from "../../src/core/labels.ts";
+import { MAX_LABEL_LENGTH } from "../../src/domain/labels.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { report } from "../../src/doctor/types.ts";

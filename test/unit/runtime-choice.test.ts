@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isShepherdError } from "../../src/core/errors.ts";
+import { isShepherdError } from "../../src/domain/errors.ts";
 import { chooseRuntime, type RuntimeProbes } from "../../src/runtimes/choose.ts";
 
 /** Probes that answer as told and count how often they were asked. */

@@ -4,9 +4,9 @@
  * become ShepherdErrors; see errors.ts for the mapping.
  */
 import { execa, ExecaError } from "execa";
-import { ShepherdError } from "../../core/errors.ts";
+import { ShepherdError } from "../../domain/errors.ts";
 import { herdrEnvelopeError, herdrMissingError, herdrRawError, herdrUsageError, HerdrCommandError, protocolMismatchError } from "./errors.ts";
-import { isRecord } from "../../core/guards.ts";
+import { isRecord } from "../../domain/guards.ts";
 import { parseServerStatus } from "./status.ts";
 import { parseHerdrVersion, protocolOf } from "./version.ts";
 

@@ -2,7 +2,7 @@
  * Turns herdr's error envelopes into ShepherdErrors with our codes and a next step for
  * the user. The herdr code is kept so the adapter can treat "already gone" as success.
  */
-import { type ErrorCode, ShepherdError } from "../../core/errors.ts";
+import { type ErrorCode, ShepherdError } from "../../domain/errors.ts";
 import { describeVersion } from "./version.ts";
 
 export class HerdrCommandError extends ShepherdError {

@@ -2,7 +2,7 @@
  * The few fields of herdr's PaneInfo / WorkspaceInfo / AgentInfo records that the adapter
  * reads, checked at the boundary so a surprising answer fails loudly instead of later.
  */
-import { isRecord } from "../../core/guards.ts";
+import { isRecord } from "../../domain/guards.ts";
 import type { HerdrResult } from "./cli.ts";
 import { HerdrCommandError } from "./errors.ts";
 

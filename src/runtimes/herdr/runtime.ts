@@ -7,7 +7,7 @@
  * subscribes to no events (so 0.9.0's subscriptions without replay change nothing here).
  */
 import path from "node:path";
-import { ShepherdError } from "../../core/errors.ts";
+import { ShepherdError } from "../../domain/errors.ts";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.ts";
 import { HerdrCli, resolveHerdrBin } from "./cli.ts";
 import { isHerdrCode } from "./errors.ts";

@@ -1,5 +1,5 @@
 /** The answer of `herdr status server --json` (exists since 0.7.5; `v0.7.5:src/cli/status.rs`). */
-import { isRecord } from "../../core/guards.ts";
+import { isRecord } from "../../domain/guards.ts";
 
 export interface HerdrServerStatus {
   running: boolean;

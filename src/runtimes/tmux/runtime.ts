@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { ShepherdError } from "../../core/errors.ts";
-import { isWellFormedId } from "../../core/ids.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import { isWellFormedId } from "../../domain/ids.ts";
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.ts";
 import { shellQuote } from "../shell-line.ts";
 import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.ts";
