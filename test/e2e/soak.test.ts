@@ -6,19 +6,17 @@
  * process or sheep file the test created remains. SOAK_SEED overrides the seed.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { composeShepherd } from "../../src/compose.ts";
 import type { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition, WaitItem } from "../../src/ports/types.ts";
-import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { killSheep, livingSheep, notKept, sheepFiles, sheepPid } from "../support/leftovers.ts";
 import { node22, piCli } from "../support/rpc-shepherd.ts";
 import { tmuxPanes, untilLogged } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 import { prng } from "../support/prng.ts";
 
 const SHEEP = 8;
@@ -48,6 +46,7 @@ function pickFate(x: number): Fate {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout: 600_000 }, () => {
+  let world: E2eWorld | undefined;
   let dir: string;
   let tmux: PrivateTmux;
   let model: ScriptedModel;
@@ -57,14 +56,14 @@ describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout
   const pids: number[] = [];
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-soak-"));
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
-    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
-    const work = join(dir, "work");
-    await mkdir(work);
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket });
-    shepherd = (await composeShepherd({ env, cwd: work, piCommand: [node22, piCli] })).shepherd;
+    world = await e2eWorld("soak", { work: true });
+    ({ dir, tmux, model, agentDir } = world);
+    // The core's shepherd closes what it started before the world ends the rest; its sheep, by pid.
+    world.defer(() => killSheep(agentDir, pids));
+    world.defer(async () => {
+      for (const a of shepherd?.registry.agents.values() ?? []) await shepherd.close(a.agentId).catch(() => undefined);
+    });
+    shepherd = (await composeShepherd({ env: world.env, cwd: world.cwd, piCommand: [node22, piCli] })).shepherd;
     definition = {
       name: "echo",
       description: "answers as scripted",
@@ -74,13 +73,7 @@ describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout
     };
   });
 
-  after(async () => {
-    for (const a of shepherd?.registry.agents.values() ?? []) await shepherd.close(a.agentId).catch(() => undefined);
-    if (agentDir) await killSheep(agentDir, pids);
-    await tmux?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it(`every prompt settles exactly once, and nothing is left (seed ${SEED})`, async () => {
     const rnd = prng(SEED);
