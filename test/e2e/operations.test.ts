@@ -14,7 +14,7 @@ import { ECHO_AGENT } from "../support/e2e-env.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { sheepPid } from "../support/leftovers.ts";
 import { type Scene, tmuxPanes } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
 import type { PrivateTmux } from "../support/tmux-server.ts";
 
 describe("operations with real pi: model aliases, resume after the shepherd quit, the audit log", { timeout: 600_000 }, () => {
@@ -33,17 +33,16 @@ describe("operations with real pi: model aliases, resume after the shepherd quit
   const tagged = (m: ScriptedModel, tag: string) => m.log.filter((l) => l.tag === tag);
 
   before(async () => {
-    // The agent dir names the second model as a provider, so it runs before the world and ends after it.
-    other = await startScriptedModel();
     world = await e2eWorld("operations", {
       agent: {
         agents: { "echo.md": ECHO_AGENT, "aliased.md": "---\nname: aliased\ndescription: runs on the fast alias\nmodel: fast\n---\nYou answer as scripted.\n" },
         shepherdSettings: { models: { fast: "other/scripted-model" } },
-        providers: { other: other.baseUrl },
       },
+      providers: ["other"],
       work: true,
     });
     ({ tmux, model, agentDir, cwd: work } = world);
+    other = world.providers.other!;
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
     // Were the project's alias honoured (project values win), "fast" would reach the first model.
     await writeFile(join(work, ".pi", "shepherd.json"), JSON.stringify({ models: { fast: "scripted/scripted-model" } }));
@@ -52,13 +51,7 @@ describe("operations with real pi: model aliases, resume after the shepherd quit
     await recordTrustDecision(agentDir, work, "trusted");
   });
 
-  after(async () => {
-    try {
-      await world?.cleanup();
-    } finally {
-      await other?.close();
-    }
-  });
+  after(() => world?.cleanup());
 
   it("an agent file's model: and the model parameter go through the user's aliases; the project's are ignored and reported", async () => {
     first = shepherd();
