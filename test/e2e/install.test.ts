@@ -12,16 +12,16 @@
 import assert from "node:assert/strict";
 import { execa } from "execa";
 import { existsSync } from "node:fs";
-import { cp, lstat, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, lstat, mkdir, readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { node22, piCli, repoRoot } from "../support/rpc-shepherd.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 /** The registry is reachable, but the cache usually has everything: keep the installs fast. */
 const NPM_FAST = { npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" };
@@ -59,11 +59,11 @@ async function serveStatic(root: string): Promise<{ url: string; close(): Promis
 }
 
 describe("installing pi-shepherd as a pi package", { timeout: 600_000 }, () => {
+  let world: E2eWorld | undefined;
   let dir: string;
   let checkout: string;
   let t: PrivateTmux;
   let model: ScriptedModel;
-  let http: Awaited<ReturnType<typeof serveStatic>> | undefined;
 
   const pi = (args: string[], agentDir: string, cwd: string) =>
     execa(node22, [piCli, ...args], {
@@ -110,19 +110,14 @@ describe("installing pi-shepherd as a pi package", { timeout: 600_000 }, () => {
   const packagesOf = async (agentDir: string) => (JSON.parse(await readFile(join(agentDir, "settings.json"), "utf8")) as { packages?: unknown[] }).packages;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-install-"));
+    // Each install gets an agent dir of its own (pi install writes its settings), made beside the world's.
+    world = await e2eWorld("install");
+    ({ dir, tmux: t, model } = world);
     checkout = join(dir, "pi-shepherd");
     await copyWorkingTree(checkout);
-    t = await startPrivateTmux();
-    model = await startScriptedModel();
   });
 
-  after(async () => {
-    await http?.close();
-    await t?.cleanup();
-    await model?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  after(() => world?.cleanup());
 
   it("local path: npm ci --omit=dev in the checkout, then pi install <path>", async () => {
     const ci = await execa("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: checkout, reject: false });
@@ -154,7 +149,8 @@ describe("installing pi-shepherd as a pi package", { timeout: 600_000 }, () => {
     await mkdir(join(served, "shepherd"), { recursive: true });
     await git(["clone", "-q", "--bare", "--no-local", repo, join(served, "shepherd", "pi-shepherd.git")], dir);
     await git(["update-server-info"], join(served, "shepherd", "pi-shepherd.git"));
-    http = await serveStatic(served);
+    const http = await serveStatic(served);
+    world!.defer(() => http.close());
 
     const agentDir = await makeAgentDir(join(dir, "agent-git"), model.baseUrl);
     const source = `git:${http.url}/shepherd/pi-shepherd.git`;
