@@ -84,6 +84,15 @@ async function herdrCheck(env: NodeJS.ProcessEnv, chosen: RuntimeName | undefine
       return needed ? fail("herdr", plain(detail!), plain(fix.join(". "))) : warn("herdr", `${plain(detail!)} (tmux is used meanwhile)`, plain(fix.join(". ")));
     }
     const detail = `${found}, but its server does not answer (${text.slice(0, 120)})`;
-    return needed ? fail("herdr", detail, "start herdr by running `herdr`") : pass("herdr", `${detail}; not needed, tmux is used`);
+    if (!needed) return pass("herdr", `${detail}; not needed, tmux is used`);
+    // Outside herdr the first start runs a server of its own (runtimes/herdr/server.ts); inside, it is the user's.
+    if (isHerdrCode(e, "server_not_running") && env.HERDR_ENV !== "1") {
+      return warn(
+        "herdr",
+        `${found}, no herdr server runs; the first start runs \`herdr server\` for the sheep`,
+        "start herdr yourself (run `herdr`) to watch the sheep",
+      );
+    }
+    return fail("herdr", detail, "start herdr by running `herdr`");
   }
 }

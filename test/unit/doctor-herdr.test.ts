@@ -29,6 +29,17 @@ for (const version of FAKE_HERDR_VERSIONS) {
       assert.deepEqual([c.verdict, c.detail], ["pass", `herdr ${version} (protocol ${p}), its server ${version} (protocol ${p}) answers`]);
     });
 
+    it("with no server outside herdr only warns: the first start runs one; inside herdr it fails", async () => {
+      await fake.setDown(true);
+      const c = await herdrCheck();
+      assert.deepEqual(
+        [c.verdict, c.detail],
+        ["warn", `herdr ${version} (protocol ${PROTOCOL[version] ?? 22}), no herdr server runs; the first start runs \`herdr server\` for the sheep`],
+      );
+      const { checks } = await runtimeChecks({ ...fake.env, PI_SHEPHERD_RUNTIME: "herdr", PI_SHEPHERD_HERDR_BIN: fake.bin, HERDR_ENV: "1" }, "auto");
+      assert.equal(checks.find((x) => x.name === "herdr")?.verdict, "fail");
+    });
+
     it("fails on a server of another protocol, naming both versions and the fix", async () => {
       const other = version.startsWith("0.9.") ? "0.8.2" : "0.9.4";
       await fake.setServerVersion(other);
