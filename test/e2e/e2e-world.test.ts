@@ -54,7 +54,18 @@ describe("the end-to-end world", { timeout: 120_000 }, () => {
 
   it("what the options add ends too: more providers, a fake herdr, a TUI shepherd; the work dir is a repository", async () => {
     const serversBefore = servers();
-    const world = await e2eWorld("world-options", { providers: ["other"], herdr: true, repo: { "a.txt": "a\n" } });
+    let prepared = "";
+    const world = await e2eWorld("world-options", {
+      prepare: (dir) => {
+        prepared = dir;
+      },
+      agentDirName: "odd name/agent",
+      providers: ["other"],
+      herdr: true,
+      repo: { "a.txt": "a\n" },
+    });
+    assert.equal(prepared, world.dir);
+    assert.equal(world.agentDir, join(world.dir, "odd name", "agent"));
     assert.ok(world.cwd.endsWith("/work"));
     assert.equal(await git(world.cwd, "ls-files"), "a.txt\n");
     assert.equal(world.env.PI_SHEPHERD_RUNTIME, "herdr");

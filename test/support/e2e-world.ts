@@ -22,6 +22,10 @@ import { type TuiOptions, TuiShepherd } from "./tui-shepherd.ts";
 export type TmuxKind = "server" | "socket";
 
 export interface E2eWorldOptions<K extends TmuxKind> {
+  /** Runs in the new temp dir before anything starts there, e.g. to set a variable the tmux server must inherit. */
+  prepare?: (dir: string) => unknown;
+  /** The agent dir's path under the temp dir (default "agent"), e.g. a hostile name. */
+  agentDirName?: string;
   /** The agent dir's contents; a function gets the temp dir first (to put a file there that the settings name). */
   agent?: AgentDirOptions | ((dir: string) => AgentDirOptions | Promise<AgentDirOptions>);
   /** The scripted model's options (e.g. its fallback reply). */
@@ -88,6 +92,7 @@ export async function e2eWorld<K extends TmuxKind = "server">(name: string, o: E
     const dir = await mkdtemp(join(tmpdir(), `pi-shepherd-${name}-`));
     // Retries: a sheep's worktree may still be written to for a moment after its pane ended.
     ends.push(() => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
+    await o.prepare?.(dir);
     const tmux = (o.tmux === "socket" ? await privateSocketOnly() : await startPrivateTmux()) as E2eWorld<K>["tmux"];
     ends.push(() => tmux.cleanup());
     const model = await startScriptedModel(o.model);
@@ -109,7 +114,11 @@ export async function e2eWorld<K extends TmuxKind = "server">(name: string, o: E
     }
     const agent = typeof o.agent === "function" ? await o.agent(dir) : o.agent;
     const urls = Object.fromEntries(Object.entries(providers).map(([n, m]) => [n, m.baseUrl]));
-    const agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl, o.providers ? { ...agent, providers: { ...agent?.providers, ...urls } } : agent);
+    const agentDir = await makeAgentDir(
+      join(dir, o.agentDirName ?? "agent"),
+      model.baseUrl,
+      o.providers ? { ...agent, providers: { ...agent?.providers, ...urls } } : agent,
+    );
     // A sheep outlives a shepherd that was killed or never got to close it; found by its sheep directory, by pid.
     ends.push(() => killSheep(agentDir, []));
     const cwd = o.work || o.repo ? join(dir, typeof o.work === "string" ? o.work : "work") : dir;
