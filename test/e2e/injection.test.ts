@@ -10,16 +10,15 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { ECHO_AGENT, makeAgentDir, shepherdEnv } from "../support/e2e-env.ts";
+import { ECHO_AGENT } from "../support/e2e-env.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { sheepFiles, sheepPid } from "../support/leftovers.ts";
-import { RpcShepherd } from "../support/rpc-shepherd.ts";
-import { Scene, tmuxPanes } from "../support/scene.ts";
-import { directive, startScriptedModel, type ScriptedModel } from "../support/scripted-model.ts";
-import { startPrivateTmux, type PrivateTmux } from "../support/tmux-server.ts";
+import { type Scene, tmuxPanes } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { PrivateTmux } from "../support/tmux-server.ts";
 
 /** Each payload touches its own marker (`<m>-<kind>`), so a leak names the field and the form. */
 function shellPayloads(m: string): string[] {
@@ -46,6 +45,7 @@ const MiB = 1024 * 1024;
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex");
 
 describe("hostile and odd input", { timeout: 600_000 }, () => {
+  let world: E2eWorld | undefined;
   let dir: string;
   /** Prefix of every marker file: `<dir>/MARK-<field>-<kind>`. */
   let MARK: string;
@@ -69,62 +69,62 @@ describe("hostile and odd input", { timeout: 600_000 }, () => {
     );
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-injection-"));
-    MARK = join(dir, "MARK");
-    // Inherited by the tmux server (and so every pane's shell) and given to the shepherd.
-    process.env.INJECTION_MARK = MARK;
-    tmux = await startPrivateTmux();
-    model = await startScriptedModel();
     const envMark = (field: string) => `"$INJECTION_MARK"-${field}`;
-    // The agent directory itself sits under a hostile name: the one line typed into a pane holds its path.
-    const agentDir = join(dir, `agent dir ${nameSafePayload(envMark("agentdir"))}`, "agent");
-    await mkdir(agentDir, { recursive: true });
-    hostileModel = `model ${shellPayloads(`${MARK}-model`).join(" ").replaceAll("\n", " ")} ${UNICODE}`;
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal "${PATH}" is the hostile text under test
-    hostileBody = [...shellPayloads(`${MARK}-body`), UNICODE, "$HOME ${PATH} %s %n {{x}}"].join("\n");
     const yaml = (s: string) => JSON.stringify(s); // JSON strings are YAML flow scalars
     const bad = (name: string, extra = "") => `---\nname: ${yaml(name)}\ndescription: refused\n${extra}---\nnever used\n`;
-    await makeAgentDir(agentDir, model.baseUrl, {
-      agents: {
-        "echo.md": ECHO_AGENT,
-        [`hostile ${nameSafePayload(envMark("filename"))}.md`]: [
-          "---",
-          "name: hostile",
-          `description: ${yaml(shellPayloads(`${MARK}-description`).join(" ") + " " + UNICODE)}`,
-          `model: ${yaml(`scripted/${hostileModel}`)}`,
-          "tools: read, grep",
-          "---",
-          hostileBody,
-          "",
-        ].join("\n"),
-        "escape-dotdot.md": bad("../escape"),
-        "escape-slash.md": bad("a/b"),
-        "escape-backslash.md": bad("a\\b"),
-        "escape-dots.md": bad(".."),
-        "escape-shell.md": bad(`$(touch ${MARK}-name)`),
-        "escape-tools.md": bad("badtools", `tools: ${yaml(`read; touch ${MARK}-tools`)}\n`),
-        "escape-dash-model.md": bad("dashmodel", "model: --help\n"),
+    world = await e2eWorld("injection", {
+      prepare: (d) => {
+        MARK = join(d, "MARK");
+        // Inherited by the tmux server (and so every pane's shell) and by the shepherd.
+        process.env.INJECTION_MARK = MARK;
       },
+      // The agent directory itself sits under a hostile name: the one line typed into a pane holds its path.
+      agentDirName: join(`agent dir ${nameSafePayload(envMark("agentdir"))}`, "agent"),
+      agent: () => {
+        hostileModel = `model ${shellPayloads(`${MARK}-model`).join(" ").replaceAll("\n", " ")} ${UNICODE}`;
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal "${PATH}" is the hostile text under test
+        hostileBody = [...shellPayloads(`${MARK}-body`), UNICODE, "$HOME ${PATH} %s %n {{x}}"].join("\n");
+        return {
+          agents: {
+            "echo.md": ECHO_AGENT,
+            [`hostile ${nameSafePayload(envMark("filename"))}.md`]: [
+              "---",
+              "name: hostile",
+              `description: ${yaml(shellPayloads(`${MARK}-description`).join(" ") + " " + UNICODE)}`,
+              `model: ${yaml(`scripted/${hostileModel}`)}`,
+              "tools: read, grep",
+              "---",
+              hostileBody,
+              "",
+            ].join("\n"),
+            "escape-dotdot.md": bad("../escape"),
+            "escape-slash.md": bad("a/b"),
+            "escape-backslash.md": bad("a\\b"),
+            "escape-dots.md": bad(".."),
+            "escape-shell.md": bad(`$(touch ${MARK}-name)`),
+            "escape-tools.md": bad("badtools", `tools: ${yaml(`read; touch ${MARK}-tools`)}\n`),
+            "escape-dash-model.md": bad("dashmodel", "model: --help\n"),
+          },
+        };
+      },
+      // The shepherd's env is made from process.env after prepare: it holds INJECTION_MARK.
     });
+    ({ dir, tmux, model } = world);
     // The scripted provider also serves a model whose id is hostile.
-    const modelsPath = join(agentDir, "models.json");
+    const modelsPath = join(world.agentDir, "models.json");
     const models = JSON.parse(await readFile(modelsPath, "utf8")) as { providers: { scripted: { models: object[] } } };
     models.providers.scripted.models.push({ id: hostileModel, name: "Hostile", contextWindow: 128000, maxTokens: 4096 });
     await writeFile(modelsPath, JSON.stringify(models), { mode: 0o600 });
     hostileCwd = join(dir, `cwd ${nameSafePayload(envMark("cwd"), "\n")}`);
     await mkdir(hostileCwd);
-    const env = shepherdEnv(agentDir, { PI_SHEPHERD_RUNTIME: "tmux", PI_SHEPHERD_TMUX_SOCKET: tmux.socket, INJECTION_MARK: MARK });
-    scene = new Scene(RpcShepherd.start({ cwd: dir, env }), agentDir);
+    scene = world.scene();
     panes = tmuxPanes(tmux.socket);
   });
 
   after(async () => {
-    await scene?.cleanup();
-    await tmux?.cleanup();
-    await model?.close();
+    await world?.cleanup();
     if (previousMark === undefined) delete process.env.INJECTION_MARK;
     else process.env.INJECTION_MARK = previousMark;
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it("a sheep with a hostile label, cwd, model and definition under a hostile agent dir starts and talks to exactly that model", async () => {
