@@ -1,4 +1,4 @@
-import type { Registry } from "../core/registry.ts";
+import type { Registry } from "../core/herd/registry.ts";
 import type { ResumeCard } from "../ports/types.ts";
 
 /** Live sheep for completions: label and id of every record that is not closed, and whether it works in a worktree of its own. */

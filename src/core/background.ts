@@ -7,7 +7,7 @@
 import type { Courier } from "./courier.ts";
 import { Delegation, type DelegateItem, type DelegateTask, type Primitives } from "./delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import { newId } from "../domain/ids.ts";
 import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "../ports/types.ts";
 

@@ -12,7 +12,7 @@
  * and is told in one line meanwhile.
  */
 import { close } from "./close.ts";
-import { owesDelivery, type Herd } from "./herd.ts";
+import { owesDelivery, type Herd } from "./herd/herd.ts";
 import type { DelegateItem } from "./delegate.ts";
 import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "../ports/types.ts";
 import { look, RECHECK_TICKS, stillAlive } from "./wait.ts";

@@ -1,9 +1,9 @@
 import pLimit from "p-limit";
-import { systemClock, type Clock } from "./clock.ts";
+import { systemClock, type Clock } from "./herd/clock.ts";
 import { seenItems, whenChanged } from "./progress.ts";
-import { every } from "./signals.ts";
+import { every } from "./herd/signals.ts";
 import { errorText, isShepherdError, ShepherdError } from "../domain/errors.ts";
-import type { Registry } from "./registry.ts";
+import type { Registry } from "./herd/registry.ts";
 import type { WaitOptions } from "./wait.ts";
 import type { Worktree } from "../ports/workspace.ts";
 import type {

@@ -6,7 +6,7 @@
 import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.ts";
 import { shorten } from "../domain/errors.ts";
 import { evidenceOf, nextBaseline } from "./evidence.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";
 
 export type Outcome = Omit<WaitItem, "promptId" | "agentId">;

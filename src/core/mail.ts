@@ -4,8 +4,8 @@
  * or a crash), and replying to a question whose tool call in the sheep waits for the answer.
  */
 import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd.ts";
-import { findRecord } from "./owners.ts";
+import type { Herd } from "./herd/herd.ts";
+import { findRecord } from "./herd/owners.ts";
 import type { AgentRecord, SheepMessage } from "../ports/types.ts";
 
 export interface ListedMessage extends SheepMessage {

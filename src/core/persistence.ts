@@ -3,7 +3,7 @@
  * another live shepherd's sheep apart from an unknown id.
  */
 import { closeAndConfirm, dropGone } from "./close.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import { refresh } from "./ledger.ts";
 import { closeWarmSheep, keepToClose } from "./warm.ts";
 import type { DelegationRecord } from "../ports/types.ts";

@@ -6,10 +6,10 @@
 import { errorText, ShepherdError } from "../domain/errors.ts";
 import { takeBaseline } from "./evidence.ts";
 import { MAX_QUEUED } from "../domain/bounds.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import { derivedId, newId } from "../domain/ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
-import { findRecord } from "./owners.ts";
+import { findRecord } from "./herd/owners.ts";
 import { withConflictNote } from "./sync.ts";
 import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "../ports/types.ts";
 

@@ -6,7 +6,7 @@
  */
 import { close } from "./close.ts";
 import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import { idKind } from "../domain/ids.ts";
 import type { AgentRecord, ResumeCard } from "../ports/types.ts";
 

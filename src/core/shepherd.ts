@@ -8,16 +8,16 @@ import { close, type PruneOutcome, prune } from "./close.ts";
 import { Courier, type CourierSink } from "./courier.ts";
 import type { DelegateTask } from "./delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./evidence.ts";
-import { Herd, type ShepherdOptions } from "./herd.ts";
+import { Herd, type ShepherdOptions } from "./herd/herd.ts";
 import { pendingPrompts } from "./ledger.ts";
 import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.ts";
-import { othersSheep } from "./owners.ts";
+import { othersSheep } from "./herd/owners.ts";
 import { attach, type AttachReport } from "./persistence.ts";
 import { type LandOutcome, land } from "./land.ts";
 import { type SyncOutcome, sync } from "./sync.ts";
 import { prompt } from "./prompt.ts";
 import { type QuitOutcome, quit } from "./quit.ts";
-import type { Registry } from "./registry.ts";
+import type { Registry } from "./herd/registry.ts";
 import { resumable } from "./resume.ts";
 import { start } from "./start.ts";
 import type {
@@ -39,7 +39,7 @@ import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, 
 import { wait, type WaitOptions } from "./wait.ts";
 import { type WarmConfig, type WarmCount, WarmPool } from "./warm.ts";
 
-export type { ShepherdOptions } from "./herd.ts";
+export type { ShepherdOptions } from "./herd/herd.ts";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
 export type { KeptWorktree, PruneOutcome } from "./close.ts";
 export type { LatestEvidence } from "./evidence.ts";

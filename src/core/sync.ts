@@ -4,9 +4,9 @@
  */
 import type { Synced } from "../ports/workspace.ts";
 import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
-import { findRecord } from "./owners.ts";
+import { findRecord } from "./herd/owners.ts";
 import type { AgentRecord } from "../ports/types.ts";
 
 export interface SyncOutcome extends Synced {

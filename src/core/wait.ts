@@ -4,11 +4,11 @@
  * the conversation's copy of that result: it is not pushed again.
  */
 import { exitText, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import { settle, settleFromDisk } from "./ledger.ts";
-import { howEnded } from "./liveness.ts";
+import { howEnded } from "./herd/liveness.ts";
 import { seenItems, whenChanged } from "./progress.ts";
-import { every } from "./signals.ts";
+import { every } from "./herd/signals.ts";
 import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";
 import { sheepView } from "./views.ts";
 

@@ -8,8 +8,8 @@ import { resolve } from "node:path";
 import type { Direction, Placement } from "../ports/runtime.ts";
 import { closeAndConfirm } from "./close.ts";
 import { errorText } from "../domain/errors.ts";
-import type { Herd, WarmSource } from "./herd.ts";
-import { howEnded } from "./liveness.ts";
+import type { Herd, WarmSource } from "./herd/herd.ts";
+import { howEnded } from "./herd/liveness.ts";
 import { launchWarm } from "./start.ts";
 import type { AgentDefinition, AgentRecord, StartRequest } from "../ports/types.ts";
 

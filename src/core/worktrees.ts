@@ -4,7 +4,7 @@
  */
 import type { IsolateRequest, Isolated, WorktreeState } from "../ports/workspace.ts";
 import { errorText, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd.ts";
+import type { Herd } from "./herd/herd.ts";
 import type { AgentRecord } from "../ports/types.ts";
 
 export function isolate(herd: Herd, o: IsolateRequest): Promise<Isolated> {

@@ -1,4 +1,4 @@
-import type { Clock } from "../../src/core/clock.ts";
+import type { Clock } from "../../src/core/herd/clock.ts";
 import { ShepherdError } from "../../src/domain/errors.ts";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
 import type { ResumeCard } from "../../src/ports/types.ts";

@@ -1,4 +1,4 @@
-import type { Clock } from "../../src/core/clock.ts";
+import type { Clock } from "../../src/core/herd/clock.ts";
 
 /** A clock that moves only when the test says so. */
 export class FakeClock implements Clock {

@@ -2,9 +2,9 @@
  * Whose a record is: ours, or a sheep of another live shepherd on the same agent dir, named as such
  * instead of as unknown. Read by every primitive that takes a sheep, below attach and close.
  */
-import { ShepherdError } from "../domain/errors.ts";
+import { ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "./herd.ts";
-import type { AgentRecord } from "../ports/types.ts";
+import type { AgentRecord } from "../../ports/types.ts";
 
 /** Our record of a sheep; a sheep of another live shepherd is named as such, not as unknown. */
 export async function findRecord(herd: Herd, agentId: unknown): Promise<AgentRecord> {

@@ -1,15 +1,15 @@
-import { markTold, notDone, stamped, type AuditInput, type AuditSink } from "../ports/audit.ts";
-import type { Runtime } from "../ports/runtime.ts";
-import type { SheepHost } from "../ports/sheep-host.ts";
-import type { StateStore } from "../ports/store.ts";
-import type { Workspace } from "../ports/workspace.ts";
-import { MAX_CLOSED_KEPT, MAX_DELIVERED_DELEGATIONS_KEPT, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
+import { markTold, notDone, stamped, type AuditInput, type AuditSink } from "../../ports/audit.ts";
+import type { Runtime } from "../../ports/runtime.ts";
+import type { SheepHost } from "../../ports/sheep-host.ts";
+import type { StateStore } from "../../ports/store.ts";
+import type { Workspace } from "../../ports/workspace.ts";
+import { MAX_CLOSED_KEPT, MAX_DELIVERED_DELEGATIONS_KEPT, MAX_SETTLED_KEPT } from "../../domain/bounds.ts";
 import { systemClock, type Clock } from "./clock.ts";
-import { errorText, ShepherdError, shorten } from "../domain/errors.ts";
+import { errorText, ShepherdError, shorten } from "../../domain/errors.ts";
 import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
-import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "../ports/types.ts";
+import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
 
 export interface ShepherdOptions {
   runtime: Runtime;

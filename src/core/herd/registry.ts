@@ -1,6 +1,6 @@
-import { ShepherdError } from "../domain/errors.ts";
-import { idKind } from "../domain/ids.ts";
-import type { AgentRecord, DelegationRecord, PromptRecord } from "../ports/types.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import { idKind } from "../../domain/ids.ts";
+import type { AgentRecord, DelegationRecord, PromptRecord } from "../../ports/types.ts";
 
 /** The live records of one shepherd, keyed by opaque id. */
 export class Registry {
