@@ -1,3 +1,4 @@
+// Not on the e2e world: it runs `npm run demo` as a newcomer does, and the demo makes its own temp dir, tmux server and model.
 /**
  * `npm run demo`, the first command README gives a newcomer, run as they run it: a real shepherd pi
  * and two real sheep on the scripted model. What it says must be true after it ends: two answers,
