@@ -13,7 +13,7 @@ import type { Evidence, WaitItem } from "../../src/ports/types.ts";
 import type { FileChange, Worktree } from "../../src/ports/workspace.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { repoRoot } from "../support/rpc-shepherd.ts";
-import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.ts";
+import { git, lines, status, worktreeList, writeFiles } from "../support/git-repo.ts";
 import { type Scene, tmuxPanes } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
 import type { PrivateSocket } from "../support/tmux-server.ts";
@@ -49,12 +49,15 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
   };
 
   before(async () => {
-    world = await e2eWorld("evidence", { tmux: "socket" });
-    ({ dir, tmux: sock } = world);
     // Spaces and unicode in the user's repository path: nothing may split or mangle it.
-    repo = await makeRepo(join(dir, "user repo ü"), { "a.txt": lines(3), "b.txt": lines(4), "shared.txt": lines(5), ".gitignore": "*.log\n" });
+    world = await e2eWorld("evidence", {
+      tmux: "socket",
+      work: "user repo ü",
+      repo: { "a.txt": lines(3), "b.txt": lines(4), "shared.txt": lines(5), ".gitignore": "*.log\n" },
+    });
+    ({ dir, tmux: sock, cwd: repo } = world);
     assert.equal(world.env.TMUX, undefined, "outside tmux, as a person runs pi");
-    scene = world.scene({ cwd: repo });
+    scene = world.scene();
   });
 
   after(async () => {
