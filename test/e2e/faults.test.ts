@@ -276,6 +276,30 @@ for (const version of FAKE_HERDR_VERSIONS) {
       }
     });
 
+    it("herdr shows a real pi sheep's own state: idle once started, working during a prompt, idle after (its reports, not herdr's screen rule)", async () => {
+      const S = await scene.start("watched");
+      const shown = async () => {
+        const r = await fake.herdr(["agent", "get", S.paneId]);
+        return r.exitCode === 0 ? (JSON.parse(r.stdout) as { result: { agent: { agent_status: string } } }).result.agent.agent_status : undefined;
+      };
+      const until = async (want: string) => {
+        for (let i = 0; i < 600 && (await shown()) !== want; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(await shown(), want);
+      };
+      await until("idle");
+      const p = await scene.prompt(S.agentId, directive({ reply: "watched", delayMs: 3000, tag: "WATCHED" }));
+      await untilLogged(model, "WATCHED");
+      await until("working");
+      assert.deepEqual([(await scene.wait(p, 60)).status], ["completed"]);
+      await until("idle");
+      const reports = (await fake.calls()).filter((c) => c.argv[1] === "report-agent" && c.argv[2] === S.paneId);
+      assert.ok(
+        reports.every((c) => c.argv.slice(3, 7).join(" ") === "--source pi-shepherd --agent pi"),
+        JSON.stringify(reports.map((c) => c.argv)),
+      );
+      await scene.ok({ action: "close", agentId: S.agentId });
+    });
+
     it("a sheep answers a wait while the herdr server is down: results travel as files", async () => {
       const S = await scene.start("steady");
       const p = await scene.prompt(S.agentId, directive({ reply: "answered without herdr", delayMs: 3000, tag: "STEADY" }));
