@@ -2,7 +2,7 @@
 import type { PaneLiveness } from "../ports/runtime.ts";
 import { errorText, exitText, isShepherdError, ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd/herd.ts";
-import { pendingPrompts, refresh, settle, settleAll } from "./ledger.ts";
+import { pendingPrompts, refresh, settle, settleAll } from "./prompts/ledger.ts";
 import { howEnded } from "./herd/liveness.ts";
 import { findRecord } from "./herd/owners.ts";
 import type { AgentRecord, CloseOptions, CloseOutcome } from "../ports/types.ts";

@@ -15,7 +15,7 @@ import { close } from "./close.ts";
 import { owesDelivery, type Herd } from "./herd/herd.ts";
 import type { DelegateItem } from "./delegate.ts";
 import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "../ports/types.ts";
-import { look, RECHECK_TICKS, stillAlive } from "./wait.ts";
+import { look, RECHECK_TICKS, stillAlive } from "./prompts/wait.ts";
 
 /** One task of a pushed background delegation: as a delegate result, with its prompt. */
 export interface PushedItem extends DelegateItem {

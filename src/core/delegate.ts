@@ -1,10 +1,10 @@
 import pLimit from "p-limit";
 import { systemClock, type Clock } from "./herd/clock.ts";
-import { seenItems, whenChanged } from "./progress.ts";
+import { seenItems, whenChanged } from "./prompts/progress.ts";
 import { every } from "./herd/signals.ts";
 import { errorText, isShepherdError, ShepherdError } from "../domain/errors.ts";
 import type { Registry } from "./herd/registry.ts";
-import type { WaitOptions } from "./wait.ts";
+import type { WaitOptions } from "./prompts/wait.ts";
 import type { Worktree } from "../ports/workspace.ts";
 import type {
   AgentDefinition,

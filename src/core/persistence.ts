@@ -4,7 +4,7 @@
  */
 import { closeAndConfirm, dropGone } from "./close.ts";
 import type { Herd } from "./herd/herd.ts";
-import { refresh } from "./ledger.ts";
+import { refresh } from "./prompts/ledger.ts";
 import { closeWarmSheep, keepToClose } from "./warm.ts";
 import type { DelegationRecord } from "../ports/types.ts";
 

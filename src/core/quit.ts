@@ -7,7 +7,7 @@
 import { close } from "./close.ts";
 import { errorText } from "../domain/errors.ts";
 import type { Herd } from "./herd/herd.ts";
-import { pendingPrompts, refresh } from "./ledger.ts";
+import { pendingPrompts, refresh } from "./prompts/ledger.ts";
 import type { AgentRecord, PromptRecord } from "../ports/types.ts";
 
 export interface KeptAtQuit {

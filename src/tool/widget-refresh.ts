@@ -1,5 +1,5 @@
 import type { Shepherd } from "../core/shepherd.ts";
-import type { HerdView } from "../core/views.ts";
+import type { HerdView } from "../core/prompts/views.ts";
 
 /**
  * Seconds after which every sheep's files are read though no bell rang: for a watch event the

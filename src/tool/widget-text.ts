@@ -1,6 +1,6 @@
 import { printable } from "../domain/printable.ts";
 import type { WarmCount } from "../core/shepherd.ts";
-import type { HerdView } from "../core/views.ts";
+import type { HerdView } from "../core/prompts/views.ts";
 import { ageText, warmText } from "./format.ts";
 
 /** `label · agent`, or the label alone when it is the agent's own name; printable, as drawn. */

@@ -4,7 +4,7 @@ import { pushMessage } from "../../src/tool/push-text.ts";
 import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.ts";
 import { herdWidgetLines } from "../../src/tool/widget-text.ts";
 import type { SheepView } from "../../src/ports/types.ts";
-import type { HerdView } from "../../src/core/views.ts";
+import type { HerdView } from "../../src/core/prompts/views.ts";
 
 /** Colours become visible tags, so a test can tell an error from a success. */
 const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };

@@ -2,12 +2,12 @@
  * Syncing an isolated sheep's worktree with the user's branch, never while it works; and telling
  * the sheep, with its next prompt, which files a merge left in conflict there.
  */
-import type { Synced } from "../ports/workspace.ts";
-import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
+import type { Synced } from "../../ports/workspace.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
-import { findRecord } from "./herd/owners.ts";
-import type { AgentRecord } from "../ports/types.ts";
+import { findRecord } from "../herd/owners.ts";
+import type { AgentRecord } from "../../ports/types.ts";
 
 export interface SyncOutcome extends Synced {
   agentId: string;

@@ -1,10 +1,10 @@
 /** Landing an isolated sheep's work in the user's checkout, only when nothing can be lost. */
-import type { Landed } from "../ports/workspace.ts";
-import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
+import type { Landed } from "../../ports/workspace.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
 import { activePrompt, refresh } from "./ledger.ts";
-import { findRecord } from "./herd/owners.ts";
-import type { AgentRecord } from "../ports/types.ts";
+import { findRecord } from "../herd/owners.ts";
+import type { AgentRecord } from "../../ports/types.ts";
 
 export interface LandOutcome extends Landed {
   agentId: string;

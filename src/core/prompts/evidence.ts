@@ -2,10 +2,10 @@
  * Evidence, not claims: a baseline of the sheep's working tree when a prompt is submitted, and
  * what changed since when it settles. A sheep outside git gets neither, and no error.
  */
-import { errorText, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import { findRecord } from "./herd/owners.ts";
-import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";
+import { errorText, ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import { findRecord } from "../herd/owners.ts";
+import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
 
 /** Records the sheep's working tree before the prompt reaches it; a failure only costs the evidence. */
 export async function takeBaseline(herd: Herd, rec: AgentRecord, prompt: PromptRecord): Promise<void> {

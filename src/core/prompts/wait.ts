@@ -3,13 +3,13 @@
  * and failed within about a second of its pane or pi going away. What a wait returns final is
  * the conversation's copy of that result: it is not pushed again.
  */
-import { exitText, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
+import { exitText, ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
 import { settle, settleFromDisk } from "./ledger.ts";
-import { howEnded } from "./herd/liveness.ts";
+import { howEnded } from "../herd/liveness.ts";
 import { seenItems, whenChanged } from "./progress.ts";
-import { every } from "./herd/signals.ts";
-import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";
+import { every } from "../herd/signals.ts";
+import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
 import { sheepView } from "./views.ts";
 
 export interface WaitProgress {

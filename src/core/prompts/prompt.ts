@@ -3,15 +3,15 @@
  * working sheep a prompt is refused ([prompt_pending]) unless it steers the running turn or
  * queues behind it as a follow-up. A caller's requestId makes a prompt idempotent.
  */
-import { errorText, ShepherdError } from "../domain/errors.ts";
+import { errorText, ShepherdError } from "../../domain/errors.ts";
 import { takeBaseline } from "./evidence.ts";
-import { MAX_QUEUED } from "../domain/bounds.ts";
-import type { Herd } from "./herd/herd.ts";
-import { derivedId, newId } from "../domain/ids.ts";
+import { MAX_QUEUED } from "../../domain/bounds.ts";
+import type { Herd } from "../herd/herd.ts";
+import { derivedId, newId } from "../../domain/ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
-import { findRecord } from "./herd/owners.ts";
+import { findRecord } from "../herd/owners.ts";
 import { withConflictNote } from "./sync.ts";
-import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "../ports/types.ts";
+import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "../../ports/types.ts";
 
 /** A requestId is the caller's own name for one prompt: any text, but not a novel. */
 export const MAX_REQUEST_ID_CHARS = 256;

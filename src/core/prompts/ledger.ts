@@ -3,11 +3,11 @@
  * the core saw happen, and the first outcome is the one every later wait returns. A settled
  * active prompt hands its place to the next follow-up queued behind it.
  */
-import type { SheepResult, SheepSnapshot } from "../ports/sheep-host.ts";
-import { shorten } from "../domain/errors.ts";
+import type { SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
+import { shorten } from "../../domain/errors.ts";
 import { evidenceOf, nextBaseline } from "./evidence.ts";
-import type { Herd } from "./herd/herd.ts";
-import type { AgentRecord, PromptRecord, WaitItem } from "../ports/types.ts";
+import type { Herd } from "../herd/herd.ts";
+import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
 
 export type Outcome = Omit<WaitItem, "promptId" | "agentId">;
 

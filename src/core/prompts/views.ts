@@ -1,12 +1,12 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
-import type { SheepSnapshot } from "../ports/sheep-host.ts";
-import { exitText, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
+import type { SheepSnapshot } from "../../ports/sheep-host.ts";
+import { exitText, ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
-import { howEnded } from "./herd/liveness.ts";
-import { findRecord } from "./herd/owners.ts";
-import type { Registry } from "./herd/registry.ts";
-import type { AgentRecord, AgentStatus, Conversation, PromptRecord, SheepMessage, SheepView } from "../ports/types.ts";
+import { howEnded } from "../herd/liveness.ts";
+import { findRecord } from "../herd/owners.ts";
+import type { Registry } from "../herd/registry.ts";
+import type { AgentRecord, AgentStatus, Conversation, PromptRecord, SheepMessage, SheepView } from "../../ports/types.ts";
 
 /** What the asynchronous herd adds to a view: the courier is one (passed in, so views sit below it). */
 export interface HerdNews {
