@@ -11,7 +11,7 @@
  * What is held back waits, unhandled, for the window to open (it is still listed by `messages`),
  * and is told in one line meanwhile.
  */
-import { close } from "./close.ts";
+import { close } from "./lifecycle/close.ts";
 import { owesDelivery, type Herd } from "./herd/herd.ts";
 import type { DelegateItem } from "./delegate.ts";
 import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "../ports/types.ts";

@@ -4,7 +4,7 @@
  * Knows nothing of pi, herdr or tmux.
  */
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./background.ts";
-import { close, type PruneOutcome, prune } from "./close.ts";
+import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
 import { Courier, type CourierSink } from "./courier.ts";
 import type { DelegateTask } from "./delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./prompts/evidence.ts";
@@ -12,14 +12,14 @@ import { Herd, type ShepherdOptions } from "./herd/herd.ts";
 import { pendingPrompts } from "./prompts/ledger.ts";
 import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.ts";
 import { othersSheep } from "./herd/owners.ts";
-import { attach, type AttachReport } from "./persistence.ts";
+import { attach, type AttachReport } from "./lifecycle/persistence.ts";
 import { type LandOutcome, land } from "./prompts/land.ts";
 import { type SyncOutcome, sync } from "./prompts/sync.ts";
 import { prompt } from "./prompts/prompt.ts";
-import { type QuitOutcome, quit } from "./quit.ts";
+import { type QuitOutcome, quit } from "./lifecycle/quit.ts";
 import type { Registry } from "./herd/registry.ts";
-import { resumable } from "./resume.ts";
-import { start } from "./start.ts";
+import { resumable } from "./lifecycle/resume.ts";
+import { start } from "./lifecycle/start.ts";
 import type {
   AgentRecord,
   AgentStatus,
@@ -37,21 +37,21 @@ import type {
 } from "../ports/types.ts";
 import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
 import { wait, type WaitOptions } from "./prompts/wait.ts";
-import { type WarmConfig, type WarmCount, WarmPool } from "./warm.ts";
+import { type WarmConfig, type WarmCount, WarmPool } from "./lifecycle/warm.ts";
 
 export type { ShepherdOptions } from "./herd/herd.ts";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
-export type { KeptWorktree, PruneOutcome } from "./close.ts";
+export type { KeptWorktree, PruneOutcome } from "./lifecycle/close.ts";
 export type { LatestEvidence } from "./prompts/evidence.ts";
 export type { LandOutcome } from "./prompts/land.ts";
-export type { KeptAtQuit, QuitOutcome } from "./quit.ts";
+export type { KeptAtQuit, QuitOutcome } from "./lifecycle/quit.ts";
 export type { SyncOutcome } from "./prompts/sync.ts";
-export type { AttachReport } from "./persistence.ts";
+export type { AttachReport } from "./lifecycle/persistence.ts";
 export type { WaitProgress } from "./prompts/wait.ts";
 export type { CourierSink, Notice, Push, PushedItem } from "./courier.ts";
 export type { ListedMessage } from "./mail.ts";
 export type { HerdView } from "./prompts/views.ts";
-export type { WarmConfig, WarmCount } from "./warm.ts";
+export type { WarmConfig, WarmCount } from "./lifecycle/warm.ts";
 
 export class Shepherd {
   private readonly herdState: Herd;

@@ -1,12 +1,12 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
 import { closeAndConfirm } from "./close.ts";
-import { errorText, exitText, shorten, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import { newId } from "../domain/ids.ts";
-import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
-import { howEnded } from "./herd/liveness.ts";
+import { errorText, exitText, shorten, ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import { newId } from "../../domain/ids.ts";
+import { labelProblem, MAX_LABEL_LENGTH } from "../../domain/labels.ts";
+import { howEnded } from "../herd/liveness.ts";
 import { takeSession } from "./resume.ts";
-import type { AgentRecord, ResumeCard, StartedAgent, StartRequest } from "../ports/types.ts";
+import type { AgentRecord, ResumeCard, StartedAgent, StartRequest } from "../../ports/types.ts";
 import { isolate } from "./worktrees.ts";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {

@@ -3,10 +3,10 @@
  * another live shepherd's sheep apart from an unknown id.
  */
 import { closeAndConfirm, dropGone } from "./close.ts";
-import type { Herd } from "./herd/herd.ts";
-import { refresh } from "./prompts/ledger.ts";
+import type { Herd } from "../herd/herd.ts";
+import { refresh } from "../prompts/ledger.ts";
 import { closeWarmSheep, keepToClose } from "./warm.ts";
-import type { DelegationRecord } from "../ports/types.ts";
+import type { DelegationRecord } from "../../ports/types.ts";
 
 export interface AttachReport {
   /** Sheep of an earlier shepherd (or of this one before a reload) that are ours again. */

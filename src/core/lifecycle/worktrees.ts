@@ -2,10 +2,10 @@
  * Isolated sheep's worktrees: made at start, kept after close unless removal is asked for, and
  * never removed while they hold work that was not landed, unless forced.
  */
-import type { IsolateRequest, Isolated, WorktreeState } from "../ports/workspace.ts";
-import { errorText, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import type { AgentRecord } from "../ports/types.ts";
+import type { IsolateRequest, Isolated, WorktreeState } from "../../ports/workspace.ts";
+import { errorText, ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import type { AgentRecord } from "../../ports/types.ts";
 
 export function isolate(herd: Herd, o: IsolateRequest): Promise<Isolated> {
   const ws = herd.opts.workspace;

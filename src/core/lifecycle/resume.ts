@@ -5,10 +5,10 @@
  * fell out of the bounded state file, can still be resumed.
  */
 import { close } from "./close.ts";
-import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import { idKind } from "../domain/ids.ts";
-import type { AgentRecord, ResumeCard } from "../ports/types.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import { idKind } from "../../domain/ids.ts";
+import type { AgentRecord, ResumeCard } from "../../ports/types.ts";
 
 const stopped = (r: AgentRecord) => r.state === "closed" || r.state === "exited";
 

@@ -5,13 +5,13 @@
  * pool no longer wants is closed, never handed out.
  */
 import { resolve } from "node:path";
-import type { Direction, Placement } from "../ports/runtime.ts";
+import type { Direction, Placement } from "../../ports/runtime.ts";
 import { closeAndConfirm } from "./close.ts";
-import { errorText } from "../domain/errors.ts";
-import type { Herd, WarmSource } from "./herd/herd.ts";
-import { howEnded } from "./herd/liveness.ts";
+import { errorText } from "../../domain/errors.ts";
+import type { Herd, WarmSource } from "../herd/herd.ts";
+import { howEnded } from "../herd/liveness.ts";
 import { launchWarm } from "./start.ts";
-import type { AgentDefinition, AgentRecord, StartRequest } from "../ports/types.ts";
+import type { AgentDefinition, AgentRecord, StartRequest } from "../../ports/types.ts";
 
 export interface WarmConfig {
   /** Agent definition name -> how many ready sheep to keep. */

@@ -5,10 +5,10 @@
  * is gone by the time the next shepherd on the agent dir looks: that one adopts it (see attach).
  */
 import { close } from "./close.ts";
-import { errorText } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import { pendingPrompts, refresh } from "./prompts/ledger.ts";
-import type { AgentRecord, PromptRecord } from "../ports/types.ts";
+import { errorText } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import { pendingPrompts, refresh } from "../prompts/ledger.ts";
+import type { AgentRecord, PromptRecord } from "../../ports/types.ts";
 
 export interface KeptAtQuit {
   agentId: string;

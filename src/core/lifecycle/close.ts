@@ -1,11 +1,11 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import type { PaneLiveness } from "../ports/runtime.ts";
-import { errorText, exitText, isShepherdError, ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import { pendingPrompts, refresh, settle, settleAll } from "./prompts/ledger.ts";
-import { howEnded } from "./herd/liveness.ts";
-import { findRecord } from "./herd/owners.ts";
-import type { AgentRecord, CloseOptions, CloseOutcome } from "../ports/types.ts";
+import type { PaneLiveness } from "../../ports/runtime.ts";
+import { errorText, exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import { pendingPrompts, refresh, settle, settleAll } from "../prompts/ledger.ts";
+import { howEnded } from "../herd/liveness.ts";
+import { findRecord } from "../herd/owners.ts";
+import type { AgentRecord, CloseOptions, CloseOutcome } from "../../ports/types.ts";
 import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.ts";
 
 export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}): Promise<CloseOutcome> {
