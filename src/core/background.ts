@@ -5,7 +5,7 @@
  * shepherd finishes what was running and reports the tasks that never started as cancelled.
  */
 import type { Courier } from "./courier.ts";
-import { Delegation, type DelegateItem, type DelegateTask, type Primitives } from "./delegate.ts";
+import { Delegation, type DelegateItem, type DelegateTask, type Primitives } from "./delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { Herd } from "./herd/herd.ts";
 import { newId } from "../domain/ids.ts";

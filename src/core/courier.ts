@@ -13,7 +13,7 @@
  */
 import { close } from "./lifecycle/close.ts";
 import { owesDelivery, type Herd } from "./herd/herd.ts";
-import type { DelegateItem } from "./delegate.ts";
+import type { DelegateItem } from "./delegation/delegate.ts";
 import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "../ports/types.ts";
 import { look, RECHECK_TICKS, stillAlive } from "./prompts/wait.ts";
 

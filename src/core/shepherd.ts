@@ -6,7 +6,7 @@
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./background.ts";
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
 import { Courier, type CourierSink } from "./courier.ts";
-import type { DelegateTask } from "./delegate.ts";
+import type { DelegateTask } from "./delegation/delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./prompts/evidence.ts";
 import { Herd, type ShepherdOptions } from "./herd/herd.ts";
 import { pendingPrompts } from "./prompts/ledger.ts";

@@ -3,7 +3,7 @@
  * per action, here and only here. Dispatch routes commands and never looks at raw fields again.
  */
 import type { AgentScope } from "../agents/discover.ts";
-import type { DelegateMode } from "../core/delegate.ts";
+import type { DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { isRecord } from "../domain/guards.ts";
 import type { DeliverAs } from "../ports/types.ts";

@@ -1,5 +1,5 @@
 import type { BackgroundStarted } from "../core/background.ts";
-import { Delegation, type DelegateTask } from "../core/delegate.ts";
+import { Delegation, type DelegateTask } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { ToolCommand } from "./command.ts";
 import { definitionPicker } from "./definitions.ts";

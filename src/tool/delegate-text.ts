@@ -1,5 +1,5 @@
 /** What a delegation says: its verdict, and one block per task or per reason shared by tasks. */
-import type { DelegateItem, DelegateMode } from "../core/delegate.ts";
+import type { DelegateItem, DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { evidenceBlock } from "./evidence-text.ts";
 import { isolationText, sameReason, whoText } from "./format.ts";

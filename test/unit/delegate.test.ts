@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Delegation, type DelegateProgress } from "../../src/core/delegate.ts";
+import { Delegation, type DelegateProgress } from "../../src/core/delegation/delegate.ts";
 import { delegateOutcome } from "../../src/tool/delegate-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { DelegateItem } from "../../src/core/delegate.ts";
+import type { DelegateItem } from "../../src/core/delegation/delegate.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { delegateOutcome, delegateText } from "../../src/tool/delegate-text.ts";

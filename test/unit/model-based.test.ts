@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { Delegation } from "../../src/core/delegate.ts";
+import { Delegation } from "../../src/core/delegation/delegate.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition, AgentStatus, WaitItem } from "../../src/ports/types.ts";
 import { type AnswerPlan, type BootPlan, type ChaosSheep, ChaosWorld, FLAKY_OPS, type FlakyOp, NEIGHBOUR } from "../support/chaos-world.ts";

@@ -1,11 +1,11 @@
 import pLimit from "p-limit";
-import { systemClock, type Clock } from "./herd/clock.ts";
-import { seenItems, whenChanged } from "./prompts/progress.ts";
-import { every } from "./herd/signals.ts";
-import { errorText, isShepherdError, ShepherdError } from "../domain/errors.ts";
-import type { Registry } from "./herd/registry.ts";
-import type { WaitOptions } from "./prompts/wait.ts";
-import type { Worktree } from "../ports/workspace.ts";
+import { systemClock, type Clock } from "../herd/clock.ts";
+import { seenItems, whenChanged } from "../prompts/progress.ts";
+import { every } from "../herd/signals.ts";
+import { errorText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
+import type { Registry } from "../herd/registry.ts";
+import type { WaitOptions } from "../prompts/wait.ts";
+import type { Worktree } from "../../ports/workspace.ts";
 import type {
   AgentDefinition,
   AgentState,
@@ -21,14 +21,14 @@ import type {
   Usage,
   WaitItem,
   WaitStatus,
-} from "../ports/types.ts";
+} from "../../ports/types.ts";
 
 /**
  * One-shot delegation (single, parallel, chain) built only from start, prompt, wait and close,
  * so a delegated sheep is the same visible, persistent agent as any other while it works.
  */
 
-export type { DelegateMode } from "../ports/types.ts";
+export type { DelegateMode } from "../../ports/types.ts";
 
 /**
  * The primitives a delegation runs on, passed in: the facade Shepherd is one, so delegation sits
