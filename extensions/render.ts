@@ -1,7 +1,7 @@
 /** pi-tui wrappers around the text renderers in src/tool/render-text.ts. */
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
-import type { Push } from "../src/core/courier.ts";
+import type { Push } from "../src/core/async/courier.ts";
 import type { SheepView } from "../src/ports/types.ts";
 import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/tool/render-text.ts";
 import { type FrameClock, LiveText } from "./live-text.ts";

@@ -5,7 +5,7 @@ import type { LoadedSettings } from "../settings.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import { visibleControls } from "../tool/evidence-text.ts";
 import { parseShepherdCommand, type ParsedCommand } from "./parse.ts";
-import type { ListedMessage } from "../core/mail.ts";
+import type { ListedMessage } from "../core/async/mail.ts";
 import type { WaitProgress, WarmCount } from "../core/shepherd.ts";
 import { closeText, herdText, isolationText, messagesText, promptText, sheepLine, startedLine, waitText, warmPoolLines } from "../tool/format.ts";
 import { COMMAND_WAIT_STEPS, commandReplyHowTo, commandWorktreeSteps, helpText, logNotice, settingsNotice, waitProgressText } from "./text.ts";

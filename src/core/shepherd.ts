@@ -3,14 +3,14 @@
  * sheep host. Each job lives in its own module; this class only holds the shared state (Herd).
  * Knows nothing of pi, herdr or tmux.
  */
-import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./background.ts";
+import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./async/background.ts";
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
-import { Courier, type CourierSink } from "./courier.ts";
+import { Courier, type CourierSink } from "./async/courier.ts";
 import type { DelegateTask } from "./delegation/delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./prompts/evidence.ts";
 import { Herd, type ShepherdOptions } from "./herd/herd.ts";
 import { pendingPrompts } from "./prompts/ledger.ts";
-import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./mail.ts";
+import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./async/mail.ts";
 import { othersSheep } from "./herd/owners.ts";
 import { attach, type AttachReport } from "./lifecycle/persistence.ts";
 import { type LandOutcome, land } from "./prompts/land.ts";
@@ -48,8 +48,8 @@ export type { KeptAtQuit, QuitOutcome } from "./lifecycle/quit.ts";
 export type { SyncOutcome } from "./prompts/sync.ts";
 export type { AttachReport } from "./lifecycle/persistence.ts";
 export type { WaitProgress } from "./prompts/wait.ts";
-export type { CourierSink, Notice, Push, PushedItem } from "./courier.ts";
-export type { ListedMessage } from "./mail.ts";
+export type { CourierSink, Notice, Push, PushedItem } from "./async/courier.ts";
+export type { ListedMessage } from "./async/mail.ts";
 export type { HerdView } from "./prompts/views.ts";
 export type { WarmConfig, WarmCount } from "./lifecycle/warm.ts";
 

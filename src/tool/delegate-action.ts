@@ -1,4 +1,4 @@
-import type { BackgroundStarted } from "../core/background.ts";
+import type { BackgroundStarted } from "../core/async/background.ts";
 import { Delegation, type DelegateTask } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { ToolCommand } from "./command.ts";

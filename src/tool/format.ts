@@ -1,4 +1,4 @@
-import type { ListedMessage } from "../core/mail.ts";
+import type { ListedMessage } from "../core/async/mail.ts";
 import type { SkippedFile } from "../agents/discover.ts";
 import type { DoctorReport } from "../doctor/types.ts";
 import type { AttachReport, LandOutcome, LatestEvidence, PruneOutcome, SyncOutcome, WarmCount } from "../core/shepherd.ts";

@@ -3,7 +3,7 @@
  * background delegation. The model reads `content` (bounded like a tool result); `details` keeps
  * everything, the full texts included.
  */
-import type { Push } from "../core/courier.ts";
+import type { Push } from "../core/async/courier.ts";
 import { delegateSummary, delegateText } from "./delegate-text.ts";
 import { boundedText } from "./dispatch.ts";
 import { heldText, questionText, replyHowTo } from "./format.ts";

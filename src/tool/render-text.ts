@@ -6,7 +6,7 @@
  * labels, errors quoting a sheep, task previews) is made printable here, piece by piece before
  * the theme colours it: the model's own copy (the result's content) keeps the exact text.
  */
-import type { Push } from "../core/courier.ts";
+import type { Push } from "../core/async/courier.ts";
 import { printable } from "../domain/printable.ts";
 import type { Evidence, SheepView } from "../ports/types.ts";
 import { fileLine, inFiles, visibleControls } from "./evidence-text.ts";

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import type { Push } from "../../src/core/courier.ts";
+import type { Push } from "../../src/core/async/courier.ts";
 import { MAX_QUEUED, Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition, DeliverAs, WaitItem } from "../../src/ports/types.ts";
 import { AnsweringFlock } from "../support/answering-flock.ts";

@@ -3,10 +3,10 @@
  * them with their read state (a listed message is read from then on, and that survives a reload
  * or a crash), and replying to a question whose tool call in the sheep waits for the answer.
  */
-import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import { findRecord } from "./herd/owners.ts";
-import type { AgentRecord, SheepMessage } from "../ports/types.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import { findRecord } from "../herd/owners.ts";
+import type { AgentRecord, SheepMessage } from "../../ports/types.ts";
 
 export interface ListedMessage extends SheepMessage {
   agentId: string;

@@ -5,11 +5,11 @@
  * shepherd finishes what was running and reports the tasks that never started as cancelled.
  */
 import type { Courier } from "./courier.ts";
-import { Delegation, type DelegateItem, type DelegateTask, type Primitives } from "./delegation/delegate.ts";
-import { ShepherdError } from "../domain/errors.ts";
-import type { Herd } from "./herd/herd.ts";
-import { newId } from "../domain/ids.ts";
-import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "../ports/types.ts";
+import { Delegation, type DelegateItem, type DelegateTask, type Primitives } from "../delegation/delegate.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import type { Herd } from "../herd/herd.ts";
+import { newId } from "../../domain/ids.ts";
+import type { DelegateMode, DelegationItemRecord, DelegationRecord } from "../../ports/types.ts";
 
 export interface BackgroundOptions {
   keepOpen: boolean;

@@ -11,11 +11,11 @@
  * What is held back waits, unhandled, for the window to open (it is still listed by `messages`),
  * and is told in one line meanwhile.
  */
-import { close } from "./lifecycle/close.ts";
-import { owesDelivery, type Herd } from "./herd/herd.ts";
-import type { DelegateItem } from "./delegation/delegate.ts";
-import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "../ports/types.ts";
-import { look, RECHECK_TICKS, stillAlive } from "./prompts/wait.ts";
+import { close } from "../lifecycle/close.ts";
+import { owesDelivery, type Herd } from "../herd/herd.ts";
+import type { DelegateItem } from "../delegation/delegate.ts";
+import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "../../ports/types.ts";
+import { look, RECHECK_TICKS, stillAlive } from "../prompts/wait.ts";
 
 /** One task of a pushed background delegation: as a delegate result, with its prompt. */
 export interface PushedItem extends DelegateItem {
