@@ -3,9 +3,8 @@
  * the sheep, with its next prompt, which files a merge left in conflict there.
  */
 import type { Synced } from "../../ports/workspace.ts";
-import { ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
-import { activePrompt, refresh } from "./ledger.ts";
+import { onIdleWorktree } from "./idle-worktree.ts";
 import { findRecord } from "../herd/owners.ts";
 import type { AgentRecord } from "../../ports/types.ts";
 
@@ -20,27 +19,12 @@ export async function sync(herd: Herd, agentId: unknown): Promise<SyncOutcome> {
 }
 
 async function syncRecord(herd: Herd, rec: AgentRecord): Promise<SyncOutcome> {
-  if (rec.owner !== herd.opts.owner) {
-    throw new ShepherdError("not_owned", `sheep ${rec.agentId} belongs to another shepherd; only its creator may sync its worktree.`);
-  }
-  const { workspace } = herd.opts;
-  if (!rec.worktree || !workspace) {
-    throw new ShepherdError(
-      "invalid_params",
-      `sheep ${rec.agentId} (${rec.label}) has no worktree of its own (it was not isolated, or its worktree was removed): it works in ${rec.cwd} itself, where your branch already is.`,
-    );
-  }
-  const worktree = rec.worktree;
-  // One operation on a sheep at a time, as for land: no prompt reaches it and no close removes its worktree meanwhile.
-  return herd.exclusive(rec.agentId, async () => {
-    // A merge under a sheep that is writing would mix its half-done work with it.
-    if (rec.state !== "closed" && activePrompt(herd, rec)) await refresh(herd, rec);
-    const active = rec.state !== "closed" ? activePrompt(herd, rec) : undefined;
-    if (active) {
-      throw new ShepherdError("prompt_pending", `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it, then sync.`);
-    }
-    if (rec.worktree !== worktree)
-      throw new ShepherdError("invalid_params", `the worktree of ${rec.agentId} (${rec.label}) was removed; there is nothing to sync.`);
+  const texts = {
+    verb: "sync",
+    notOwned: "sync its worktree",
+    noWorktree: `it works in ${rec.cwd} itself, where your branch already is.`,
+  };
+  return onIdleWorktree(herd, rec, texts, async (worktree, workspace) => {
     const synced = await workspace.sync(worktree, { label: rec.label });
     // A sync changes the sheep's branch and worktree: the user's commit and what came in are recorded.
     if (synced.synced) {
