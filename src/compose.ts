@@ -16,7 +16,7 @@ import { AuditLog } from "./protocol/audit-log.ts";
 import { FileSheepHost } from "./protocol/file-host.ts";
 import { GitWorkspace } from "./git/workspace.ts";
 import { stateDir, worktreesDir } from "./protocol/layout.ts";
-import { pidAlive } from "./protocol/pid.ts";
+import { pidRunning } from "./protocol/pid.ts";
 import { FileStateStore } from "./protocol/state-store.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
 import { herdrServerAnswers } from "./runtimes/herdr/index.ts";
@@ -65,13 +65,16 @@ export function processOwner(): string {
   return `${process.pid}:${ownerToken()}`;
 }
 
-/** An owner is alive while its process runs; in this process, only our own token is. */
+/**
+ * An owner is alive while its process runs; in this process, only our own token is. A zombie is
+ * not: a quit shepherd's pi has ended, though its parent (the multiplexer) has not reaped it yet.
+ */
 export function ownerAlive(owner: string): boolean {
   const [pidText, token] = owner.split(":");
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return false;
   if (pid === process.pid) return token === ownerToken();
-  return pidAlive(pid);
+  return pidRunning(pid);
 }
 
 /** The sheep host with this package's launcher and sheep extension, run by the shepherd's node. */

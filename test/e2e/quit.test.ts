@@ -84,9 +84,16 @@ describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600
 
     // The shepherd's pane is kept when pi ends, so what pi left on the terminal can be read.
     await tui.tmux(["set-option", "-p", "-t", tui.target, "remain-on-exit", "on"]);
+    const shepherdPid = Number((await tui.tmux(["display", "-p", "-t", tui.target, "#{pane_pid}"])).trim());
     await tui.keys("C-c", "C-c");
     for (let i = 0; (await panes()).get((await tui.tmux(["display", "-p", "-t", tui.target, "#{pane_id}"])).trim()) !== "1"; i++) {
       assert.ok(i < 200, `pi did not quit:\n${await tui.screen()}`);
+      await sleep(100);
+    }
+    // pi leaves the terminal before its quit handlers end (the pane is dead while it still writes
+    // the records): the next shepherd comes once that pi is gone, as a person's next pi would.
+    for (let i = 0; pidAlive(shepherdPid); i++) {
+      assert.ok(i < 200, "the quitting pi ended");
       await sleep(100);
     }
     const after = await panes();
