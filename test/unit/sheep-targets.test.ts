@@ -70,9 +70,14 @@ describe("a sheep named by id or label, in every action that takes one", () => {
     await call({ action: "close", agentId: "old" });
     for (const [name, params] of ACTIONS) {
       for (const who of ["nobody", "old"]) {
+        // A second close by label says what a second close by id says (issue 21, item 16).
+        if (name === "close" && who === "old") continue;
         await assert.rejects(call(params(who)), new RegExp(`^ShepherdError: \\[unknown_agent\\] no live sheep with id or label "${who}"`), `${name} ${who}`);
       }
     }
+    const again = (await call({ action: "close", agentId: "old" })).content[0]!.text;
+    assert.equal(again, (await call({ action: "close", agentId: a.agentId })).content[0]!.text, "by label as by id");
+    assert.match(again, /already closed/);
     assert.match((await call({ action: "status", agentId: a.agentId })).content[0]!.text, /: closed\.$/);
     // Its session file is kept, so its conversation still reads by id; its screen is gone with its pane.
     assert.match((await call({ action: "read", target: a.agentId })).content[0]!.text, /^old \(a_\w{10}, echo\) has no conversation yet: /);
