@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa } from "execa";
 import { READ_LIMITS, readBounded, readBoundedSync } from "../../src/protocol/bounded-read.ts";
-import { FileSheepHost } from "../../src/protocol/file-host.ts";
+import { testFileHost } from "../support/file-host.ts";
 import { readSessionTail } from "../../src/protocol/session-log.ts";
 import { sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
@@ -29,17 +29,7 @@ after(async () => {
   await rm(agentDir, { recursive: true, force: true });
 });
 
-const host = () =>
-  new FileSheepHost({
-    agentDir,
-    piCommand: ["pi"],
-    nodePath: "/node",
-    launcherPath: "/l.mjs",
-    reportExitPath: "/r.sh",
-    sheepExtension: "/s.ts",
-    env: {},
-    depth: 1,
-  });
+const host = () => testFileHost(agentDir);
 
 async function sheep(agentId: string) {
   const layout = sheepLayout(sheepDir(agentDir, agentId));

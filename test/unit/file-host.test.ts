@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { cardsDir, INBOX_FILE, sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
-import { FileSheepHost } from "../../src/protocol/file-host.ts";
+import type { FileSheepHost } from "../../src/protocol/file-host.ts";
+import { testFileHost } from "../support/file-host.ts";
 
 let agentDir: string;
 before(async () => {
@@ -16,17 +17,7 @@ after(async () => {
 });
 
 function host(deadPidGraceMs = 50) {
-  return new FileSheepHost({
-    agentDir,
-    piCommand: ["pi"],
-    nodePath: "/node",
-    launcherPath: "/l.mjs",
-    reportExitPath: "/r.sh",
-    sheepExtension: "/s.ts",
-    env: {},
-    depth: 1,
-    deadPidGraceMs,
-  });
+  return testFileHost(agentDir, { deadPidGraceMs });
 }
 
 async function statusWithPid(agentId: string, pid: unknown) {

@@ -8,7 +8,7 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { report } from "../../src/doctor/types.ts";
 import type { SheepHost } from "../../src/ports/sheep-host.ts";
-import { FileSheepHost } from "../../src/protocol/file-host.ts";
+import { testFileHost } from "../support/file-host.ts";
 import { sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
 import { FileStateStore } from "../../src/protocol/state-store.ts";
 import { loadSettings } from "../../src/settings.ts";
@@ -243,16 +243,7 @@ describe("resume: a card the sheep rewrote is not trusted (issue 21, item 4)", (
     const work = join(root, "work");
     await mkdir(work, { recursive: true });
     await mkdir(join(root, "bundled"));
-    const files = new FileSheepHost({
-      agentDir,
-      piCommand: ["pi"],
-      nodePath: "/node",
-      launcherPath: "/l.mjs",
-      reportExitPath: "/r.sh",
-      sheepExtension: "/s.ts",
-      env: {},
-      depth: 1,
-    });
+    const files = testFileHost(agentDir);
     const host = new Proxy(files, {
       get(target, key) {
         if (key === "snapshot") return async () => ({ ready: { pid: process.pid, readyAt: new Date().toISOString() } });
