@@ -25,7 +25,7 @@ function setup() {
     await clock.advance(5000);
     return run;
   };
-  return { world, shepherd, events, pruneOnTime, start: (label: string) => shepherd.start({ definition: def, cwd: "/work", label }) };
+  return { world, shepherd, events, clock, pruneOnTime, start: (label: string) => shepherd.start({ definition: def, cwd: "/work", label }) };
 }
 
 describe("prune after a sheep's pi exited", () => {
@@ -65,6 +65,29 @@ describe("prune after a sheep's pi exited", () => {
     const out = await shepherd.prune();
     assert.deepEqual(out.exited, [{ agentId: a.agentId, label: "done", exit: "exit code 0" }]);
     assert.equal(events.find((e) => e.event === "result" && e.promptId === p.promptId)?.status, "completed");
+  });
+
+  it("a pi whose pid is gone before the multiplexer collected how it ended: prune asks again for a moment, then closes its pane", async () => {
+    const { world, shepherd, start, clock } = setup();
+    const late = await start("late");
+    const never = await start("never");
+    // Both pids are gone (status says exited); the multiplexer still calls both panes alive.
+    world.mem(late.agentId).snapshot.piGone = true;
+    world.mem(never.agentId).snapshot.piGone = true;
+    assert.equal((await shepherd.status(late.agentId)).state, "exited");
+    const run = shepherd.prune();
+    // A moment later tmux has collected the first one's status; the second's it never does.
+    await clock.advance(200);
+    world.exitPi(late.agentId, { code: null, signal: "SIGKILL" });
+    await clock.advance(3000);
+    const out = await run;
+    assert.deepEqual(out.removed.sort(), [late.agentId, never.agentId].sort());
+    assert.deepEqual(out.exited.map((e) => [e.label, e.exit]).sort(), [
+      ["late", "signal SIGKILL"],
+      ["never", "how is unknown: its process is gone"],
+    ]);
+    assert.equal(world.panes.get(late.paneId)?.alive, false);
+    assert.equal(world.panes.get(never.paneId)?.alive, false);
   });
 
   it("a dead pane that will not close stays recorded and is said so", async () => {

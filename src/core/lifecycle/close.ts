@@ -143,7 +143,15 @@ async function closeExited(herd: Herd, rec: AgentRecord, asked: PaneLiveness): P
     if (herd.registry.agents.get(rec.agentId) !== rec || rec.state === "closed") return {};
     const snap = await refresh(herd, rec).catch(() => undefined);
     if (!snap) return {};
-    const exit = howEnded(snap, await herd.liveness.unlessStale(rec, snap, asked));
+    let live = await herd.liveness.unlessStale(rec, snap, asked);
+    // The pid the sheep reported is gone while the multiplexer has not collected pi's status yet
+    // (a moment after a kill, or a SIGCHLD tmux missed): ask again for a moment before the pid's
+    // word stands alone. Its pi is gone either way, so its pane is dead and is closed.
+    for (let i = 0; snap.piGone && !howEnded(snap, live) && i < 10; i++) {
+      await herd.clock.sleep(100);
+      live = await herd.liveness.fresh(rec);
+    }
+    const exit = howEnded(snap, live) ?? (snap.piGone ? { code: null, signal: null, at: new Date(herd.clock.now()).toISOString(), inferred: true } : undefined);
     if (!exit) return {};
     rec.state = "exited";
     const error = `[pi_exited] pi in sheep ${rec.agentId} exited (${exitText(exit)}) before answering.`;
