@@ -111,7 +111,9 @@ describe("one process per sheep (tmux)", { timeout: 600_000 }, () => {
   const untilExited = async (agentId: string) => {
     for (let i = 0; i < 100; i++) {
       const s = (await scene.ok({ action: "status", agentId })).details.status as { state: string; paneAlive: boolean; runtimeStatus?: string };
-      if (s.state === "exited") return s;
+      // The pid's end can come before tmux collected pi's status: status then says exited, how
+      // not yet (the next look says), so this waits for the look that knows how.
+      if (s.state === "exited" && s.runtimeStatus !== undefined) return s;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`sheep ${agentId} never exited`);
