@@ -5,25 +5,15 @@
  * line; a new shepherd on the same agent dir adopts the sheep and its wait gets the answer.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { pidAlive, sheepPid } from "../support/leftovers.ts";
 import { type Item, untilLogged } from "../support/scene.ts";
 import { directive, type ScriptedModel } from "../support/scripted-model.ts";
 import type { TuiShepherd } from "../support/tui-shepherd.ts";
+import { recordedSheep } from "../support/state-file.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Recorded {
-  agentId: string;
-  label: string;
-  paneId: string;
-  state: string;
-  owner: string;
-  activePromptId?: string;
-}
 
 describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600_000 }, () => {
   let world: E2eWorld | undefined;
@@ -31,12 +21,7 @@ describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600
   let agentDir: string;
   let tui: TuiShepherd;
 
-  const recorded = async (label: string): Promise<Recorded> => {
-    const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as { agents: Recorded[] };
-    const sheep = state.agents.find((a) => a.label === label && a.state !== "closed");
-    assert.ok(sheep, `${label} is recorded`);
-    return sheep;
-  };
+  const recorded = (label: string) => recordedSheep(agentDir, label);
   /** Every pane of the private server, with whether its program ended. */
   const panes = async () =>
     new Map(

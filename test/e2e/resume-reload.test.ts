@@ -18,14 +18,7 @@ describe("a resumed isolated sheep survives /reload in pi's interactive screen",
   let world: E2eWorld | undefined;
   let repo: string;
   let tui: TuiShepherd;
-  let turn = 0;
-
-  /** Has the shepherd's model call the tool; resolves once the model's closing words are on screen. */
-  const toolDone = async (args: Record<string, unknown>) => {
-    const words = `turn ${++turn} done`;
-    await tui.type(directive({ tool: { name: "shepherd", arguments: args }, afterTool: words }));
-    return tui.until((s) => s.split("\n").some((l) => l.trim() === words), 120_000);
-  };
+  const toolDone = (args: Record<string, unknown>) => tui.toolDone(args);
 
   before(async () => {
     world = await e2eWorld("resume-reload", { work: "repo", repo: { "a.txt": lines(3) } });

@@ -4,12 +4,12 @@
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { livingSheep } from "../support/leftovers.ts";
 import { directive } from "../support/scripted-model.ts";
 import type { TuiShepherd } from "../support/tui-shepherd.ts";
+import { recordedSheep } from "../support/state-file.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,28 +17,9 @@ describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
   let world: E2eWorld | undefined;
   let agentDir: string;
   let tui: TuiShepherd;
-  let turn = 0;
-
-  /**
-   * Has the shepherd's model call the tool with these arguments. Returns a test for the screen
-   * that the turn has ended: the model's last words on a line of their own (the typed directive
-   * holds them too, inside its JSON), or with `wait` the screen at that moment.
-   */
-  const tool = async (args: Record<string, unknown>) => {
-    const words = `turn ${++turn} done`;
-    await tui.type(directive({ tool: { name: "shepherd", arguments: args }, afterTool: words }));
-    return (s: string) => s.split("\n").some((l) => l.trim() === words);
-  };
-  const toolDone = async (args: Record<string, unknown>) => tui.until(await tool(args), 120_000);
-  /** The live sheep with this label, as the shepherd's own state file records it. */
-  const recorded = async (label: string) => {
-    const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as {
-      agents: { agentId: string; label: string; state: string; activePromptId?: string }[];
-    };
-    const sheep = state.agents.find((a) => a.label === label && a.state !== "closed");
-    assert.ok(sheep, `${label} is recorded`);
-    return sheep;
-  };
+  const tool = (args: Record<string, unknown>) => tui.tool(args);
+  const toolDone = (args: Record<string, unknown>) => tui.toolDone(args);
+  const recorded = (label: string) => recordedSheep(agentDir, label);
 
   before(async () => {
     world = await e2eWorld("screens-e2e", { work: true });

@@ -4,13 +4,12 @@
  * capture-pane -e), real pi sheep on the scripted model.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
-import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+import type { ScriptedModel } from "../support/scripted-model.ts";
 import type { PrivateTmux } from "../support/tmux-server.ts";
 import type { TuiShepherd } from "../support/tui-shepherd.ts";
+import { recordedSheep } from "../support/state-file.ts";
 
 const ESC = "\u001b";
 const BEL = "\u0007";
@@ -68,27 +67,14 @@ describe("a hostile sheep in pi's interactive TUI", { timeout: 600_000 }, () => 
   let tui: TuiShepherd;
   /** The sheep's own server (the world's): a sheep's pi draws its model's raw text in its own pane, which is pi's affair, not the shepherd's. */
   let sheepTmux: PrivateTmux;
-  let turn = 0;
   let title = "";
 
-  const tool = async (args: Record<string, unknown>) => {
-    const words = `turn ${++turn} done`;
-    await tui.type(directive({ tool: { name: "shepherd", arguments: args }, afterTool: words }));
-    return (s: string) => s.split("\n").some((l) => l.trim() === words);
-  };
-  const toolDone = async (args: Record<string, unknown>) => tui.until(await tool(args), 120_000);
+  const toolDone = (args: Record<string, unknown>) => tui.toolDone(args);
   /** Everything drawn in the shepherd's pane, its scrollback included, with the attributes tmux keeps (-e). */
   const drawn = () => tui.tmux(["capture-pane", "-e", "-p", "-S", "-", "-t", tui.target]);
   const plainDrawn = async () => (await tui.tmux(["capture-pane", "-p", "-S", "-", "-t", tui.target])).replace(/[ \t]+$/gm, "");
   const paneTitle = async () => (await tui.tmux(["display-message", "-p", "-t", tui.target, "#{pane_title}"])).trim();
-  const recorded = async (label: string) => {
-    const state = JSON.parse(await readFile(join(agentDir, "pi-shepherd", "state.json"), "utf8")) as {
-      agents: { agentId: string; label: string; state: string; activePromptId?: string }[];
-    };
-    const sheep = state.agents.find((a) => a.label === label && a.state !== "closed");
-    assert.ok(sheep, `${label} is recorded`);
-    return sheep;
-  };
+  const recorded = (label: string) => recordedSheep(agentDir, label);
   /** None of the hostile sequences reached the screen: no blink, no payload, the title and the clipboard untouched. */
   const assertClean = async (when: string) => {
     const ansi = await drawn();

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pidAlive } from "./leftovers.ts";
 import { node22, piCli, repoRoot } from "./rpc-shepherd.ts";
+import { directive } from "./scripted-model.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -29,6 +30,8 @@ export class TuiShepherd {
 
   /** The shepherd's pane: window 0 of the session "shepherd". */
   readonly target = "shepherd:0.0";
+  /** The shepherd model's turns this driver started, each ended by words of its own. */
+  private turns = 0;
 
   static async start(o: TuiOptions): Promise<TuiShepherd> {
     const which = await execa("tmux", ["-V"], { reject: false });
@@ -99,6 +102,22 @@ export class TuiShepherd {
       if ((await this.editorText()) === "") return;
     }
     throw new Error(`the editor kept "${await this.editorText()}" after Enter`);
+  }
+
+  /**
+   * Has the shepherd's model call the tool with these arguments. Returns a test for the screen that
+   * the turn has ended: the model's last words on a line of their own (the typed directive holds
+   * them too, inside its JSON).
+   */
+  async tool(args: Record<string, unknown>): Promise<(screen: string) => boolean> {
+    const words = `turn ${++this.turns} done`;
+    await this.type(directive({ tool: { name: "shepherd", arguments: args }, afterTool: words }));
+    return (s) => s.split("\n").some((l) => l.trim() === words);
+  }
+
+  /** tool(), then the screen once that turn has ended. */
+  async toolDone(args: Record<string, unknown>): Promise<string> {
+    return this.until(await this.tool(args), 120_000);
   }
 
   /** The text in pi's editor: the lines between the last two rules of the screen. */
