@@ -22,7 +22,11 @@ import { chooseRuntime } from "./runtimes/choose.ts";
 import { herdrServerAnswers } from "./runtimes/herdr/index.ts";
 import { makeRuntime } from "./runtimes/make.ts";
 import { tmuxVersion } from "./runtimes/tmux/tmux-cli.ts";
-import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.ts";
+import { agentDirOf, loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
+import { RoutedRuntime } from "./hosts/runtime.ts";
+import { RoutedSheepHost } from "./hosts/sheep-host.ts";
+import { HostTable, type RemotePorts } from "./hosts/table.ts";
+import { RoutedWorkspace } from "./hosts/workspace.ts";
 
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -34,6 +38,8 @@ export interface ShepherdApp {
   agentDir: string;
   bundledDir: string;
   runtime: RuntimeName;
+  /** The machines of the `hosts` setting and their connections. */
+  hosts: HostTable;
 }
 
 export interface ComposeOptions {
@@ -137,18 +143,34 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   }
   const depth = Number(env.PI_SHEPHERD_DEPTH ?? "0") || 0;
   const host = sheepHost({ agentDir, piCommand, env, depth: depth + 1, ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}) });
+  const workspace = new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) });
+  // The records are the shepherd's: a sheep recorded before a reload is routed by its record's host.
+  let recorded: (agentId: string) => string | undefined = () => undefined;
+  const hosts = new HostTable({
+    local: { runtime, host, workspace },
+    hosts: Object.keys(settings.hosts),
+    connect: (name) => connectHost(name, settings, { env, agentDir, depth: depth + 1 }),
+    hostOf: (agentId) => recorded(agentId),
+  });
   const shepherd = new Shepherd({
-    runtime,
-    host,
+    runtime: new RoutedRuntime(hosts),
+    host: new RoutedSheepHost(hosts),
     owner: processOwner(),
     store: new FileStateStore(stateDir(agentDir), o.onWarning ? { onWarning: o.onWarning } : {}),
     ownerAlive,
     ...(o.audit ? { audit: o.audit } : {}),
     startTimeoutMs: settings.startTimeout * 1000,
     defaultWaitTimeoutSec: settings.waitTimeout,
-    workspace: new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) }),
+    workspace: new RoutedWorkspace(hosts),
     evidence: settings.evidence,
     evidenceInlineLines: settings.diffInlineLines,
   });
-  return { shepherd, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
+  recorded = (agentId) => (shepherd.registry.agents.get(agentId) ?? shepherd.registry.warm.get(agentId))?.host;
+  return { shepherd, hosts, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
+}
+
+/** A host's ports over its ssh connection. */
+function connectHost(name: string, settings: Settings, _o: { env: NodeJS.ProcessEnv; agentDir: string; depth: number }): RemotePorts {
+  const h = settings.hosts[name];
+  throw new ShepherdError("host_unreachable", `host "${name}" (${h?.ssh}): remote sheep are not wired into this build yet.`);
 }

@@ -31,7 +31,31 @@ export interface Settings {
   models: Record<string, string>;
   /** User-only: ready, idle sheep kept per agent definition, e.g. {"scout": 1, "worker": 2}. */
   warm: Record<string, number>;
+  /** User-only: other machines sheep may run on, by name, reached over OpenSSH. */
+  hosts: Record<string, HostSettings>;
 }
+
+/** One machine of the `hosts` setting. */
+export interface HostSettings {
+  /** What ssh takes as its destination: host, user@host, or a Host alias of ~/.ssh/config. */
+  ssh: string;
+  runtime?: "auto" | "tmux" | "herdr";
+  /** pi's agent dir there; default: the remote user's ~/.pi/agent. */
+  agentDir?: string;
+  /** The command (argv) that runs pi there; default: ["pi"]. */
+  piCommand?: string[];
+  /** The node that runs pi-shepherd's own program there; default: "node". */
+  node?: string;
+  /** Where a sheep starts there when the call names no cwd; default: the remote user's home. */
+  cwd?: string;
+  /** More of ssh's options, e.g. ["-o", "ProxyJump=bastion"], after ours. */
+  sshOptions?: string[];
+}
+
+/** A host's name: short, lower case, safe in a file name and a pane title. */
+export const HOST_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
+/** The name that always means this machine. */
+export const LOCAL_HOST = "local";
 
 /** Warm sheep one definition may keep: each is a resident pi. */
 export const MAX_WARM_PER_AGENT = 8;
@@ -53,6 +77,7 @@ export const DEFAULT_SETTINGS: Settings = {
   diffInlineLines: 200,
   models: {},
   warm: {},
+  hosts: {},
 };
 
 /**
@@ -84,6 +109,8 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "models",
   // Each warm sheep is a pi that runs unasked: a repository must not make the machine start them.
   "warm",
+  // Which machines the shepherd logs into, as whom, with which ssh options: never a repository's choice.
+  "hosts",
 ]);
 
 type Check = (v: unknown) => boolean;
@@ -104,6 +131,35 @@ const warmSizes: Check = (v) =>
   !Array.isArray(v) &&
   Object.entries(v).every(([k, n]) => modelName(k) && typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= MAX_WARM_PER_AGENT);
 
+const argv: Check = (v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "string" && x !== "");
+const plainText = (v: unknown) => typeof v === "string" && v !== "" && !/[\u0000-\u001f\u007f]/.test(v);
+const HOST_FIELDS: Record<keyof HostSettings, Check> = {
+  // ssh would read a destination starting with "-" as an option (-oProxyCommand=…).
+  ssh: (v) => plainText(v) && !(v as string).startsWith("-") && !/\s/.test(v as string),
+  runtime: oneOf("auto", "tmux", "herdr"),
+  agentDir: plainText,
+  piCommand: argv,
+  node: plainText,
+  cwd: plainText,
+  sshOptions: (v) => Array.isArray(v) && v.every((x) => typeof x === "string" && !/[\u0000\n\r]/.test(x)),
+};
+/** Why a `hosts` value is not one; undefined when it is. */
+export function hostsProblem(v: unknown): string | undefined {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return "an object of name -> host";
+  for (const [name, h] of Object.entries(v)) {
+    if (name === LOCAL_HOST) return `"${LOCAL_HOST}" always means this machine and cannot name a host`;
+    if (!HOST_NAME.test(name)) return `host name ${JSON.stringify(name)} is not 1-32 of a-z, 0-9 and "-" (starting with a letter or digit)`;
+    if (typeof h !== "object" || h === null || Array.isArray(h)) return `host "${name}" is not an object like {"ssh": "user@machine"}`;
+    for (const [k, x] of Object.entries(h)) {
+      const check = HOST_FIELDS[k as keyof HostSettings];
+      if (!check) return `host "${name}" has an unknown key "${k}" (known: ${Object.keys(HOST_FIELDS).join(", ")})`;
+      if (!check(x)) return `host "${name}": "${k}" is not valid`;
+    }
+    if (typeof (h as { ssh?: unknown }).ssh !== "string") return `host "${name}" needs "ssh": the destination as ssh takes it`;
+  }
+  return undefined;
+}
+
 const CHECKS: Record<keyof Settings, [Check, string]> = {
   runtime: [oneOf("auto", "herdr", "tmux"), '"auto", "herdr" or "tmux"'],
   placement: [oneOf("tab", "pane", "workspace"), '"tab", "pane" or "workspace"'],
@@ -121,6 +177,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   evidence: [bool, "true or false"],
   diffInlineLines: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 100_000, "a whole number from 0 to 100000"],
   models: [aliasMap, 'an object of alias -> model, e.g. {"fast": "anthropic/claude-haiku-4-5"} (names without spaces, ":" or a leading "-")'],
+  hosts: [(v) => hostsProblem(v) === undefined, 'an object of name -> {"ssh": "user@machine", …} (see README, Sheep on other machines)'],
   warm: [warmSizes, `an object of agent name -> ready sheep to keep, 0-${MAX_WARM_PER_AGENT}, e.g. {"scout": 1, "worker": 2}`],
 };
 
@@ -216,7 +273,8 @@ export async function loadSettings(agentDir: string, cwd: string, opts: { projec
       const [check, expected] = CHECKS[k];
       if (!check(value)) {
         const kept = settings[k] === undefined ? "the default" : JSON.stringify(settings[k]);
-        problems.push(`${path}: "${key}" must be ${expected}; kept ${kept}`);
+        const why = k === "hosts" ? `: ${hostsProblem(value)}` : "";
+        problems.push(`${path}: "${key}" must be ${expected}${why}; kept ${kept}`);
         continue;
       }
       (settings as unknown as Record<string, unknown>)[k] = value;

@@ -31,7 +31,13 @@ export type ErrorCode =
   | "not_resumable"
   | "result_too_large"
   | "result_unreadable"
-  | "messages_unreadable";
+  | "messages_unreadable"
+  /** A host name the `hosts` setting does not have. */
+  | "host_unknown"
+  /** A host of the `hosts` setting that ssh cannot reach now (ssh's reason and the fix follow). */
+  | "host_unreachable"
+  /** A start's cwd that is no directory on the sheep's host. */
+  | "cwd_invalid";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

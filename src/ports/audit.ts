@@ -34,6 +34,8 @@ export interface AuditEvent {
   time: string;
   /** The shepherd that did it (`<pid>:<token>`). */
   owner: string;
+  /** The sheep's machine (a name of the `hosts` setting), where it is not this one. */
+  host?: string;
   agentId?: string;
   promptId?: string;
   label?: string;

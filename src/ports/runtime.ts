@@ -33,6 +33,8 @@ export interface PaneCommand {
 
 export interface CreatedPane {
   paneId: string;
+  /** The multiplexer that made it, where it is not this runtime's own (a remote host's). */
+  runtime?: RuntimeName;
   /** How a person can look at the pane, e.g. "tmux -S /x attach -t pi-shepherd". */
   attachHint?: string;
 }

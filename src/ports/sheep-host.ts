@@ -13,6 +13,8 @@ export interface PrepareRequest {
   model?: string;
   label: string;
   createdAt: string;
+  /** The machine it runs on (a name of the `hosts` setting); absent: this machine. */
+  host?: string;
   /** A resumed sheep: pi runs on this earlier sheep's session file. */
   resume?: { from: string; sessionPath: string };
 }
@@ -24,6 +26,7 @@ export function resumeCardOf(req: PrepareRequest, sessionPath: string): ResumeCa
     agentId: req.agentId,
     agent: req.definition.name,
     label: req.label,
+    ...(req.host !== undefined ? { host: req.host } : {}),
     cwd: req.cwd,
     ...(model !== undefined ? { model } : {}),
     sessionPath,

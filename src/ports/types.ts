@@ -41,7 +41,11 @@ export interface AgentRecord {
   agent: string;
   label: string;
   runtime: RuntimeName;
+  /** The machine the sheep runs on: a name of the `hosts` setting; absent on this machine. */
+  host?: string;
+  /** Unique across hosts: a remote sheep's pane id is `<host>/<the multiplexer's id there>`. */
   paneId: string;
+  /** A path on the sheep's host. */
   cwd: string;
   model?: string;
   sessionPath: string;
@@ -132,6 +136,9 @@ export interface StartRequest {
   label?: string;
   placement?: Placement;
   direction?: Direction;
+  /** A name of the `hosts` setting; absent: this machine. */
+  host?: string;
+  /** A path on that host. */
   cwd: string;
   model?: string;
   /** Told the sheep's id and label the moment its record exists, before it is ready. */
@@ -152,6 +159,8 @@ export interface ResumeCard {
   agentId: string;
   agent: string;
   label: string;
+  /** Absent: this machine. A remote sheep resumes on its own host (its session file is there). */
+  host?: string;
   cwd: string;
   model?: string;
   sessionPath: string;
@@ -193,6 +202,7 @@ export interface AgentStatus {
   agent: string;
   label: string;
   runtime: RuntimeName;
+  host?: string;
   state: AgentState;
   activePromptId?: string;
   /** Follow-up prompts queued behind the active one, in the order the sheep will answer them. */
@@ -218,6 +228,7 @@ export interface SheepView {
   agentId: string;
   agent: string;
   label: string;
+  host?: string;
   state: AgentState;
   /** starting: since the sheep was recorded; working: since its prompt was submitted; no clock otherwise. */
   since?: string;

@@ -6,6 +6,8 @@
 
 /** The state of a working tree when a prompt was submitted. */
 export interface Baseline {
+  /** The machine of the working tree (stamped by the host router); absent: this machine. */
+  host?: string;
   /** The top directory of the working tree the snapshot covers. */
   root: string;
   /** HEAD when it was taken; absent in a repository with no commit yet. */
@@ -58,6 +60,8 @@ export const WORKTREE_BRANCH = /^shepherd\/[A-Za-z0-9_-]{1,80}$/;
 
 /** A sheep's own checkout: a worktree of the user's repository on a branch of its own. */
 export interface Worktree {
+  /** The machine it is on (stamped by the host router); absent: this machine. */
+  host?: string;
   path: string;
   branch: string;
   /** The user's checkout it was made from; land merges into the branch checked out there. */
@@ -69,6 +73,8 @@ export interface Worktree {
 }
 
 export interface IsolateRequest {
+  /** The machine of cwd (a name of the `hosts` setting); absent: this machine. */
+  host?: string;
   cwd: string;
   agentId: string;
   label: string;
@@ -125,8 +131,8 @@ export interface Synced {
 }
 
 export interface Workspace {
-  /** A snapshot of the working tree around cwd; undefined when cwd is not in a git working tree. */
-  baseline(cwd: string): Promise<Baseline | undefined>;
+  /** A snapshot of the working tree around cwd, on the machine of agentId's sheep; undefined outside a git working tree. */
+  baseline(cwd: string, agentId?: string): Promise<Baseline | undefined>;
   /** The changes since the baseline, the whole patch written to patchPath. */
   diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat>;
   /**

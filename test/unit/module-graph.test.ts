@@ -78,6 +78,7 @@ const ROOMS = [
   "src/core/lifecycle/",
   "src/core/prompts/",
   "src/core/herd/",
+  "src/hosts/",
   "src/settings.ts",
   "src/project-trust.ts",
   "src/agents/",

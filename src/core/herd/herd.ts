@@ -154,7 +154,12 @@ export class Herd {
     const sink = this.opts.audit;
     if (!sink) return;
     try {
-      sink.record(stamped(event, this.opts.owner, this.clock.now()));
+      // Every event about a remote sheep names its host, whichever room told it.
+      const rec =
+        event.agentId !== undefined && event.host === undefined
+          ? (this.registry.agents.get(event.agentId) ?? this.registry.warm.get(event.agentId))
+          : undefined;
+      sink.record(stamped(rec?.host !== undefined ? { ...event, host: rec.host } : event, this.opts.owner, this.clock.now()));
     } catch {
       // a record of what happened must never change what happens
     }

@@ -63,7 +63,15 @@ export function launchWarm(herd: Herd, req: StartRequest, label: string, signal?
 async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal, warm = false): Promise<AgentRecord> {
   const { runtime, host } = herd.opts;
   const agentId = newId("agent");
-  const isolated = req.isolate ? await isolate(herd, { cwd: req.cwd, agentId, label, ...(req.isolateFrom ? { from: req.isolateFrom } : {}) }) : undefined;
+  const isolated = req.isolate
+    ? await isolate(herd, {
+        cwd: req.cwd,
+        agentId,
+        label,
+        ...(req.host !== undefined ? { host: req.host } : {}),
+        ...(req.isolateFrom ? { from: req.isolateFrom } : {}),
+      })
+    : undefined;
   const cwd = isolated?.cwd ?? req.cwd;
   // A resumed isolated sheep runs in the worktree its conversation began in, and takes it over.
   const holder = req.resume ? worktreeHolder(herd, req.resume) : undefined;
@@ -80,6 +88,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
       ...(req.model !== undefined ? { model: req.model } : {}),
       label,
       createdAt: new Date(herd.clock.now()).toISOString(),
+      ...(req.host !== undefined ? { host: req.host } : {}),
       ...(req.resume ? { resume: { from: req.resume.agentId, sessionPath: req.resume.sessionPath } } : {}),
     })
     .catch(discard);
@@ -101,7 +110,8 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     agentId,
     agent: req.definition.name,
     label,
-    runtime: runtime.name,
+    runtime: pane.runtime ?? runtime.name,
+    ...(req.host !== undefined ? { host: req.host } : {}),
     paneId: pane.paneId,
     cwd,
     ...(model !== undefined ? { model } : {}),

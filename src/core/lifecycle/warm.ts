@@ -89,6 +89,8 @@ export class WarmPool implements WarmSource {
   async take(req: StartRequest, signal?: AbortSignal): Promise<AgentRecord | undefined> {
     const config = this.config;
     if (!config || req.isolate || req.resume || signal?.aborted) return undefined;
+    // The pool's sheep run on this machine; a start on another host boots its own.
+    if (req.host !== undefined) return undefined;
     if (resolve(req.cwd) !== resolve(config.cwd)) return undefined;
     if ((req.placement ?? "tab") !== config.placement) return undefined;
     if (config.placement === "pane" && (req.direction ?? "right") !== config.direction) return undefined;

@@ -12,7 +12,7 @@ export async function takeBaseline(herd: Herd, rec: AgentRecord, prompt: PromptR
   const { workspace, evidence } = herd.opts;
   if (!workspace || !evidence) return;
   try {
-    const baseline = await workspace.baseline(rec.cwd);
+    const baseline = await workspace.baseline(rec.cwd, rec.agentId);
     if (baseline) prompt.baseline = baseline;
   } catch (e) {
     prompt.evidenceError = `${errorText(e)} (no baseline was taken, so this prompt has no evidence)`;

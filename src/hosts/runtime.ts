@@ -1,0 +1,65 @@
+/** The runtime port routed by host (see table.ts): this machine's multiplexer, or a host's. */
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../ports/runtime.ts";
+import { type HostTable, PANE_SEP } from "./table.ts";
+
+export class RoutedRuntime implements Runtime {
+  readonly name: RuntimeName;
+
+  constructor(private readonly table: HostTable) {
+    this.name = table.local.runtime.name;
+  }
+
+  async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
+    const host = this.table.hostOf(req.agentId);
+    if (host === undefined) return this.table.local.runtime.createPane(req);
+    const remote = this.table.remote(host).runtime;
+    const pane = await remote.createPane(req);
+    this.table.started(req.agentId); // the record holds the host from now on
+    return { ...pane, paneId: `${host}${PANE_SEP}${pane.paneId}`, runtime: pane.runtime ?? remote.name };
+  }
+
+  async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
+    const byHost = new Map<string | undefined, PaneRef[]>();
+    for (const p of panes) {
+      const at = this.table.pane(p.paneId, p.agentId);
+      byHost.set(at.host, [...(byHost.get(at.host) ?? []), { agentId: p.agentId, paneId: at.paneId }]);
+    }
+    const answers = await Promise.all(
+      [...byHost].map(([host, refs]) =>
+        host === undefined
+          ? this.table.local.runtime.liveness(refs)
+          : // A host that does not answer says nothing of its panes (they are not gone), and
+            // keeps no sheep of this machine from its answer.
+            Promise.resolve()
+              .then(() => this.table.remote(host).runtime.liveness(refs))
+              .catch(() => new Map<string, PaneLiveness>()),
+      ),
+    );
+    return new Map(answers.flatMap((m) => [...m]));
+  }
+
+  /** This machine's: the doctor compares them with this machine's records. */
+  markedPanes(): Promise<PaneRef[]> {
+    return this.table.local.runtime.markedPanes();
+  }
+
+  read(paneId: string, lines: number): Promise<string> {
+    const at = this.table.pane(paneId);
+    return this.table.portsOf(at.host).runtime.read(at.paneId, lines);
+  }
+
+  close(paneId: string, agentId: string): Promise<boolean | undefined> {
+    const at = this.table.pane(paneId, agentId);
+    return this.table.portsOf(at.host).runtime.close(at.paneId, agentId);
+  }
+
+  async relabel(pane: PaneRef, label: string, placement: Placement): Promise<void> {
+    const at = this.table.pane(pane.paneId, pane.agentId);
+    await this.table.portsOf(at.host).runtime.relabel?.({ agentId: pane.agentId, paneId: at.paneId }, label, placement);
+  }
+
+  async agentStatus(paneId: string): Promise<string | undefined> {
+    const at = this.table.pane(paneId);
+    return this.table.portsOf(at.host).runtime.agentStatus?.(at.paneId);
+  }
+}

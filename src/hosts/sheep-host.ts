@@ -1,0 +1,103 @@
+/** The sheep host port routed by host (see table.ts): the sheep's files on the machine it runs on. */
+import type { Delivery, PrepareRequest, PreparedSheep, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../ports/sheep-host.ts";
+import type { Conversation, ResumeCard, SheepMessage } from "../ports/types.ts";
+import type { HostTable } from "./table.ts";
+
+export class RoutedSheepHost implements SheepHost {
+  constructor(private readonly table: HostTable) {}
+
+  async prepare(req: PrepareRequest): Promise<PreparedSheep> {
+    if (req.host === undefined) return this.table.local.host.prepare(req);
+    const ports = this.table.remote(req.host);
+    this.table.starting(req.agentId, req.host);
+    try {
+      return await ports.host.prepare(req);
+    } catch (e) {
+      this.table.started(req.agentId);
+      throw e;
+    }
+  }
+
+  snapshot(agentId: string): Promise<SheepSnapshot> {
+    return this.table.forAgent(agentId).host.snapshot(agentId);
+  }
+
+  /** Only this machine's pids can be asked by a system call; a host's sheep are the multiplexer's to tell. */
+  running(agentId: string): boolean | undefined {
+    return this.table.hostOf(agentId) === undefined ? this.table.local.host.running?.(agentId) : undefined;
+  }
+
+  result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
+    return this.table.forAgent(agentId).host.result(agentId, promptId);
+  }
+
+  submit(agentId: string, delivery: Delivery): Promise<void> {
+    return this.table.forAgent(agentId).host.submit(agentId, delivery);
+  }
+
+  messages(agentId: string): Promise<SheepMessage[]> {
+    return this.table.forAgent(agentId).host.messages(agentId);
+  }
+
+  replies(agentId: string): Promise<Map<string, "replied" | "expired">> {
+    return this.table.forAgent(agentId).host.replies(agentId);
+  }
+
+  reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome> {
+    return this.table.forAgent(agentId).host.reply(agentId, messageId, text);
+  }
+
+  subscribe(agentId: string, onChange: () => void): () => void {
+    try {
+      return this.table.forAgent(agentId).host.subscribe(agentId, onChange);
+    } catch {
+      // a host no longer in the settings has nothing to watch; its sheep's calls say why
+      return () => {};
+    }
+  }
+
+  evidencePath(agentId: string, promptId: string): Promise<string> {
+    return this.table.forAgent(agentId).host.evidencePath(agentId, promptId);
+  }
+
+  async cleanup(agentId: string): Promise<string | undefined> {
+    try {
+      return await this.table.forAgent(agentId).host.cleanup(agentId);
+    } finally {
+      this.table.started(agentId); // a start that failed after prepare ends here
+    }
+  }
+
+  async relabel(agentId: string, label: string): Promise<void> {
+    await this.table.forAgent(agentId).host.relabel?.(agentId, label);
+  }
+
+  discard(agentId: string): Promise<void> {
+    return this.table.forAgent(agentId).host.discard(agentId);
+  }
+
+  async resumeCard(agentId: string): Promise<ResumeCard | undefined> {
+    const host = this.table.hostOf(agentId);
+    if (host === undefined) return this.table.local.host.resumeCard(agentId);
+    const card = await this.table.remote(host).host.resumeCard(agentId);
+    return card && { ...card, host };
+  }
+
+  /** This machine's cards, and those of every host that answers, each naming its host. */
+  async resumeCards(): Promise<ResumeCard[]> {
+    const local = await this.table.local.host.resumeCards();
+    const remote = await Promise.all(
+      this.table.names.map((host) =>
+        Promise.resolve()
+          .then(() => this.table.remote(host).host.resumeCards())
+          .then((cards) => cards.map((c) => ({ ...c, host })))
+          .catch(() => [] as ResumeCard[]),
+      ),
+    );
+    return [...local, ...remote.flat()].sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  conversation(agentId: string, turns: number): Promise<Conversation> {
+    return this.table.forAgent(agentId).host.conversation(agentId, turns);
+  }
+}

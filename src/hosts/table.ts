@@ -1,0 +1,122 @@
+/**
+ * Which machine a sheep runs on, for the routed ports (runtime.ts, sheep-host.ts, workspace.ts):
+ * the core gets one Runtime, SheepHost and Workspace and never learns where a sheep runs. A call
+ * goes to this machine's ports or to a remote host's by the sheep's host: the one its start named
+ * (PrepareRequest.host, IsolateRequest.host), its record's after that, or the host stamped on a
+ * pane id, baseline or worktree. A remote pane id is `<host>/<its id there>`, so pane ids stay
+ * unique across machines; a remote host's own ports never see the prefix.
+ */
+import { ShepherdError } from "../domain/errors.ts";
+import type { Runtime } from "../ports/runtime.ts";
+import type { SheepHost } from "../ports/sheep-host.ts";
+import type { Workspace } from "../ports/workspace.ts";
+
+export interface HostPorts {
+  runtime: Runtime;
+  host: SheepHost;
+  workspace?: Workspace;
+}
+
+/** Why a host cannot be asked now. */
+export interface HostDown {
+  since: string;
+  reason: string;
+}
+
+export interface RemotePorts extends HostPorts {
+  /** Undefined while the host answers. */
+  down(): HostDown | undefined;
+  /** Ends the connection and whatever of ours it holds open there (never the sheep). */
+  close(): Promise<void>;
+}
+
+export interface HostTableOptions {
+  local: HostPorts;
+  /** The names of the `hosts` setting. */
+  hosts: readonly string[];
+  /** A host's ports, made once, on first need. */
+  connect: (name: string) => RemotePorts;
+  /** The host a recorded sheep runs on (undefined: this machine): sheep recorded before a reload. */
+  hostOf: (agentId: string) => string | undefined;
+}
+
+export const PANE_SEP = "/";
+
+export class HostTable {
+  readonly #o: HostTableOptions;
+  readonly #remotes = new Map<string, RemotePorts>();
+  /** Hosts of sheep being started, before their records hold them. */
+  readonly #starting = new Map<string, string>();
+
+  constructor(o: HostTableOptions) {
+    this.#o = o;
+  }
+
+  get local(): HostPorts {
+    return this.#o.local;
+  }
+
+  get names(): readonly string[] {
+    return this.#o.hosts;
+  }
+
+  /** A host's ports; [host_unknown] for a name the settings do not have. */
+  remote(name: string): RemotePorts {
+    const made = this.#remotes.get(name);
+    if (made) return made;
+    if (!this.#o.hosts.includes(name)) throw unknownHost(name, this.#o.hosts);
+    const ports = this.#o.connect(name);
+    this.#remotes.set(name, ports);
+    return ports;
+  }
+
+  /** Why a host does not answer now; undefined while it does, or before anything asked it. */
+  down(name: string): HostDown | undefined {
+    return this.#remotes.get(name)?.down();
+  }
+
+  /** Ends every host's connection (a quit, a reload); the sheep there go on working. */
+  async close(): Promise<void> {
+    const all = [...this.#remotes.values()];
+    this.#remotes.clear();
+    await Promise.all(all.map((r) => r.close().catch(() => undefined)));
+  }
+
+  /** A start on a host: its sheep's calls go there before its record says so. */
+  starting(agentId: string, host: string): void {
+    this.#starting.set(agentId, host);
+  }
+
+  /** The record holds the host now, or the start failed. */
+  started(agentId: string): void {
+    this.#starting.delete(agentId);
+  }
+
+  hostOf(agentId: string): string | undefined {
+    return this.#starting.get(agentId) ?? this.#o.hostOf(agentId);
+  }
+
+  portsOf(host: string | undefined): HostPorts {
+    return host === undefined ? this.#o.local : this.remote(host);
+  }
+
+  forAgent(agentId: string): HostPorts {
+    return this.portsOf(this.hostOf(agentId));
+  }
+
+  /** A pane id as the core holds it → its host and the id there. */
+  pane(paneId: string, agentId?: string): { host: string | undefined; paneId: string } {
+    const cut = paneId.indexOf(PANE_SEP);
+    const prefix = cut > 0 ? paneId.slice(0, cut) : undefined;
+    const host = (agentId !== undefined ? this.hostOf(agentId) : undefined) ?? (prefix !== undefined && this.#o.hosts.includes(prefix) ? prefix : undefined);
+    if (host === undefined) return { host, paneId };
+    return { host, paneId: prefix === host ? paneId.slice(cut + 1) : paneId };
+  }
+}
+
+export function unknownHost(name: string, hosts: readonly string[]): ShepherdError {
+  const known = hosts.length
+    ? `the hosts are: local, ${hosts.join(", ")}`
+    : 'no hosts are set: add one to "hosts" in your user settings (README, Sheep on other machines)';
+  return new ShepherdError("host_unknown", `no host is called ${JSON.stringify(name)}; ${known}.`);
+}

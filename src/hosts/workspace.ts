@@ -1,0 +1,53 @@
+/** The workspace port routed by host (see table.ts): git runs on the machine that holds the checkout. */
+import { ShepherdError } from "../domain/errors.ts";
+import type { Baseline, Diffstat, Isolated, IsolateRequest, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+import type { HostTable } from "./table.ts";
+
+export class RoutedWorkspace implements Workspace {
+  constructor(private readonly table: HostTable) {}
+
+  #on(host: string | undefined): Workspace {
+    const ws = this.table.portsOf(host).workspace;
+    if (!ws)
+      throw new ShepherdError(
+        "not_a_repository",
+        `${host === undefined ? "this shepherd" : `host "${host}"`} has no git support; start the sheep without isolate.`,
+      );
+    return ws;
+  }
+
+  async baseline(cwd: string, agentId?: string): Promise<Baseline | undefined> {
+    const host = agentId === undefined ? undefined : this.table.hostOf(agentId);
+    const b = await this.#on(host).baseline(cwd, agentId);
+    return b && host !== undefined ? { ...b, host } : b;
+  }
+
+  diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
+    return this.#on(baseline.host).diff(baseline, o);
+  }
+
+  async isolate(o: IsolateRequest): Promise<Isolated> {
+    const made = await this.#on(o.host).isolate(o);
+    return o.host === undefined ? made : { ...made, worktree: { ...made.worktree, host: o.host } };
+  }
+
+  inspect(wt: Worktree): Promise<WorktreeState> {
+    return this.#on(wt.host).inspect(wt);
+  }
+
+  remove(wt: Worktree): Promise<void> {
+    return this.#on(wt.host).remove(wt);
+  }
+
+  land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+    return this.#on(wt.host).land(wt, o);
+  }
+
+  sync(wt: Worktree, o: { label: string }): Promise<Synced> {
+    return this.#on(wt.host).sync(wt, o);
+  }
+
+  conflicts(wt: Worktree): Promise<string[]> {
+    return this.#on(wt.host).conflicts(wt);
+  }
+}
