@@ -57,6 +57,8 @@ export class Shepherd {
   private readonly herdState: Herd;
   private readonly courier: Courier;
   private readonly pool: WarmPool;
+  /** Closes of delegated sheep running after their delegation returned: quit and dispose wait for them. */
+  private readonly releasing = new Set<Promise<unknown>>();
 
   constructor(options: ShepherdOptions) {
     this.herdState = new Herd(options);
@@ -78,7 +80,8 @@ export class Shepherd {
    * The shepherd quits: closes each sheep with nothing in flight and keeps running, for the next
    * shepherd to adopt, each that works or holds a result nobody received. Then dispose.
    */
-  quit(): Promise<QuitOutcome> {
+  async quit(): Promise<QuitOutcome> {
+    await this.released();
     return quit(this.herdState);
   }
 
@@ -119,6 +122,7 @@ export class Shepherd {
   async dispose(): Promise<void> {
     const herd = this.herdState;
     herd.stopBackground(); // a warm sheep still booting stops here, and closes its pane
+    await this.released();
     await this.pool.closeAll();
     await this.courier.stop();
     await Promise.allSettled([...this.courier.runners.values()]);
@@ -207,6 +211,22 @@ export class Shepherd {
   /** The last turns of the sheep's conversation, from its session file. */
   conversation(agentId: unknown, turns: number): Promise<Conversation> {
     return readConversation(this.herdState, agentId, turns);
+  }
+
+  /**
+   * A delegated sheep whose answer is in: closed after this returns, off the delegation's path. A
+   * close that fails keeps the record (close's own rule), for close or prune to try again.
+   */
+  release(agentId: string): void {
+    const done = close(this.herdState, agentId)
+      .catch(() => undefined)
+      .finally(() => this.releasing.delete(done));
+    this.releasing.add(done);
+  }
+
+  /** Every release made so far has finished (its sheep closed, or its close failed). */
+  async released(): Promise<void> {
+    while (this.releasing.size > 0) await Promise.allSettled([...this.releasing]);
   }
 
   close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome> {

@@ -51,7 +51,37 @@ describe("delegation on the primitives", () => {
       ["done 5", "done 1", "done 4", "done 2", "done 3"],
     );
     assert.equal(most, 2);
+    await shepherd.released();
     assert.equal(w.calls.filter((c) => c.startsWith("close")).length, 5);
+  });
+
+  it("returns as soon as the answers are in: closing the sheep finishes after, and a close that fails keeps the record", async () => {
+    const { w, shepherd } = world((text) => ({ text: `done ${text}` }));
+    let letGo!: () => void;
+    const held = new Promise<void>((r) => (letGo = r));
+    const close = w.runtime.close.bind(w.runtime);
+    let closing = 0;
+    w.runtime.close = async (paneId, agentId) => {
+      closing++;
+      await held;
+      if (agentId === failing) throw new Error("tmux: no server running");
+      return close(paneId, agentId);
+    };
+    let failing: string | undefined;
+    const tasks = ["a", "b"].map((task) => ({ definition: def, task, cwd: "/" }));
+    const items = await new Delegation(shepherd, "parallel", tasks, { keepOpen: false, maxParallel: 2, waitTimeoutSec: 10 }).run();
+    assert.deepEqual(
+      items.map((i) => i.text),
+      ["done a", "done b"],
+    );
+    assert.equal(closing, 2, "both closes began");
+    for (const i of items) assert.notEqual(shepherd.registry.agents.get(i.agentId!)?.state, "closed", "the call returned before any close finished");
+    failing = items[1]!.agentId;
+    letGo();
+    await shepherd.released();
+    assert.equal(shepherd.registry.agents.get(items[0]!.agentId!)?.state, "closed");
+    assert.notEqual(shepherd.registry.agents.get(failing!)?.state, "closed", "a close that failed keeps its record");
+    assert.ok(shepherd.registry.agents.has(failing!));
   });
 
   it("an isolated chain step goes on from the isolated step before it, not from HEAD", async () => {

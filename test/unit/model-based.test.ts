@@ -827,7 +827,13 @@ function delegateOp(parallel: boolean, plans: readonly { boot: BootPlan; answer:
         waitTimeoutSec: NOTICE_SEC,
         clock: r.clock,
         now: () => r.clock.now(),
-      }).run();
+      })
+        .run()
+        // Its sheep close after it returns, off its path: the model looks once they have.
+        .then(async (items) => {
+          await r.shepherd.released();
+          return items;
+        });
       return begun(run, (items) => {
         r.world.bootPlans.length = 0;
         note(r, `delegate -> ${items.map((i) => `${i.agentId ?? "-"} ${i.status}${i.error ? ` ${i.error.split(" ")[0]}` : ""}`).join(", ")}`);

@@ -40,6 +40,11 @@ export interface Primitives {
   prompt(agentId: unknown, message: unknown, opts?: PromptOptions): Promise<SubmittedPrompt>;
   wait(promptIds: readonly string[], opts?: WaitOptions): Promise<WaitItem[]>;
   close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome>;
+  /**
+   * The delegation is done with a sheep whose answer is in: it is closed (or goes back to the warm
+   * pool) after this returns, off the call's path. A close that fails keeps its record, as close does.
+   */
+  release?(agentId: string): void;
   view(agentId: string): SheepView | undefined;
 }
 
@@ -229,7 +234,8 @@ export class Delegation {
         ...(r!.evidenceError !== undefined ? { evidenceError: r!.evidenceError } : {}),
         ...(worktree !== undefined ? { worktree } : {}),
       };
-      if (!this.o.keepOpen) await this.closeQuietly(agentId);
+      // The answer is all the caller waits for: the pane, pi's exit and the files go after.
+      if (!this.o.keepOpen) this.releaseQuietly(agentId);
       return finish(item);
     } catch (e) {
       // A start that failed but could not close its pane keeps its sheep recorded: the item names it.
@@ -271,6 +277,11 @@ export class Delegation {
 
   private async closeQuietly(agentId: string) {
     await this.shepherd.close(agentId).catch(() => undefined);
+  }
+
+  private releaseQuietly(agentId: string): void {
+    if (this.shepherd.release) this.shepherd.release(agentId);
+    else void this.closeQuietly(agentId);
   }
 
   private report() {
