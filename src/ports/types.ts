@@ -149,6 +149,11 @@ export interface StartRequest {
   isolateFrom?: Worktree;
   /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
   resume?: ResumeCard;
+  /**
+   * The sheep's first prompt, in its inbox before pi starts (a cold start), so pi takes it the
+   * moment it is ready; a warm sheep gets it as it is handed over. StartedAgent.promptId names it.
+   */
+  prompt?: { text: string; delegationId?: string };
 }
 
 /**
@@ -171,7 +176,10 @@ export interface ResumeCard {
 }
 
 /** What start returns: the record without what only the shepherd itself tracks. */
-export type StartedAgent = Omit<AgentRecord, "owner" | "state" | "activePromptId">;
+export type StartedAgent = Omit<AgentRecord, "owner" | "state" | "activePromptId"> & {
+  /** The prompt the start was given (StartRequest.prompt). */
+  promptId?: string;
+};
 
 export interface SubmittedPrompt {
   promptId: string;

@@ -82,6 +82,8 @@ export interface ChaosSheep {
   outbox: Map<string, SheepResult>;
   /** Prompts answered after a number of test steps: steps left. */
   dueInSteps: Map<string, { steps: number; plan: AnswerPlan }>;
+  /** Prompts in the inbox before pi was ready (a cold start's first): pi takes them once it is. */
+  early: { promptId: string; plan: AnswerPlan }[];
   listeners: Set<() => void>;
   cleaned: boolean;
 }
@@ -234,7 +236,10 @@ export class ChaosWorld {
     if (boot.kind === "never") return;
     this.after(boot.afterMs, () => {
       if (!this.piAlive(s)) return;
-      if (boot.kind === "ready") s.ready = { pid: 4000 + this.prepared.indexOf(s.agentId), readyAt: new Date(this.clock.now()).toISOString() };
+      if (boot.kind === "ready") {
+        s.ready = { pid: 4000 + this.prepared.indexOf(s.agentId), readyAt: new Date(this.clock.now()).toISOString() };
+        for (const e of s.early.splice(0)) this.plan(s, e.promptId, e.plan);
+      }
       if (boot.kind === "crash") {
         pane.text += "Error: no API key for the model\n";
         this.crash(s.agentId, { code: boot.code, signal: boot.signal }, false);
@@ -321,8 +326,13 @@ export class ChaosWorld {
     s.inbox.set(promptId, text);
     const plan = this.promptPlans.get(text) ?? this.promptPlans.get(`*${agentId}`);
     if (!plan || plan.outcome === "never") return;
+    if (!s.ready) s.early.push({ promptId, plan });
+    else this.plan(s, promptId, plan);
+  }
+
+  private plan(s: ChaosSheep, promptId: string, plan: AnswerPlan): void {
     if (plan.afterSteps > 0) s.dueInSteps.set(promptId, { steps: plan.afterSteps, plan });
-    else this.after(plan.afterMs, () => this.answer(agentId, promptId, plan));
+    else this.after(plan.afterMs, () => this.answer(s.agentId, promptId, plan));
   }
 
   // --- what happens in the world --------------------------------------------------------
@@ -468,6 +478,7 @@ export class ChaosWorld {
         inbox: new Map(),
         outbox: new Map(),
         dueInSteps: new Map(),
+        early: [],
         listeners: new Set(),
         cleaned: false,
       };

@@ -84,6 +84,25 @@ describe("delegation on the primitives", () => {
     assert.ok(shepherd.registry.agents.has(failing!));
   });
 
+  it("a cold task's prompt is in its sheep's inbox before its pane exists", async () => {
+    const { w, shepherd } = world((text) => ({ text: `done ${text}` }));
+    const submit = w.host.submit;
+    w.host.submit = async (agentId, d) => {
+      w.calls.push(`submit ${d.kind}`);
+      await submit(agentId, d);
+    };
+    const [item] = await new Delegation(shepherd, "single", [{ definition: def, task: "x", cwd: "/" }], {
+      keepOpen: true,
+      maxParallel: 1,
+      waitTimeoutSec: 10,
+    }).run();
+    assert.equal(item!.text, "done x");
+    const order = w.calls.filter((c) => c.startsWith("submit") || c.startsWith("create"));
+    assert.deepEqual(order, ["submit prompt", "create %1 tab"]);
+    const p = shepherd.registry.prompts.get([...shepherd.registry.prompts.keys()][0]!)!;
+    assert.equal(p.agentId, item!.agentId);
+  });
+
   it("an isolated chain step goes on from the isolated step before it, not from HEAD", async () => {
     const workspace = new MemoryWorkspace();
     const { shepherd } = world((text) => ({ text: `<${text}>` }), workspace);

@@ -213,12 +213,17 @@ export class Delegation {
         this.report();
       };
       const isolation = t.isolate ? { isolate: true, ...(from ? { isolateFrom: from } : {}) } : {};
-      const started = await this.shepherd.start({ definition: t.definition, cwd: t.cwd, onRecorded, ...isolation }, this.o.signal);
+      const delegated = hooks?.delegationId ? { delegationId: hooks.delegationId } : {};
+      // The task goes with the start: a cold sheep finds it in its inbox as pi becomes ready.
+      const started = await this.shepherd.start(
+        { definition: t.definition, cwd: t.cwd, onRecorded, ...isolation, prompt: { text: task, ...delegated } },
+        this.o.signal,
+      );
       agentId = started.agentId;
       worktree = started.worktree;
       track.state = "working";
       hooks?.started?.(i, agentId);
-      const { promptId } = await this.shepherd.prompt(agentId, task, hooks?.delegationId ? { delegationId: hooks.delegationId } : {});
+      const promptId = started.promptId ?? (await this.shepherd.prompt(agentId, task, delegated)).promptId;
       hooks?.prompted?.(i, promptId);
       this.report();
       this.out(i);

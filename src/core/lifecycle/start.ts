@@ -6,7 +6,9 @@ import { newId } from "../../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../../domain/labels.ts";
 import { howEnded } from "../herd/liveness.ts";
 import { takeSession } from "./resume.ts";
-import type { AgentRecord, ResumeCard, StartedAgent, StartRequest } from "../../ports/types.ts";
+import { takeBaseline } from "../prompts/evidence.ts";
+import { prompt } from "../prompts/prompt.ts";
+import type { AgentRecord, PromptRecord, ResumeCard, StartedAgent, StartRequest } from "../../ports/types.ts";
 import { isolate } from "./worktrees.ts";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
@@ -18,8 +20,14 @@ export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal)
     const release = herd.registry.reserveLabel(label);
     try {
       const warm = herd.warm ? await herd.warm.take(req, signal) : undefined;
-      if (warm) return await handOver(herd, warm, req, label);
-      return startedOf(await launch(herd, req, label, signal));
+      if (warm) {
+        const started = await handOver(herd, warm, req, label);
+        if (!req.prompt) return started;
+        const p = await prompt(herd, warm.agentId, req.prompt.text, req.prompt.delegationId !== undefined ? { delegationId: req.prompt.delegationId } : {});
+        return { ...started, promptId: p.promptId };
+      }
+      const rec = await launch(herd, req, label, signal);
+      return { ...startedOf(rec), ...(rec.activePromptId !== undefined && req.prompt ? { promptId: rec.activePromptId } : {}) };
     } finally {
       // by now the record holds the label, or the start failed and it is free again
       release();
@@ -92,6 +100,8 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
       ...(req.resume ? { resume: { from: req.resume.agentId, sessionPath: req.resume.sessionPath } } : {}),
     })
     .catch(discard);
+  // The first prompt waits in the inbox before pi starts: the sheep takes it as it becomes ready.
+  const first = req.prompt && !warm ? await firstPrompt(herd, agentId, cwd, req.prompt).catch(discard) : undefined;
   const pane = await runtime
     .createPane({
       agentId,
@@ -123,7 +133,9 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     ...(isolated ? { worktree: isolated.worktree } : holder ? { worktree: holder.worktree! } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
     ...(warm ? { warm: true as const } : {}),
+    ...(first ? { activePromptId: first.promptId } : {}),
   };
+  if (first) herd.registry.prompts.set(first.promptId, first);
   // Moved, not shared, in the same write that records the sheep: one record owns a worktree at a time.
   if (holder) delete holder.worktree;
   // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
@@ -143,18 +155,46 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
     ...(warm ? { warm: true as const } : {}),
   });
+  if (first) herd.audit({ event: "prompt", agentId, label, promptId: first.promptId, bytes: Buffer.byteLength(req.prompt!.text, "utf8") });
   herd.watch(agentId);
   try {
     await untilReady(herd, rec, signal);
   } catch (e) {
+    // The caller never had the prompt's id: a start that failed owes no answer.
+    if (first) {
+      herd.registry.prompts.delete(first.promptId);
+      delete rec.activePromptId;
+    }
     await abandon(herd, rec, e, holder);
   }
-  rec.state = "idle";
+  rec.state = first ? "working" : "idle";
   // A warm sheep's files change only once it is taken: until then nobody needs its bell.
   if (warm) herd.unwatch(agentId);
   await herd.persist();
   herd.audit({ event: "ready", agentId, label, ...(warm ? { warm: true as const } : {}) });
   return rec;
+}
+
+/** The first prompt of a cold start, its baseline taken and its file in the inbox before pi starts. */
+async function firstPrompt(herd: Herd, agentId: string, cwd: string, p: NonNullable<StartRequest["prompt"]>): Promise<PromptRecord> {
+  if (p.text.length === 0) throw new ShepherdError("invalid_params", "message must be a non-empty string.");
+  const bytes = Buffer.byteLength(p.text, "utf8");
+  if (bytes > herd.opts.maxPromptBytes) {
+    throw new ShepherdError(
+      "invalid_params",
+      `message is ${bytes} bytes; the limit is ${herd.opts.maxPromptBytes}. Put the material in a file and name the file in the prompt.`,
+    );
+  }
+  const record: PromptRecord = {
+    promptId: newId("prompt"),
+    agentId,
+    submittedAt: new Date(herd.clock.now()).toISOString(),
+    ...(p.delegationId !== undefined ? { delegationId: p.delegationId } : {}),
+  };
+  // As any prompt that starts now: from this state of the working tree, taken before the sheep can see it.
+  await takeBaseline(herd, { cwd }, record);
+  await herd.opts.host.submit(agentId, { kind: "prompt", promptId: record.promptId, text: p.text });
+  return record;
 }
 
 /**
