@@ -192,7 +192,7 @@ async function firstPrompt(herd: Herd, agentId: string, cwd: string, p: NonNulla
     ...(p.delegationId !== undefined ? { delegationId: p.delegationId } : {}),
   };
   // As any prompt that starts now: from this state of the working tree, taken before the sheep can see it.
-  await takeBaseline(herd, { cwd }, record);
+  await takeBaseline(herd, { cwd, agentId }, record);
   await herd.opts.host.submit(agentId, { kind: "prompt", promptId: record.promptId, text: p.text });
   return record;
 }

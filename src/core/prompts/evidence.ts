@@ -8,7 +8,7 @@ import { findRecord } from "../herd/owners.ts";
 import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
 
 /** Records the sheep's working tree before the prompt reaches it; a failure only costs the evidence. */
-export async function takeBaseline(herd: Herd, rec: Pick<AgentRecord, "cwd">, prompt: PromptRecord): Promise<void> {
+export async function takeBaseline(herd: Herd, rec: Pick<AgentRecord, "cwd" | "agentId">, prompt: PromptRecord): Promise<void> {
   const { workspace, evidence } = herd.opts;
   if (!workspace || !evidence) return;
   try {
