@@ -34,10 +34,14 @@ export type ErrorCode =
   | "messages_unreadable"
   /** A host name the `hosts` setting does not have. */
   | "host_unknown"
-  /** A host of the `hosts` setting that ssh cannot reach now (ssh's reason and the fix follow). */
+  /** A host of the `hosts` setting that ssh cannot reach now (ssh's reason and the fix follow), or whose agent's stream closed: nothing was done there. */
   | "host_unreachable"
   /** A start's cwd that is no directory on the sheep's host. */
-  | "cwd_invalid";
+  | "cwd_invalid"
+  /** A remote host failed with an error that carried no code of ours. */
+  | "remote_error"
+  /** A line of the agent protocol that breaks its rules (not JSON, too long, an unknown method). */
+  | "protocol_error";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

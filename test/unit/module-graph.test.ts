@@ -79,6 +79,8 @@ const ROOMS = [
   "src/core/prompts/",
   "src/core/herd/",
   "src/hosts/",
+  "src/remote/bundle.ts",
+  "src/remote/agent/",
   "src/settings.ts",
   "src/project-trust.ts",
   "src/agents/",
@@ -86,6 +88,7 @@ const ROOMS = [
   "src/launch/",
   "src/protocol/",
   "src/runtimes/",
+  "src/remote/rpc/",
   "src/ports/",
   "src/domain/",
 ];

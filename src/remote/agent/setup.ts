@@ -1,0 +1,126 @@
+/**
+ * What `init` makes of its parameters: the very adapters a local shepherd runs (FileSheepHost,
+ * the tmux or herdr runtime, GitWorkspace), here on the remote host. The sheep side they launch
+ * is the bundle beside this file, never anything of the remote user's.
+ */
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { lstat, mkdir } from "node:fs/promises";
+import { homedir, tmpdir, userInfo } from "node:os";
+import { isAbsolute, join } from "node:path";
+import { ShepherdError } from "../../domain/errors.ts";
+import { GitWorkspace } from "../../git/workspace.ts";
+import type { Runtime } from "../../ports/runtime.ts";
+import type { Workspace } from "../../ports/workspace.ts";
+import { FileSheepHost } from "../../protocol/file-host.ts";
+import { ensurePrivateDir } from "../../protocol/files.ts";
+import { stateDir as defaultStateDir, worktreesDir } from "../../protocol/layout.ts";
+import { chooseRuntime } from "../../runtimes/choose.ts";
+import { herdrServerAnswers } from "../../runtimes/herdr/index.ts";
+import { makeRuntime } from "../../runtimes/make.ts";
+import { tmuxVersion } from "../../runtimes/tmux/tmux-cli.ts";
+import type { InitAnswer, InitParams } from "../rpc/call.ts";
+
+export interface Hosted {
+  runtime: Runtime;
+  host: FileSheepHost;
+  workspace: Workspace;
+  init: InitParams;
+  answer: InitAnswer;
+}
+
+/** The files of the bundle a sheep needs, beside the agent's own. */
+export interface SheepSide {
+  launcher: string;
+  reportExit: string;
+  sheepExtension: string;
+}
+
+export function sheepSideIn(dir: string): SheepSide {
+  return { launcher: join(dir, "launcher.mjs"), reportExit: join(dir, "report-exit.sh"), sheepExtension: join(dir, "sheep.mjs") };
+}
+
+const isStrings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
+
+export function checkInit(p: unknown): InitParams {
+  const o = typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : undefined;
+  const bad = (what: string) => new ShepherdError("invalid_params", `init: ${what}.`);
+  if (!o) throw bad("its parameter must be an object");
+  if (typeof o.agentDir !== "string" || !isAbsolute(o.agentDir)) throw bad("agentDir must be an absolute path");
+  if (o.stateDir !== undefined && (typeof o.stateDir !== "string" || !isAbsolute(o.stateDir))) throw bad("stateDir must be an absolute path");
+  if (o.runtime !== "auto" && o.runtime !== "tmux" && o.runtime !== "herdr") throw bad('runtime must be "auto", "tmux" or "herdr"');
+  if (!isStrings(o.piCommand) || o.piCommand.length === 0 || o.piCommand.some((s) => s === "" || s.includes("\0")))
+    throw bad("piCommand must be a non-empty list of words");
+  if (!Number.isSafeInteger(o.depth) || (o.depth as number) < 0) throw bad("depth must be a whole number");
+  const env = o.env;
+  if (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === "string"))
+    throw bad("env must map names to strings");
+  return {
+    agentDir: o.agentDir,
+    ...(o.stateDir !== undefined ? { stateDir: o.stateDir as string } : {}),
+    runtime: o.runtime,
+    piCommand: [...o.piCommand],
+    depth: o.depth as number,
+    env: { ...(env as Record<string, string>) },
+  };
+}
+
+/** The agent's own variables without those that would put it inside the remote user's multiplexer. */
+export function ownEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(base).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_ENV|HERDR_PANE_ID|HERDR_TAB_ID|HERDR_WORKSPACE_ID|PI_SHEPHERD_\w+)$/.test(k)),
+  );
+}
+
+/** Unix socket paths hold about 104 bytes: a deep state dir gets a short private directory of ours instead. */
+const SOCKET_PATH_MAX = 100;
+
+async function privateTmuxSocket(state: string): Promise<string> {
+  const inState = join(state, "tmux", "default");
+  if (Buffer.byteLength(inState) <= SOCKET_PATH_MAX) {
+    await ensurePrivateDir(join(state, "tmux"));
+    return inState;
+  }
+  const dir = join(tmpdir(), `pi-shepherd-${userInfo().uid}`);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const st = await lstat(dir);
+  if (!st.isDirectory() || st.uid !== userInfo().uid || (st.mode & 0o077) !== 0) {
+    throw new ShepherdError("runtime_unavailable", `${dir} is not a private directory of this user; remove it, or use a shorter agentDir.`);
+  }
+  return join(dir, createHash("sha256").update(state).digest("hex").slice(0, 16));
+}
+
+export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> {
+  for (const f of Object.values(side)) {
+    if (!existsSync(f)) throw new ShepherdError("start_failed", `the agent's bundle lacks ${f}; deploy it again.`);
+  }
+  const state = init.stateDir ?? defaultStateDir(init.agentDir);
+  await ensurePrivateDir(state);
+  const base = ownEnv();
+  const runtimeName = await chooseRuntime({
+    setting: init.runtime,
+    env: {},
+    probes: { herdrServerAnswers: () => herdrServerAnswers({ env: base }), tmuxInstalled: async () => (await tmuxVersion(base)) !== undefined },
+  });
+  const tmuxSocket = runtimeName === "tmux" ? await privateTmuxSocket(state) : undefined;
+  const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
+  const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
+  const host = new FileSheepHost({
+    agentDir: init.agentDir,
+    piCommand: init.piCommand,
+    nodePath: process.execPath,
+    launcherPath: side.launcher,
+    reportExitPath: side.reportExit,
+    sheepExtension: side.sheepExtension,
+    // The shepherd's variables over the remote ones, but the sheep's multiplexer is this agent's.
+    env: { ...runtimeEnv, ...init.env, ...pinned },
+    depth: init.depth,
+  });
+  return {
+    runtime: makeRuntime(runtimeName, runtimeEnv),
+    host,
+    workspace: new GitWorkspace({ env: runtimeEnv, worktreesDir: worktreesDir(init.agentDir) }),
+    init,
+    answer: { runtime: runtimeName, stateDir: state, ...(tmuxSocket ? { tmuxSocket } : {}), home: homedir() },
+  };
+}

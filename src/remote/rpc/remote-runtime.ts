@@ -1,0 +1,56 @@
+/** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
+import type { RemoteCall } from "./call.ts";
+import { arrayOf, expect, fields, type Guard, isObject, isString, oneOf, optional } from "./shape.ts";
+
+const exitStatus = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString) });
+const liveness: Guard = (v) => isObject(v) && (v.state === "alive" || v.state === "gone" || (v.state === "exited" && exitStatus(v.exit)));
+const paneRef = fields({ paneId: isString, agentId: isString });
+
+export class RemoteRuntime implements Runtime {
+  constructor(
+    private readonly remote: RemoteCall,
+    readonly name: RuntimeName,
+    /** The host's name, for the words of errors. */
+    private readonly host: string,
+  ) {}
+
+  async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
+    const v = await this.remote.call("runtime.createPane", [req]);
+    return expect(v, fields({ paneId: isString, attachHint: optional(isString) }), "runtime.createPane", this.host);
+  }
+
+  async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
+    const v = await this.remote.call("runtime.liveness", [panes.map((p) => ({ paneId: p.paneId, agentId: p.agentId }))]);
+    const pairs = expect<[string, PaneLiveness][]>(
+      v,
+      arrayOf((e) => Array.isArray(e) && e.length === 2 && isString(e[0]) && liveness(e[1])),
+      "runtime.liveness",
+      this.host,
+    );
+    // Only the panes asked about: an answer cannot make up sheep.
+    const asked = new Set(panes.map((p) => p.agentId));
+    return new Map(pairs.filter(([id]) => asked.has(id)));
+  }
+
+  async markedPanes(): Promise<PaneRef[]> {
+    const v = await this.remote.call("runtime.markedPanes", []);
+    return expect<PaneRef[]>(v, arrayOf(paneRef), "runtime.markedPanes", this.host).map((p) => ({ paneId: p.paneId, agentId: p.agentId }));
+  }
+
+  async read(paneId: string, lines: number): Promise<string> {
+    return expect(await this.remote.call("runtime.read", [{ paneId, agentId: "" }, lines]), isString, "runtime.read", this.host);
+  }
+
+  async close(paneId: string, agentId: string): Promise<boolean | undefined> {
+    return expect(await this.remote.call("runtime.close", [paneId, agentId]), optional(oneOf(true, false)), "runtime.close", this.host);
+  }
+
+  async relabel(pane: PaneRef, label: string, placement: Placement): Promise<void> {
+    await this.remote.call("runtime.relabel", [pane, label, placement]);
+  }
+
+  async agentStatus(paneId: string): Promise<string | undefined> {
+    return expect(await this.remote.call("runtime.agentStatus", [{ paneId, agentId: "" }]), optional(isString), "runtime.agentStatus", this.host);
+  }
+}

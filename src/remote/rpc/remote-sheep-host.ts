@@ -1,0 +1,123 @@
+/**
+ * The sheep host port over a remote host's agent: the sheep's files stay there, read and written
+ * by the agent's FileSheepHost; changes come back as events on the same connection, never as a
+ * poll per sheep.
+ */
+import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
+import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
+import type { RemoteCall } from "./call.ts";
+import { arrayOf, expect, fields, type Guard, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
+
+const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrings, reporting: isStrings }) });
+const result = (promptId: string): Guard =>
+  optional(fields({ promptId: (v) => v === promptId, status: oneOf("completed", "failed", "cancelled"), text: isString }));
+const message = fields({ messageId: isString, kind: isString, text: isString, at: isString });
+const card = fields({ agentId: isString, agent: isString, label: isString, cwd: isString, sessionPath: isString, createdAt: isString, definition: isObject });
+const conversation = fields({ sessionPath: isString, earlier: oneOf(true, false), turns: optional(arrayOf(fields({ lines: Array.isArray }))) });
+const replyPairs = arrayOf((e) => Array.isArray(e) && e.length === 2 && isString(e[0]) && (e[1] === "replied" || e[1] === "expired"));
+
+export class RemoteSheepHost implements SheepHost {
+  private readonly listeners = new Map<string, Set<() => void>>();
+
+  constructor(
+    private readonly remote: RemoteCall,
+    private readonly host: string,
+  ) {
+    remote.onEvent((e) => {
+      if (e.ev === "change") this.fire(e.agentId);
+    });
+    // A new agent process watches nothing yet: subscribe again, and have every waiter look,
+    // for what changed while the link was down was told to nobody.
+    remote.onReconnect(() => {
+      for (const id of this.listeners.keys()) this.remote.call("host.subscribe", [id]).catch(() => undefined);
+      for (const id of [...this.listeners.keys()]) this.fire(id);
+    });
+  }
+
+  private fire(agentId: string): void {
+    for (const cb of [...(this.listeners.get(agentId) ?? [])]) cb();
+  }
+
+  private async ask<T>(method: string, params: unknown[], guard: Guard): Promise<T> {
+    return expect<T>(await this.remote.call(method, params), guard, method, this.host);
+  }
+
+  prepare(req: PrepareRequest): Promise<PreparedSheep> {
+    return this.ask("host.prepare", [req], prepared);
+  }
+
+  snapshot(agentId: string): Promise<SheepSnapshot> {
+    return this.ask("host.snapshot", [agentId], isObject);
+  }
+
+  /** Not forwarded: a system call on another machine is a round trip; liveness is the multiplexer's then. */
+  running(_agentId: string): boolean | undefined {
+    return undefined;
+  }
+
+  result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
+    return this.ask("host.result", [agentId, promptId], result(promptId));
+  }
+
+  async submit(agentId: string, delivery: Delivery): Promise<void> {
+    await this.remote.call("host.submit", [agentId, delivery]);
+  }
+
+  messages(agentId: string): Promise<SheepMessage[]> {
+    return this.ask("host.messages", [agentId], arrayOf(message));
+  }
+
+  async replies(agentId: string): Promise<Map<string, "replied" | "expired">> {
+    return new Map(await this.ask<[string, "replied" | "expired"][]>("host.replies", [agentId], replyPairs));
+  }
+
+  reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome> {
+    return this.ask("host.reply", [agentId, messageId, text], oneOf("delivered", "already_replied", "expired"));
+  }
+
+  subscribe(agentId: string, onChange: () => void): () => void {
+    let set = this.listeners.get(agentId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(agentId, set);
+      // While the link is down this fails; the reconnect subscribes again.
+      this.remote.call("host.subscribe", [agentId]).catch(() => undefined);
+    }
+    const mine = () => onChange();
+    set.add(mine);
+    return () => {
+      const s = this.listeners.get(agentId);
+      if (!s?.delete(mine) || s.size > 0) return;
+      this.listeners.delete(agentId);
+      this.remote.call("host.unsubscribe", [agentId]).catch(() => undefined);
+    };
+  }
+
+  evidencePath(agentId: string, promptId: string): Promise<string> {
+    return this.ask("host.evidencePath", [agentId, promptId], isString);
+  }
+
+  cleanup(agentId: string): Promise<string | undefined> {
+    return this.ask("host.cleanup", [agentId], optional(isString));
+  }
+
+  async relabel(agentId: string, label: string): Promise<void> {
+    await this.remote.call("host.relabel", [agentId, label]);
+  }
+
+  async discard(agentId: string): Promise<void> {
+    await this.remote.call("host.discard", [agentId]);
+  }
+
+  resumeCard(agentId: string): Promise<ResumeCard | undefined> {
+    return this.ask("host.resumeCard", [agentId], optional(card));
+  }
+
+  resumeCards(): Promise<ResumeCard[]> {
+    return this.ask("host.resumeCards", [], arrayOf(card));
+  }
+
+  conversation(agentId: string, turns: number): Promise<Conversation> {
+    return this.ask("host.conversation", [agentId, turns], conversation);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The agent protocol without ssh: the real agent bundle run by a local node over pipes, driven
+ * by RpcClient and the proxies. Hostile lines are refused and the agent goes on; errors arrive
+ * as [code] ShepherdErrors; a stream that closes fails what is pending with [host_unreachable].
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { after, before, test } from "node:test";
+import { isShepherdError } from "../../src/domain/errors.ts";
+import { remoteBundle } from "../../src/remote/bundle.ts";
+import { MAX_LINE_BYTES, PROTOCOL_VERSION, type SysInfo } from "../../src/remote/rpc/call.ts";
+import { RpcClient } from "../../src/remote/rpc/client.ts";
+import { LineSplitter } from "../../src/remote/rpc/lines.ts";
+import { writeAgentDir } from "../support/agent-dir.ts";
+import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
+
+let agent: LocalAgent;
+let dir: string;
+let agentDir: string;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), "pi-shepherd-remote-rpc-"));
+  agentDir = await writeAgentDir("http://127.0.0.1:9", join(dir, "agent"));
+  agent = await spawnLocalAgent();
+});
+
+after(async () => {
+  await agent.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Lines the agent writes, seen raw: a second reader on its stdout. */
+function rawLines(): { lines: string[]; stop(): void } {
+  const lines: string[] = [];
+  const split = new LineSplitter();
+  const stdout = (agent.client as unknown as { o: { input: NodeJS.ReadableStream } }).o.input;
+  const on = (c: Buffer) => {
+    for (const e of split.push(c)) if ("line" in e) lines.push(e.line);
+  };
+  stdout.on("data", on);
+  return { lines, stop: () => stdout.off("data", on) };
+}
+
+test("the agent says hello first: protocol, the bundle's hash (its directory), its pid and node", async () => {
+  const bundle = await remoteBundle();
+  assert.equal(agent.hello.protocol, PROTOCOL_VERSION);
+  assert.equal(agent.hello.bundle, bundle.hash);
+  assert.equal(agent.hello.pid, agent.pid);
+  assert.match(agent.hello.node, /^v\d+\./);
+});
+
+test("the bundle: four files, each with its sha256, named by a hash of them all; built once per process", async () => {
+  const a = await remoteBundle();
+  assert.deepEqual(a.files.map((f) => f.name).sort(), ["agent.mjs", "launcher.mjs", "report-exit.sh", "sheep.mjs"]);
+  assert.match(a.hash, /^[0-9a-f]{16}$/);
+  assert.equal(await remoteBundle(), a);
+  const sheep = a.files.find((f) => f.name === "sheep.mjs")!.content.toString("utf8");
+  // What pi provides to extensions stays pi's: imported, never bundled.
+  assert.match(sheep, /from "@earendil-works\/pi-coding-agent"|from "@sinclair\/typebox"/);
+  assert.doesNotMatch(sheep, /TypeBox|KindGuard/);
+});
+
+test("a call before init is refused with [protocol_error]; sys.dir works before it", async () => {
+  await assert.rejects(agent.client.call("host.snapshot", ["a_0123456789"]), (e) => isShepherdError(e, "protocol_error") && /before init/.test(e.message));
+  assert.equal(await agent.client.call("sys.dir", [null]), homedir());
+  assert.equal(await agent.client.call("sys.dir", [dir]), dir);
+  await assert.rejects(agent.client.call("sys.dir", [join(dir, "nope")]), (e) => isShepherdError(e, "cwd_invalid") && e.message.startsWith("[cwd_invalid] "));
+});
+
+test("init makes the state dir private and answers the runtime, the state dir, the private tmux socket and the home", async () => {
+  await assert.rejects(initAgent(agent, { ...testInit(agentDir), piCommand: [] }), (e) => isShepherdError(e, "invalid_params"));
+  const answer = await initAgent(agent, testInit(agentDir));
+  assert.equal(answer.runtime, "tmux");
+  assert.equal(answer.stateDir, join(agentDir, "pi-shepherd"));
+  assert.equal(answer.tmuxSocket, join(agentDir, "pi-shepherd", "tmux", "default"));
+  assert.equal(answer.home, homedir());
+  assert.equal((await stat(answer.stateDir)).mode & 0o777, 0o700);
+  await assert.rejects(initAgent(agent, testInit(agentDir)), (e) => isShepherdError(e, "protocol_error") && /twice/.test(e.message));
+  const info = (await agent.client.call("sys.info", [])) as SysInfo;
+  assert.equal(info.node, agent.hello.node);
+  assert.equal(info.stateDirMode, 0o700);
+  assert.match(info.tmux ?? "", /^tmux /);
+  assert.match(info.pi ?? "", /\d+\.\d+/);
+});
+
+test("an adapter's ShepherdError arrives with its code and words; a bad agent id is refused before any path is made of it", async () => {
+  await assert.rejects(
+    agent.client.call("host.prepare", [
+      {
+        agentId: "a_0123456789",
+        definition: { name: "x", description: "", source: "user", path: "/x", model: "-rf" },
+        cwd: dir,
+        label: "l",
+        createdAt: new Date().toISOString(),
+      },
+    ]),
+    (e) => isShepherdError(e, "invalid_params") && /model "-rf"/.test(e.message),
+  );
+  await assert.rejects(agent.client.call("host.snapshot", ["../../etc"]), (e) => isShepherdError(e, "invalid_params") && /no agent id/.test(e.message));
+  await assert.rejects(agent.client.call("host.result", ["a_0123456789"]), (e) => isShepherdError(e, "invalid_params") && /parameter 2/.test(e.message));
+});
+
+test("unknown methods, non-JSON, lines without ids and a line over 64 MiB are refused, and the agent goes on answering", async () => {
+  const raw = rawLines();
+  try {
+    await assert.rejects(
+      agent.client.call("rm.everything", []),
+      (e) => isShepherdError(e, "protocol_error") && /unknown method "rm.everything"/.test(e.message),
+    );
+    await assert.rejects(agent.client.call("constructor", []), (e) => isShepherdError(e, "protocol_error"));
+    await assert.rejects(agent.client.call("__proto__", []), (e) => isShepherdError(e, "protocol_error"));
+    const stdin = (agent.client as unknown as { o: { output: NodeJS.WritableStream } }).o.output;
+    stdin.write("this is not json\n");
+    stdin.write('{"m":"sys.dir","p":[null]}\n');
+    stdin.write('{"id":77,"m":"sys.dir","p":"not a list"}\n');
+    stdin.write("[1,2,3]\n");
+    // Over the limit, in pieces the agent cannot hold: it is skipped to its newline, not buffered.
+    const piece = Buffer.alloc(8 * 1024 * 1024, 0x61);
+    for (let i = 0; i < MAX_LINE_BYTES / piece.length + 1; i++) stdin.write(piece);
+    stdin.write('{"after":"the long line"}\n');
+    assert.equal(await agent.client.call("sys.dir", [null]), homedir());
+    const errors = raw.lines.map((l) => JSON.parse(l) as { id?: number | null; err?: { code: string; message: string } }).filter((l) => l.err);
+    const nulls = errors.filter((l) => l.id === null).map((l) => l.err!.message);
+    assert.ok(nulls.some((m) => /not JSON/.test(m)));
+    assert.ok(nulls.some((m) => /whole-number id/.test(m)));
+    assert.ok(nulls.some((m) => /over 67108864 bytes/.test(m)));
+    assert.ok(errors.some((l) => l.id === 77 && /must be a list/.test(l.err!.message)));
+    assert.doesNotThrow(() => process.kill(agent.pid, 0), "the agent still runs");
+  } finally {
+    raw.stop();
+  }
+});
+
+test("a stream that closes fails every pending call, and every later one, with [host_unreachable]", async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const client = new RpcClient({ input, output, host: "far-away" });
+  input.write(`${JSON.stringify({ hello: { protocol: PROTOCOL_VERSION, bundle: "b", pid: 1, node: "v22" } })}\n`);
+  assert.equal((await client.hello).bundle, "b");
+  const pending = [client.call("sys.dir", [null]), client.call("host.snapshot", ["a_0123456789"])];
+  input.end();
+  for (const p of pending)
+    await assert.rejects(p, (e) => isShepherdError(e, "host_unreachable") && /host "far-away" unreachable: the agent's output ended/.test(e.message));
+  await assert.rejects(client.call("sys.dir", [null]), (e) => isShepherdError(e, "host_unreachable"));
+});
+
+test("an answer's error code not of our shape becomes remote_error; an answer for no call is ignored; a wrong protocol is refused", async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const client = new RpcClient({ input, output, host: "h" });
+  const call = client.call("sys.dir", [null]);
+  input.write('{"id":999,"ok":"nobody asked"}\n');
+  input.write('{"id":1,"err":{"code":"Robert\'); DROP","message":"boom"}}\n');
+  await assert.rejects(call, (e) => isShepherdError(e, "remote_error") && /on host "h": boom/.test(e.message));
+  const other = new RpcClient({ input: new PassThrough(), output: new PassThrough(), host: "h" });
+  const wrong = other as unknown as { o: { input: PassThrough } };
+  wrong.o.input.write('{"hello":{"protocol":99}}\n');
+  await assert.rejects(other.hello, (e) => isShepherdError(e, "protocol_error") && /protocol 99/.test(e.message));
+  await assert.rejects(other.call("sys.dir", [null]), (e) => isShepherdError(e, "host_unreachable"));
+});
+
+test("LineSplitter: lines across chunks, empty lines skipped, an overflow reported once and skipped to its newline", () => {
+  const s = new LineSplitter(10);
+  assert.deepEqual(s.push(Buffer.from('{"a"')), []);
+  assert.deepEqual(s.push(Buffer.from(':1}\n\n{"b":2}\n')), [{ line: '{"a":1}' }, { line: '{"b":2}' }]);
+  assert.deepEqual(s.push(Buffer.from("0123456789ab")), [{ overflow: true }]);
+  assert.deepEqual(s.push(Buffer.from("cdef\nok\n")), [{ line: "ok" }]);
+});
