@@ -1,0 +1,149 @@
+/**
+ * The panel's entry: trades the URL's token for the session cookie (and drops it from the
+ * address bar), draws the herd or one sheep by the address's fragment, and keeps both current
+ * from the events stream, which reconnects by itself and says so.
+ */
+import { ApiError, get, Live, openSession } from "./api.js";
+import { fill, tick } from "./dom.js";
+import { renderFleet, totalsText } from "./fleet.js";
+import { SheepView } from "./sheep.js";
+
+const fleetRoot = document.getElementById("fleet");
+const fleetHosts = document.getElementById("fleet-hosts");
+const sheepRoot = document.getElementById("sheep");
+const totalsEl = document.getElementById("totals");
+const connEl = document.getElementById("conn");
+const noticeEl = document.getElementById("notice");
+const announceEl = document.getElementById("announce");
+
+let view;
+let fleetData;
+
+let sayTimer;
+
+/** Shown for a few seconds, and said to a screen reader (a status region). */
+function say(text) {
+  fill(announceEl, text);
+  announceEl.hidden = false;
+  clearTimeout(sayTimer);
+  sayTimer = setTimeout(() => {
+    announceEl.hidden = true;
+    fill(announceEl);
+  }, 6000);
+}
+
+function notice(text) {
+  noticeEl.hidden = !text;
+  fill(noticeEl, text ?? "");
+}
+
+/** Runs `fn` now, or once more right after the run in flight: never two at once, never a change missed. */
+function coalesced(fn) {
+  let running = false;
+  let again = false;
+  const run = async () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        await fn();
+      } while (again);
+    } finally {
+      running = false;
+    }
+  };
+  return run;
+}
+
+const refreshFleet = coalesced(async () => {
+  try {
+    fleetData = await get("/api/v1/sheep");
+    notice(undefined);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) notice("Not signed in: open the address the shepherd printed (/shepherd panel prints it again).");
+    else notice(e instanceof ApiError ? e.text : String(e));
+    return;
+  }
+  fill(totalsEl, totalsText(fleetData.totals));
+  if (!view) {
+    renderFleet(fleetHosts, fleetData);
+    document.title = `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`;
+  }
+});
+
+const refreshView = coalesced(async () => {
+  await view?.refresh();
+});
+
+/** Draws what the address names; `moved`: the person went there, so focus follows (not on first load). */
+function route(moved = false) {
+  const m = /^#\/sheep\/([^/]+)$/.exec(location.hash);
+  const agentId = m ? decodeURIComponent(m[1]) : undefined;
+  if (view && view.agentId === agentId) return;
+  view?.dispose();
+  view = undefined;
+  if (agentId) {
+    fleetRoot.hidden = true;
+    sheepRoot.hidden = false;
+    view = new SheepView(sheepRoot, agentId, say);
+    if (moved) view.focus();
+    refreshView();
+  } else {
+    sheepRoot.hidden = true;
+    fill(sheepRoot);
+    fleetRoot.hidden = false;
+    if (fleetData) renderFleet(fleetHosts, fleetData);
+    if (moved) document.getElementById("fleet-title")?.focus();
+    refreshFleet();
+  }
+}
+
+function onEvent(type, data) {
+  refreshFleet();
+  if (!view) return;
+  const agentId = data && typeof data === "object" ? data.agentId : undefined;
+  if (type === "reset" || agentId === undefined || agentId === view.agentId) refreshView();
+}
+
+const CONN = {
+  connecting: ["conn-wait", "Connecting…"],
+  live: ["conn-live", "Live"],
+  lost: ["conn-lost", "Connection lost: reconnecting…"],
+  back: ["conn-live", "Reconnected"],
+};
+
+function onStatus(status) {
+  const [cls, text] = CONN[status] ?? CONN.connecting;
+  connEl.className = `conn ${cls}`;
+  connEl.dataset.state = status;
+  fill(connEl, text);
+  // What happened while the stream was down is read afresh.
+  if (status === "back") {
+    refreshFleet();
+    refreshView();
+  }
+}
+
+async function main() {
+  const m = /^#token=([^&]+)/.exec(location.hash);
+  if (m) {
+    try {
+      await openSession(decodeURIComponent(m[1]));
+    } catch (e) {
+      notice(`The shepherd refused this address's token (${e instanceof ApiError ? e.text : String(e)}). /shepherd panel prints a fresh one.`);
+    }
+    // The token leaves the address bar and the history at once, whatever the answer.
+    history.replaceState(null, "", `${location.pathname}${location.search}`);
+  }
+  window.addEventListener("hashchange", () => route(true));
+  setInterval(() => tick(), 1000);
+  route();
+  await refreshFleet();
+  new Live(onEvent, onStatus).open();
+}
+
+main();

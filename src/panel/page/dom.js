@@ -1,0 +1,105 @@
+/**
+ * Building the page's nodes. Every text a sheep, a repository or the shepherd sends goes in as a
+ * text node (textContent), never as markup: there is no innerHTML anywhere in the page, and no
+ * attribute is set from a sheep's text except title and data-*, which nothing runs.
+ */
+
+/** An element with attributes, listeners (`onclick`…) and children (nodes, or strings as text). */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);
+    else if (name === "class") el.className = value;
+    else el.setAttribute(name, value === true ? "" : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+/** Appends nodes and strings (as text nodes); arrays are flattened, empty values skipped. */
+export function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+/** Replaces an element's children. */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+/** A value shown as text whatever it is: a string as it is, anything else as JSON. */
+export function asText(value) {
+  if (value === undefined || value === null) return "";
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The first line of a text, cut to `max` characters. */
+export function firstLine(text, max = 120) {
+  const line = asText(text).split("\n", 1)[0] ?? "";
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** 1234 → "1.2k", 2_500_000 → "2.5M". */
+export function tokens(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "–";
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** A cost in dollars, or a dash when pi reports none. */
+export function cost(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "–";
+  if (n === 0) return "$0";
+  return n < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
+}
+
+/** How long since an ISO time, as "4s", "3m 12s", "2h 05m", "3d 4h". */
+export function elapsed(since, now = Date.now()) {
+  const t = Date.parse(since);
+  if (!Number.isFinite(t)) return "–";
+  const s = Math.max(0, Math.floor((now - t) / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  const hours = Math.floor(m / 60);
+  if (hours < 24) return `${hours}h ${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+/** A <time> that counts up from `since`; the page's one ticker keeps every one of them current. */
+export function since(iso) {
+  const t = h("time", { class: "since", datetime: asText(iso), "data-since": asText(iso), title: asText(iso) });
+  t.textContent = elapsed(iso);
+  return t;
+}
+
+/** A clock time of an ISO time, in the person's own zone. */
+export function clock(iso) {
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return "";
+  return new Date(t).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+export function tick(root = document) {
+  const now = Date.now();
+  for (const t of root.querySelectorAll("time[data-since]")) t.textContent = elapsed(t.dataset.since, now);
+}
+
+const STATES = new Set(["starting", "idle", "working", "blocked", "exited", "closed"]);
+
+/** A sheep's state as a badge; only a known state becomes a class (the state is the server's text). */
+export function stateBadge(state) {
+  const s = asText(state);
+  return h("span", { class: STATES.has(s) ? `badge state-${s}` : "badge" }, s || "unknown");
+}

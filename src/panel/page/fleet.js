@@ -1,0 +1,93 @@
+/**
+ * The herd at a glance: every sheep grouped by host, with its state, what it works on and for
+ * how long, its queue, questions waiting, tokens and cost; the herd's totals above.
+ */
+import { asText, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
+
+export const sheepHref = (agentId) => `#/sheep/${encodeURIComponent(asText(agentId))}`;
+
+/** What a sheep works on: the first line of its running prompt. */
+export function workingOn(s) {
+  const w = s?.working;
+  if (w === undefined || w === null || w === false) return "";
+  if (typeof w === "string") return firstLine(w);
+  return firstLine(w.firstLine ?? w.text ?? w.message ?? asText(w));
+}
+
+function usageText(u) {
+  return `${tokens(u?.input)} in · ${tokens(u?.output)} out`;
+}
+
+export function totalsText(totals) {
+  if (!totals) return "";
+  const n = Number(totals.sheep) || 0;
+  const states = Object.entries(totals.byState ?? {})
+    .filter(([, count]) => Number(count) > 0)
+    .map(([state, count]) => `${count} ${state}`)
+    .join(", ");
+  return `${n} sheep${states ? ` (${states})` : ""} · ${tokens(totals.input)} in · ${tokens(totals.output)} out · ${cost(totals.cost)}`;
+}
+
+function row(s) {
+  const questions = Number(s.questions) || 0;
+  const unread = Number(s.unread) || 0;
+  return h(
+    "tr",
+    { class: "sheep-row", "data-agent-id": asText(s.agentId) },
+    h(
+      "th",
+      { scope: "row" },
+      h("a", { href: sheepHref(s.agentId), class: "sheep-link", "data-focus": `sheep:${asText(s.agentId)}` }, asText(s.label) || asText(s.agentId)),
+      h("span", { class: "muted small" }, ` ${asText(s.agent)}`),
+      s.isolated ? h("span", { class: "tag", title: asText(s.worktree?.branch) }, "isolated") : "",
+    ),
+    h("td", {}, stateBadge(s.state)),
+    h("td", { class: "working-on" }, workingOn(s) || h("span", { class: "muted" }, "–")),
+    h("td", { class: "num" }, since(s.since)),
+    h("td", { class: "num" }, String(Number(s.queue) || 0)),
+    h(
+      "td",
+      { class: questions > 0 ? "num attention" : "num" },
+      String(questions),
+      unread > questions ? h("span", { class: "muted small" }, ` (${unread} unread)`) : "",
+    ),
+    h("td", { class: "num" }, usageText(s.usage)),
+    h("td", { class: "num" }, cost(s.usage?.cost)),
+  );
+}
+
+function hostTable(host, sheep) {
+  const caption = `${host} · ${sheep.length} sheep`;
+  return h(
+    "section",
+    { class: "host", "data-host": host },
+    h("h3", {}, caption),
+    h(
+      "table",
+      { class: "fleet-table" },
+      h("thead", {}, h("tr", {}, ...["Sheep", "State", "Working on", "For", "Queue", "Questions", "Tokens", "Cost"].map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, sheep.map(row)),
+    ),
+  );
+}
+
+/** Draws the fleet into `root`; the focused link keeps its focus across a redraw. */
+export function renderFleet(root, data) {
+  const focused = document.activeElement?.dataset?.focus;
+  const list = Array.isArray(data?.sheep) ? data.sheep : [];
+  const hosts = new Map();
+  for (const s of list) {
+    const host = asText(s.host) || "local";
+    if (!hosts.has(host)) hosts.set(host, []);
+    hosts.get(host).push(s);
+  }
+  const names = [...hosts.keys()].sort((a, b) => (a === "local" ? -1 : b === "local" ? 1 : a.localeCompare(b)));
+  for (const sheep of hosts.values()) sheep.sort((a, b) => asText(a.label).localeCompare(asText(b.label)));
+  fill(
+    root,
+    list.length === 0
+      ? h("p", { class: "empty" }, "No sheep yet. Start one from the shepherd (the shepherd tool's start, or /shepherd start).")
+      : names.map((host) => hostTable(host, hosts.get(host))),
+  );
+  if (focused) root.querySelector(`[data-focus="${CSS.escape(focused)}"]`)?.focus();
+}

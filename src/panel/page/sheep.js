@@ -1,0 +1,485 @@
+/**
+ * One sheep: what it is and costs, a prompt box (a new prompt, a steer into the running turn, or
+ * a follow-up queued behind it), its messages with a reply box for each question that waits, its
+ * conversation, its live screen, and each prompt with its evidence drawn as a per-file diff.
+ * Interrupt and close ask first. Boxes a person types in are built once and kept across redraws.
+ */
+import { ApiError, get, post, sheepPath } from "./api.js";
+import { asText, clock, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
+import { renderDiff } from "./diff.js";
+import { workingOn } from "./fleet.js";
+
+const TURNS = 20;
+const SCREEN_MS = 2000;
+const KINDS = new Set(["progress", "question", "done"]);
+const LINE_KINDS = new Set(["prompt", "answer", "tool", "error"]);
+const PROMPT_STATUSES = new Set(["pending", "queued", "working", "completed", "failed", "timeout", "cancelled", "blocked"]);
+
+function errorText(e) {
+  return e instanceof ApiError ? e.text : e instanceof Error ? e.message : String(e);
+}
+
+/** Asks through the page's one dialog; resolves true when the person confirms. */
+function confirmDialog({ title, text, confirm, options = [] }) {
+  const dialog = document.getElementById("confirm");
+  fill(dialog.querySelector(".dialog-title"), title);
+  fill(dialog.querySelector(".dialog-text"), text);
+  const boxes = options.map((o) => h("input", { type: "checkbox", name: o.name, id: `confirm-${o.name}` }));
+  fill(
+    dialog.querySelector(".dialog-options"),
+    options.map((o, i) => h("p", {}, h("label", { for: `confirm-${o.name}` }, boxes[i], ` ${o.label}`))),
+  );
+  fill(dialog.querySelector("button[value=ok]"), confirm);
+  dialog.returnValue = "";
+  dialog.showModal();
+  dialog.querySelector("button[value=cancel]").focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener(
+      "close",
+      () => resolve(dialog.returnValue === "ok" ? Object.fromEntries(options.map((o, i) => [o.name, boxes[i].checked])) : undefined),
+      { once: true },
+    );
+  });
+}
+
+export class SheepView {
+  constructor(root, agentId, say) {
+    this.root = root;
+    this.agentId = agentId;
+    this.say = say;
+    this.detail = undefined;
+    this.gone = false;
+    this.openDiffs = new Set();
+    this.messageItems = new Map();
+    this.promptItems = new Map();
+    this.build();
+    this.screenTimer = setInterval(() => {
+      if (!document.hidden && !this.gone) this.loadScreen();
+    }, SCREEN_MS);
+  }
+
+  dispose() {
+    clearInterval(this.screenTimer);
+    this.disposed = true;
+  }
+
+  build() {
+    this.title = h("h2", { tabindex: "-1", class: "sheep-title" }, this.agentId);
+    this.stateEl = h("span");
+    this.meta = h("dl", { class: "meta" });
+    this.interruptBtn = h("button", { type: "button", class: "danger-soft", onclick: () => this.interrupt() }, "Interrupt");
+    this.closeBtn = h("button", { type: "button", class: "danger", onclick: () => this.close() }, "Close…");
+    this.actionNote = h("p", { class: "note", role: "status" });
+
+    this.promptText = h("textarea", {
+      id: "prompt-text",
+      name: "message",
+      rows: "4",
+      required: true,
+      placeholder: "What should this sheep do? (Ctrl+Enter sends)",
+    });
+    this.promptText.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        this.promptForm.requestSubmit();
+      }
+    });
+    const mode = (value, label, hint, checked = false) =>
+      h("label", { class: "mode", title: hint }, h("input", { type: "radio", name: "deliverAs", value, checked }), ` ${label}`);
+    this.promptNote = h("p", { class: "note", role: "status" });
+    this.promptForm = h(
+      "form",
+      { class: "prompt-form", onsubmit: (e) => this.sendPrompt(e) },
+      h("label", { for: "prompt-text", class: "field-label" }, "Prompt"),
+      this.promptText,
+      h(
+        "div",
+        { class: "form-row" },
+        h(
+          "fieldset",
+          { class: "modes" },
+          h("legend", { class: "visually-hidden" }, "Deliver as"),
+          mode("prompt", "New prompt", "a prompt of its own (queued when the sheep is busy)", true),
+          mode("steer", "Steer", "into the running turn, read at the sheep's next step"),
+          mode("followUp", "Follow-up", "queued behind the running prompt"),
+        ),
+        h("button", { type: "submit" }, "Send"),
+      ),
+      this.promptNote,
+    );
+
+    this.messagesList = h("ol", { class: "messages" });
+    this.conversation = h("div", { class: "conversation", tabindex: "0", "aria-label": "Conversation" });
+    this.screen = h("pre", { class: "screen", tabindex: "0", "aria-label": "Live screen" });
+    this.screenNote = h("p", { class: "muted small" });
+    this.promptsList = h("ol", { class: "prompts" });
+
+    fill(
+      this.root,
+      h(
+        "header",
+        { class: "sheep-head" },
+        h("p", {}, h("a", { href: "#/", class: "back" }, "← The herd")),
+        h("div", { class: "title-row" }, this.title, this.stateEl, h("div", { class: "actions" }, this.interruptBtn, this.closeBtn)),
+        this.meta,
+        this.actionNote,
+      ),
+      h(
+        "div",
+        { class: "sheep-grid" },
+        h(
+          "div",
+          { class: "col" },
+          h("section", { class: "panel-box", "aria-labelledby": "h-prompt" }, h("h3", { id: "h-prompt" }, "Send"), this.promptForm),
+          h("section", { class: "panel-box", "aria-labelledby": "h-conv" }, h("h3", { id: "h-conv" }, "Conversation"), this.conversation),
+          h("section", { class: "panel-box", "aria-labelledby": "h-prompts" }, h("h3", { id: "h-prompts" }, "Prompts and their evidence"), this.promptsList),
+        ),
+        h(
+          "div",
+          { class: "col" },
+          h("section", { class: "panel-box", "aria-labelledby": "h-msgs" }, h("h3", { id: "h-msgs" }, "Messages"), this.messagesList),
+          h("section", { class: "panel-box", "aria-labelledby": "h-screen" }, h("h3", { id: "h-screen" }, "Screen"), this.screen, this.screenNote),
+        ),
+      ),
+    );
+  }
+
+  focus() {
+    this.title.focus();
+  }
+
+  /** Reads everything again; a sheep that is gone says so. */
+  async refresh() {
+    await this.loadDetail();
+    if (this.gone) return;
+    await Promise.all([this.loadConversation(), this.loadMessages(), this.loadScreen()]);
+  }
+
+  async loadDetail() {
+    try {
+      const d = await get(sheepPath(this.agentId));
+      if (this.disposed) return;
+      this.detail = d;
+      this.gone = false;
+      this.drawDetail();
+    } catch (e) {
+      if (this.disposed) return;
+      if (e instanceof ApiError && e.status === 404) {
+        this.gone = true;
+        fill(this.stateEl, stateBadge("closed"));
+        fill(this.actionNote, "This sheep is no longer in the herd.");
+        this.interruptBtn.disabled = true;
+        this.closeBtn.disabled = true;
+      } else fill(this.actionNote, errorText(e));
+    }
+  }
+
+  drawDetail() {
+    const d = this.detail;
+    fill(this.title, asText(d.label) || asText(d.agentId));
+    document.title = `${asText(d.label) || asText(d.agentId)} · pi-shepherd`;
+    fill(this.stateEl, stateBadge(d.state), " ", since(d.since));
+    const ended = d.state === "closed" || d.state === "exited";
+    this.closeBtn.disabled = d.state === "closed";
+    this.interruptBtn.disabled = ended || d.state === "idle";
+    const item = (term, ...value) => [h("dt", {}, term), h("dd", {}, ...value)];
+    const working = workingOn(d);
+    fill(
+      this.meta,
+      item("id", h("code", {}, asText(d.agentId))),
+      item("agent", asText(d.agent)),
+      item("host", asText(d.host) || "local"),
+      d.model ? item("model", asText(d.model)) : "",
+      item("cwd", h("code", {}, asText(d.cwd))),
+      d.worktree ? item("worktree", h("code", {}, asText(d.worktree.path)), " on ", h("code", {}, asText(d.worktree.branch))) : "",
+      working ? item("working on", working) : "",
+      item("queue", String(Number(d.queue) || 0)),
+      item("tokens", `${tokens(d.usage?.input)} in · ${tokens(d.usage?.output)} out`),
+      item("cost", cost(d.usage?.cost)),
+    );
+    this.drawPrompts(Array.isArray(d.prompts) ? d.prompts : []);
+  }
+
+  drawPrompts(prompts) {
+    if (prompts.length === 0) {
+      fill(this.promptsList, h("li", { class: "muted" }, "No prompt yet."));
+      this.promptItems.clear();
+      return;
+    }
+    const keep = new Set();
+    const ordered = [...prompts].reverse();
+    for (const p of ordered) {
+      const id = asText(p.promptId);
+      keep.add(id);
+      let item = this.promptItems.get(id);
+      if (!item) {
+        item = this.promptItem(id);
+        this.promptItems.set(id, item);
+      }
+      this.updatePromptItem(item, p);
+    }
+    for (const [id, item] of this.promptItems) {
+      if (!keep.has(id)) {
+        item.li.remove();
+        this.promptItems.delete(id);
+      }
+    }
+    fill(
+      this.promptsList,
+      ordered.map((p) => this.promptItems.get(asText(p.promptId)).li),
+    );
+  }
+
+  promptItem(promptId) {
+    const summary = h("summary");
+    const body = h("div", { class: "diff-body" });
+    const details = h("details", { class: "prompt", "data-prompt-id": promptId }, summary, body);
+    const item = { li: h("li", {}, details), summary, body, details, status: undefined, loaded: false };
+    details.addEventListener("toggle", () => {
+      if (details.open) {
+        this.openDiffs.add(promptId);
+        if (!item.loaded) this.loadDiff(promptId, item);
+      } else this.openDiffs.delete(promptId);
+    });
+    return item;
+  }
+
+  updatePromptItem(item, p) {
+    const status = asText(p.status);
+    const times = [p.startedAt ? `started ${clock(p.startedAt)}` : "", p.finishedAt ? `finished ${clock(p.finishedAt)}` : ""].filter(Boolean).join(", ");
+    fill(
+      item.summary,
+      h("span", { class: PROMPT_STATUSES.has(status) ? `badge ps-${status}` : "badge" }, status || "?"),
+      " ",
+      h("span", { class: "prompt-line" }, firstLine(p.firstLine, 160) || h("span", { class: "muted" }, "(empty)")),
+      " ",
+      h("span", { class: "muted small" }, `${asText(p.promptId)}${times ? ` · ${times}` : ""}`),
+      evidenceNote(p.evidence),
+    );
+    // A prompt that settled since its diff was read has new evidence.
+    if (item.status !== undefined && item.status !== status) item.loaded = false;
+    item.status = status;
+    if (item.details.open && !item.loaded) this.loadDiff(asText(p.promptId), item);
+  }
+
+  async loadDiff(promptId, item) {
+    item.loaded = true;
+    fill(item.body, h("p", { class: "muted" }, "Reading the evidence…"));
+    try {
+      const diff = await get(`${sheepPath(this.agentId, "/diff")}?promptId=${encodeURIComponent(promptId)}`);
+      fill(item.body, renderDiff(diff));
+    } catch (e) {
+      item.loaded = false;
+      fill(item.body, h("p", { class: "muted" }, errorText(e)));
+    }
+  }
+
+  async loadConversation() {
+    try {
+      const c = await get(`${sheepPath(this.agentId, "/conversation")}?turns=${TURNS}`);
+      if (this.disposed) return;
+      const turns = Array.isArray(c?.turns) ? c.turns : [];
+      const atBottom = this.conversation.scrollTop + this.conversation.clientHeight >= this.conversation.scrollHeight - 8;
+      fill(
+        this.conversation,
+        turns.length === 0 ? h("p", { class: "muted" }, "Nothing said yet.") : "",
+        c?.earlier ? h("p", { class: "muted small" }, `Earlier turns are in the session file; the last ${TURNS} are shown.`) : "",
+        turns.map((t) =>
+          h(
+            "article",
+            { class: "turn" },
+            t.at ? h("p", { class: "muted small" }, clock(t.at)) : "",
+            (Array.isArray(t.lines) ? t.lines : []).map((l) => {
+              const kind = LINE_KINDS.has(l.kind) ? l.kind : "other";
+              return h(
+                "div",
+                { class: `conv-line conv-${kind}${l.failed ? " failed" : ""}` },
+                h("span", { class: "conv-kind" }, kind),
+                h("div", { class: "conv-text" }, asText(l.text)),
+              );
+            }),
+          ),
+        ),
+      );
+      if (atBottom) this.conversation.scrollTop = this.conversation.scrollHeight;
+    } catch (e) {
+      if (!this.disposed) fill(this.conversation, h("p", { class: "muted" }, errorText(e)));
+    }
+  }
+
+  async loadScreen() {
+    try {
+      const s = await get(sheepPath(this.agentId, "/screen"));
+      if (this.disposed) return;
+      const text = asText(s?.text);
+      if (this.screen.textContent !== text) this.screen.textContent = text;
+      fill(this.screenNote, `read ${clock(new Date().toISOString())}`);
+    } catch (e) {
+      if (!this.disposed) fill(this.screenNote, errorText(e));
+    }
+  }
+
+  async loadMessages() {
+    try {
+      const r = await get(sheepPath(this.agentId, "/messages"));
+      if (this.disposed) return;
+      this.drawMessages(Array.isArray(r?.messages) ? r.messages : []);
+    } catch (e) {
+      if (!this.disposed) fill(this.messagesList, h("li", { class: "muted" }, errorText(e)));
+    }
+  }
+
+  drawMessages(messages) {
+    if (messages.length === 0) {
+      this.messageItems.clear();
+      fill(this.messagesList, h("li", { class: "muted" }, "No messages."));
+      return;
+    }
+    for (const m of messages) {
+      const id = asText(m.messageId);
+      let item = this.messageItems.get(id);
+      if (!item) {
+        item = this.messageItem(m);
+        this.messageItems.set(id, item);
+      }
+      this.updateMessageItem(item, m);
+    }
+    fill(
+      this.messagesList,
+      messages.map((m) => this.messageItems.get(asText(m.messageId)).li),
+    );
+  }
+
+  messageItem(m) {
+    const id = asText(m.messageId);
+    const kind = KINDS.has(m.kind) ? m.kind : "other";
+    const state = h("span", { class: "muted small" });
+    const textId = `reply-${id.replace(/[^\w-]/g, "_")}`;
+    const input = h("textarea", { id: textId, rows: "2", required: true, placeholder: "Your answer (Ctrl+Enter sends)" });
+    const note = h("p", { class: "note", role: "status" });
+    const form = h(
+      "form",
+      { class: "reply-form", hidden: true },
+      h("label", { for: textId, class: "field-label" }, "Reply"),
+      input,
+      h("div", { class: "form-row" }, h("button", { type: "submit" }, "Reply")),
+      note,
+    );
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener("submit", (e) => this.sendReply(e, id, input, note, form));
+    const li = h(
+      "li",
+      { class: `message msg-${kind}`, "data-message-id": id },
+      h("p", { class: "msg-head" }, h("span", { class: "badge" }, kind), " ", h("span", { class: "muted small" }, `${clock(m.at)} · ${id}`), " ", state),
+      h("div", { class: "msg-text" }, asText(m.text)),
+      form,
+    );
+    return { li, form, state };
+  }
+
+  updateMessageItem(item, m) {
+    const waits = m.kind === "question" && m.awaitReply === true && !m.replied && !m.expired;
+    const state = m.replied ? "answered" : m.expired ? "no longer waits (its time ran out)" : waits ? "waits for a reply" : "";
+    fill(item.state, state);
+    if (!waits) item.form.hidden = true;
+    else if (item.form.hidden) item.form.hidden = false;
+  }
+
+  async sendReply(e, messageId, input, note, form) {
+    e.preventDefault();
+    const text = input.value;
+    if (!text.trim()) return;
+    fill(note, "Sending…");
+    try {
+      await post(sheepPath(this.agentId, "/reply"), { messageId, text });
+      input.value = "";
+      form.hidden = true;
+      fill(note, "");
+      this.say("Reply sent.");
+      this.loadMessages();
+    } catch (err) {
+      fill(note, errorText(err));
+    }
+  }
+
+  async sendPrompt(e) {
+    e.preventDefault();
+    const message = this.promptText.value;
+    if (!message.trim()) return;
+    const mode = new FormData(this.promptForm).get("deliverAs");
+    const body = mode === "steer" || mode === "followUp" ? { message, deliverAs: mode } : { message };
+    fill(this.promptNote, "Sending…");
+    try {
+      const r = await post(sheepPath(this.agentId, "/prompt"), body);
+      this.promptText.value = "";
+      fill(this.promptNote, `Sent as ${asText(r?.promptId)}.`);
+      this.loadDetail();
+      this.loadConversation();
+    } catch (err) {
+      fill(this.promptNote, errorText(err));
+    }
+  }
+
+  async interrupt() {
+    const label = asText(this.detail?.label) || this.agentId;
+    const ok = await confirmDialog({
+      title: `Interrupt ${label}?`,
+      text: "Its running turn stops (as Escape in its pane); queued prompts stay queued.",
+      confirm: "Interrupt",
+    });
+    if (!ok) return;
+    try {
+      await post(sheepPath(this.agentId, "/interrupt"), {});
+      fill(this.actionNote, "Interrupted.");
+      this.loadDetail();
+    } catch (err) {
+      fill(this.actionNote, errorText(err));
+    }
+  }
+
+  async close() {
+    const label = asText(this.detail?.label) || this.agentId;
+    const isolated = Boolean(this.detail?.worktree);
+    const answer = await confirmDialog({
+      title: `Close ${label}?`,
+      text: "Its pi ends and its pane closes; its session file is kept, so it can be resumed.",
+      confirm: "Close",
+      options: isolated
+        ? [
+            { name: "removeWorktree", label: "Remove its worktree too (only when it holds nothing unlanded)" },
+            { name: "force", label: "Remove the worktree even if it holds work (that work is lost)" },
+          ]
+        : [],
+    });
+    if (!answer) return;
+    const body = {};
+    if (answer.removeWorktree) body.removeWorktree = true;
+    if (answer.force) body.force = true;
+    fill(this.actionNote, "Closing…");
+    try {
+      await post(sheepPath(this.agentId, "/close"), body);
+      this.say(`${label} closed.`);
+      location.hash = "#/";
+    } catch (err) {
+      fill(this.actionNote, errorText(err));
+    }
+  }
+}
+
+function evidenceNote(evidence) {
+  if (!evidence) return "";
+  if (typeof evidence === "object" && Array.isArray(evidence.files)) {
+    const n = evidence.files.length;
+    return h("span", { class: "evidence-note" }, ` · ${n} file${n === 1 ? "" : "s"} changed`);
+  }
+  if (typeof evidence === "object" && typeof evidence.files === "number") {
+    const n = evidence.files;
+    return h("span", { class: "evidence-note" }, ` · ${n} file${n === 1 ? "" : "s"}, +${Number(evidence.insertions) || 0} −${Number(evidence.deletions) || 0}`);
+  }
+  return h("span", { class: "evidence-note" }, " · has evidence");
+}
