@@ -93,6 +93,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 export interface ScriptedModelOptions {
   /** The reply to a message that is no directive (default `ECHO: <message>`), e.g. to a pushed result in a demo. */
   fallback?: (lastUserText: string) => string;
+  /** A directive for a message that is none, e.g. for a screenshot whose prompts read as a person writes them. */
+  script?: (lastUserText: string) => Directive | undefined;
 }
 
 export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<ScriptedModel> {
@@ -145,7 +147,7 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
       kind: "reply",
     };
     log.push(entry);
-    const d = parseDirective(lastUserText) ?? {};
+    const d = parseDirective(lastUserText) ?? o.script?.(lastUserText) ?? {};
     if (d.tag !== undefined) entry.tag = d.tag;
 
     // Rounds done so far: assistant tool calls since the prompt (the last user message).
@@ -177,7 +179,7 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
       await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined);
       return;
     }
-    const reply = d.reply ?? (parseDirective(lastUserText) ? "" : (o.fallback?.(lastUserText) ?? `ECHO: ${lastUserText}`));
+    const reply = d.reply ?? (parseDirective(lastUserText) || o.script?.(lastUserText) ? "" : (o.fallback?.(lastUserText) ?? `ECHO: ${lastUserText}`));
     entry.replyText = reply;
     await streamText(res, entry, reply, d.chunks ?? 1, d.chunkDelayMs ?? 0);
   };

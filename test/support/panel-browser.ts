@@ -1,0 +1,63 @@
+/**
+ * The panel in a real browser: Debian's chromium driven headless by playwright-core (which never
+ * downloads a browser), and the panel's address from a real shepherd's `/shepherd panel`. The
+ * browser runs on a fresh profile of its own and is closed by its handle, never by name.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { type Browser, chromium, type Page } from "playwright-core";
+import type { RpcShepherd } from "./rpc-shepherd.ts";
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** Flags for a quiet browser in a container: no sandbox (no user namespaces), no GPU, nothing it fetches for itself. */
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export async function launchChromium(): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does)`);
+  // launch() gives the browser a fresh temporary profile and removes it on close.
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+/** Turns the shepherd's panel on; the address it prints, with the token in its fragment. */
+export async function panelOn(shepherd: RpcShepherd): Promise<string> {
+  const notices = await shepherd.slash("/shepherd panel on");
+  const text = notices.map((n) => n.text).join("\n");
+  const url = /http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]+/.exec(text)?.[0];
+  assert.ok(url, `/shepherd panel on printed no address with a token:\n${text}`);
+  return url;
+}
+
+/** What the page hears that a test asserts never happens: script errors and CSP violations. */
+export interface PageTrouble {
+  errors: string[];
+  violations(): Promise<string[]>;
+}
+
+/** A new page at 1280×800 that records its script errors and every CSP violation it meets. */
+export async function openPage(browser: Browser): Promise<{ page: Page; trouble: PageTrouble }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.addInitScript(() => {
+    const w = window as unknown as { __violations: string[] };
+    w.__violations = [];
+    document.addEventListener("securitypolicyviolation", (e) => w.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  return {
+    page,
+    trouble: {
+      errors,
+      violations: () => page.evaluate(() => (window as unknown as { __violations: string[] }).__violations),
+    },
+  };
+}
