@@ -4,7 +4,7 @@
  * as [code] ShepherdErrors; a stream that closes fails what is pending with [host_unreachable].
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -14,7 +14,9 @@ import { remoteBundle } from "../../src/remote/bundle.ts";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type SysInfo } from "../../src/remote/rpc/call.ts";
 import { RpcClient } from "../../src/remote/rpc/client.ts";
 import { LineSplitter } from "../../src/remote/rpc/lines.ts";
+import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { writeAgentDir } from "../support/agent-dir.ts";
+import { git, makeRepo } from "../support/git-repo.ts";
 import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
 
 let agent: LocalAgent;
@@ -84,6 +86,43 @@ test("init makes the state dir private and answers the runtime, the state dir, t
   assert.equal(info.stateDirMode, 0o700);
   assert.match(info.tmux ?? "", /^tmux /);
   assert.match(info.pi ?? "", /\d+\.\d+/);
+});
+
+test("git through RemoteWorkspace on a real repository: baseline, diff, isolate, inspect, land, remove; git's refusals keep their codes", async () => {
+  const ws = remotePorts(agent.client, { host: "test-host", runtime: "tmux" }).workspace;
+  const repo = await makeRepo(join(dir, "repo with space"), { "a.txt": "one\n" });
+  const baseline = await ws.baseline(repo);
+  assert.ok(baseline);
+  assert.equal(baseline.root, repo);
+  assert.equal(await ws.baseline(dir), undefined, "outside a repository there is no baseline");
+  await writeFile(join(repo, "a.txt"), "one\ntwo\n");
+  const patchPath = join(dir, "evidence.patch");
+  const d = await ws.diff(baseline, { patchPath, inlineLines: 50 });
+  assert.deepEqual(
+    d.files.map((f) => [f.path, f.status, f.insertions]),
+    [["a.txt", "modified", 1]],
+  );
+  assert.match(await readFile(patchPath, "utf8"), /\+two/);
+  await git(repo, "commit", "-qam", "two");
+  const { worktree, cwd } = await ws.isolate({ cwd: repo, agentId: "a_0123456789", label: "remote one" });
+  assert.equal(cwd, worktree.path);
+  assert.ok(worktree.path.startsWith(join(agentDir, "pi-shepherd", "worktrees")));
+  assert.match(worktree.branch, /^shepherd\/remote-one-/);
+  await writeFile(join(worktree.path, "b.txt"), "from the sheep\n");
+  assert.deepEqual(await ws.inspect(worktree), { exists: true, uncommitted: ["b.txt"], unlanded: false });
+  assert.deepEqual(await ws.conflicts(worktree), []);
+  await writeFile(join(repo, "dirty.txt"), "in the way\n");
+  await git(repo, "add", "dirty.txt");
+  await assert.rejects(ws.land(worktree, { squash: true, label: "remote one" }), (e) => isShepherdError(e, "land_refused"));
+  await git(repo, "rm", "-q", "--cached", "dirty.txt");
+  await rm(join(repo, "dirty.txt"));
+  const landed = await ws.land(worktree, { squash: true, label: "remote one" });
+  assert.equal(landed.landed, true);
+  assert.equal(landed.into, "main");
+  assert.equal(await readFile(join(repo, "b.txt"), "utf8"), "from the sheep\n");
+  await ws.remove(worktree);
+  assert.equal((await ws.inspect(worktree)).exists, false);
+  await assert.rejects(ws.isolate({ cwd: dir, agentId: "a_0123456789", label: "x" }), (e) => isShepherdError(e, "not_a_repository"));
 });
 
 test("an adapter's ShepherdError arrives with its code and words; a bad agent id is refused before any path is made of it", async () => {

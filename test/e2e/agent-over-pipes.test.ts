@@ -1,0 +1,152 @@
+/**
+ * A remote host's agent without ssh: the real bundle run by a local node over pipes, on a private
+ * tmux server the test starts on the agent's socket and ends by it, with a real pi sheep on the
+ * scripted model. Driven only through the proxies (RemoteRuntime, RemoteSheepHost), as the
+ * shepherd drives a remote host: prepare, a pane, the prompt and its answer told by change
+ * events, the conversation, the screen, liveness, close. The secret the sheep gets travels in
+ * init, on stdin: no command line of the agent or the sheep holds it.
+ */
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { execa } from "execa";
+import { isShepherdError } from "../../src/domain/errors.ts";
+import { newId } from "../../src/domain/ids.ts";
+import type { AgentDefinition } from "../../src/ports/types.ts";
+import type { Runtime } from "../../src/ports/runtime.ts";
+import type { SheepHost } from "../../src/ports/sheep-host.ts";
+import { remotePorts } from "../../src/remote/rpc/ports.ts";
+import { makeAgentDir } from "../support/e2e-env.ts";
+import { killSheep, pidAlive, sheepProcesses } from "../support/leftovers.ts";
+import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
+import { type ScriptedModel, startScriptedModel } from "../support/scripted-model.ts";
+
+const SECRET = "sk-remote-secret-4f1c9a";
+const echo: AgentDefinition = { name: "echo", description: "answers as scripted", source: "user", path: "/agents/echo.md" };
+
+/** Resolves once check() holds, looking again on every change event and at least every 500 ms. */
+async function until<T>(host: SheepHost, agentId: string, check: () => Promise<T | undefined>, what: string, ms = 90_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let wake: () => void = () => undefined;
+  const off = host.subscribe(agentId, () => wake());
+  try {
+    for (;;) {
+      const v = await check();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, 500);
+      });
+    }
+  } finally {
+    off();
+  }
+}
+
+describe("the agent over pipes: a real pi sheep in a private tmux, through the proxies", { timeout: 300_000 }, () => {
+  let dir: string;
+  let agentDir: string;
+  let work: string;
+  let model: ScriptedModel;
+  let agent: LocalAgent;
+  let socket: string;
+  let runtime: Runtime;
+  let host: SheepHost;
+  const agentId = newId("agent");
+  let paneId: string;
+  let changes = 0;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-agent-pipes-"));
+    model = await startScriptedModel();
+    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    work = join(dir, "work dir");
+    await mkdir(work);
+    agent = await spawnLocalAgent();
+    const answer = await initAgent(agent, testInit(agentDir, { env: { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", OPENAI_API_KEY: SECRET } }));
+    assert.equal(answer.runtime, "tmux");
+    socket = answer.tmuxSocket!;
+    // The test's own server on the agent's private socket: the sheep's session joins it, and the test ends it.
+    await execa("tmux", ["-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keeper"], { stdin: "ignore" });
+    ({ runtime, host } = remotePorts(agent.client, { host: "test-host", runtime: answer.runtime }));
+  });
+
+  after(async () => {
+    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
+    await agent?.close();
+    await execa("tmux", ["-S", socket, "kill-server"], { reject: false, stdin: "ignore" });
+    await killSheep(agentDir, pids);
+    await model?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("prepares the sheep there and creates its marked pane on the private server, never the user's", async () => {
+    const prepared = await host.prepare({ agentId, definition: echo, cwd: work, label: "remote sheep", createdAt: new Date().toISOString() });
+    assert.equal(prepared.command.argv[1], join(agent.binDir, "launcher.mjs"));
+    assert.deepEqual(prepared.command.reporting.slice(0, 2), ["/bin/sh", join(agent.binDir, "report-exit.sh")]);
+    const spec = JSON.parse(await readFile(prepared.command.argv[2]!, "utf8")) as { argv: string[]; env: Record<string, string> };
+    assert.ok(spec.argv.includes(join(agent.binDir, "sheep.mjs")), "the sheep loads the bundled extension");
+    assert.equal(spec.env.OPENAI_API_KEY, SECRET, "init's env reaches the sheep through its private spec");
+    assert.equal(spec.env.PI_SHEPHERD_TMUX_SOCKET, socket);
+    const pane = await runtime.createPane({ agentId, placement: "tab", direction: "right", cwd: work, label: "remote sheep", command: prepared.command });
+    paneId = pane.paneId;
+    assert.match(pane.attachHint ?? "", new RegExp(socket.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")));
+    const panes = (await execa("tmux", ["-S", socket, "list-panes", "-a", "-F", "#{pane_id} #{@pi_shepherd_agent}"], { stdin: "ignore" })).stdout;
+    assert.match(panes, new RegExp(`^${paneId} ${agentId}$`, "m"));
+    assert.ok((await runtime.markedPanes()).some((p) => p.agentId === agentId && p.paneId === paneId));
+  });
+
+  it("the sheep becomes ready, and liveness says alive", async () => {
+    const ready = await until(host, agentId, async () => (await host.snapshot(agentId)).ready, "the sheep's status.json");
+    assert.ok(ready.pid > 0);
+    assert.deepEqual((await runtime.liveness([{ paneId, agentId }])).get(agentId), { state: "alive" });
+    assert.equal(host.running?.(agentId), undefined, "running is not forwarded: liveness is the multiplexer's");
+  });
+
+  it("a prompt submitted through RemoteSheepHost is answered, and change events told of it", async () => {
+    const off = host.subscribe(agentId, () => changes++);
+    const promptId = newId("prompt");
+    await host.submit(agentId, { kind: "prompt", promptId, text: "hello from far away" });
+    const result = await until(host, agentId, () => host.result(agentId, promptId), "the answer");
+    off();
+    assert.equal(result.status, "completed");
+    assert.equal(result.text, "ECHO: hello from far away");
+    assert.ok(changes > 0, "the result came with change events");
+    const conversation = await host.conversation(agentId, 5);
+    assert.deepEqual(
+      conversation.turns?.at(-1)?.lines.map((l) => [l.kind, l.text]),
+      [
+        ["prompt", "hello from far away"],
+        ["answer", "ECHO: hello from far away"],
+      ],
+    );
+    assert.match(await runtime.read(paneId, 80), /ECHO: hello from far away/);
+    assert.deepEqual(await host.messages(agentId), []);
+    assert.deepEqual(await host.replies(agentId), new Map());
+    assert.equal((await host.resumeCard(agentId))?.label, "remote sheep");
+  });
+
+  it("no command line holds the secret: not the agent's, not the sheep's", async () => {
+    const pids = [agent.pid, ...(await sheepProcesses(agentDir))];
+    assert.ok(pids.length >= 2);
+    for (const pid of pids) {
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, "latin1").catch(() => "");
+      assert.ok(!cmdline.includes(SECRET), `process ${pid}'s command line holds the secret`);
+    }
+  });
+
+  it("close ends the pane, liveness says gone, cleanup keeps the session; a closed agent's calls fail [host_unreachable]", async () => {
+    const pid = (await host.snapshot(agentId)).ready!.pid;
+    assert.equal(await runtime.close(paneId, agentId), true);
+    assert.deepEqual((await runtime.liveness([{ paneId, agentId }])).get(agentId), { state: "gone" });
+    for (let i = 0; i < 100 && pidAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(pidAlive(pid), false, "the sheep's pi ended with its pane");
+    assert.equal(await host.cleanup(agentId), join(agentDir, "pi-shepherd", "sheep", agentId, "session.jsonl"));
+    await agent.close();
+    assert.deepEqual(await agent.exited, { code: 0, signal: null });
+    await assert.rejects(host.snapshot(agentId), (e) => isShepherdError(e, "host_unreachable"));
+  });
+});
