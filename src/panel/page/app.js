@@ -7,6 +7,7 @@ import { ApiError, get, Live, openSession } from "./api.js";
 import { fill, tick } from "./dom.js";
 import { renderFleet, totalsText } from "./fleet.js";
 import { SheepView } from "./sheep.js";
+import { startForm } from "./start.js";
 
 const fleetRoot = document.getElementById("fleet");
 const fleetHosts = document.getElementById("fleet-hosts");
@@ -139,6 +140,7 @@ async function main() {
     // The token leaves the address bar and the history at once, whatever the answer.
     history.replaceState(null, "", `${location.pathname}${location.search}`);
   }
+  fleetRoot.append(startForm(say));
   window.addEventListener("hashchange", () => route(true));
   setInterval(() => tick(), 1000);
   route();
