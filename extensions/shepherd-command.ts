@@ -5,7 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { commandDescription } from "../src/command/parse.ts";
+import { commandDescription, type PanelMode } from "../src/command/parse.ts";
 import type { Notice, Watch } from "../src/command/run.ts";
 import type { ShepherdApp } from "../src/compose.ts";
 import { errorText } from "../src/domain/errors.ts";
@@ -26,6 +26,8 @@ export interface CommandAppAccess {
   entry(ctx: ExtensionContext, extra?: Pick<DispatchContext, "signal" | "onProgress" | "byPerson">): EntryDeps;
   /** Called after each subcommand, e.g. to refresh a widget. */
   onChange?(ctx: ExtensionContext): void;
+  /** `/shepherd panel`: the browser panel of this pi. */
+  panel?(ctx: ExtensionContext, mode: PanelMode | undefined): Promise<string>;
   /** Where answers go (default: notifications). */
   show?: ShowOutput;
 }
@@ -120,6 +122,7 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
           }
         },
         now: () => Date.now(),
+        ...(access.panel ? { panel: (mode: PanelMode | undefined) => access.panel!(ctx, mode) } : {}),
         trust: () => {
           const pi = piTrusts(ctx);
           return trustCommand({

@@ -21,6 +21,7 @@ import { parts } from "./lazy-parts.ts";
 import { dispatchContext, projectTrusted as projectTrustedOf } from "./pi-context.ts";
 import { PUSH_TYPE } from "../src/tool/push-type.ts";
 import { renderCall, renderPush, renderResult } from "./render.ts";
+import { PanelGlue } from "./panel.ts";
 import { registerShepherdCommand } from "./shepherd-command.ts";
 
 const DESCRIPTION = [
@@ -145,10 +146,13 @@ export function shepherdExtension(pi: ExtensionAPI): void {
 
   // Not the agent turn's abort signal for /shepherd: ctx.signal belongs to that turn, and Escape on
   // it should not cancel what the person started by hand (a /shepherd wait has its own Escape).
+  // The browser panel runs on the same entry as the tool and /shepherd.
+  const panel = new PanelGlue({ entry: (ctx) => entry(ctx), settings: async (ctx) => (await appFor(ctx)).loaded.settings });
   registerShepherdCommand(pi, {
     appFor,
     current: () => app,
     entry: (ctx, extra) => entry(ctx, extra),
+    panel: (ctx, mode) => panel.command(ctx, mode),
     onChange: (ctx) => widget.touch(ctx),
     show: commandOutput(pi),
   });
@@ -159,7 +163,8 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   // awaited: pi's start does not wait for the shepherd's parts to load. A pi without a UI (print
   // mode, often a one-shot run by another tool) begins only when a call needs the shepherd.
   pi.on("session_start", (_event, ctx) => {
-    if (ctx.hasUI) void sessionFor(ctx);
+    // The panel runs on the begun session (its routes enter through it), so it comes back after it.
+    if (ctx.hasUI) void sessionFor(ctx).then(() => resumePanel(ctx));
   });
 
   async function beginSession(ctx: ExtensionContext): Promise<void> {
@@ -201,8 +206,19 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     }
   }
 
+  /** The panel on again after a reload that closed it, or by the user's setting; a port taken is said, not thrown. */
+  async function resumePanel(ctx: ExtensionContext): Promise<void> {
+    try {
+      const url = await panel.resume(ctx);
+      if (url && ctx.hasUI) ctx.ui.notify(`pi-shepherd panel: ${url}`, "info");
+    } catch (e) {
+      warn(`pi-shepherd panel: ${errorText(e)}`);
+    }
+  }
+
   pi.on("session_shutdown", async (event) => {
     widget.stop();
+    await panel.shutdown(event.reason); // the port closes on quit and on reload alike
     await session; // a session still beginning finishes first, so what it starts is disposed of too
     if (!app) return;
     let current: ShepherdApp;

@@ -17,3 +17,6 @@ export { runCommand, runToolCall } from "../src/tool/entry.ts";
 export { heldText, noticeText, reattachText } from "../src/tool/format.ts";
 export { pushMessage } from "../src/tool/push-text.ts";
 export { quitText } from "../src/tool/quit-text.ts";
+export { PanelAuth } from "../src/panel/auth.ts";
+export { PanelServer } from "../src/panel/server.ts";
+export { panelOffText, panelOnText, panelUrlText } from "../src/panel/text.ts";

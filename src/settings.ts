@@ -33,6 +33,13 @@ export interface Settings {
   warm: Record<string, number>;
   /** User-only: other machines sheep may run on, by name, reached over OpenSSH. */
   hosts: Record<string, HostSettings>;
+  /** User-only: the browser panel (src/panel): on when the session begins, and its port on 127.0.0.1 (0: a free one). */
+  panel: PanelSettings;
+}
+
+export interface PanelSettings {
+  autostart: boolean;
+  port: number;
 }
 
 /** One machine of the `hosts` setting. */
@@ -78,6 +85,7 @@ export const DEFAULT_SETTINGS: Settings = {
   models: {},
   warm: {},
   hosts: {},
+  panel: { autostart: false, port: 0 },
 };
 
 /**
@@ -111,6 +119,8 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "warm",
   // Which machines the shepherd logs into, as whom, with which ssh options: never a repository's choice.
   "hosts",
+  // A port that serves the herd and takes prompts: whether it opens, and where, is the person's call.
+  "panel",
 ]);
 
 type Check = (v: unknown) => boolean;
@@ -159,6 +169,15 @@ export function hostsProblem(v: unknown): string | undefined {
   }
   return undefined;
 }
+const panelSettings: Check = (v) => {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const o = v as Record<string, unknown>;
+  return (
+    Object.keys(o).every((k) => k === "autostart" || k === "port") &&
+    (o.autostart === undefined || typeof o.autostart === "boolean") &&
+    (o.port === undefined || (typeof o.port === "number" && Number.isInteger(o.port) && o.port >= 0 && o.port <= 65535))
+  );
+};
 
 const CHECKS: Record<keyof Settings, [Check, string]> = {
   runtime: [oneOf("auto", "herdr", "tmux"), '"auto", "herdr" or "tmux"'],
@@ -179,6 +198,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   models: [aliasMap, 'an object of alias -> model, e.g. {"fast": "anthropic/claude-haiku-4-5"} (names without spaces, ":" or a leading "-")'],
   hosts: [(v) => hostsProblem(v) === undefined, 'an object of name -> {"ssh": "user@machine", …} (see README, Sheep on other machines)'],
   warm: [warmSizes, `an object of agent name -> ready sheep to keep, 0-${MAX_WARM_PER_AGENT}, e.g. {"scout": 1, "worker": 2}`],
+  panel: [panelSettings, 'an object {"autostart": true or false, "port": 0-65535} (0: a free port)'],
 };
 
 /** Every known key, in the order they are documented. */
@@ -277,7 +297,8 @@ export async function loadSettings(agentDir: string, cwd: string, opts: { projec
         problems.push(`${path}: "${key}" must be ${expected}${why}; kept ${kept}`);
         continue;
       }
-      (settings as unknown as Record<string, unknown>)[k] = value;
+      // The panel's keys each have a default: an object that sets one keeps the other's.
+      (settings as unknown as Record<string, unknown>)[k] = k === "panel" ? { ...DEFAULT_SETTINGS.panel, ...(value as object) } : value;
       origins[k] = origin;
     }
   }

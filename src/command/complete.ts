@@ -1,4 +1,4 @@
-import { findSubcommand, SUBCOMMANDS } from "./parse.ts";
+import { findSubcommand, PANEL_MODES, SUBCOMMANDS } from "./parse.ts";
 import { quoteWord, tokenize } from "./tokens.ts";
 
 /** pi's autocomplete item: `value` replaces the whole argument text typed so far. */
@@ -87,6 +87,8 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
         : [...byLabel.values()].map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent}` }));
     } else if (positional === 0 && info.name === "sheep") {
       candidates = SCOPES.map((word) => ({ word }));
+    } else if (positional === 0 && info.name === "panel") {
+      candidates = PANEL_MODES.map((word) => ({ word }));
     } else if (current === "" && !(info.name === "prompt" && positional > 0)) {
       candidates = flags.filter(offered).map((f) => ({ word: `--${f}`, raw: true }));
     }

@@ -83,6 +83,11 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     switches: { unread: "unreadOnly" },
   },
   { name: "reply", usage: "reply <id|label> <messageId> <text…>", summary: "answer a sheep's question that waits for a reply" },
+  {
+    name: "panel",
+    usage: "panel [on|off|url]",
+    summary: "the herd in a browser: on (a URL on 127.0.0.1 with a fresh token), off (the port closes), url (again); nothing: url when on, else on",
+  },
   { name: "settings", usage: "settings", summary: "settings in effect, their files and any problems" },
   {
     name: "trust",
@@ -120,7 +125,12 @@ export type ParsedCommand =
    */
   | { sub: "wait"; target?: string }
   /** The audit log is the person's record, not an action of the tool. */
-  | { sub: "log"; limit: number; agent?: string };
+  | { sub: "log"; limit: number; agent?: string }
+  /** The browser panel is this pi's, not an action of the tool; without a word: its URL when on, else on. */
+  | { sub: "panel"; mode?: PanelMode };
+
+export const PANEL_MODES = ["on", "off", "url"] as const;
+export type PanelMode = (typeof PANEL_MODES)[number];
 
 export const DEFAULT_LOG_LINES = 20;
 export const MAX_LOG_LINES = 1000;
@@ -295,6 +305,12 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_LINES) throw usageError(info, `N must be a whole number from 1 to ${MAX_LOG_LINES}`);
       const agent = flags.agent;
       return { sub: "log", limit, ...(typeof agent === "string" ? { agent } : {}) };
+    }
+    case "panel": {
+      arity(0, 1, "");
+      const mode = positional[0];
+      if (mode !== undefined && !(PANEL_MODES as readonly string[]).includes(mode)) throw usageError(info, `"${mode}" is not one of on, off, url`);
+      return { sub: "panel", ...(mode !== undefined ? { mode: mode as PanelMode } : {}) };
     }
     case "settings":
     case "trust":

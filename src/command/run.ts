@@ -4,7 +4,7 @@ import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem
 import type { LoadedSettings } from "../settings.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import { visibleControls } from "../tool/evidence-text.ts";
-import { parseShepherdCommand, type ParsedCommand } from "./parse.ts";
+import { parseShepherdCommand, type PanelMode, type ParsedCommand } from "./parse.ts";
 import type { ListedMessage } from "../core/async/mail.ts";
 import type { WaitProgress, WarmCount } from "../core/shepherd.ts";
 import { closeText, herdText, isolationText, messagesText, promptText, sheepLine, startedLine, waitText, warmPoolLines } from "../tool/format.ts";
@@ -46,6 +46,8 @@ export interface CommandDeps {
   log(o: { limit: number; agent?: string }): Promise<AuditEvent[]>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
   settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string; presentNow?: string[] }>;
+  /** `/shepherd panel`: turns the browser panel on or off, or says its URL; its answer's text. */
+  panel?(mode: PanelMode | undefined): Promise<string>;
   /** `/shepherd trust`: shows the project's files, asks the person and records the answer (src/command/trust.ts). */
   trust?(): Promise<Notice[]>;
   now(): number;
@@ -60,6 +62,9 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
   switch (cmd.sub) {
     case "help":
       return info(helpText());
+    case "panel":
+      if (!deps.panel) throw new ShepherdError("invalid_params", "this pi has no panel: it runs only in the shepherd pi itself.");
+      return info(await deps.panel(cmd.mode));
     case "trust":
       if (!deps.trust) throw new ShepherdError("trust_refused", "this /shepherd has no way to ask you about trust here.");
       return await deps.trust();

@@ -149,6 +149,11 @@ export class Shepherd {
     return listMessages(this.herdState, agentId, unreadOnly);
   }
 
+  /** One sheep's messages with their read state, as `messages` lists them, but marking none read (a live view counts them). */
+  messageLog(agentId: string): Promise<ListedMessage[]> {
+    return listMessages(this.herdState, agentId, false, false);
+  }
+
   reply(agentId: unknown, messageId: unknown, text: unknown): Promise<ReplyOutcomeView> {
     return reply(this.herdState, agentId, messageId, text);
   }
@@ -186,6 +191,11 @@ export class Shepherd {
   /** Calls fn with a sheep's id whenever its files change (and without one when a wait ends), until the returned function is called. */
   onChange(fn: (agentId?: string) => void): () => void {
     return this.herdState.bells.overhear(fn);
+  }
+
+  /** Calls fn after every change of the records (each write-through), until the returned function is called. */
+  onRecords(fn: () => void): () => void {
+    return this.herdState.onRecords(fn);
   }
 
   /** The live sheep as the widget shows them, from the records as they are now. */

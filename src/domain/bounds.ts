@@ -9,3 +9,13 @@ export const MAX_SETTLED_KEPT = 32;
 export const MAX_DELIVERED_DELEGATIONS_KEPT = 16;
 /** Follow-up prompts one sheep may hold behind its active one. */
 export const MAX_QUEUED = 8;
+
+/** A prompt's first line as its record keeps it for live views (what a sheep works on). */
+export const FIRST_LINE_CHARS = 200;
+
+/** The first non-blank line of a message, cut to FIRST_LINE_CHARS. */
+export function firstLineOf(text: string): string {
+  const line = text.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";
+  const flat = line.trim();
+  return flat.length > FIRST_LINE_CHARS ? `${flat.slice(0, FIRST_LINE_CHARS - 1)}…` : flat;
+}

@@ -41,7 +41,9 @@ export type ErrorCode =
   /** A remote host failed with an error that carried no code of ours. */
   | "remote_error"
   /** A line of the agent protocol that breaks its rules (not JSON, too long, an unknown method). */
-  | "protocol_error";
+  | "protocol_error"
+  /** The panel could not listen on its port (taken, or not allowed). */
+  | "panel_unavailable";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

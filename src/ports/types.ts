@@ -89,6 +89,8 @@ export interface PromptRecord {
   baseline?: Baseline;
   /** Why no baseline could be taken in a git working tree. */
   evidenceError?: string;
+  /** The first line of the message (at most FIRST_LINE_CHARS): what the sheep works on, for live views. */
+  firstLine?: string;
 }
 
 /** What changed in the sheep's working tree during one prompt. */

@@ -1,7 +1,7 @@
 import { isRecord } from "../domain/guards.ts";
 import { isWellFormedId } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
-import { MAX_QUEUED } from "../domain/bounds.ts";
+import { FIRST_LINE_CHARS, MAX_QUEUED } from "../domain/bounds.ts";
 import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../ports/types.ts";
 import { basename, dirname, isAbsolute, normalize } from "node:path";
 import type { RuntimeName } from "../ports/runtime.ts";
@@ -126,7 +126,8 @@ export function promptProblem(r: unknown): Problem {
     optional(r, "steerIds", ids("steer", MAX_STEERS)) ??
     optional(r, "delegationId", id("delegation")) ??
     (r.baseline === undefined ? undefined : baselineProblem(r.baseline)) ??
-    optional(r, "evidenceError", (x) => typeof x === "string");
+    optional(r, "evidenceError", (x) => typeof x === "string") ??
+    optional(r, "firstLine", (x) => typeof x === "string" && x.length <= FIRST_LINE_CHARS);
   if (extra) return extra;
   if (r.settled === undefined) return undefined;
   const s = r.settled;

@@ -183,6 +183,7 @@ describe("/shepherd completions", () => {
       "log ",
       "messages ",
       "reply ",
+      "panel ",
       "settings ",
       "trust ",
       "help ",

@@ -62,13 +62,14 @@ test("the core imports nothing of pi, of a multiplexer, or of the extension", as
 /**
  * The rooms, top to bottom: a folder (ending in "/") or one file. A file stands in the room of the
  * longest entry it starts with; a file in no room fails the test (give a new folder its place).
- * The panel, an edge, would stand beside src/tool and src/command; another machine's adapter beside
+ * The panel, an edge, stands beside src/tool and src/command (/shepherd panel says its texts); another machine's adapter beside
  * src/runtimes, under the ports it implements.
  */
 const ROOMS = [
   "bench/",
   "extensions/",
   "src/command/",
+  "src/panel/",
   "src/tool/",
   "src/compose.ts",
   "src/doctor/",

@@ -22,7 +22,7 @@ export interface ReplyOutcomeView {
   messageId: string;
 }
 
-export async function listMessages(herd: Herd, agentId: string | undefined, unreadOnly: boolean): Promise<ListedMessage[]> {
+export async function listMessages(herd: Herd, agentId: string | undefined, unreadOnly: boolean, mark = true): Promise<ListedMessage[]> {
   const recs: AgentRecord[] =
     agentId !== undefined ? [await findRecord(herd, agentId)] : [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
   const out: ListedMessage[] = [];
@@ -39,7 +39,7 @@ export async function listMessages(herd: Herd, agentId: string | undefined, unre
       out.push({ ...m, agentId: rec.agentId, label: rec.label, read, ...(answer ? { answer } : {}) });
     });
     // Only ever up: a log read short (damaged, replaced) must not make read messages unread again.
-    if (messages.length > (rec.messagesRead ?? 0)) {
+    if (mark && messages.length > (rec.messagesRead ?? 0)) {
       rec.messagesRead = messages.length;
       changed = true;
     }

@@ -107,6 +107,8 @@ export class Herd {
   private closedForWrites = false;
   /** Set by the warm pool when one is configured. */
   warm: WarmSource | undefined;
+  /** Told after each change of the records is written through (or would be, without a store): edges that show them live. */
+  private readonly recordListeners = new Set<() => void>();
 
   constructor(options: ShepherdOptions) {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
@@ -199,6 +201,7 @@ export class Herd {
    */
   persist(): Promise<void> {
     this.bound();
+    this.tellRecordListeners();
     const store = this.opts.store;
     if (!store || this.closedForWrites) return Promise.resolve();
     // The warm pool's sheep are written too: a crashed shepherd's pool is found and closed by the next.
@@ -215,6 +218,22 @@ export class Herd {
         forgotten,
       })
       .catch(() => undefined);
+  }
+
+  /** Calls fn after every change of the records (each persist), until the returned function is called. */
+  onRecords(fn: () => void): () => void {
+    this.recordListeners.add(fn);
+    return () => this.recordListeners.delete(fn);
+  }
+
+  private tellRecordListeners(): void {
+    for (const fn of this.recordListeners) {
+      try {
+        fn();
+      } catch {
+        // a view of the records must never change what happens to them
+      }
+    }
   }
 
   get disposed(): boolean {

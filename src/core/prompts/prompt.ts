@@ -5,7 +5,7 @@
  */
 import { errorText, ShepherdError } from "../../domain/errors.ts";
 import { takeBaseline } from "./evidence.ts";
-import { MAX_QUEUED } from "../../domain/bounds.ts";
+import { firstLineOf, MAX_QUEUED } from "../../domain/bounds.ts";
 import type { Herd } from "../herd/herd.ts";
 import { derivedId, newId } from "../../domain/ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
@@ -67,6 +67,7 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
       promptId,
       agentId: rec.agentId,
       submittedAt,
+      firstLine: firstLineOf(message),
       ...(opts.notify ? { notify: true as const } : {}),
       ...(requestId !== undefined ? { requestId } : {}),
       ...(opts.delegationId !== undefined ? { delegationId: opts.delegationId } : {}),

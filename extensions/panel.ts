@@ -1,0 +1,119 @@
+/**
+ * The panel's pi glue: `/shepherd panel` on, off and url; the port closed when pi quits or
+ * reloads; a reload brings it back (same port, token and sessions, held on globalThis as the
+ * owner token is) when it was on, and the user's `panel.autostart` turns it on when the session
+ * begins. The server and its rules are src/panel.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { PanelMode } from "../src/command/parse.ts";
+import type { PanelAuth } from "../src/panel/auth.ts";
+import type { PanelServer } from "../src/panel/server.ts";
+import type { Settings } from "../src/settings.ts";
+import type { EntryDeps } from "../src/tool/entry.ts";
+import { parts } from "./lazy-parts.ts";
+
+/** What outlives a /reload of this pi: whether the panel was on, where, and with which token and sessions. */
+interface Held {
+  on: boolean;
+  port?: number;
+  auth?: PanelAuth;
+}
+
+const HELD = Symbol.for("pi-shepherd.panel");
+
+function held(): Held {
+  const g = globalThis as { [HELD]?: Held };
+  g[HELD] ??= { on: false };
+  return g[HELD];
+}
+
+export interface PanelAccess {
+  /** The tool's entry for this context. */
+  entry(ctx: ExtensionContext): EntryDeps;
+  settings(ctx: ExtensionContext): Promise<Settings>;
+}
+
+export class PanelGlue {
+  private server: PanelServer | undefined;
+  private starting: Promise<PanelServer> | undefined;
+
+  constructor(private readonly access: PanelAccess) {}
+
+  /** `/shepherd panel [on|off|url]`: its answer. */
+  async command(ctx: ExtensionContext, mode: PanelMode | undefined): Promise<string> {
+    const { panelOffText, panelOnText, panelUrlText } = await parts();
+    const want = mode ?? (this.server ? "url" : "on");
+    if (want === "url") return panelUrlText(this.server?.url);
+    if (want === "off") {
+      const port = this.server?.port;
+      await this.stop();
+      const h = held();
+      h.on = false;
+      delete h.auth;
+      delete h.port;
+      return panelOffText(port);
+    }
+    const already = this.server !== undefined;
+    const server = await this.start(ctx, false);
+    return panelOnText(server.url, server.port, already);
+  }
+
+  /** When the session begins: back on after a reload that closed it, or on by the user's setting. */
+  async resume(ctx: ExtensionContext): Promise<string | undefined> {
+    if (held().on) return (await this.start(ctx, true)).url;
+    if ((await this.access.settings(ctx)).panel.autostart) return (await this.start(ctx, false)).url;
+    return undefined;
+  }
+
+  /** pi quits or reloads: the port closes now; a reload finds it on again (resume). */
+  async shutdown(reason: string): Promise<void> {
+    await this.stop();
+    if (reason === "quit") held().on = false;
+  }
+
+  private start(ctx: ExtensionContext, again: boolean): Promise<PanelServer> {
+    if (this.server) return Promise.resolve(this.server);
+    this.starting ??= (async () => {
+      const { PanelAuth, PanelServer } = await parts();
+      const h = held();
+      const settings = await this.access.settings(ctx);
+      const port = again && h.port !== undefined ? h.port : settings.panel.port;
+      const server = new PanelServer({
+        entry: panelEntry(this.access.entry(ctx)),
+        port,
+        ...(again && h.auth ? { auth: h.auth } : { auth: new PanelAuth() }),
+      });
+      await server.start();
+      this.server = server;
+      h.on = true;
+      h.port = server.port;
+      h.auth = server.auth;
+      return server;
+    })().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const server = this.server;
+    this.server = undefined;
+    await server?.stop();
+  }
+}
+
+/**
+ * The tool's entry as the panel uses it: a person at a page, with no dialog of pi's to confirm a
+ * project agent in, so trust answers as it does in a pi without UI.
+ */
+function panelEntry(entry: EntryDeps): EntryDeps {
+  return {
+    ...entry,
+    context: async () => {
+      const c = await entry.context();
+      const { confirm: _confirm, ...trust } = c.trust;
+      return { ...c, trust: { ...trust, hasUI: false }, byPerson: true };
+    },
+  };
+}

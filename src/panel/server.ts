@@ -1,0 +1,243 @@
+/**
+ * The panel's HTTP server on 127.0.0.1: checks every request's host, then its token or cookie,
+ * then (for a change) its origin and JSON body, and hands it to a route. The page's files and
+ * /healthz need no token; nothing else answers without one.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Shepherd } from "../core/shepherd.ts";
+import { errorText, ShepherdError } from "../domain/errors.ts";
+import { isWellFormedId } from "../domain/ids.ts";
+import type { EntryDeps } from "../tool/entry.ts";
+import { checkHost, checkOrigin, COOKIE, PanelAuth } from "./auth.ts";
+import { jsonBody } from "./body.ts";
+import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";
+import { PanelFeed } from "./feed.ts";
+import { metricsText, type ServerCounters } from "./metrics.ts";
+import { isPagePath, sendPage } from "./page.ts";
+import { type RouteContext, SHEEP_ROUTES, startRoute } from "./routes.ts";
+import { SseHub } from "./sse.ts";
+
+export interface PanelOptions {
+  /** The tool's entry on the composed shepherd: the panel runs every action through it. */
+  entry: EntryDeps;
+  /** 0: a free port. */
+  port?: number;
+  /** The token and sessions, kept across a reload; a fresh token without. */
+  auth?: PanelAuth;
+  /** Where the page's files are (tests give their own). */
+  pageDir?: string;
+}
+
+export class PanelServer {
+  readonly auth: PanelAuth;
+  readonly hub = new SseHub();
+  private server: Server | undefined;
+  private feed: PanelFeed | undefined;
+  private shepherd: Shepherd | undefined;
+  private boundPort = 0;
+  private readonly counters: ServerCounters = { requests: new Map(), errors: new Map(), clients: 0 };
+
+  constructor(private readonly opts: PanelOptions) {
+    this.auth = opts.auth ?? new PanelAuth();
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /** The URL a person opens: the token in the fragment, which no browser sends in a request. */
+  get url(): string {
+    return `http://127.0.0.1:${this.boundPort}/#token=${this.auth.token}`;
+  }
+
+  get listening(): boolean {
+    return this.server?.listening === true;
+  }
+
+  async start(): Promise<string> {
+    if (this.server) return this.url;
+    const ctx = await this.opts.entry.context();
+    this.shepherd = ctx.shepherd;
+    this.feed = new PanelFeed(ctx.shepherd, this.hub);
+    await this.feed.start();
+    const server = createServer((req, res) => void this.handle(req, res));
+    server.keepAliveTimeout = 5000;
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 60_000;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen({ host: "127.0.0.1", port: this.opts.port ?? 0, exclusive: true }, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+    } catch (e) {
+      this.feed.stop();
+      this.feed = undefined;
+      const port = this.opts.port ?? 0;
+      const busy = (e as NodeJS.ErrnoException).code === "EADDRINUSE";
+      throw new ShepherdError(
+        "panel_unavailable",
+        busy
+          ? `port ${port} on 127.0.0.1 is taken; set another "panel": {"port": …} in your user settings (0 takes a free one), then /reload.`
+          : `the panel could not listen on 127.0.0.1:${port}: ${errorText(e)}.`,
+      );
+    }
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+    return this.url;
+  }
+
+  /** Closes the port: every stream and connection ends now, not at their next request. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    this.feed?.stop();
+    this.feed = undefined;
+    this.hub.closeAll();
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  private count(map: Map<string, number>, key: string): void {
+    map.set(key, (map.get(key) ?? 0) + 1);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let route = "unknown";
+    try {
+      checkHost(req, this.boundPort);
+      const { segments, query } = parseTarget(req.url ?? "/");
+      const path = `/${segments.join("/")}`;
+      const method = req.method ?? "GET";
+      if (path === "/healthz") {
+        route = "/healthz";
+        allow(method, ["GET", "HEAD"]);
+        return sendJson(res, 200, { ok: true, sheep: this.feed?.herd().totals.sheep ?? 0 });
+      }
+      if (isPagePath(path)) {
+        route = path;
+        allow(method, ["GET", "HEAD"]);
+        return await sendPage(res, path, this.opts.pageDir, method === "HEAD");
+      }
+      const credential = this.auth.credential(req);
+      if (!credential) {
+        req.resume();
+        throw new HttpError(
+          401,
+          "unauthorized",
+          "this needs the panel's token (Authorization: Bearer …) or its session cookie; /shepherd panel url prints the URL.",
+        );
+      }
+      checkOrigin(req, this.boundPort, credential, method !== "GET" && method !== "HEAD");
+      route = await this.api(req, res, method, segments, query);
+    } catch (e) {
+      this.count(this.counters.errors, sendError(res, e));
+    } finally {
+      this.count(this.counters.requests, route);
+    }
+  }
+
+  /** The routes that need the token; returns the route's pattern for the counters. */
+  private async api(req: IncomingMessage, res: ServerResponse, method: string, segments: string[], query: URLSearchParams): Promise<string> {
+    const shepherd = this.shepherd!;
+    const feed = this.feed!;
+    const [a, b, c, id, sub, ...rest] = segments;
+    const path = `/${segments.join("/")}`;
+    const ctx = async (): Promise<RouteContext> => ({
+      shepherd,
+      entry: this.opts.entry,
+      feed,
+      query,
+      body: method === "POST" ? await jsonBody(req) : {},
+    });
+    if (path === "/metrics") {
+      allow(method, ["GET"]);
+      this.counters.clients = this.hub.size;
+      const text = metricsText(shepherd, feed.counters, this.counters);
+      res.writeHead(200, { ...COMMON_HEADERS, "content-type": "text/plain; version=0.0.4; charset=utf-8" });
+      res.end(text);
+      return "/metrics";
+    }
+    if (a !== "api" || b !== "v1") throw notFound(path);
+    if (path === "/api/v1/session") {
+      allow(method, ["POST"]);
+      await jsonBody(req);
+      if (!this.auth.hasToken(req)) throw new HttpError(401, "unauthorized", "a session is given only for the token itself (Authorization: Bearer …).");
+      const session = this.auth.newSession();
+      res.writeHead(204, { ...COMMON_HEADERS, "set-cookie": `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/` });
+      res.end();
+      return "/api/v1/session";
+    }
+    if (path === "/api/v1/events") {
+      allow(method, ["GET"]);
+      this.hub.open(req, res);
+      return "/api/v1/events";
+    }
+    if (path === "/api/v1/start") {
+      allow(method, ["POST"]);
+      sendJson(res, 200, await startRoute(await ctx()));
+      return "/api/v1/start";
+    }
+    if (c !== "sheep") throw notFound(path);
+    if (id === undefined) {
+      allow(method, ["GET"]);
+      sendJson(res, 200, feed.herd());
+      return "/api/v1/sheep";
+    }
+    // Checked before anything is looked up: an id becomes a directory name in the core.
+    if (!isWellFormedId(id, "agent")) throw new ShepherdError("invalid_params", `${JSON.stringify(id)} is not a sheep's id (a_ and 10 of [0-9a-z]).`);
+    if (rest.length > 0) throw notFound(path);
+    const key = sub ?? "";
+    const pattern = `/api/v1/sheep/:id${key ? `/${key}` : ""}`;
+    const handler = SHEEP_ROUTES[method]?.[key];
+    if (!handler) {
+      const known = Object.entries(SHEEP_ROUTES).filter(([, r]) => Object.hasOwn(r, key));
+      if (known.length) throw new HttpError(405, "method_not_allowed", `${pattern} takes ${known.map(([m]) => m).join(", ")}.`);
+      throw notFound(path);
+    }
+    sendJson(res, 200, (await handler(await ctx(), id)) ?? {});
+    return pattern;
+  }
+}
+
+function allow(method: string, methods: readonly string[]): void {
+  if (!methods.includes(method)) throw new HttpError(405, "method_not_allowed", `this route takes ${methods.join(", ")}.`);
+}
+
+function notFound(path: string): HttpError {
+  return new HttpError(404, "not_found", `no route ${JSON.stringify(path)}; the routes are in spec.md ("The panel and its API").`);
+}
+
+/**
+ * The request's path as segments, each decoded once and refused when it could mean another path:
+ * `.`, `..` (also as `%2e%2e`), or a `/` or `\` inside (`%2f`). The URL parser would quietly
+ * resolve them; they are refused before it can.
+ */
+export function parseTarget(target: string): { segments: string[]; query: URLSearchParams } {
+  const q = target.indexOf("?");
+  const rawPath = q < 0 ? target : target.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? "" : target.slice(q + 1));
+  if (!rawPath.startsWith("/")) throw new ShepherdError("invalid_params", "the request's path must begin with /.");
+  const raw = rawPath.split("/").slice(1);
+  // A trailing slash names the same thing as without it.
+  if (raw.length > 1 && raw[raw.length - 1] === "") raw.pop();
+  const segments = raw.map((s) => {
+    let d: string;
+    try {
+      d = decodeURIComponent(s);
+    } catch {
+      throw new ShepherdError("invalid_params", `the path segment ${JSON.stringify(s)} is not well-formed percent-encoding.`);
+    }
+    if (d === "." || d === ".." || /[/\\\u0000]/.test(d) || (s === "" && raw.length > 1)) {
+      throw new ShepherdError("invalid_params", `the path segment ${JSON.stringify(s)} is refused: no ".", "..", "/", "\\\\" or empty segment in a path.`);
+    }
+    return d;
+  });
+  return { segments: segments.length === 1 && segments[0] === "" ? [] : segments, query };
+}

@@ -1,0 +1,110 @@
+/**
+ * The event stream: clients held open, each event sent to all with an id, and the last
+ * RING_SIZE events kept so a client that reconnects with Last-Event-ID misses nothing still held.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { COMMON_HEADERS, HttpError } from "./errors.ts";
+
+export const MAX_CLIENTS = 100;
+/** Events held for replay. */
+export const RING_SIZE = 1024;
+/** A client that leaves this much unsent is not reading: it is let go. */
+export const MAX_UNSENT_BYTES = 256 * 1024;
+export const PING_MS = 15_000;
+
+export type EventName = "sheep" | "result" | "message" | "blocked" | "exited" | "closed" | "reset";
+
+interface Held {
+  id: number;
+  frame: string;
+}
+
+export class SseHub {
+  private readonly clients = new Set<ServerResponse>();
+  private readonly ring: Held[] = [];
+  /**
+   * Ids only grow, and start at the clock's microseconds: a reloaded panel's ids are above its
+   * predecessor's, so a client's old id is known to be older than anything held.
+   */
+  private lastId = Date.now() * 1000;
+  private ping: NodeJS.Timeout | undefined;
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** Takes a client; replays what it missed, or tells it to fetch everything again. */
+  open(req: IncomingMessage, res: ServerResponse, onClose?: () => void): void {
+    if (this.clients.size >= MAX_CLIENTS) throw new HttpError(503, "too_many_clients", `${MAX_CLIENTS} event streams are open; close one first.`);
+    res.writeHead(200, { ...COMMON_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive", "x-accel-buffering": "no" });
+    res.write("retry: 1000\n\n");
+    req.socket.setNoDelay(true);
+    req.socket.setKeepAlive(true);
+    this.clients.add(res);
+    const done = () => {
+      if (!this.clients.delete(res)) return;
+      if (this.clients.size === 0) this.stopPing();
+      onClose?.();
+    };
+    res.on("close", done);
+    res.on("error", done);
+    const last = lastEventId(req);
+    if (last !== undefined) this.replay(res, last);
+    this.startPing();
+  }
+
+  /** Sends one event to every client; returns its id. */
+  send(event: Exclude<EventName, "reset">, data: unknown): number {
+    const id = ++this.lastId;
+    const frame = `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    this.ring.push({ id, frame });
+    if (this.ring.length > RING_SIZE) this.ring.shift();
+    for (const res of this.clients) this.write(res, frame);
+    return id;
+  }
+
+  /** Ends every stream (the panel stops); clients reconnect to the next panel by themselves. */
+  closeAll(): void {
+    this.stopPing();
+    for (const res of [...this.clients]) res.end();
+    this.clients.clear();
+  }
+
+  private replay(res: ServerResponse, last: number): void {
+    const first = this.ring[0]?.id;
+    // What it saw last is held (or is the newest): everything after it. Otherwise it missed more than is held.
+    if (last === this.lastId) return;
+    if (first !== undefined && last >= first - 1 && last < this.lastId) {
+      for (const held of this.ring) if (held.id > last) this.write(res, held.frame);
+      return;
+    }
+    this.write(res, `id: ${this.lastId}\nevent: reset\ndata: {}\n\n`);
+  }
+
+  private write(res: ServerResponse, frame: string): void {
+    if (res.writableLength > MAX_UNSENT_BYTES) {
+      res.destroy();
+      return;
+    }
+    res.write(frame);
+  }
+
+  private startPing(): void {
+    if (this.ping) return;
+    this.ping = setInterval(() => {
+      for (const res of this.clients) this.write(res, ": ping\n\n");
+    }, PING_MS);
+    this.ping.unref();
+  }
+
+  private stopPing(): void {
+    clearInterval(this.ping);
+    this.ping = undefined;
+  }
+}
+
+function lastEventId(req: IncomingMessage): number | undefined {
+  const raw = req.headers["last-event-id"];
+  if (typeof raw !== "string" || !/^\d{1,16}$/.test(raw.trim())) return undefined;
+  return Number(raw.trim());
+}

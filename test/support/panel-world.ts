@@ -1,0 +1,123 @@
+/**
+ * A panel on a real shepherd core over the in-memory multiplexer and sheep host, listening on
+ * 127.0.0.1 for real: the HTTP tests and the panel's bench rows use it. Requests go through
+ * node:http (fetch cannot set Host, which the rebinding tests must).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Shepherd } from "../../src/core/shepherd.ts";
+import { report } from "../../src/doctor/types.ts";
+import { PanelServer } from "../../src/panel/server.ts";
+import { DEFAULT_SETTINGS, type Settings } from "../../src/settings.ts";
+import type { DispatchContext } from "../../src/tool/context.ts";
+import { type EntryDeps, runToolCall } from "../../src/tool/entry.ts";
+import type { StartedAgent } from "../../src/ports/types.ts";
+import type { AuditInput } from "../../src/ports/audit.ts";
+import { MemoryWorld } from "./memory-world.ts";
+
+export interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json: () => unknown;
+}
+
+export interface Ask {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | object;
+  /** Sent as the Host header; default 127.0.0.1:<port>. */
+  host?: string;
+}
+
+export function ask(port: number, a: Ask): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const body = a.body === undefined ? undefined : typeof a.body === "string" ? a.body : JSON.stringify(a.body);
+    const req = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        method: a.method ?? "GET",
+        path: a.path,
+        headers: {
+          host: a.host ?? `127.0.0.1:${port}`,
+          ...(body !== undefined ? { "content-length": Buffer.byteLength(body) } : {}),
+          ...a.headers,
+        },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+export interface PanelWorld {
+  world: MemoryWorld;
+  shepherd: Shepherd;
+  server: PanelServer;
+  entry: EntryDeps;
+  root: string;
+  audited: AuditInput[];
+  port: number;
+  token: string;
+  /** Bearer auth and the panel's own Origin: what a program (or the page) sends. */
+  authed(extra?: Record<string, string>): Record<string, string>;
+  start(label?: string, agent?: string): Promise<StartedAgent>;
+  close(): Promise<void>;
+}
+
+export async function panelWorld(o: { pageDir?: string; settings?: Partial<Settings>; evidence?: boolean } = {}): Promise<PanelWorld> {
+  const root = await mkdtemp(join(tmpdir(), "pi-shepherd-panel-"));
+  const bundledDir = join(root, "bundled");
+  const agentDir = join(root, "agent");
+  const cwd = join(root, "work");
+  await mkdir(bundledDir, { recursive: true });
+  await mkdir(agentDir, { recursive: true });
+  await mkdir(cwd, { recursive: true });
+  await writeFile(join(bundledDir, "scout.md"), "---\nname: scout\ndescription: looks around\ntools: read, grep\n---\nLook.\n");
+  const world = new MemoryWorld();
+  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "panel-test", livenessIntervalMs: 50, evidence: o.evidence ?? false });
+  const audited: AuditInput[] = [];
+  const context = async (): Promise<DispatchContext> => ({
+    shepherd,
+    settings: { ...DEFAULT_SETTINGS, ...o.settings },
+    cwd,
+    agentDir,
+    bundledDir,
+    trust: { hasUI: false },
+  });
+  const entry: EntryDeps = { context, doctor: async () => report([]), audit: (e) => audited.push(e) };
+  const server = new PanelServer({ entry, ...(o.pageDir ? { pageDir: o.pageDir } : {}) });
+  await server.start();
+  const port = server.port;
+  return {
+    world,
+    shepherd,
+    server,
+    entry,
+    root,
+    audited,
+    port,
+    token: server.auth.token,
+    authed: (extra = {}) => ({ authorization: `Bearer ${server.auth.token}`, origin: `http://127.0.0.1:${port}`, ...extra }),
+    start: async (label, agent = "scout") => (await runToolCall({ action: "start", agent, ...(label ? { label } : {}) }, entry)).details.agent as StartedAgent,
+    close: async () => {
+      await server.stop();
+      await shepherd.dispose();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
