@@ -79,7 +79,9 @@ export interface PanelWorld {
   close(): Promise<void>;
 }
 
-export async function panelWorld(o: { pageDir?: string; settings?: Partial<Settings>; evidence?: boolean } = {}): Promise<PanelWorld> {
+export async function panelWorld(
+  o: { pageDir?: string; settings?: Partial<Settings>; evidence?: boolean; projectTrusted?: boolean } = {},
+): Promise<PanelWorld> {
   const root = await mkdtemp(join(tmpdir(), "pi-shepherd-panel-"));
   const bundledDir = join(root, "bundled");
   const agentDir = join(root, "agent");
@@ -88,16 +90,26 @@ export async function panelWorld(o: { pageDir?: string; settings?: Partial<Setti
   await mkdir(agentDir, { recursive: true });
   await mkdir(cwd, { recursive: true });
   await writeFile(join(bundledDir, "scout.md"), "---\nname: scout\ndescription: looks around\ntools: read, grep\n---\nLook.\n");
+  // A repository's own agent: it runs only as trust allows.
+  await mkdir(join(cwd, ".pi", "agents"), { recursive: true });
+  await writeFile(join(cwd, ".pi", "agents", "helper.md"), "---\nname: helper\ndescription: the repository's\n---\nHelp.\n");
   const world = new MemoryWorld();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "panel-test", livenessIntervalMs: 50, evidence: o.evidence ?? false });
   const audited: AuditInput[] = [];
+  const shepherd = new Shepherd({
+    runtime: world.runtime,
+    host: world.host,
+    owner: "panel-test",
+    livenessIntervalMs: 50,
+    evidence: o.evidence ?? false,
+    audit: { record: (e) => audited.push(e) },
+  });
   const context = async (): Promise<DispatchContext> => ({
     shepherd,
     settings: { ...DEFAULT_SETTINGS, ...o.settings },
     cwd,
     agentDir,
     bundledDir,
-    trust: { hasUI: false },
+    trust: { hasUI: false, ...(o.projectTrusted ? { isProjectTrusted: () => true } : {}) },
   });
   const entry: EntryDeps = { context, doctor: async () => report([]), audit: (e) => audited.push(e) };
   const server = new PanelServer({ entry, ...(o.pageDir ? { pageDir: o.pageDir } : {}) });

@@ -1,0 +1,361 @@
+/**
+ * The panel's HTTP side on real sockets (127.0.0.1) over a real shepherd core on the in-memory
+ * multiplexer: who may ask (token, cookie, host, origin), what a change needs (JSON), which ids
+ * pass, and that every change is the tool's own command with the core's codes.
+ */
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { CONTENT_SECURITY_POLICY } from "../../src/panel/page.ts";
+import { parseTarget } from "../../src/panel/server.ts";
+import { ask, type PanelWorld, panelWorld } from "../support/panel-world.ts";
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+/** Every route that needs the token, with a method and a body where it takes one. */
+function routes(id: string): { method: string; path: string; body?: object }[] {
+  return [
+    { method: "GET", path: "/metrics" },
+    { method: "GET", path: "/api/v1/sheep" },
+    { method: "GET", path: `/api/v1/sheep/${id}` },
+    { method: "GET", path: `/api/v1/sheep/${id}/conversation?turns=2` },
+    { method: "GET", path: `/api/v1/sheep/${id}/screen` },
+    { method: "GET", path: `/api/v1/sheep/${id}/messages` },
+    { method: "GET", path: `/api/v1/sheep/${id}/diff` },
+    { method: "GET", path: "/api/v1/events" },
+    { method: "POST", path: "/api/v1/session", body: {} },
+    { method: "POST", path: `/api/v1/sheep/${id}/prompt`, body: { message: "hi" } },
+    { method: "POST", path: `/api/v1/sheep/${id}/reply`, body: { messageId: "m_0000000000", text: "x" } },
+    { method: "POST", path: `/api/v1/sheep/${id}/interrupt`, body: {} },
+    { method: "POST", path: `/api/v1/sheep/${id}/close`, body: {} },
+    { method: "POST", path: "/api/v1/start", body: { agent: "scout" } },
+  ];
+}
+
+describe("panel HTTP: who may ask", () => {
+  let w: PanelWorld;
+  let id: string;
+  before(async () => {
+    w = await panelWorld();
+    id = (await w.start("one")).agentId;
+  });
+  after(() => w.close());
+
+  it("every route but /healthz and the page answers 401 without the token, with a wrong one, or a wrong cookie, and nothing runs", async () => {
+    const wrong = [
+      {},
+      { authorization: "Bearer wrong-token" },
+      { authorization: `Bearer ${w.token}x` },
+      { authorization: `Basic ${Buffer.from(`x:${w.token}`).toString("base64")}` },
+      { cookie: "pi_shepherd_panel=forged" },
+    ];
+    for (const r of routes(id)) {
+      for (const headers of wrong) {
+        const a = await ask(w.port, { method: r.method, path: r.path, headers: { ...JSON_TYPE, ...headers }, ...(r.body ? { body: r.body } : {}) });
+        assert.equal(a.status, 401, `${r.method} ${r.path} ${JSON.stringify(headers)}: ${a.text}`);
+        assert.deepEqual(Object.keys(a.json() as object), ["code", "message"]);
+        assert.equal((a.json() as { code: string }).code, "unauthorized");
+        assert.match((a.json() as { message: string }).message, /^\[unauthorized\] /);
+      }
+    }
+    assert.equal(w.shepherd.registry.agents.get(id)?.state, "idle", "no prompt or close went through");
+    assert.equal(w.shepherd.registry.agents.size, 1, "no start went through");
+    const health = await ask(w.port, { path: "/healthz" });
+    assert.equal(health.status, 200);
+    assert.deepEqual(health.json(), { ok: true, sheep: 1 });
+  });
+
+  it("the token buys a session cookie (HttpOnly, SameSite=Strict); the cookie then answers, but buys no other session", async () => {
+    const s = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: w.authed(JSON_TYPE) });
+    assert.equal(s.status, 204, s.text);
+    const set = String(s.headers["set-cookie"]);
+    const m = /^pi_shepherd_panel=([A-Za-z0-9_-]{43}); HttpOnly; SameSite=Strict; Path=\/$/.exec(set);
+    assert.ok(m, set);
+    const cookie = `pi_shepherd_panel=${m[1]}`;
+    const list = await ask(w.port, { path: "/api/v1/sheep", headers: { cookie } });
+    assert.equal(list.status, 200, list.text);
+    const again = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: { cookie, origin: `http://127.0.0.1:${w.port}`, ...JSON_TYPE } });
+    assert.equal(again.status, 401, "a cookie is not the token");
+    // A change by cookie needs the page's Origin: a browser always sends it, so its absence is no page of ours.
+    const noOrigin = await ask(w.port, { method: "POST", path: `/api/v1/sheep/${id}/prompt`, headers: { cookie, ...JSON_TYPE }, body: { message: "x" } });
+    assert.equal(noOrigin.status, 403, noOrigin.text);
+    assert.equal((noOrigin.json() as { code: string }).code, "bad_origin");
+    assert.equal(w.shepherd.registry.agents.get(id)?.state, "idle");
+  });
+
+  it("a cross-origin request is 403 [bad_origin], with the token or the cookie, and changes nothing", async () => {
+    for (const origin of ["http://evil.example", `http://127.0.0.1:${w.port + 1}`, "null", `https://127.0.0.1:${w.port}`]) {
+      const post = await ask(w.port, {
+        method: "POST",
+        path: `/api/v1/sheep/${id}/prompt`,
+        headers: { ...w.authed(JSON_TYPE), origin },
+        body: { message: "x" },
+      });
+      assert.equal(post.status, 403, `${origin}: ${post.text}`);
+      assert.equal((post.json() as { code: string }).code, "bad_origin");
+      const get = await ask(w.port, { path: "/api/v1/sheep", headers: { ...w.authed(), origin } });
+      assert.equal(get.status, 403, origin);
+    }
+    const site = await ask(w.port, { path: "/api/v1/sheep", headers: { authorization: `Bearer ${w.token}`, "sec-fetch-site": "cross-site" } });
+    assert.equal(site.status, 403);
+    assert.equal(w.shepherd.registry.agents.get(id)?.state, "idle");
+  });
+
+  it("a Host of another name (DNS rebinding) or port is refused 421 [bad_host] before anything, /healthz and the page too", async () => {
+    for (const host of ["evil.example", `evil.example:${w.port}`, `127.0.0.1:${w.port + 1}`, "127.0.0.1", `127.0.0.1.nip.io:${w.port}`, `[::1]:${w.port}`]) {
+      for (const path of ["/healthz", "/", "/api/v1/sheep"]) {
+        const a = await ask(w.port, { path, host, headers: w.authed() });
+        assert.equal(a.status, 421, `${host} ${path}: ${a.text}`);
+        assert.equal((a.json() as { code: string }).code, "bad_host");
+      }
+    }
+    assert.equal((await ask(w.port, { path: "/healthz", host: `localhost:${w.port}` })).status, 200);
+  });
+
+  it("a POST that is not JSON is 415 (text/plain, a form, none); a body that is no object is 400; nothing runs", async () => {
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", undefined]) {
+      const a = await ask(w.port, {
+        method: "POST",
+        path: `/api/v1/sheep/${id}/prompt`,
+        headers: { ...w.authed(), ...(type ? { "content-type": type } : {}) },
+        body: JSON.stringify({ message: "x" }),
+      });
+      assert.equal(a.status, 415, `${type}: ${a.text}`);
+      assert.equal((a.json() as { code: string }).code, "unsupported_media_type");
+    }
+    for (const body of ["{not json", "[1,2]", '"text"', "null"]) {
+      const a = await ask(w.port, { method: "POST", path: `/api/v1/sheep/${id}/prompt`, headers: w.authed(JSON_TYPE), body });
+      assert.equal(a.status, 400, `${body}: ${a.text}`);
+      assert.equal((a.json() as { code: string }).code, "invalid_params");
+    }
+    assert.equal(w.shepherd.registry.agents.get(id)?.state, "idle");
+  });
+
+  it("ids with /, .., %2e%2e, %2f or anything but an agent id are 400 before any lookup", async () => {
+    const bad = [
+      "/api/v1/sheep/..",
+      "/api/v1/sheep/%2e%2e",
+      "/api/v1/sheep/%2E%2E/prompt",
+      "/api/v1/sheep/.",
+      `/api/v1/sheep/${id}%2f..`,
+      "/api/v1/sheep/a%2Fb",
+      "/api/v1/sheep/a%5Cb",
+      `/api/v1/sheep/${id}/../../metrics`,
+      "/api/v1/sheep/one",
+      "/api/v1/sheep/a_UPPERCASE0",
+      "/api/v1/sheep/p_0000000000",
+      "/api/v1/sheep/%zz",
+      "/api/v1/sheep//prompt",
+    ];
+    for (const path of bad) {
+      for (const method of ["GET", "POST"]) {
+        const a = await ask(w.port, { method, path, headers: w.authed(JSON_TYPE), ...(method === "POST" ? { body: { message: "x" } } : {}) });
+        assert.equal(a.status, 400, `${method} ${path}: ${a.text}`);
+        assert.equal((a.json() as { code: string }).code, "invalid_params");
+      }
+    }
+    const diff = await ask(w.port, { path: `/api/v1/sheep/${id}/diff?promptId=../x`, headers: w.authed() });
+    assert.equal(diff.status, 400, diff.text);
+    assert.deepEqual(
+      w.audited.filter((e) => e.action === "prompt"),
+      [],
+    );
+    assert.throws(() => parseTarget("/a/%2e%2e/b"), /\[invalid_params\]/);
+    assert.deepEqual(parseTarget("/api/v1/sheep/").segments, ["api", "v1", "sheep"]);
+  });
+
+  it("an unknown route is 404 [not_found], a wrong method 405, both as {code, message}", async () => {
+    const a = await ask(w.port, { path: "/api/v1/nothing", headers: w.authed() });
+    assert.equal(a.status, 404);
+    assert.equal((a.json() as { code: string }).code, "not_found");
+    const m = await ask(w.port, { method: "DELETE", path: `/api/v1/sheep/${id}`, headers: w.authed() });
+    assert.equal(m.status, 405);
+    assert.equal((m.json() as { code: string }).code, "method_not_allowed");
+    const g = await ask(w.port, { method: "GET", path: `/api/v1/sheep/${id}/prompt`, headers: w.authed() });
+    assert.equal(g.status, 405);
+  });
+});
+
+describe("panel HTTP: the tool's commands with the core's codes", () => {
+  let w: PanelWorld;
+  before(async () => {
+    w = await panelWorld({ settings: { agentScope: "both" }, projectTrusted: true });
+  });
+  after(() => w.close());
+
+  const post = (path: string, body: object) => ask(w.port, { method: "POST", path, headers: w.authed(JSON_TYPE), body });
+  const get = (path: string) => ask(w.port, { path, headers: w.authed() });
+
+  it("start, prompt, steer, reply, messages, screen, conversation and close run as the tool's own actions", async () => {
+    const started = await post("/api/v1/start", { agent: "scout", label: "api-one" });
+    assert.equal(started.status, 200, started.text);
+    const { agentId } = started.json() as { agentId: string; label: string };
+    assert.equal((started.json() as { label: string }).label, "api-one");
+    const p = await post(`/api/v1/sheep/${agentId}/prompt`, { message: "look at src\nthen report", requestId: "r-1" });
+    assert.equal(p.status, 200, p.text);
+    const { promptId } = p.json() as { promptId: string };
+    assert.match(promptId, /^p_[0-9a-z]{10}$/);
+    assert.equal(
+      ((await post(`/api/v1/sheep/${agentId}/prompt`, { message: "again", requestId: "r-1" })).json() as { promptId: string }).promptId,
+      promptId,
+      "a requestId is the same prompt",
+    );
+    const busy = await post(`/api/v1/sheep/${agentId}/prompt`, { message: "more" });
+    assert.equal(busy.status, 409, busy.text);
+    assert.equal((busy.json() as { code: string }).code, "prompt_pending");
+    assert.match((busy.json() as { message: string }).message, /^\[prompt_pending\] /);
+    const steer = await post(`/api/v1/sheep/${agentId}/prompt`, { message: "also tests", deliverAs: "steer" });
+    assert.equal(steer.status, 200, steer.text);
+    assert.equal((steer.json() as { deliverAs: string }).deliverAs, "steer");
+    const odd = await post(`/api/v1/sheep/${agentId}/prompt`, { message: "x", agentId: "a_0000000000" });
+    assert.equal(odd.status, 400, "a body cannot name another sheep");
+    const bad = await post(`/api/v1/sheep/${agentId}/prompt`, { message: "x", deliverAs: "later" });
+    assert.equal(bad.status, 400);
+
+    const detail = (await get(`/api/v1/sheep/${agentId}`)).json() as {
+      working: string;
+      state: string;
+      prompts: { promptId: string; firstLine: string; status: string }[];
+    };
+    assert.equal(detail.state, "working");
+    assert.equal(detail.working, "look at src");
+    assert.deepEqual(
+      detail.prompts.map((x) => [x.promptId, x.firstLine, x.status]),
+      [[promptId, "look at src", "working"]],
+    );
+
+    w.world.say(agentId, { messageId: "m_aaaaaaaaaa", kind: "question", text: "<b>which</b> file?", awaitReply: true, timeoutSec: 60 });
+    const msgs = (await get(`/api/v1/sheep/${agentId}/messages`)).json() as { messages: { messageId: string; text: string; awaitReply?: boolean }[] };
+    assert.deepEqual(
+      msgs.messages.map((m) => [m.messageId, m.text, m.awaitReply]),
+      [["m_aaaaaaaaaa", "<b>which</b> file?", true]],
+    );
+    const replied = await post(`/api/v1/sheep/${agentId}/reply`, { messageId: "m_aaaaaaaaaa", text: "src/a.ts" });
+    assert.equal(replied.status, 200, replied.text);
+    assert.deepEqual(replied.json(), { agentId, messageId: "m_aaaaaaaaaa" });
+    const twice = await post(`/api/v1/sheep/${agentId}/reply`, { messageId: "m_aaaaaaaaaa", text: "again" });
+    assert.equal(twice.status, 409, twice.text);
+    assert.equal((twice.json() as { code: string }).code, "reply_refused");
+    const unknown = await post(`/api/v1/sheep/${agentId}/reply`, { messageId: "m_zzzzzzzzzz", text: "x" });
+    assert.equal(unknown.status, 404);
+    assert.equal((unknown.json() as { code: string }).code, "unknown_message");
+
+    const screen = await get(`/api/v1/sheep/${agentId}/screen`);
+    assert.equal(screen.status, 200, screen.text);
+    assert.match((screen.json() as { text: string }).text, /pane of api-one/);
+    const conv = await get(`/api/v1/sheep/${agentId}/conversation?turns=2`);
+    assert.equal(conv.status, 200, conv.text);
+    assert.ok(Array.isArray((conv.json() as { turns: unknown[] }).turns));
+    assert.equal((await get(`/api/v1/sheep/${agentId}/conversation?turns=0`)).status, 400);
+    assert.equal((await get(`/api/v1/sheep/${agentId}/conversation?lines=2`)).status, 400);
+
+    const closed = await post(`/api/v1/sheep/${agentId}/close`, {});
+    assert.equal(closed.status, 200, closed.text);
+    assert.equal((closed.json() as { agentId: string }).agentId, agentId);
+    assert.deepEqual((closed.json() as { cancelledPromptIds: string[] }).cancelledPromptIds, [promptId]);
+    const after = await post(`/api/v1/sheep/${agentId}/prompt`, { message: "x" });
+    assert.equal(after.status, 409, after.text);
+    assert.equal((after.json() as { code: string }).code, "agent_closed");
+    assert.ok(
+      w.audited.some((e) => e.action === "prompt" && e.reason === "agent_closed"),
+      `the refusal is in the audit log, as the tool's: ${JSON.stringify(w.audited)}`,
+    );
+    const gone = await get("/api/v1/sheep");
+    assert.deepEqual((gone.json() as { sheep: unknown[] }).sheep, []);
+  });
+
+  it("a sheep nobody knows is 404 [unknown_agent]; a start of a project agent that needs a confirmation is 403 [project_agent_refused]", async () => {
+    const none = await get("/api/v1/sheep/a_0000000000");
+    assert.equal(none.status, 404, none.text);
+    assert.equal((none.json() as { code: string }).code, "unknown_agent");
+    const p = await post("/api/v1/sheep/a_0000000000/prompt", { message: "x" });
+    assert.equal(p.status, 404);
+    const refused = await post("/api/v1/start", { agent: "helper" });
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal((refused.json() as { code: string }).code, "project_agent_refused");
+    assert.match((refused.json() as { message: string }).message, /needs a confirmation and there is no UI to ask/);
+    const skip = await post("/api/v1/start", { agent: "helper", confirmProjectAgents: false });
+    assert.equal(skip.status, 400, "the panel cannot waive the confirmation");
+    const unknownAgent = await post("/api/v1/start", { agent: "nobody" });
+    assert.equal(unknownAgent.status, 404, unknownAgent.text);
+    assert.equal((unknownAgent.json() as { code: string }).code, "unknown_definition");
+    const elsewhere = await post("/api/v1/start", { agent: "scout", host: "build-box" });
+    assert.equal(elsewhere.status, 400);
+  });
+
+  it("the fleet lists every live sheep with its totals", async () => {
+    const a = (await post("/api/v1/start", { agent: "scout", label: "f-1" })).json() as { agentId: string };
+    (await post("/api/v1/start", { agent: "scout", label: "f-2" })).json();
+    await post(`/api/v1/sheep/${a.agentId}/prompt`, { message: "count the lines" });
+    const list = (await get("/api/v1/sheep")).json() as {
+      sheep: { label: string; state: string; working?: string; host: string; queue: number; usage: object }[];
+      totals: { sheep: number; byState: Record<string, number> };
+    };
+    assert.deepEqual(
+      list.sheep.map((s) => [s.label, s.state, s.working, s.host]),
+      [
+        ["f-1", "working", "count the lines", "local"],
+        ["f-2", "idle", undefined, "local"],
+      ],
+    );
+    assert.deepEqual(list.totals.byState, { working: 1, idle: 1 });
+    assert.equal(list.totals.sheep, 2);
+  });
+});
+
+describe("panel HTTP: the page", () => {
+  let dir: string;
+  let w: PanelWorld;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-page-"));
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "index.html"), '<!doctype html><script src="/assets/app.js"></script>');
+    await writeFile(join(dir, "app.js"), "console.log(1);");
+    await writeFile(join(dir, "app.css"), "body{}");
+    w = await panelWorld({ pageDir: dir });
+  });
+  after(async () => {
+    await w.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("serves its three files without a token, under a policy that allows no inline script, and no other path", async () => {
+    for (const [path, type] of [
+      ["/", "text/html"],
+      ["/assets/app.js", "text/javascript"],
+      ["/assets/app.css", "text/css"],
+    ] as const) {
+      const a = await ask(w.port, { path });
+      assert.equal(a.status, 200, path);
+      assert.ok(String(a.headers["content-type"]).startsWith(type), path);
+      assert.equal(a.headers["content-security-policy"], CONTENT_SECURITY_POLICY);
+      assert.equal(a.headers["x-frame-options"], "DENY");
+      assert.equal(a.headers["cache-control"], "no-store");
+    }
+    assert.match(CONTENT_SECURITY_POLICY, /default-src 'self'/);
+    assert.doesNotMatch(CONTENT_SECURITY_POLICY, /unsafe-inline|unsafe-eval/);
+    for (const path of ["/assets/../index.html", "/assets/%2e%2e/index.html", "/assets/other.js", "/index.htm"]) {
+      const a = await ask(w.port, { path });
+      assert.ok(a.status === 400 || a.status === 401, `${path}: ${a.status}`);
+    }
+  });
+
+  it("the port closes when the panel stops: nothing listens there after", async () => {
+    const port = w.port;
+    assert.equal((await ask(port, { path: "/healthz" })).status, 200);
+    await w.server.stop();
+    await assert.rejects(
+      new Promise<void>((resolve, reject) => {
+        const s = connect(port, "127.0.0.1", () => {
+          s.destroy();
+          resolve();
+        });
+        s.on("error", reject);
+      }),
+      /ECONNREFUSED/,
+    );
+  });
+});
