@@ -6,6 +6,7 @@
  */
 import type { Shepherd } from "../core/shepherd.ts";
 import type { AgentRecord, AgentState, PromptRecord } from "../ports/types.ts";
+import { LOCAL_HOST } from "../settings.ts";
 
 export interface PanelUsage {
   input: number;
@@ -60,8 +61,7 @@ export interface Totals {
 
 /** The host a record names (remote hosts add one); this machine's otherwise. */
 export function hostOf(rec: AgentRecord): string {
-  const host = (rec as { host?: unknown }).host;
-  return typeof host === "string" && host !== "" ? host : "local";
+  return rec.host ?? LOCAL_HOST;
 }
 
 /** Usage of each sheep, summed over the settled prompts kept: one pass over the prompts. */
