@@ -34,6 +34,7 @@ export function dispatchContext(app: ShepherdApp, ctx: ExtensionContext): Dispat
     cwd: ctx.cwd,
     agentDir: app.agentDir,
     bundledDir: app.bundledDir,
+    hosts: app.hosts,
     trust: trustOf(ctx, app.agentDir),
   };
 }

@@ -237,5 +237,7 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     }
     // Awaited: a push under way goes out through this pi, and the reloaded shepherd reads what this one wrote last.
     await current.shepherd.dispose();
+    // The hosts' connections end with the shepherd; their sheep go on working for the next one.
+    await current.hosts.close();
   });
 }

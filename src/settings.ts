@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { HOST_NAME, LOCAL_HOST } from "./domain/hosts.ts";
 import { stateDir } from "./protocol/layout.ts";
 
 export interface Settings {
@@ -58,11 +59,6 @@ export interface HostSettings {
   /** More of ssh's options, e.g. ["-o", "ProxyJump=bastion"], after ours. */
   sshOptions?: string[];
 }
-
-/** A host's name: short, lower case, safe in a file name and a pane title. */
-export const HOST_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
-/** The name that always means this machine. */
-export const LOCAL_HOST = "local";
 
 /** Warm sheep one definition may keep: each is a resident pi. */
 export const MAX_WARM_PER_AGENT = 8;

@@ -1,3 +1,4 @@
+import { HOST_NAME, LOCAL_HOST } from "../domain/hosts.ts";
 import type { AgentDefinition } from "../ports/types.ts";
 import { readFrontMatter } from "./frontmatter.ts";
 
@@ -52,6 +53,12 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
   if (isolation !== undefined && isolation !== null && isolation !== "worktree" && isolation !== "none") {
     return { ok: false, reason: '"isolation" must be "worktree" or "none"' };
   }
+  const host = fm.host;
+  if (host !== undefined && host !== null) {
+    // Which machine runs the sheep, and logs in as whom, is the person's choice, never a repository's.
+    if (source === "project") return { ok: false, reason: '"host" can only be set in your own agent files, not in a project\'s' };
+    if (typeof host !== "string" || !HOST_NAME.test(host)) return { ok: false, reason: '"host" must be a name of the "hosts" setting (or "local")' };
+  }
   const systemPrompt = body.trim();
   return {
     ok: true,
@@ -64,6 +71,7 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
       ...(typeof fm.model === "string" ? { model: fm.model.trim() } : {}),
       ...(typeof fm.thinking === "string" ? { thinking: fm.thinking.trim() } : {}),
       ...(isolation === "worktree" ? { isolation: "worktree" as const } : {}),
+      ...(typeof host === "string" && host !== LOCAL_HOST ? { host } : {}),
       ...(systemPrompt ? { systemPrompt } : {}),
     },
   };

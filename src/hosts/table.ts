@@ -26,6 +26,11 @@ export interface HostDown {
 export interface RemotePorts extends HostPorts {
   /** Undefined while the host answers. */
   down(): HostDown | undefined;
+  /**
+   * An existing directory there, as an absolute path: `path` as it is when absolute, else under the
+   * remote user's home (undefined: the home itself); [cwd_invalid] when it is no directory.
+   */
+  dir(path: string | undefined): Promise<string>;
   /** Ends the connection and whatever of ours it holds open there (never the sheep). */
   close(): Promise<void>;
 }

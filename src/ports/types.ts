@@ -25,6 +25,8 @@ export interface AgentDefinition {
   systemPrompt?: string;
   /** `isolation: worktree` in the front matter: the sheep gets a worktree of its own unless the call says otherwise. */
   isolation?: "worktree";
+  /** `host:` in a user's agent file: the machine its sheep run on unless the call names one. */
+  host?: string;
 }
 
 export interface Usage {

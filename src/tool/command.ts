@@ -33,6 +33,7 @@ export interface RawTask {
   agent: string;
   task: string;
   cwd?: string;
+  host?: string;
   isolate?: boolean;
 }
 
@@ -44,6 +45,7 @@ export type ToolCommand =
       placement?: Placement;
       direction?: Direction;
       cwd?: string;
+      host?: string;
       model?: string;
       agentScope?: AgentScope;
       confirmProjectAgents?: boolean;
@@ -84,6 +86,7 @@ export type ToolCommand =
       keepOpen?: boolean;
       background?: boolean;
       cwd?: string;
+      host?: string;
       isolate?: boolean;
     };
 
@@ -104,7 +107,7 @@ function defined<T extends object>(o: Loose<T>): T {
  * take (another action's, a typo) is refused here rather than run as if it were not there.
  */
 export const ACTION_FIELDS: Record<Action, readonly string[]> = {
-  start: ["agent", "label", "placement", "direction", "cwd", "model", "agentScope", "confirmProjectAgents", "isolate", "resume"],
+  start: ["agent", "label", "placement", "direction", "cwd", "host", "model", "agentScope", "confirmProjectAgents", "isolate", "resume"],
   prompt: ["agentId", "message", "notify", "deliverAs", "requestId"],
   wait: ["promptId", "promptIds", "timeout"],
   status: ["agentId"],
@@ -113,7 +116,7 @@ export const ACTION_FIELDS: Record<Action, readonly string[]> = {
   herd: ["all"],
   read: ["target", "source", "turns", "lines"],
   prune: [],
-  delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "isolate"],
+  delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate"],
   diff: ["target", "stat"],
   land: ["agentId", "squash"],
   sync: ["agentId"],
@@ -123,7 +126,7 @@ export const ACTION_FIELDS: Record<Action, readonly string[]> = {
 };
 
 /** The keys of a delegate task object. */
-const TASK_FIELDS = ["agent", "task", "cwd", "isolate"] as const;
+const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate"] as const;
 
 /** Refuses the first field set in `o` that is not one of `takes`, naming it and what is taken. */
 function onlyFields(o: Params, takes: readonly string[], what: string, skip: readonly string[] = []): void {
@@ -152,6 +155,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         placement: optionalEnum(p, "placement", PLACEMENTS),
         direction: optionalEnum(p, "direction", DIRECTIONS),
         cwd: optionalString(p, "cwd"),
+        host: optionalString(p, "host"),
         model: optionalString(p, "model"),
         agentScope: optionalEnum(p, "agentScope", SCOPES),
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
@@ -227,6 +231,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         keepOpen: optionalBoolean(p, "keepOpen"),
         background: optionalBoolean(p, "background"),
         cwd: optionalString(p, "cwd"),
+        host: optionalString(p, "host"),
         isolate: optionalBoolean(p, "isolate"),
       });
     }
@@ -235,7 +240,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
 
 function resumeCommand(p: Params, resume: string): ResumeCommand {
   if (resume.trim() === "") throw new ShepherdError("invalid_params", '"resume" must name a sheep: its agentId or label.');
-  for (const key of ["agent", "cwd", "model", "agentScope", "isolate"]) {
+  for (const key of ["agent", "cwd", "host", "model", "agentScope", "isolate"]) {
     if (p[key] !== undefined) {
       throw new ShepherdError("invalid_params", `"resume" continues a sheep with its own agent definition, cwd and model; leave "${key}" out.`);
     }
@@ -263,9 +268,17 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
     if (typeof o.agent !== "string" || o.agent.trim() === "") throw new ShepherdError("invalid_params", `${where} needs "agent" (a non-empty string).`);
     if (typeof o.task !== "string" || o.task.length === 0) throw new ShepherdError("invalid_params", `${where} needs "task" (a non-empty string).`);
     if (o.cwd !== undefined && typeof o.cwd !== "string") throw new ShepherdError("invalid_params", `${where}: "cwd" must be a string.`);
+    if (o.host !== undefined && typeof o.host !== "string")
+      throw new ShepherdError("invalid_params", `${where}: "host" must be a string (a name of the "hosts" setting).`);
     const isolate = booleanText(o.isolate);
     if (isolate !== undefined && typeof isolate !== "boolean") throw new ShepherdError("invalid_params", `${where}: "isolate" must be true or false.`);
-    return { agent: o.agent, task: o.task, ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}), ...(typeof isolate === "boolean" ? { isolate } : {}) };
+    return {
+      agent: o.agent,
+      task: o.task,
+      ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}),
+      ...(typeof o.host === "string" ? { host: o.host } : {}),
+      ...(typeof isolate === "boolean" ? { isolate } : {}),
+    };
   };
   if (single) return { mode: "single", tasks: [check({ agent: p.agent, task: p.task }, 'single delegation ("agent" + "task")')] };
   const key = p.tasks !== undefined ? "tasks" : "chain";

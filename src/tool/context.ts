@@ -1,5 +1,6 @@
 /** What every tool call and /shepherd subcommand runs with: the composed shepherd, the settings, where it stands, trust. */
 import type { Shepherd } from "../core/shepherd.ts";
+import type { HostTable } from "../hosts/table.ts";
 import type { Settings } from "../settings.ts";
 import type { TrustContext } from "./trust.ts";
 
@@ -9,6 +10,8 @@ export interface DispatchContext {
   cwd: string;
   agentDir: string;
   bundledDir: string;
+  /** The machines of the `hosts` setting; absent where nothing was composed with them (tests of the edges). */
+  hosts?: HostTable;
   trust: Omit<TrustContext, "allowWithoutUI" | "userConfirms">;
   signal?: AbortSignal;
   onProgress?: (text: string, details: Record<string, unknown>) => void;

@@ -4,7 +4,7 @@ import { ShepherdError } from "../domain/errors.ts";
 import type { ToolCommand } from "./command.ts";
 import { definitionPicker } from "./definitions.ts";
 import type { DispatchContext } from "./context.ts";
-import { resolveCwd } from "./cwd.ts";
+import { hostOf, placeOn } from "./host-place.ts";
 import { delegateOutcome, delegateText } from "./delegate-text.ts";
 
 export async function delegateAction(cmd: Extract<ToolCommand, { action: "delegate" }>, ctx: DispatchContext) {
@@ -16,15 +16,19 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
   const scope = cmd.agentScope ?? settings.agentScope;
   const confirm = cmd.confirmProjectAgents ?? true;
   const keepOpen = cmd.keepOpen ?? false;
-  const baseCwd = resolveCwd(ctx.cwd, cmd.cwd);
   // Everything is resolved and approved before any sheep starts, so a bad name wastes nothing.
   const pick = await definitionPicker(ctx, scope, confirm);
   const tasks: DelegateTask[] = [];
+  const bases = new Map<string | undefined, Awaited<ReturnType<typeof placeOn>>>();
   for (const t of list) {
     const definition = await pick(t.agent);
+    // The task's host, then the call's, then the agent file's; a task's relative cwd is under the call's cwd on that host.
+    const host = hostOf(t.host, cmd.host, definition.host);
+    if (!bases.has(host)) bases.set(host, await placeOn(ctx, host, cmd.cwd));
+    const place = t.cwd === undefined ? bases.get(host)! : await placeOn(ctx, host, t.cwd, bases.get(host));
     // The task's word, then the call's, then the agent file's `isolation: worktree`.
     const isolate = t.isolate ?? cmd.isolate ?? definition.isolation === "worktree";
-    tasks.push({ definition, task: t.task, cwd: resolveCwd(baseCwd, t.cwd), ...(isolate ? { isolate } : {}) });
+    tasks.push({ definition, task: t.task, ...place, ...(isolate ? { isolate } : {}) });
   }
   if (cmd.background) {
     const started = await ctx.shepherd.delegateInBackground(mode, tasks, {

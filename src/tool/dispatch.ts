@@ -1,5 +1,6 @@
 import { ShepherdError } from "../domain/errors.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
+import type { AgentStatus } from "../ports/types.ts";
 import { delegateAction } from "./delegate-action.ts";
 import {
   closeText,
@@ -14,6 +15,7 @@ import {
   replyText,
   screenText,
   sheepLine,
+  type ShownStatus,
   sheepText,
   startText,
   syncText,
@@ -106,7 +108,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, waitText(results), { results });
     }
     case "status": {
-      const status = await shepherd.status(shepherd.registry.resolve(cmd.target));
+      const status = withHost(ctx, await shepherd.status(shepherd.registry.resolve(cmd.target)));
       return result(action, sheepLine(status), { status });
     }
     case "close": {
@@ -150,7 +152,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, sheepText(found.agents, found.skipped), { agents, skipped: found.skipped, scope });
     }
     case "herd": {
-      const agents = await shepherd.herd();
+      const agents = (await shepherd.herd()).map((a) => withHost(ctx, a));
       const pool = shepherd.warm();
       const poolLines = warmPoolLines(pool.counts, pool.problems);
       const warm = {
@@ -205,4 +207,10 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, pruneText(pruned), { removed: pruned.removed, exited: pruned.exited, unclosed: pruned.unclosed, kept: pruned.kept });
     }
   }
+}
+
+/** A sheep's status with its host's state, when that host does not answer now. */
+function withHost(ctx: DispatchContext, s: AgentStatus): ShownStatus {
+  const down = s.host !== undefined ? ctx.hosts?.down(s.host) : undefined;
+  return down ? { ...s, hostDown: down } : s;
 }

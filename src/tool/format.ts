@@ -14,7 +14,8 @@ import { changeSummary, evidenceBlock, evidenceText, fileLines, plainPath, workt
 /** `Started "label" (agent) as id in tmux pane %1, cwd /x; it is idle.` (or `Resumed … from id, its conversation kept, as …`) */
 export function startedLine(a: StartedAgent): string {
   const how = a.resumedFrom ? `Resumed "${a.label}" (${a.agent}) from ${a.resumedFrom}, its conversation kept,` : `Started "${a.label}" (${a.agent})`;
-  return `${how} as ${a.agentId} in ${a.runtime} pane ${a.paneId}, cwd ${a.cwd}; it is idle.`;
+  const on = a.host !== undefined ? ` on host ${a.host}` : "";
+  return `${how} as ${a.agentId} in ${a.runtime} pane ${a.paneId}${on}, cwd ${a.cwd}; it is idle.`;
 }
 
 export function startText(a: StartedAgent): string {
@@ -133,15 +134,20 @@ export function waitText(items: (WaitItem & { label?: string; agent?: string })[
   );
 }
 
-/** `label (id, agent): state, working on p · tmux · 3m old` (and what the multiplexer says, if asked). */
-export function sheepLine(s: AgentStatus, now = Date.now()): string {
+/** A status as the edges show it: with, for a sheep on a host that does not answer now, since when and why. */
+export type ShownStatus = AgentStatus & { hostDown?: { since: string; reason: string } };
+
+/** `label (id, agent): state, working on p · tmux on gpu · 3m old` (and what the multiplexer says, if asked). */
+export function sheepLine(s: ShownStatus, now = Date.now()): string {
   if (s.state === "closed") return `${s.label} (${s.agentId}, ${s.agent}): closed.`;
   const active = s.activePromptId ? `, working on ${s.activePromptId}${s.queued?.length ? ` (then ${s.queued.join(", ")})` : ""}` : "";
   // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
   const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
   const wt = s.worktree ? ` · ⎇ ${s.worktree.branch}` : "";
-  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}`;
+  const on = s.host !== undefined ? ` on ${s.host}` : "";
+  const down = s.hostDown ? ` · host unreachable since ${s.hostDown.since} (${s.hostDown.reason})` : "";
+  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${on}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}${down}`;
 }
 
 /** A compact age such as "45s", "12m", "3h 5m" or "2d 4h". */
@@ -156,7 +162,7 @@ export function ageText(ms: number): string {
 }
 
 /** The herd, one sheep a line; `empty` says how to start one to whoever reads it. */
-export function herdText(list: AgentStatus[], empty: string, now = Date.now()): string {
+export function herdText(list: ShownStatus[], empty: string, now = Date.now()): string {
   if (list.length === 0) return `No live sheep. ${empty}`;
   return [`Herd (${list.length}):`, ...list.map((s) => `  ${sheepLine(s, now)}`)].join("\n");
 }

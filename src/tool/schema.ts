@@ -30,6 +30,9 @@ const delegateTask = Type.Object({
   agent: Type.String({ description: "Agent definition name." }),
   task: Type.String({ description: "The task text, sent exactly." }),
   cwd: Type.Optional(Type.String({ description: "Working directory for this task." })),
+  host: Type.Optional(
+    Type.String({ description: 'The machine this task runs on: a name of the "hosts" setting (default: the call\'s host, else this machine).' }),
+  ),
   isolate: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a git worktree of its own." })),
 });
 
@@ -40,7 +43,10 @@ export const shepherdParameters = Type.Object({
   label: Type.Optional(Type.String({ description: "start: a short unique name for the sheep." })),
   placement: Type.Optional(stringEnum(["tab", "pane", "workspace"] as const, 'start: where the pane goes (default "tab").')),
   direction: Type.Optional(stringEnum(["right", "down"] as const, 'start with placement "pane": split direction (default "right").')),
-  cwd: Type.Optional(Type.String({ description: "start: working directory of the sheep." })),
+  cwd: Type.Optional(Type.String({ description: "start: working directory of the sheep (a path on its host)." })),
+  host: Type.Optional(
+    Type.String({ description: 'start/delegate: the machine the sheep runs on, a name of the "hosts" setting; "local" or absent: this machine.' }),
+  ),
   model: Type.Optional(Type.String({ description: "start: model for the sheep (provider/id or pattern)." })),
   agentScope: Type.Optional(stringEnum(["user", "project", "both"] as const, 'start/sheep: which agent definitions to use (default "user").')),
   resume: Type.Optional(

@@ -1,6 +1,6 @@
 import type { StartedAgent } from "../ports/types.ts";
 import type { ToolCommand } from "./command.ts";
-import { resolveCwd } from "./cwd.ts";
+import { hostOf, placeOn } from "./host-place.ts";
 import { definitionPicker, trustFor } from "./definitions.ts";
 import type { DispatchContext } from "./context.ts";
 import { resolveModel } from "./models.ts";
@@ -18,18 +18,27 @@ export async function startAction(cmd: Extract<ToolCommand, { action: "start" }>
     const card = await shepherd.resumable(cmd.resume);
     // The definition is the one the sheep ran with; a project's is approved again, as at any start.
     await approveDefinition(card.definition, cmd.confirmProjectAgents ?? true, trustFor(ctx));
+    // A resumed sheep runs where its session file is: on its own host.
+    const place = await placeOn(ctx, card.host, card.cwd);
     return shepherd.start(
-      { definition: card.definition, cwd: resolveCwd(ctx.cwd, card.cwd), ...(card.model !== undefined ? { model: card.model } : {}), resume: card, ...where },
+      { definition: card.definition, ...place, ...(card.model !== undefined ? { model: card.model } : {}), resume: card, ...where },
       ctx.signal,
     );
   }
   const scope = cmd.agentScope ?? settings.agentScope;
-  const cwd = resolveCwd(ctx.cwd, cmd.cwd);
   const definition = await (await definitionPicker(ctx, scope, cmd.confirmProjectAgents ?? true))(cmd.agent);
+  // The call's host, else the agent file's; its cwd is a path there.
+  const place = await placeOn(ctx, hostOf(cmd.host, definition.host), cmd.cwd);
   // The call decides; without a word from it, the agent file's `isolation: worktree` does.
   const isolate = cmd.isolate ?? definition.isolation === "worktree";
   return shepherd.start(
-    { definition, cwd, ...where, ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}), ...(isolate ? { isolate } : {}) },
+    {
+      definition,
+      ...place,
+      ...where,
+      ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}),
+      ...(isolate ? { isolate } : {}),
+    },
     ctx.signal,
   );
 }

@@ -13,8 +13,8 @@ export function sheepName(label: string | undefined, agent: string | undefined):
  * `label · agent · state 12s`: one sheep as the widget and the progress of wait and delegate all
  * show it, from the same view and the same clock (`since`, read at the moment of drawing).
  */
-export function sheepStateText(v: { label?: string; agent?: string; state: string; since?: string | undefined }, now: number): string {
-  return `${sheepName(v.label, v.agent)} · ${stateClock(v.state, v.since, now)}`;
+export function sheepStateText(v: { label?: string; agent?: string; host?: string; state: string; since?: string | undefined }, now: number): string {
+  return `${sheepName(v.label, v.agent)}${v.host !== undefined ? ` @${v.host}` : ""} · ${stateClock(v.state, v.since, now)}`;
 }
 
 /** `working 12s`: a state and how long its clock has run at `now`. */
@@ -47,7 +47,8 @@ export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<str
     const name = sheepName(s.label, s.agent);
     const label = printable(s.label);
     const marked = s.worktree ? `${label} ⎇${name.slice(label.length)}` : name;
-    lines.push(`  ${marked} · ${stateClock(s.state, s.since, now)}${queued}${owed}`);
+    const on = s.host !== undefined ? ` @${s.host}` : "";
+    lines.push(`  ${marked}${on} · ${stateClock(s.state, s.since, now)}${queued}${owed}`);
     if (s.asking) lines.push(`    ? ${printable(s.asking.messageId)}: ${oneLine(s.asking.text, 80)}`);
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }

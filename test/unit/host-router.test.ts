@@ -29,6 +29,7 @@ function setup() {
     },
     host: gpu.host,
     down: () => down,
+    dir: async (p) => p ?? "/home/me",
     close: async () => {
       closed++;
     },
@@ -152,7 +153,7 @@ describe("host router", () => {
     const table = new HostTable({
       local: { runtime: local.runtime, host: local.host, workspace: ws("local") },
       hosts: ["gpu"],
-      connect: () => ({ runtime: gpu.runtime, host: gpu.host, workspace: ws("gpu"), down: () => undefined, close: async () => {} }),
+      connect: () => ({ runtime: gpu.runtime, host: gpu.host, workspace: ws("gpu"), down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
       hostOf: (id) => (id === "a_remote" ? "gpu" : undefined),
     });
     const routed = new RoutedWorkspace(table);

@@ -16,8 +16,10 @@ const refused = (raw: unknown, re: RegExp) =>
   );
 
 describe("fields an action does not take", () => {
-  it("start with a field no action takes (host) or a typo (promptid) is refused, naming it and the fields start takes", () => {
-    refused({ action: "start", agent: "echo", host: "box" }, /action "start" does not take "host"; it takes "agent", "label", .*"resume"\./);
+  it("start with a field no action takes (machine) or a typo (promptid) is refused, naming it and the fields start takes", () => {
+    refused({ action: "start", agent: "echo", machine: "box" }, /action "start" does not take "machine"; it takes "agent", "label", .*"host", .*"resume"\./);
+    // host belongs to start and delegate only
+    refused({ action: "prompt", agentId: "a", message: "m", host: "box" }, /action "prompt" does not take "host"/);
     refused({ action: "start", agent: "echo", promptid: "p_1" }, /action "start" does not take "promptid"/);
   });
 
@@ -34,7 +36,7 @@ describe("fields an action does not take", () => {
   it("a delegate task object with a field it does not take is refused", () => {
     refused(
       { action: "delegate", tasks: [{ agent: "echo", task: "x", model: "m" }] },
-      /tasks\[0\] does not take "model"; it takes "agent", "task", "cwd", "isolate"\./,
+      /tasks\[0\] does not take "model"; it takes "agent", "task", "cwd", "host", "isolate"\./,
     );
     refused(
       {

@@ -52,6 +52,8 @@ export interface DelegateTask {
   definition: AgentDefinition;
   task: string;
   cwd: string;
+  /** The machine it runs on (a name of the `hosts` setting); absent: this machine. */
+  host?: string;
   /** The sheep works in a worktree of its own; it is kept after the sheep closes, for land. */
   isolate?: boolean;
 }
@@ -216,7 +218,7 @@ export class Delegation {
       const delegated = hooks?.delegationId ? { delegationId: hooks.delegationId } : {};
       // The task goes with the start: a cold sheep finds it in its inbox as pi becomes ready.
       const started = await this.shepherd.start(
-        { definition: t.definition, cwd: t.cwd, onRecorded, ...isolation, prompt: { text: task, ...delegated } },
+        { definition: t.definition, cwd: t.cwd, ...(t.host !== undefined ? { host: t.host } : {}), onRecorded, ...isolation, prompt: { text: task, ...delegated } },
         this.o.signal,
       );
       agentId = started.agentId;
