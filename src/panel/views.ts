@@ -6,7 +6,7 @@
  */
 import type { Shepherd } from "../core/shepherd.ts";
 import type { AgentRecord, AgentState, PromptRecord } from "../ports/types.ts";
-import { LOCAL_HOST } from "../settings.ts";
+import { LOCAL_HOST } from "../domain/hosts.ts";
 
 export interface PanelUsage {
   input: number;
