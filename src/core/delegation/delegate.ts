@@ -218,7 +218,14 @@ export class Delegation {
       const delegated = hooks?.delegationId ? { delegationId: hooks.delegationId } : {};
       // The task goes with the start: a cold sheep finds it in its inbox as pi becomes ready.
       const started = await this.shepherd.start(
-        { definition: t.definition, cwd: t.cwd, ...(t.host !== undefined ? { host: t.host } : {}), onRecorded, ...isolation, prompt: { text: task, ...delegated } },
+        {
+          definition: t.definition,
+          cwd: t.cwd,
+          ...(t.host !== undefined ? { host: t.host } : {}),
+          onRecorded,
+          ...isolation,
+          prompt: { text: task, ...delegated },
+        },
         this.o.signal,
       );
       agentId = started.agentId;
