@@ -173,6 +173,20 @@ test("unknown methods, non-JSON, lines without ids and a line over 64 MiB are re
   }
 });
 
+test("an agent killed mid-call: the pending call fails [host_unreachable], and so does the next", async () => {
+  const doomed = await spawnLocalAgent({ host: "doomed" });
+  try {
+    // sys.info asks pi for its version: slow enough to be pending when the agent dies.
+    const pending = doomed.client.call("sys.info", [{ piCommand: testInit(agentDir).piCommand }]);
+    process.kill(doomed.pid, "SIGKILL");
+    await assert.rejects(pending, (e) => isShepherdError(e, "host_unreachable") && /host "doomed" unreachable/.test(e.message));
+    await assert.rejects(doomed.client.call("sys.dir", [null]), (e) => isShepherdError(e, "host_unreachable"));
+    assert.equal((await doomed.exited).signal, "SIGKILL");
+  } finally {
+    await doomed.close();
+  }
+});
+
 test("a stream that closes fails every pending call, and every later one, with [host_unreachable]", async () => {
   const input = new PassThrough();
   const output = new PassThrough();

@@ -1,0 +1,129 @@
+/**
+ * The proxies on a RemoteCall of the test's own: what they send, how they check what comes back
+ * (a remote host's answer is hostile data), and the sheep host's subscriptions across a reconnect.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { isShepherdError, ShepherdError } from "../../src/domain/errors.ts";
+import type { RemoteCall, RemoteEvent } from "../../src/remote/rpc/call.ts";
+import { remotePorts } from "../../src/remote/rpc/ports.ts";
+
+class FakeCall implements RemoteCall {
+  readonly sent: [string, unknown[]][] = [];
+  answers = new Map<string, unknown>();
+  down = false;
+  private readonly events = new Set<(e: RemoteEvent) => void>();
+  private readonly reconnects = new Set<() => void>();
+
+  async call(method: string, params: unknown[]): Promise<unknown> {
+    this.sent.push([method, params]);
+    if (this.down) throw new ShepherdError("host_unreachable", 'host "h" unreachable since now: test.');
+    return this.answers.get(method);
+  }
+  onEvent(cb: (e: RemoteEvent) => void): () => void {
+    this.events.add(cb);
+    return () => this.events.delete(cb);
+  }
+  onReconnect(cb: () => void): () => void {
+    this.reconnects.add(cb);
+    return () => this.reconnects.delete(cb);
+  }
+  emit(agentId: string) {
+    for (const cb of this.events) cb({ ev: "change", agentId });
+  }
+  reconnect() {
+    for (const cb of this.reconnects) cb();
+  }
+  methods(name: string) {
+    return this.sent.filter(([m]) => m === name).map(([, p]) => p);
+  }
+}
+
+const A = "a_0123456789";
+const B = "a_abcdefghij";
+const settle = () => new Promise((r) => setImmediate(r));
+
+test("one remote subscription per sheep however many listen; events reach its listeners only; the last to leave unsubscribes", async () => {
+  const call = new FakeCall();
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux" });
+  let a1 = 0;
+  let a2 = 0;
+  let b = 0;
+  const offA1 = host.subscribe(A, () => a1++);
+  const offA2 = host.subscribe(A, () => a2++);
+  const offB = host.subscribe(B, () => b++);
+  await settle();
+  assert.deepEqual(call.methods("host.subscribe"), [[A], [B]]);
+  call.emit(A);
+  assert.deepEqual([a1, a2, b], [1, 1, 0]);
+  offA1();
+  offA1();
+  await settle();
+  assert.deepEqual(call.methods("host.unsubscribe"), [], "a listener remains");
+  offA2();
+  await settle();
+  assert.deepEqual(call.methods("host.unsubscribe"), [[A]]);
+  call.emit(A);
+  assert.deepEqual([a1, a2], [1, 1]);
+  offB();
+});
+
+test("a reconnect subscribes every listened-to sheep again and has every listener look once", async () => {
+  const call = new FakeCall();
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux" });
+  call.down = true;
+  let a = 0;
+  let b = 0;
+  host.subscribe(A, () => a++);
+  host.subscribe(B, () => b++);
+  await settle(); // the failed subscriptions are no unhandled rejection
+  call.down = false;
+  call.reconnect();
+  await settle();
+  assert.deepEqual(call.methods("host.subscribe"), [[A], [B], [A], [B]]);
+  assert.deepEqual([a, b], [1, 1]);
+});
+
+test("answers of the wrong shape are [protocol_error]; a result for another prompt is refused; liveness keeps only the sheep asked about", async () => {
+  const call = new FakeCall();
+  const { runtime, host, workspace } = remotePorts(call, { host: "h", runtime: "tmux" });
+  call.answers.set("host.result", { promptId: "p_other00000", status: "completed", text: "forged" });
+  await assert.rejects(host.result(A, "p_0123456789"), (e) => isShepherdError(e, "protocol_error") && /host "h" answered host.result/.test(e.message));
+  call.answers.set("host.result", null);
+  assert.equal(await host.result(A, "p_0123456789"), undefined);
+  call.answers.set("host.prepare", { sessionPath: "/s", command: { argv: ["node", 7], reporting: [] } });
+  await assert.rejects(host.prepare({} as never), (e) => isShepherdError(e, "protocol_error"));
+  call.answers.set("runtime.liveness", [
+    [A, { state: "alive" }],
+    [B, { state: "alive" }],
+  ]);
+  assert.deepEqual([...(await runtime.liveness([{ paneId: "%1", agentId: A }]))], [[A, { state: "alive" }]]);
+  call.answers.set("runtime.liveness", [[A, { state: "exited", exit: { code: "0; rm", signal: null } }]]);
+  await assert.rejects(runtime.liveness([{ paneId: "%1", agentId: A }]), (e) => isShepherdError(e, "protocol_error"));
+  call.answers.set("host.replies", [["m_0123456789", "replied"]]);
+  assert.deepEqual(await host.replies(A), new Map([["m_0123456789", "replied"]]));
+  call.answers.set("host.reply", "sure");
+  await assert.rejects(host.reply(A, "m_0123456789", "x"), (e) => isShepherdError(e, "protocol_error"));
+  call.answers.set("ws.conflicts", "a.txt");
+  await assert.rejects(workspace.conflicts({ path: "/w", branch: "shepherd/x", repoRoot: "/r", base: "c", leftBehind: 0 }), (e) =>
+    isShepherdError(e, "protocol_error"),
+  );
+  assert.equal(host.running?.(A), undefined);
+});
+
+test("what the proxies send: the port's arguments in order, a pane as {paneId, agentId}, a host's errors as they came", async () => {
+  const call = new FakeCall();
+  const { runtime, host } = remotePorts(call, { host: "h", runtime: "herdr" });
+  assert.equal(runtime.name, "herdr");
+  call.answers.set("runtime.read", "screen");
+  assert.equal(await runtime.read("%3", 40), "screen");
+  await runtime.close("%3", A);
+  await host.submit(A, { kind: "steer", steerId: "s_0123456789", target: "p_0123456789", text: "left" });
+  assert.deepEqual(call.sent, [
+    ["runtime.read", [{ paneId: "%3", agentId: "" }, 40]],
+    ["runtime.close", ["%3", A]],
+    ["host.submit", [A, { kind: "steer", steerId: "s_0123456789", target: "p_0123456789", text: "left" }]],
+  ]);
+  call.down = true;
+  await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "host_unreachable"));
+});
