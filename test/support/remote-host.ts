@@ -64,8 +64,10 @@ export interface RemoteHost {
   alias: string;
   /** An alias of the same sshd whose host key no known_hosts holds: ssh must refuse it. */
   unknownAlias: string;
-  /** The remote pi agent dir's models.json's base URL (the forwarder on the host end), if a model was given. */
-  modelUrl?: string;
+  /** The remote pi agent dir's models.json's base URL (the forwarder on the host end), once a model is given. */
+  readonly modelUrl: string | undefined;
+  /** Points the remote pi agent dir (models.json, settings.json) at a scripted model on 127.0.0.1 by its port; returns the URL there. */
+  useModel(modelPort: number): Promise<string>;
   /** The keeper of the mount namespace (nsenter's target) and the current sshd listener. */
   keeperPid: number;
   sshdPid(): number;
@@ -90,6 +92,8 @@ export interface RemoteHost {
   sshdChildren(): number[];
   /** Processes a session of sshd runs (a channel's command), under every sshd of the namespace. */
   sessions(): Promise<number[]>;
+  /** Local ssh processes (the shepherd's ControlMaster and channels) that use this host's client config. */
+  localSsh(): number[];
   /** Every pid in the namespace (keeper and sshd included). */
   pids(): Promise<number[]>;
   /** Pids in the namespace other than the keeper, sshd and its connections: what sheep and agents left. */
@@ -396,12 +400,12 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
       return `http://${hostAddress}:${addr.port}/v1`;
     };
     let modelUrl: string | undefined;
-    if (o.modelPort !== undefined) {
-      modelUrl = await forward(o.modelPort);
+    const useModel = async (modelPort: number): Promise<string> => {
+      const url = await forward(modelPort);
       const models = {
         providers: {
           scripted: {
-            baseUrl: modelUrl,
+            baseUrl: url,
             api: "openai-completions",
             apiKey: "scripted-key",
             compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
@@ -412,7 +416,10 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
       await writeFile(hostPath(join(agentDir, "models.json")), JSON.stringify(models, null, 2), { mode: 0o600 });
       const settings = { defaultProvider: "scripted", defaultModel: "scripted-model", retry: { enabled: false }, quietStartup: true };
       await writeFile(hostPath(join(agentDir, "settings.json")), JSON.stringify(settings, null, 2), { mode: 0o600 });
-    }
+      modelUrl = url;
+      return url;
+    };
+    if (o.modelPort !== undefined) await useModel(o.modelPort);
 
     // sshd, in both namespaces, by its pid (nsenter execs it: no fork without a pid namespace).
     const spawnSshd = () =>
@@ -498,7 +505,10 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
       sshConfig,
       alias,
       unknownAlias,
-      ...(modelUrl ? { modelUrl } : {}),
+      get modelUrl() {
+        return modelUrl;
+      },
+      useModel,
       keeperPid,
       sshdPid,
       hostSettings: (extra = {}) => ({ ssh: alias, sshOptions: ["-F", sshConfig], ...extra }),
@@ -541,6 +551,15 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
         const sshds = new Set(await sshdProcs());
         return childrenOf(sshds).filter((p) => exeOf(p) !== SSHD);
       },
+      // Found by the config's unique path on their command line, never by a process name.
+      localSsh: () =>
+        allPids().filter((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, "latin1").split("\0").includes(sshConfig) && pidAlive(p);
+          } catch {
+            return false;
+          }
+        }),
       pids,
       leftovers: async () => {
         const inside = await pids();
