@@ -21,9 +21,9 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   {
     name: "start",
     usage:
-      "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--cwd DIR] [--scope user|project|both] [--model M] [--isolate]",
-    summary: "start a sheep from an agent definition (no task is sent); --isolate: in a git worktree of its own",
-    flags: { label: "label", placement: "placement", direction: "direction", cwd: "cwd", scope: "agentScope", model: "model" },
+      "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--host NAME] [--cwd DIR] [--scope user|project|both] [--model M] [--isolate]",
+    summary: "start a sheep from an agent definition (no task is sent); --host: on a machine of your hosts setting; --isolate: in a git worktree of its own",
+    flags: { label: "label", placement: "placement", direction: "direction", host: "host", cwd: "cwd", scope: "agentScope", model: "model" },
     switches: { isolate: "isolate" },
   },
   {
