@@ -220,6 +220,7 @@ describe("/shepherd completions", () => {
       "start scout --label ",
       "start scout --placement ",
       "start scout --direction ",
+      "start scout --host ",
       "start scout --cwd ",
       "start scout --scope ",
       "start scout --model ",
@@ -237,6 +238,7 @@ describe("/shepherd completions", () => {
     assert.deepEqual(await values("start scout --label x --"), [
       "start scout --label x --placement ",
       "start scout --label x --direction ",
+      "start scout --label x --host ",
       "start scout --label x --cwd ",
       "start scout --label x --scope ",
       "start scout --label x --model ",
