@@ -93,6 +93,7 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     assert.equal(spec.env.PI_SHEPHERD_TMUX_SOCKET, socket);
     const pane = await runtime.createPane({ agentId, placement: "tab", direction: "right", cwd: work, label: "remote sheep", command: prepared.command });
     paneId = pane.paneId;
+    assert.equal(pane.runtime, "tmux", "a created pane names the remote's multiplexer");
     assert.match(pane.attachHint ?? "", new RegExp(socket.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")));
     const panes = (await execa("tmux", ["-S", socket, "list-panes", "-a", "-F", "#{pane_id} #{@pi_shepherd_agent}"], { stdin: "ignore" })).stdout;
     assert.match(panes, new RegExp(`^${paneId} ${agentId}$`, "m"));

@@ -124,6 +124,16 @@ test("what the proxies send: the port's arguments in order, a pane as {paneId, a
     ["runtime.close", ["%3", A]],
     ["host.submit", [A, { kind: "steer", steerId: "s_0123456789", target: "p_0123456789", text: "left" }]],
   ]);
+  call.answers.set("sys.dir", "/home/far");
+  const { dir } = remotePorts(call, { host: "h", runtime: () => "tmux" });
+  assert.equal(await dir(undefined), "/home/far");
+  assert.deepEqual(call.sent.at(-1), ["sys.dir", [null]]);
+  call.answers.set("sys.dir", 42);
+  await assert.rejects(dir("x"), (e) => isShepherdError(e, "protocol_error"));
+  call.answers.set("runtime.createPane", { paneId: "%9" });
+  const lazy = remotePorts(call, { host: "h", runtime: () => "herdr" }).runtime;
+  assert.equal(lazy.name, "herdr");
+  assert.deepEqual(await lazy.createPane({} as never), { paneId: "%9", runtime: "herdr" });
   call.down = true;
   await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "host_unreachable"));
 });

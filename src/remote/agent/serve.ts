@@ -146,7 +146,7 @@ export class AgentServer {
     const { runtime, host, workspace: ws } = this.ready(method);
     switch (method) {
       case "runtime.createPane":
-        return runtime.createPane(arg(p, 0, "object", method));
+        return { runtime: runtime.name, ...(await runtime.createPane(arg(p, 0, "object", method))) };
       case "runtime.liveness": {
         if (!Array.isArray(p[0])) throw fail(`${method}: parameter 1 must be a list of panes.`);
         const panes = (p[0] as unknown[]).map((_, i) => paneRef(p[0] as unknown[], i, method));

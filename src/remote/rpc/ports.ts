@@ -2,15 +2,29 @@ import type { Runtime, RuntimeName } from "../../ports/runtime.ts";
 import type { SheepHost } from "../../ports/sheep-host.ts";
 import type { Workspace } from "../../ports/workspace.ts";
 import type { RemoteCall } from "./call.ts";
+import { expect, isString } from "./shape.ts";
 import { RemoteRuntime } from "./remote-runtime.ts";
 import { RemoteSheepHost } from "./remote-sheep-host.ts";
 import { RemoteWorkspace } from "./remote-workspace.ts";
 
-/** A remote host's three ports over one connection; `runtime` is what its init answered. */
-export function remotePorts(remote: RemoteCall, o: { host: string; runtime: RuntimeName }): { runtime: Runtime; host: SheepHost; workspace: Workspace } {
+export interface RemotePortSet {
+  runtime: Runtime;
+  host: SheepHost;
+  workspace: Workspace;
+  /** `sys.dir`: an existing directory there (relative: under the remote home; undefined: the home), else [cwd_invalid]. */
+  dir(path: string | undefined): Promise<string>;
+}
+
+/**
+ * A remote host's three ports over one connection. `runtime` is what its init answered, or a
+ * function asked each time (a connection made lazily knows it only after init); a created pane
+ * names the remote's multiplexer itself.
+ */
+export function remotePorts(remote: RemoteCall, o: { host: string; runtime: RuntimeName | (() => RuntimeName) }): RemotePortSet {
   return {
     runtime: new RemoteRuntime(remote, o.runtime, o.host),
     host: new RemoteSheepHost(remote, o.host),
     workspace: new RemoteWorkspace(remote, o.host),
+    dir: async (path) => expect<string>(await remote.call("sys.dir", [path ?? null]), isString, "sys.dir", o.host),
   };
 }

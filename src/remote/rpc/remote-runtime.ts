@@ -10,14 +10,24 @@ const paneRef = fields({ paneId: isString, agentId: isString });
 export class RemoteRuntime implements Runtime {
   constructor(
     private readonly remote: RemoteCall,
-    readonly name: RuntimeName,
+    private readonly runtimeName: RuntimeName | (() => RuntimeName),
     /** The host's name, for the words of errors. */
     private readonly host: string,
   ) {}
 
+  get name(): RuntimeName {
+    return typeof this.runtimeName === "function" ? this.runtimeName() : this.runtimeName;
+  }
+
   async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
     const v = await this.remote.call("runtime.createPane", [req]);
-    return expect(v, fields({ paneId: isString, attachHint: optional(isString) }), "runtime.createPane", this.host);
+    const pane = expect<CreatedPane>(
+      v,
+      fields({ paneId: isString, attachHint: optional(isString), runtime: optional(oneOf("tmux", "herdr")) }),
+      "runtime.createPane",
+      this.host,
+    );
+    return { paneId: pane.paneId, runtime: pane.runtime ?? this.name, ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}) };
   }
 
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
