@@ -17,30 +17,10 @@ import { ECHO_AGENT } from "../support/e2e-env.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { sheepFiles, sheepPid } from "../support/leftovers.ts";
 import { type Scene, tmuxPanes } from "../support/scene.ts";
+import { nameSafePayload, shellPayloads, UNICODE } from "../support/payloads.ts";
 import { directive, type ScriptedModel } from "../support/scripted-model.ts";
 import type { PrivateTmux } from "../support/tmux-server.ts";
 
-/** Each payload touches its own marker (`<m>-<kind>`), so a leak names the field and the form. */
-function shellPayloads(m: string): string[] {
-  return [
-    `$(touch ${m}-subst)`,
-    "`touch " + m + "-backtick`",
-    `; touch ${m}-semicolon`,
-    `' ; touch ${m}-squote ; '`,
-    `" ; touch ${m}-dquote ; "`,
-    `\ntouch ${m}-newline\n`,
-    `#(touch ${m}-tmux)`,
-    `| touch ${m}-pipe &`,
-    `&& touch ${m}-and`,
-  ];
-}
-
-/** The payloads that fit in one file name (at most 255 bytes). */
-function nameSafePayload(m: string, newline = ""): string {
-  return `$(touch ${m}-subst) \`touch ${m}-backtick\` ; touch ${m}-semicolon ' " ${newline}#(touch ${m}-tmux) | touch ${m}-pipe & ünï 🐑`;
-}
-
-const UNICODE = "ünïcödé 🐑 中文 עברית \u202Ereversed\u202C e\u0301 \u200B";
 const MiB = 1024 * 1024;
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex");
 

@@ -84,6 +84,7 @@ const ROOMS = [
   "src/remote/agent/",
   "src/settings.ts",
   "src/project-trust.ts",
+  "src/remote/link/",
   "src/agents/",
   "src/git/",
   "src/launch/",
