@@ -1,0 +1,301 @@
+/**
+ * RemoteSession: the one connection to one host, as the proxies see it (a RemoteCall). It holds
+ * the host's ControlMaster, puts the bundle there (deploy.ts), runs the agent over ONE channel
+ * through the master, and sends `init` over that channel's stdin: the sheep's variables (provider
+ * keys among them) are never on a command line, here or there.
+ *
+ * When the channel ends (the link dropped, the master was killed, sshd went away) the session is
+ * down: every call fails at once with [host_unreachable] (since when, ssh's reason, the fix),
+ * never queued; it reconnects by itself with backoff (0.25 s doubling to 15 s), initialises the
+ * new agent, subscribes again to what was subscribed, and only then tells onReconnect (so every
+ * waiter looks again). close() ends the channel, the master and its socket.
+ */
+import { execa } from "execa";
+import { isShepherdError, ShepherdError } from "../../domain/errors.ts";
+import type { InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
+import { RpcClient } from "../rpc/client.ts";
+import { controlSocketPath } from "./control-dir.ts";
+import { type DeployBundle, type Deployed, deployBundle, type RemoteExec } from "./deploy.ts";
+import { ControlMaster, MasterFailed } from "./master.ts";
+import { remoteLine } from "./quote.ts";
+import { sshReason, unreachable } from "./reasons.ts";
+import { defaultsFor, effectiveConfig, type SshTarget } from "./ssh-options.ts";
+
+export interface RemoteHost extends SshTarget {
+  /** The node that runs the agent there; default "node". */
+  node?: string;
+  /** pi's agent dir there; default the remote user's ~/.pi/agent. */
+  agentDir?: string;
+}
+
+export interface RemoteSessionOptions {
+  host: RemoteHost;
+  /** The local state dir: the control socket goes in its ssh/ (or a short dir of ours when its path is too long). */
+  localStateDir: string;
+  /** The files the remote needs (src/remote/bundle.ts). */
+  bundle(): Promise<DeployBundle>;
+  /** init's parameters for an agent that runs from `deployed` (agentDir as the remote resolved it). */
+  init(deployed: Deployed): InitParams | Promise<InitParams>;
+  /** The environment of every ssh (the person's SSH_AUTH_SOCK among it); default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** The first wait before a reconnect, doubled up to maxMs. */
+  backoff?: { firstMs: number; maxMs: number };
+  /** Where the short socket dir goes when the state dir's path is too long; default /tmp. */
+  tmpDir?: string;
+}
+
+export type LinkState =
+  | { status: "connecting" }
+  | { status: "up"; since: Date; masterPid: number; agentPid: number }
+  | { status: "down"; since: Date; reason: string }
+  | { status: "closed" };
+
+/** How long a started agent may take to say hello. */
+const HELLO_MS = 30_000;
+
+export class RemoteSession implements RemoteCall {
+  private st: LinkState = { status: "connecting" };
+  private master: ControlMaster | undefined;
+  private client: RpcClient | undefined;
+  private channel: Channel | undefined;
+  private first: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private delay: number;
+  private attempting = false;
+  private readonly subscribed = new Set<string>();
+  private readonly events = new Set<(e: RemoteEvent) => void>();
+  private readonly reconnects = new Set<() => void>();
+  private readonly states = new Set<(s: LinkState) => void>();
+  private everUp = false;
+
+  constructor(private readonly o: RemoteSessionOptions) {
+    this.delay = o.backoff?.firstMs ?? 250;
+  }
+
+  get name(): string {
+    return this.o.host.name;
+  }
+
+  state(): LinkState {
+    return this.st;
+  }
+
+  /** Told every change of state (up, down, closed). */
+  onState(cb: (s: LinkState) => void): () => void {
+    this.states.add(cb);
+    return () => this.states.delete(cb);
+  }
+
+  /** The first connection: resolves when up, rejects with [host_unreachable] (and goes on trying in the background). */
+  connect(): Promise<void> {
+    this.first ??= this.attempt().then(() => {
+      if (this.st.status !== "up") throw this.downError();
+    });
+    return this.first;
+  }
+
+  async call(method: string, params: unknown[]): Promise<unknown> {
+    if (this.st.status === "connecting") await this.connect();
+    const client = this.client;
+    if (this.st.status !== "up" || !client) throw this.downError();
+    try {
+      const v = await client.call(method, params);
+      if (method === "host.subscribe" && typeof params[0] === "string") this.subscribed.add(params[0]);
+      if (method === "host.unsubscribe" && typeof params[0] === "string") this.subscribed.delete(params[0]);
+      return v;
+    } catch (e) {
+      // The channel went while the call was out: say it as the session says it, with since and why.
+      if (isShepherdError(e, "host_unreachable") && this.st.status !== "up") throw this.downError();
+      throw e;
+    }
+  }
+
+  onEvent(cb: (event: RemoteEvent) => void): () => void {
+    this.events.add(cb);
+    return () => this.events.delete(cb);
+  }
+
+  onReconnect(cb: () => void): () => void {
+    this.reconnects.add(cb);
+    return () => this.reconnects.delete(cb);
+  }
+
+  /** Runs one remote command line through the master (a channel of its own, ended when it is). */
+  exec: RemoteExec = async (line, stdin) => {
+    const master = await this.ensureMaster();
+    return await runChannel(master.channelArgv(line), stdin, this.o.env);
+  };
+
+  /** Ends the agent's channel, the master and its socket; nothing of this session is left. */
+  async close(): Promise<void> {
+    const was = this.st;
+    this.setState({ status: "closed" });
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.endChannel();
+    if (this.master) await this.master.exit();
+    void was;
+  }
+
+  private closed(): boolean {
+    return this.st.status === "closed";
+  }
+
+  private downError(): ShepherdError {
+    if (this.st.status === "closed")
+      return new ShepherdError("host_unreachable", `host "${this.name}": its connection was closed by this shepherd. Start again (a new call connects anew).`);
+    const since = this.st.status === "down" ? this.st.since : new Date();
+    const reason = this.st.status === "down" ? this.st.reason : "not connected";
+    return unreachable(this.name, this.o.host.ssh, since, reason);
+  }
+
+  private setState(s: LinkState): void {
+    if (this.st.status === "closed") return;
+    this.st = s;
+    for (const cb of [...this.states]) cb(s);
+  }
+
+  private down(reason: string): void {
+    if (this.st.status === "closed") return;
+    // since stays the moment it first went down; the reason is the latest attempt's.
+    const since = this.st.status === "down" ? this.st.since : new Date();
+    this.setState({ status: "down", since, reason });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.attempting || this.st.status === "closed") return;
+    const wait = this.delay;
+    this.delay = Math.min(this.delay * 2, this.o.backoff?.maxMs ?? 15_000);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.attempt();
+    }, wait);
+    this.timer.unref?.();
+  }
+
+  private async ensureMaster(): Promise<ControlMaster> {
+    if (!this.master) {
+      const [socket, effective] = await Promise.all([
+        controlSocketPath(this.o.localStateDir, this.name, this.o.tmpDir),
+        effectiveConfig(this.o.host, this.o.env),
+      ]);
+      this.master ??= new ControlMaster(this.o.host, socket, defaultsFor(effective), this.o.env);
+    }
+    await this.master.ensure();
+    return this.master;
+  }
+
+  /** One try at being up; never throws (a failure is the state down, and the next try scheduled). */
+  private async attempt(): Promise<void> {
+    if (this.attempting || this.st.status === "closed") return;
+    this.attempting = true;
+    try {
+      const master = await this.ensureMaster();
+      const bundle = await this.o.bundle();
+      const deployed = await deployBundle(this.exec, {
+        node: this.o.host.node ?? "node",
+        ...(this.o.host.agentDir ? { agentDir: this.o.host.agentDir } : {}),
+        bundle,
+      });
+      await this.startAgent(master, deployed, bundle.hash);
+    } catch (e) {
+      this.attempting = false;
+      await this.endChannel();
+      this.down(e instanceof MasterFailed ? e.reason : e instanceof Error ? e.message.replace(/^\[[a-z_]+\]\s*/, "") : String(e));
+      return;
+    }
+    this.attempting = false;
+  }
+
+  private async startAgent(master: ControlMaster, deployed: Deployed, hash: string): Promise<void> {
+    const argv = master.channelArgv(remoteLine([this.o.host.node ?? "node", `${deployed.dir}/agent.mjs`]));
+    const child = openChannel(argv, this.o.env);
+    this.channel = child;
+    if (this.closed()) throw new Error("closed");
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      stderr = (stderr + d.toString("utf8")).slice(-4000);
+    });
+    const client = new RpcClient({
+      input: child.stdout!,
+      output: child.stdin!,
+      host: this.name,
+      unreachableFix: "it reconnects by itself; nothing was done there",
+    });
+    const hello = await withTimeout(client.hello, HELLO_MS, "the remote agent did not start (no hello)").catch((e) => {
+      throw new Error(stderr.trim() ? sshReason(stderr) : (e as Error).message);
+    });
+    if (hello.bundle !== hash) throw new Error(`the remote agent runs bundle ${hello.bundle}, not ${hash}`);
+    // Before init and the subscriptions: a renewed subscription's first change must not be missed.
+    client.onEvent((ev) => {
+      for (const cb of [...this.events]) cb(ev);
+    });
+    await client.call("init", [await this.o.init(deployed)]);
+    for (const id of this.subscribed) await client.call("host.subscribe", [id]);
+    if (this.closed()) throw new Error("closed");
+    this.client = client;
+    const masterPid = (await master.pid()) ?? 0;
+    client.onClose((why) => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      // ssh's last words say more than "the stream ended" (e.g. the master's socket went away).
+      void exited(child).then(() => this.down(stderr.trim() ? sshReason(stderr) : why));
+    });
+    this.delay = this.o.backoff?.firstMs ?? 250;
+    const again = this.everUp;
+    this.everUp = true;
+    this.setState({ status: "up", since: new Date(), masterPid, agentPid: hello.pid });
+    if (again) for (const cb of [...this.reconnects]) cb();
+  }
+
+  private async endChannel(): Promise<void> {
+    const client = this.client;
+    const child = this.channel;
+    this.client = undefined;
+    this.channel = undefined;
+    client?.close();
+    if (!child) return;
+    child.stdin?.end();
+    if (!(await exitedWithin(child, 5_000))) {
+      child.kill("SIGTERM");
+      await exited(child);
+    }
+  }
+}
+
+/** The agent's channel: ssh through the master, its stdio ours, nothing buffered. */
+function openChannel(argv: string[], env: NodeJS.ProcessEnv | undefined) {
+  return execa("ssh", argv, { stdin: "pipe", stdout: "pipe", stderr: "pipe", buffer: false, reject: false, env: env ?? process.env, extendEnv: false });
+}
+type Channel = ReturnType<typeof openChannel>;
+
+const envOf = (env: NodeJS.ProcessEnv | undefined) => (env ? { env, extendEnv: false } : {});
+
+async function exited(child: Channel): Promise<void> {
+  await child;
+}
+
+async function exitedWithin(child: Channel, ms: number): Promise<boolean> {
+  let t: NodeJS.Timeout | undefined;
+  const r = await Promise.race([exited(child).then(() => true), new Promise<boolean>((res) => (t = setTimeout(() => res(false), ms)))]);
+  clearTimeout(t);
+  return r;
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(what)), ms)))]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+/** One channel through the master: the command's stdout, stderr and code (255 with nothing said: ssh's own failure). */
+async function runChannel(argv: string[], stdin: string, env?: NodeJS.ProcessEnv): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const r = await execa("ssh", argv, { input: stdin, reject: false, ...envOf(env) });
+  const out = { exitCode: r.exitCode ?? 255, stdout: String(r.stdout), stderr: String(r.stderr) };
+  if (out.exitCode === 255 && !out.stdout.trim()) throw new MasterFailed(sshReason(out.stderr));
+  return out;
+}
