@@ -84,12 +84,14 @@ async function main() {
     const url = await panelOn(scene.shepherd);
     browser = await launchChromium();
     const { page } = await openPage(browser);
+    // Each shot is the whole page at 1280 wide, as tall as what it shows.
+    await page.setViewportSize({ width: 1280, height: 240 });
     await page.goto(url);
     await page.locator(".sheep-row").nth(2).waitFor();
     await page.locator("#conn", { hasText: "Live" }).waitFor();
     // A few seconds on the clocks, as a person sees a herd at work.
     await page.waitForTimeout(4000);
-    await page.screenshot({ path: join(out, "panel-fleet.png") });
+    await page.screenshot({ path: join(out, "panel-fleet.png"), fullPage: true });
     console.log(`saved ${join(out, "panel-fleet.png")}`);
 
     await page.locator(".sheep-link", { hasText: "builder" }).click();
@@ -105,7 +107,7 @@ async function main() {
     await page.locator(".sheep-link", { hasText: "scout" }).click();
     await page.locator(".message.msg-question .reply-form").waitFor();
     await page.locator(".message.msg-question textarea").fill("Only redis: the memory store is for tests.");
-    await page.screenshot({ path: join(out, "panel-question.png") });
+    await page.screenshot({ path: join(out, "panel-question.png"), fullPage: true });
     console.log(`saved ${join(out, "panel-question.png")}`);
   } finally {
     await browser?.close();

@@ -22,7 +22,11 @@ async function call(path, init) {
   try {
     res = await fetch(path, { credentials: "same-origin", cache: "no-store", ...init });
   } catch (e) {
-    throw new ApiError(0, "unreachable", `the shepherd does not answer (${e instanceof Error ? e.message : String(e)}); is its panel still on?`);
+    throw new ApiError(
+      0,
+      "unreachable",
+      `the shepherd does not answer (${e instanceof Error ? e.message : String(e)}): it quit, or its panel is off. This page reconnects when the panel is back on this port; /shepherd panel prints its address.`,
+    );
   }
   if (res.status === 204) return undefined;
   const text = await res.text();

@@ -122,6 +122,8 @@ function onStatus(status) {
   connEl.className = `conn ${cls}`;
   connEl.dataset.state = status;
   fill(connEl, text);
+  // Lost: one read says why (the shepherd gone, or this page's session let go by a new token).
+  if (status === "lost") refreshFleet();
   // What happened while the stream was down is read afresh.
   if (status === "back") {
     refreshFleet();
