@@ -14,8 +14,11 @@ export const CONTENT_SECURITY_POLICY =
 const FILES: Record<string, [string, string]> = {
   "/": ["index.html", "text/html; charset=utf-8"],
   "/index.html": ["index.html", "text/html; charset=utf-8"],
-  "/assets/app.js": ["app.js", "text/javascript; charset=utf-8"],
   "/assets/app.css": ["app.css", "text/css; charset=utf-8"],
+  // The page's ES modules: app.js, the entry, imports the others (test/unit/panel-page.test.ts holds this list to the directory).
+  ...Object.fromEntries(
+    ["app", "api", "dom", "fleet", "sheep", "diff", "start"].map((m) => [`/assets/${m}.js`, [`${m}.js`, "text/javascript; charset=utf-8"]]),
+  ),
 };
 
 export function isPagePath(path: string): boolean {

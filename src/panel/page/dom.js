@@ -1,16 +1,27 @@
 /**
  * Building the page's nodes. Every text a sheep, a repository or the shepherd sends goes in as a
- * text node (textContent), never as markup: there is no innerHTML anywhere in the page, and no
- * attribute is set from a sheep's text except title and data-*, which nothing runs.
+ * text node (textContent), never as markup: nothing in the page parses a text as HTML, and no
+ * attribute is set from a sheep's text but inert ones (title, aria-label, datetime, data-*).
  */
 
-/** An element with attributes, listeners (`onclick`…) and children (nodes, or strings as text). */
+/** Attributes that load, run or style something: never set through h(). */
+const REFUSED = new Set(["src", "srcdoc", "style", "action", "formaction", "xlink:href"]);
+
+/**
+ * An element with attributes, listeners (`onclick`: a function, never a text) and children
+ * (nodes, or strings as text). A link goes only to a place in the page (`#…`).
+ */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
-    if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);
-    else if (name === "class") el.className = value;
+    const lower = name.toLowerCase();
+    if (lower.startsWith("on")) {
+      if (typeof value !== "function") throw new TypeError(`h(): ${name} takes a function`);
+      el.addEventListener(lower.slice(2), value);
+    } else if (REFUSED.has(lower) || (lower === "href" && !String(value).startsWith("#"))) {
+      throw new TypeError(`h(): ${name}=${JSON.stringify(String(value).slice(0, 40))} is not set by the page`);
+    } else if (lower === "class") el.className = value;
     else el.setAttribute(name, value === true ? "" : String(value));
   }
   append(el, children);

@@ -312,7 +312,12 @@ export class SheepView {
       const s = await get(sheepPath(this.agentId, "/screen"));
       if (this.disposed) return;
       const text = asText(s?.text);
-      if (this.screen.textContent !== text) this.screen.textContent = text;
+      if (this.screen.textContent !== text) {
+        // Like a terminal: the newest lines stay in sight unless the person scrolled up to read.
+        const atBottom = this.screen.textContent === "" || this.screen.scrollTop + this.screen.clientHeight >= this.screen.scrollHeight - 8;
+        this.screen.textContent = text;
+        if (atBottom) this.screen.scrollTop = this.screen.scrollHeight;
+      }
       fill(this.screenNote, `read ${clock(new Date().toISOString())}`);
     } catch (e) {
       if (!this.disposed) fill(this.screenNote, errorText(e));

@@ -1,0 +1,99 @@
+/**
+ * The panel's page as files: every one of them is served (and the modules import only each
+ * other), nothing in them draws text as markup or runs inline, and the pure parts (the patch cut
+ * per file, the numbers as shown) do what the page relies on. The page in a browser is the
+ * panel-browser e2e.
+ */
+import assert from "node:assert/strict";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, it } from "node:test";
+import { isPagePath, PAGE_DIR } from "../../src/panel/page.ts";
+
+const files = async () => (await readdir(PAGE_DIR)).sort();
+const read = (name: string) => readFile(join(PAGE_DIR, name), "utf8");
+// The page's modules are plain JavaScript for the browser; the test loads their pure functions as they are.
+type Fn<R> = (...a: unknown[]) => R;
+interface PageModules {
+  splitPatch: Fn<string[][]>;
+  tokens: Fn<string>;
+  cost: Fn<string>;
+  elapsed: Fn<string>;
+  firstLine: Fn<string>;
+}
+const load = (name: string) => import(pathToFileURL(join(PAGE_DIR, name)).href) as Promise<PageModules>;
+
+describe("the panel's page files", () => {
+  it("every file of src/panel/page/ is served, and the page names only those", async () => {
+    const names = await files();
+    assert.ok(names.includes("index.html") && names.includes("app.js") && names.includes("app.css"));
+    for (const name of names) assert.ok(isPagePath(name === "index.html" ? "/" : `/assets/${name}`), `${name} is served`);
+    const html = await read("index.html");
+    const refs = [...html.matchAll(/(?:src|href)="([^"#][^"]*)"/g)].map((m) => m[1]!);
+    assert.deepEqual(refs.sort(), ["/assets/app.css", "/assets/app.js"]);
+    for (const name of names.filter((n) => n.endsWith(".js"))) {
+      for (const m of (await read(name)).matchAll(/^import .* from "([^"]+)";$/gm)) {
+        assert.match(m[1]!, /^\.\/[a-z-]+\.js$/, `${name} imports only the page's own modules`);
+        assert.ok(names.includes(m[1]!.slice(2)), `${name} imports ${m[1]}, a file of the page`);
+      }
+    }
+  });
+
+  it("no text is drawn as markup, nothing runs inline, nothing is fetched from elsewhere", async () => {
+    for (const name of await files()) {
+      const text = await read(name);
+      if (name.endsWith(".js")) {
+        assert.doesNotMatch(
+          text,
+          /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|\.style\.|setAttribute\("style"|javascript:/,
+          name,
+        );
+        assert.doesNotMatch(text, /https?:\/\//, `${name} names no other origin`);
+      }
+      if (name.endsWith(".html")) {
+        assert.doesNotMatch(text, /<script(?![^>]*\bsrc=)[^>]*>/, "no inline script");
+        assert.doesNotMatch(text, /<style|\sstyle=|\son[a-z]+=/i, "no inline style or handler");
+      }
+      if (name.endsWith(".css")) assert.doesNotMatch(text, /@import|url\(/, `${name} loads nothing`);
+    }
+  });
+
+  it("the patch is cut at each diff --git line, one part per file in order; a path with spaces or unicode stays whole", async () => {
+    const { splitPatch } = await load("diff.js");
+    const patch = [
+      "diff --git a/a.txt b/a.txt",
+      "index 1..2 100644",
+      "--- a/a.txt",
+      "+++ b/a.txt",
+      "@@ -1 +1 @@",
+      "-old",
+      "+new",
+      'diff --git "a/my d\\303\\274r/x y.txt" "b/my d\\303\\274r/x y.txt"',
+      "new file mode 100644",
+      "@@ -0,0 +1 @@",
+      "+diff --git not a header inside a line",
+      "",
+    ].join("\n");
+    const parts = splitPatch(patch);
+    assert.equal(parts.length, 2);
+    assert.deepEqual(parts[0]!.slice(-2), ["-old", "+new"]);
+    assert.deepEqual(parts[1]!.slice(-1), ["+diff --git not a header inside a line"], "a + line is content, and the trailing blank is dropped");
+    assert.deepEqual(splitPatch(""), []);
+    assert.deepEqual(splitPatch(undefined), []);
+  });
+
+  it("numbers as the herd shows them: tokens, cost, how long, first lines", async () => {
+    const { tokens, cost, elapsed, firstLine } = await load("dom.js");
+    assert.deepEqual([tokens(999), tokens(1234), tokens(56_789), tokens(2_500_000), tokens(undefined)], ["999", "1.2k", "57k", "2.5M", "–"]);
+    assert.deepEqual([cost(0), cost(0.0042), cost(1.5), cost(undefined)], ["$0", "$0.0042", "$1.50", "–"]);
+    const now = Date.parse("2026-01-01T12:00:00Z");
+    const ago = (s: number) => new Date(now - s * 1000).toISOString();
+    assert.deepEqual(
+      [elapsed(ago(5), now), elapsed(ago(192), now), elapsed(ago(7500), now), elapsed(ago(3 * 86400 + 4 * 3600), now), elapsed("not a time", now)],
+      ["5s", "3m 12s", "2h 05m", "3d 4h", "–"],
+    );
+    assert.equal(firstLine("one\ntwo"), "one");
+    assert.equal(firstLine("x".repeat(200), 10), `${"x".repeat(9)}…`);
+  });
+});
