@@ -1,0 +1,233 @@
+/**
+ * The panel in a real browser: Debian's chromium, headless, on the page a real pi shepherd serves
+ * (`/shepherd panel on`), with real pi sheep in a private tmux on the scripted model. Everything
+ * is done as a person does it, by typing and clicking in the page: the herd is listed, a prompt is
+ * answered and its answer appears without a reload, a sheep's question is answered and its tool
+ * gets the reply, hostile answers stay text, an isolated sheep's evidence is drawn file by file, a
+ * close closes the pane, and a stream lost to a /reload comes back by itself and says so.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { git, lines } from "../support/git-repo.ts";
+import { pidAlive } from "../support/leftovers.ts";
+import { launchChromium, openPage, type PageTrouble, panelOn } from "../support/panel-browser.ts";
+import { repoRoot } from "../support/rpc-shepherd.ts";
+import { type Scene, tmuxPanes } from "../support/scene.ts";
+import { directive, type ScriptedModel } from "../support/scripted-model.ts";
+
+const XSS = [
+  `<img src=x onerror="window.__xss = 'img'">`,
+  `<script>window.__xss = 'script'</script>`,
+  `[a link](javascript:window.__xss='md')`,
+  `<a href="javascript:window.__xss = 'a'">click me</a>`,
+].join(" ");
+
+type Call = { name: string; arguments: unknown };
+const write = (path: string, content: string): Call => ({ name: "write", arguments: { path, content } });
+const edit = (path: string, oldText: string, newText: string): Call => ({ name: "edit", arguments: { path, edits: [{ oldText, newText }] } });
+
+describe("the panel in a real browser", { timeout: 900_000 }, () => {
+  let world: E2eWorld | undefined;
+  let scene: Scene;
+  let model: ScriptedModel;
+  let browser: Browser;
+  let page: Page;
+  let trouble: PageTrouble;
+  let url: string;
+  let alpha: { agentId: string; paneId: string; pid: number };
+  let beta: { agentId: string; paneId: string; pid: number };
+
+  /** Sends a prompt from the sheep's page: typed into its box, sent with Ctrl+Enter. */
+  const typePrompt = async (text: string) => {
+    await page.locator("#prompt-text").fill(text);
+    await page.locator("#prompt-text").press("Control+Enter");
+    await page.locator(".prompt-form .note", { hasText: /^Sent as p_\w+\.$/ }).waitFor();
+  };
+  /** The sheep's page, reached by its link in the herd (the fleet), as a person gets there. */
+  const openSheep = async (label: string) => {
+    if (await page.locator(".back").isVisible()) await page.locator(".back").click();
+    await page.locator(".sheep-link", { hasText: label }).click();
+    await page.locator(".sheep-title", { hasText: label }).waitFor();
+  };
+  const answers = () => page.locator(".conv-answer .conv-text").allTextContents();
+
+  before(async () => {
+    world = await e2eWorld("panel-browser", { repo: { "a.txt": lines(3), "README.md": "# pasture\n" } });
+    model = world.model;
+    scene = world.scene({ extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
+    alpha = await scene.start("alpha");
+    beta = await scene.start("beta", { isolate: true });
+    url = await panelOn(scene.shepherd);
+    browser = await launchChromium();
+    world.defer(() => browser.close());
+    ({ page, trouble } = await openPage(browser));
+  });
+
+  after(async () => {
+    await world?.cleanup();
+  });
+
+  it("trades the token for a cookie, takes it out of the address, and lists both sheep under their host", async () => {
+    await page.goto(url);
+    await page.locator(".sheep-row").nth(1).waitFor();
+    assert.equal(await page.evaluate(() => location.hash), "", "the token is gone from the address");
+    assert.doesNotMatch(await page.evaluate(() => location.href), /token/);
+    assert.equal(await page.evaluate(() => document.cookie), "", "the session cookie is HttpOnly: no script reads it");
+    assert.deepEqual(await page.locator(".host h3").allTextContents(), ["local · 2 sheep"]);
+    assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["alpha", "beta"]);
+    assert.deepEqual(await page.locator(".sheep-row td:nth-child(2)").allTextContents(), ["idle", "idle"]);
+    assert.equal(await page.locator(".sheep-row", { hasText: "beta" }).locator(".tag").textContent(), "isolated");
+    assert.match((await page.locator("#totals").textContent()) ?? "", /^2 sheep \(2 idle\)/);
+    await page.locator("#conn", { hasText: "Live" }).waitFor();
+  });
+
+  it("a prompt typed in the page is answered, and the answer appears without a reload", async () => {
+    // By keyboard alone: Tab to alpha's link, Enter; the focus goes to the sheep's heading.
+    for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement?.textContent)) !== "alpha"; i++) await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.locator(".sheep-title", { hasText: "alpha" }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.className), "sheep-title", "the focus follows to the sheep");
+    await page.evaluate(() => {
+      (window as unknown as { __sameDocument: boolean }).__sameDocument = true;
+    });
+    await typePrompt(directive({ reply: "Counted 40 sheep in the north field", chunks: 3, tag: "PAGE-1" }));
+    await page.locator(".conv-answer .conv-text", { hasText: "Counted 40 sheep in the north field" }).waitFor();
+    await page.locator("details.prompt .ps-completed").first().waitFor();
+    assert.equal(await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument), true, "the same document: no reload");
+    assert.equal(model.log.filter((l) => l.tag === "PAGE-1").length, 1, "the prompt reached the sheep's model once");
+    assert.deepEqual(await answers(), ["Counted 40 sheep in the north field"]);
+  });
+
+  it("an answer holding an <img onerror>, a <script> and javascript: links is drawn as text: nothing runs, no element is made", async () => {
+    await typePrompt(directive({ reply: `Here it is: ${XSS}`, tag: "XSS" }));
+    await page.locator(".conv-answer .conv-text", { hasText: "Here it is:" }).waitFor();
+    assert.equal((await answers()).at(-1), `Here it is: ${XSS}`, "the answer exactly, as text");
+    // Give an image's error handler every chance to run, had an image been made.
+    await page.waitForTimeout(500);
+    const found = await page.evaluate(() => ({
+      xss: (window as unknown as { __xss?: string }).__xss,
+      images: document.images.length,
+      scripts: [...document.scripts].map((s) => s.getAttribute("src")),
+      jsLinks: document.querySelectorAll('a[href^="javascript:" i]').length,
+      handlers: [...document.querySelectorAll("*")].filter((el) => [...el.attributes].some((a) => a.name.startsWith("on"))).length,
+      links: [...document.links].map((a) => a.getAttribute("href")),
+    }));
+    assert.equal(found.xss, undefined, "no handler ran");
+    assert.deepEqual([found.images, found.jsLinks, found.handlers], [0, 0, 0], "no image, no javascript: link, no handler attribute");
+    assert.deepEqual(found.scripts, ["/assets/app.js"], "the page's own module is its only script");
+    assert.ok(
+      found.links.every((href) => href?.startsWith("#")),
+      `every link is the page's own: ${found.links.join(", ")}`,
+    );
+    // The same text in the prompts list (the prompt's first line) and on the live screen is text too.
+    assert.match((await page.locator("details.prompt .prompt-line").first().textContent()) ?? "", /<img src=x onerror=/);
+    assert.deepEqual(trouble.errors, [], "no script error in the page");
+  });
+
+  it("a sheep's question is answered from the page, and its shepherd_message call returns the reply", async () => {
+    const question = `North or south pasture? ${XSS}`;
+    await typePrompt(
+      directive({
+        tool: { name: "shepherd_message", arguments: { kind: "question", text: question, awaitReply: true, timeout: 300 } },
+        afterTool: "Going to the south pasture",
+        tag: "ASK",
+      }),
+    );
+    const item = page.locator(".message.msg-question");
+    await item.locator(".reply-form").waitFor();
+    assert.equal(await item.locator(".msg-text").textContent(), question, "the question as its text, exactly");
+    await item.locator("textarea").fill("South, by the river");
+    await item.locator("textarea").press("Control+Enter");
+    await page.locator(".conv-answer .conv-text", { hasText: "Going to the south pasture" }).waitFor({ timeout: 120_000 });
+    const followup = model.log.find((l) => l.tag === "ASK" && l.kind === "tool-followup");
+    assert.ok(followup, "the turn went on after the reply");
+    assert.match(followup.toolTexts.at(-1) ?? "", /South, by the river/, "the tool returned the reply typed in the page");
+    await item.locator(".msg-head", { hasText: "answered" }).waitFor();
+    assert.equal(await item.locator(".reply-form").isHidden(), true, "an answered question has no reply box");
+  });
+
+  it("an isolated sheep's evidence is drawn as a per-file diff; the user's checkout never sees it", async () => {
+    await openSheep("beta");
+    assert.match((await page.locator(".meta").textContent()) ?? "", /worktree.*pi-shepherd\/beta|worktree/);
+    await typePrompt(directive({ rounds: [[write("fresh.txt", "one\ntwo\n")], [edit("a.txt", "line 2", "changed by beta")]], afterTool: "beta is done" }));
+    await page.locator(".conv-answer .conv-text", { hasText: "beta is done" }).waitFor({ timeout: 120_000 });
+    const prompt = page.locator("details.prompt").first();
+    await prompt.locator(".ps-completed").waitFor();
+    await prompt.locator("summary").click();
+    await prompt.locator(".file").nth(1).waitFor();
+    assert.equal(await prompt.locator(".diff-summary").textContent(), "+3 −1 in 2 files");
+    const files = prompt.locator(".file");
+    assert.deepEqual(await files.evaluateAll((els) => els.map((e) => e.getAttribute("data-path"))), ["a.txt", "fresh.txt"]);
+    assert.deepEqual(
+      [await files.nth(0).locator(".file-status").textContent(), await files.nth(1).locator(".file-status").textContent()],
+      ["modified", "added"],
+    );
+    assert.deepEqual(await files.nth(0).locator(".line.del").allTextContents(), ["-line 2"]);
+    assert.deepEqual(await files.nth(0).locator(".line.add").allTextContents(), ["+changed by beta"]);
+    assert.deepEqual(await files.nth(1).locator(".line.add").allTextContents(), ["+one", "+two"]);
+    assert.equal(await readFile(join(world!.cwd, "a.txt"), "utf8"), lines(3), "the user's checkout is untouched");
+    assert.equal(await git(world!.cwd, "status", "--porcelain"), "");
+  });
+
+  it("a sheep started from the page's form is listed and opened; a start the tool refuses shows its code", async () => {
+    await page.locator(".back").click();
+    await page.locator("details.start summary").click();
+    await page.locator("#start-agent").fill("no-such-agent");
+    await page.locator("#start-label").fill("ghost");
+    await page.locator(".start-form button[type=submit]").click();
+    await page.locator(".start-form .note", { hasText: /^\[unknown_definition\]/ }).waitFor();
+    await page.locator("#start-agent").fill("echo");
+    await page.locator("#start-label").fill("gamma");
+    await page.locator(".start-form button[type=submit]").click();
+    await page.locator(".sheep-title", { hasText: "gamma" }).waitFor({ timeout: 120_000 });
+    await page.locator(".back").click();
+    await page.locator(".sheep-row", { hasText: "gamma" }).waitFor();
+    assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["alpha", "beta", "gamma"]);
+  });
+
+  it("a close from the page asks first; confirmed, it closes the sheep's pane and the herd no longer lists it", async () => {
+    const panes = tmuxPanes(world!.tmux.socket);
+    await openSheep("alpha");
+    await page.locator("button", { hasText: "Close…" }).click();
+    const dialog = page.locator("dialog#confirm");
+    await dialog.waitFor();
+    assert.match((await dialog.locator(".dialog-title").textContent()) ?? "", /^Close alpha\?$/);
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "hidden" });
+    assert.ok((await panes()).includes(alpha.paneId), "cancelled: the pane is still there");
+    await page.locator("button", { hasText: "Close…" }).click();
+    await dialog.locator("button[value=ok]").click();
+    await page.locator("#announce", { hasText: "alpha closed." }).waitFor();
+    await page.locator(".sheep-row").first().waitFor();
+    await page.locator(".sheep-row", { hasText: "alpha" }).waitFor({ state: "detached" });
+    assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["beta", "gamma"], "the fleet no longer lists alpha");
+    for (let i = 0; i < 100 && (await panes()).includes(alpha.paneId); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await panes()).includes(alpha.paneId), false, "alpha's pane is gone");
+    assert.equal(pidAlive(alpha.pid), false, "alpha's pi has ended");
+    assert.equal((await scene.state(beta.agentId)).paneAlive, true, "beta is untouched");
+  });
+
+  it("a stream lost to a /reload of the shepherd comes back by itself, says so, and is live again", async () => {
+    await openSheep("beta");
+    await page.evaluate(() => {
+      const w = window as unknown as { __conn: string[] };
+      w.__conn = [];
+      const conn = document.getElementById("conn")!;
+      new MutationObserver(() => w.__conn.push(conn.dataset.state ?? "")).observe(conn, { attributes: true, attributeFilter: ["data-state"] });
+    });
+    const reattached = scene.shepherd.next((e) => e.type === "extension_ui_request" && e.method === "notify" && /re-attached/.test(String(e.message)), 60_000);
+    await scene.shepherd.command({ type: "prompt", message: "/test-reload" });
+    await reattached;
+    await page.locator("#conn", { hasText: "Reconnected" }).waitFor({ timeout: 60_000 });
+    const seen = await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn);
+    assert.ok(seen.includes("lost"), `the page said the stream was lost: ${seen.join(", ")}`);
+    await typePrompt(directive({ reply: "still here after the reload", tag: "AFTER" }));
+    await page.locator(".conv-answer .conv-text", { hasText: "still here after the reload" }).waitFor();
+    assert.deepEqual(trouble.errors, [], "no script error in the page");
+    assert.deepEqual(await trouble.violations(), [], "the page never met its own CSP");
+  });
+});
