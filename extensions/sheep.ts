@@ -159,7 +159,7 @@ export default function sheep(pi: ExtensionAPI) {
     const idle = c.isIdle();
     active = { promptId: id, startedAt: new Date().toISOString(), running: !idle, steered: [] };
     report();
-    if (!item || item.kind === "steer" || item.promptId !== id || typeof item.text !== "string") {
+    if (!item || item.kind === "steer" || item.kind === "interrupt" || item.promptId !== id || typeof item.text !== "string") {
       await finish({ status: "failed", text: "", errorMessage: "the prompt file could not be read" });
       return;
     }
@@ -191,8 +191,31 @@ export default function sheep(pi: ExtensionAPI) {
   };
 
   /**
+   * An interrupt aborts its target's running turn (pi's own abort, as Escape does): the turn ends
+   * with stopReason "aborted" and its result is written as cancelled. It waits while the target
+   * has not started, and is dropped once the target's turn is over.
+   */
+  const interrupt = async (path: string, id: string, waiting: readonly string[], c: ExtensionContext) => {
+    const item = await readJson<InboxItem>(path);
+    if (item?.kind !== "interrupt" || item.interruptId !== id || typeof item.target !== "string") {
+      take(id);
+      return drop(path);
+    }
+    if (active?.promptId === item.target) {
+      if (!active.running) return;
+      if (!take(id)) return drop(path);
+      await drop(path);
+      c.abort();
+      return;
+    }
+    if (waiting.includes(item.target) && !taken(item.target)) return;
+    take(id);
+    await drop(path);
+  };
+
+  /**
    * Goes through the inbox in order: prompts one at a time, each once nothing of ours runs;
-   * steers whenever their target's turn runs.
+   * steers and interrupts whenever their target's turn runs.
    */
   const scan = async () => {
     if (scanning) {
@@ -212,6 +235,7 @@ export default function sheep(pi: ExtensionAPI) {
           const path = `${layout.inbox}/${name}`;
           if (taken(id)) await drop(path);
           else if (id.startsWith("s_")) await steer(path, id, ids);
+          else if (id.startsWith("i_")) await interrupt(path, id, ids, c);
           else if (!active) await submitPrompt(path, id, c);
         }
       } while (rescan);

@@ -31,7 +31,7 @@ const DESCRIPTION = [
   "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
   "herd (list live sheep), read (a sheep's recent conversation: prompts, answers, tool calls; or its screen), prune (forget sheep whose panes are gone),",
   "delegate (one-shot tasks; background: true returns at once and reports back by itself), messages (what sheep told or asked you),",
-  "reply (answer a sheep's question that waits), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's",
+  "reply (answer a sheep's question that waits), interrupt (abort a sheep's running turn; its prompt settles cancelled, the sheep stays), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's",
   "work into your branch), doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
   "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
   "Actions that take a sheep accept its agentId or its label. Errors start with a [code].",

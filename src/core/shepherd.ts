@@ -16,6 +16,7 @@ import { attach, type AttachReport } from "./lifecycle/persistence.ts";
 import { type LandOutcome, land } from "./prompts/land.ts";
 import { type SyncOutcome, sync } from "./prompts/sync.ts";
 import { prompt } from "./prompts/prompt.ts";
+import { type InterruptOutcome, interrupt } from "./prompts/interrupt.ts";
 import { type QuitOutcome, quit } from "./lifecycle/quit.ts";
 import type { Registry } from "./herd/registry.ts";
 import { resumable } from "./lifecycle/resume.ts";
@@ -44,6 +45,7 @@ export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.
 export type { KeptWorktree, PruneOutcome } from "./lifecycle/close.ts";
 export type { LatestEvidence } from "./prompts/evidence.ts";
 export type { LandOutcome } from "./prompts/land.ts";
+export type { InterruptOutcome } from "./prompts/interrupt.ts";
 export type { KeptAtQuit, QuitOutcome } from "./lifecycle/quit.ts";
 export type { SyncOutcome } from "./prompts/sync.ts";
 export type { AttachReport } from "./lifecycle/persistence.ts";
@@ -142,6 +144,11 @@ export class Shepherd {
 
   prompt(agentId: unknown, message: unknown, opts?: PromptOptions): Promise<SubmittedPrompt> {
     return prompt(this.herdState, agentId, message, opts);
+  }
+
+  /** Aborts the sheep's running turn (its prompt settles cancelled); the sheep stays. */
+  interrupt(agentId: unknown): Promise<InterruptOutcome> {
+    return interrupt(this.herdState, agentId);
   }
 
   /** Messages of one sheep (or of every live sheep); all listed are read from now on. */

@@ -7,6 +7,8 @@ export type ErrorCode =
   | "unknown_prompt"
   | "agent_closed"
   | "prompt_pending"
+  /** An interrupt of a sheep that runs no prompt now. */
+  | "not_working"
   | "queue_full"
   | "unknown_message"
   | "reply_refused"

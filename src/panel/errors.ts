@@ -40,6 +40,7 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   trust_refused: 403,
   agent_closed: 409,
   prompt_pending: 409,
+  not_working: 409,
   queue_full: 409,
   reply_refused: 409,
   ambiguous_label: 409,

@@ -157,16 +157,8 @@ const closeRoute: Handler = async (c, id) => {
 
 const interruptRoute: Handler = async (c, id) => {
   onlyKeys(c.body, [], "POST …/interrupt");
-  if (!ACTION_FIELDS_HAS("interrupt")) {
-    throw new ShepherdError("invalid_params", "interrupt is not available in this version of pi-shepherd.");
-  }
-  const d = await tool(c, { action: "interrupt", agentId: id });
-  return d.interrupted;
+  return (await tool(c, { action: "interrupt", agentId: id })).interrupted;
 };
-
-function ACTION_FIELDS_HAS(action: string): boolean {
-  return Object.hasOwn(ACTION_FIELDS, action);
-}
 
 /** What a start from the panel may say; the confirmation of a project agent is never skipped from here. */
 const START_KEYS = ["agent", "label", "cwd", "model", "isolate", "placement", "direction"];

@@ -16,6 +16,7 @@ export const AUDIT_EVENTS = [
   "take",
   "prompt",
   "steer",
+  "interrupt",
   "reply",
   "result",
   "land",

@@ -78,8 +78,11 @@ export interface SheepResult {
   refused?: { code: "result_too_large" | "result_unreadable"; reason: string };
 }
 
-/** What goes into a sheep's inbox: a prompt of its own, or a steer into the turn of `target`. */
-export type Delivery = { kind: "prompt"; promptId: string; text: string } | { kind: "steer"; steerId: string; target: string; text: string };
+/** What goes into a sheep's inbox: a prompt of its own, a steer into the turn of `target`, or the abort of that turn. */
+export type Delivery =
+  | { kind: "prompt"; promptId: string; text: string }
+  | { kind: "steer"; steerId: string; target: string; text: string }
+  | { kind: "interrupt"; interruptId: string; target: string };
 
 /** How a reply reached the sheep's waiting question, or why it did not. */
 export type ReplyOutcome = "delivered" | "already_replied" | "expired";

@@ -167,8 +167,10 @@ export class FileSheepHost implements SheepHost {
     const item: InboxItem =
       delivery.kind === "prompt"
         ? { promptId: delivery.promptId, text: delivery.text, submittedAt }
-        : { kind: "steer", steerId: delivery.steerId, target: delivery.target, text: delivery.text, submittedAt };
-    const id = delivery.kind === "prompt" ? delivery.promptId : delivery.steerId;
+        : delivery.kind === "steer"
+          ? { kind: "steer", steerId: delivery.steerId, target: delivery.target, text: delivery.text, submittedAt }
+          : { kind: "interrupt", interruptId: delivery.interruptId, target: delivery.target, submittedAt };
+    const id = delivery.kind === "prompt" ? delivery.promptId : delivery.kind === "steer" ? delivery.steerId : delivery.interruptId;
     await writeJsonAtomic(layout.inboxFile(await this.nextSeq(layout.inbox), id), item);
   }
 

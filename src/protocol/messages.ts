@@ -18,7 +18,15 @@ export interface InboxSteer {
   submittedAt: string;
 }
 
-export type InboxItem = InboxPrompt | InboxSteer;
+/** Abort the running turn of `target` (pi's own abort, as Escape in its editor), if that turn still runs. */
+export interface InboxInterrupt {
+  kind: "interrupt";
+  interruptId: string;
+  target: string;
+  submittedAt: string;
+}
+
+export type InboxItem = InboxPrompt | InboxSteer | InboxInterrupt;
 
 export interface StatusReport {
   pid: number;

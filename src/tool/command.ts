@@ -65,6 +65,8 @@ export type ToolCommand =
   | { action: "wait"; promptIds: string[]; timeout?: number }
   | { action: "status"; target: string }
   | { action: "close"; target: string; removeWorktree?: boolean; force?: boolean }
+  /** Aborts the sheep's running turn; its prompt settles cancelled and the sheep stays. */
+  | { action: "interrupt"; target: string }
   | { action: "diff"; target: string; stat?: boolean }
   | { action: "land"; target: string; squash?: boolean }
   /** Merges the user's current branch into an isolated sheep's worktree. */
@@ -123,6 +125,7 @@ export const ACTION_FIELDS: Record<Action, readonly string[]> = {
   doctor: [],
   messages: ["agentId", "unreadOnly"],
   reply: ["agentId", "messageId", "text"],
+  interrupt: ["agentId"],
 };
 
 /** The keys of a delegate task object. */
@@ -191,6 +194,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     case "wait":
       return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
     case "status":
+    case "interrupt":
       return { action, target: requireString(p, "agentId", action) };
     case "close": {
       const removeWorktree = optionalBoolean(p, "removeWorktree");

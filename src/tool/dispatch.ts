@@ -7,6 +7,7 @@ import {
   conversationText,
   diffText,
   herdText,
+  interruptText,
   landText,
   messagesText,
   promptText,
@@ -106,6 +107,10 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
         return a ? { ...r, label: a.label, agent: a.agent } : r;
       });
       return result(action, waitText(results), { results });
+    }
+    case "interrupt": {
+      const interrupted = await shepherd.interrupt(shepherd.registry.resolve(cmd.target));
+      return result(action, interruptText(interrupted, shepherd.registry.agents.get(interrupted.agentId)?.label), { interrupted });
     }
     case "status": {
       const status = withHost(ctx, await shepherd.status(shepherd.registry.resolve(cmd.target)));

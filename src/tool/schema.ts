@@ -18,6 +18,7 @@ export const ACTIONS = [
   "doctor",
   "messages",
   "reply",
+  "interrupt",
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -57,7 +58,7 @@ export const shepherdParameters = Type.Object({
   ),
   confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
   agentId: Type.Optional(
-    Type.String({ description: "prompt/status/close/land/sync/reply (messages: optional): the id start returned, or the sheep's label." }),
+    Type.String({ description: "prompt/status/close/interrupt/land/sync/reply (messages: optional): the id start returned, or the sheep's label." }),
   ),
   message: Type.Optional(Type.String({ description: "prompt: the text to send." })),
   notify: Type.Optional(

@@ -41,6 +41,10 @@ export class AnsweringFlock {
     const deliveries = this.world.mem(agentId).deliveries;
     for (const [i, d] of deliveries.entries()) {
       if (m.handled.has(i)) continue;
+      if (d.kind === "interrupt") {
+        m.handled.add(i);
+        continue;
+      }
       const id = d.kind === "prompt" ? d.promptId : d.steerId;
       if (m.taken.has(id)) {
         m.handled.add(i); // written again: taken once already

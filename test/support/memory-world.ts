@@ -102,7 +102,7 @@ export class MemoryWorld {
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
     submit: async (agentId, delivery) => {
       const s = this.mem(agentId);
-      s.inbox.set(delivery.kind === "prompt" ? delivery.promptId : delivery.steerId, delivery.text);
+      if (delivery.kind !== "interrupt") s.inbox.set(delivery.kind === "prompt" ? delivery.promptId : delivery.steerId, delivery.text);
       s.deliveries.push(delivery);
     },
     messages: async (agentId) => [...this.mem(agentId).messages],

@@ -286,6 +286,32 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     assert.equal(elsewhere.status, 400);
   });
 
+  it("interrupt is the tool's interrupt: an i_ delivery aimed at the running prompt; none running is 409 [not_working]", async () => {
+    const { agentId } = (await post("/api/v1/start", { agent: "scout", label: "int-1" })).json() as { agentId: string };
+    const idle = await post(`/api/v1/sheep/${agentId}/interrupt`, {});
+    assert.equal(idle.status, 409, idle.text);
+    assert.equal((idle.json() as { code: string }).code, "not_working");
+    const { promptId } = (await post(`/api/v1/sheep/${agentId}/prompt`, { message: "a long job" })).json() as { promptId: string };
+    const extra = await post(`/api/v1/sheep/${agentId}/interrupt`, { force: true });
+    assert.equal(extra.status, 400, "interrupt takes no field");
+    const r = await post(`/api/v1/sheep/${agentId}/interrupt`, {});
+    assert.equal(r.status, 200, r.text);
+    const out = r.json() as { agentId: string; promptId: string; interruptId: string };
+    assert.deepEqual([out.agentId, out.promptId], [agentId, promptId]);
+    assert.match(out.interruptId, /^i_[0-9a-z]{10}$/);
+    assert.deepEqual(w.world.mem(agentId).deliveries.at(-1), { kind: "interrupt", interruptId: out.interruptId, target: promptId });
+    assert.ok(w.audited.some((e) => e.event === "interrupt" && e.promptId === promptId));
+    // The sheep aborts the turn and reports it cancelled: the prompt settles so, and the sheep stays.
+    w.world.answer(agentId, promptId, "stopped half way", "cancelled");
+    const settled = await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    assert.equal(settled[0]?.status, "cancelled");
+    assert.equal(w.shepherd.registry.agents.get(agentId)?.state, "idle");
+    await post(`/api/v1/sheep/${agentId}/close`, {});
+    const closed = await post(`/api/v1/sheep/${agentId}/interrupt`, {});
+    assert.equal(closed.status, 409);
+    assert.equal((closed.json() as { code: string }).code, "agent_closed");
+  });
+
   it("the fleet lists every live sheep with its totals", async () => {
     const a = (await post("/api/v1/start", { agent: "scout", label: "f-1" })).json() as { agentId: string };
     (await post("/api/v1/start", { agent: "scout", label: "f-2" })).json();

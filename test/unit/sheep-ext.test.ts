@@ -13,7 +13,7 @@ import sheep from "../../extensions/sheep.ts";
 import { ensurePrivateDir, writeJsonAtomic } from "../../src/protocol/files.ts";
 import { sheepLayout, type SheepLayout } from "../../src/protocol/layout.ts";
 import { parseMessageLog } from "../../src/protocol/message-log.ts";
-import type { InboxPrompt, InboxSteer, ReplyFile, ResultFile, StatusReport } from "../../src/protocol/messages.ts";
+import type { InboxInterrupt, InboxPrompt, InboxSteer, ReplyFile, ResultFile, StatusReport } from "../../src/protocol/messages.ts";
 
 type Handler = (event: unknown, ctx?: unknown) => unknown;
 
@@ -22,7 +22,14 @@ class FakePi {
   readonly handlers = new Map<string, Handler[]>();
   readonly bus = new Map<string, Handler[]>();
   readonly sent: { text: string; deliverAs?: string }[] = [];
-  readonly ctx = { sessionManager: { getSessionFile: () => undefined }, isIdle: () => true };
+  aborts = 0;
+  readonly ctx = {
+    sessionManager: { getSessionFile: () => undefined },
+    isIdle: () => true,
+    abort: () => {
+      this.aborts++;
+    },
+  };
   readonly events = {
     on: (channel: string, h: Handler) => void this.bus.set(channel, [...(this.bus.get(channel) ?? []), h]),
     emit: (channel: string, data: unknown) => {
@@ -200,6 +207,38 @@ describe("the sheep extension", () => {
     await pi.fire("session_start", { reason: "startup" });
     await until("the late steer was dropped", async () => (await readdir(layout.inbox)).length === 0);
     assert.equal(pi.sent.length, 2);
+  });
+
+  it("an interrupt aborts its target's running turn once (a cancelled result), waits while that has not begun, and is dropped once it is over", async () => {
+    const interrupt = (seq: string, interruptId: string, target: string) =>
+      writeJsonAtomic(layout.inboxFile(seq, interruptId), {
+        kind: "interrupt",
+        interruptId,
+        target,
+        submittedAt: new Date().toISOString(),
+      } satisfies InboxInterrupt);
+    await put("0000000000000001", "p_0000000021", "work long");
+    await interrupt("0000000000000002", "i_0000000021", "p_0000000021");
+    await until("the prompt was submitted", () => pi.sent.length === 1);
+    await sleep(50);
+    assert.equal(pi.aborts, 0, "no abort before the turn began");
+    assert.deepEqual(await readdir(layout.inbox), ["0000000000000002-i_0000000021.json"], "the interrupt waits");
+    await pi.fire("agent_start");
+    await until("the turn was aborted", () => pi.aborts === 1);
+    await until("the interrupt file is gone", async () => (await readdir(layout.inbox)).length === 0);
+    await pi.fire("message_end", { message: { role: "assistant", content: [{ type: "text", text: "half" }], stopReason: "aborted" } });
+    await pi.fire("agent_settled");
+    const result = JSON.parse(await readFile(layout.outboxFile("p_0000000021"), "utf8")) as ResultFile;
+    assert.deepEqual([result.status, result.text], ["cancelled", "half"]);
+    // Written again, or after its turn: never a second abort, and never of another turn.
+    await interrupt("0000000000000003", "i_0000000021", "p_0000000021");
+    await interrupt("0000000000000004", "i_0000000022", "p_0000000021");
+    await put("0000000000000005", "p_0000000022", "next");
+    await until("the next prompt was submitted", () => pi.sent.length === 2);
+    await pi.fire("agent_start");
+    await until("the stale interrupts were dropped", async () => (await readdir(layout.inbox)).length === 0);
+    await sleep(50);
+    assert.equal(pi.aborts, 1);
   });
 
   it("shepherd_message appends to the log; a question that waits is blocked until the reply, which is its result", async () => {
