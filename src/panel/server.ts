@@ -109,19 +109,19 @@ export class PanelServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let route = "unknown";
+    const where = { route: "unknown" };
     try {
       checkHost(req, this.boundPort);
       const { segments, query } = parseTarget(req.url ?? "/");
       const path = `/${segments.join("/")}`;
       const method = req.method ?? "GET";
       if (path === "/healthz") {
-        route = "/healthz";
+        where.route = "/healthz";
         allow(method, ["GET", "HEAD"]);
         return sendJson(res, 200, { ok: true, sheep: this.feed?.herd().totals.sheep ?? 0 });
       }
       if (isPagePath(path)) {
-        route = path;
+        where.route = path;
         allow(method, ["GET", "HEAD"]);
         return await sendPage(res, path, this.opts.pageDir, method === "HEAD");
       }
@@ -135,16 +135,23 @@ export class PanelServer {
         );
       }
       checkOrigin(req, this.boundPort, credential, method !== "GET" && method !== "HEAD");
-      route = await this.api(req, res, method, segments, query);
+      await this.api(req, res, method, segments, query, where);
     } catch (e) {
       this.count(this.counters.errors, sendError(res, e));
     } finally {
-      this.count(this.counters.requests, route);
+      this.count(this.counters.requests, where.route);
     }
   }
 
-  /** The routes that need the token; returns the route's pattern for the counters. */
-  private async api(req: IncomingMessage, res: ServerResponse, method: string, segments: string[], query: URLSearchParams): Promise<string> {
+  /** The routes that need the token; `where` learns the route's pattern (for the counters) before it runs. */
+  private async api(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    segments: string[],
+    query: URLSearchParams,
+    where: { route: string },
+  ): Promise<void> {
     const shepherd = this.shepherd!;
     const feed = this.feed!;
     const [a, b, c, id, sub, ...rest] = segments;
@@ -157,44 +164,50 @@ export class PanelServer {
       body: method === "POST" ? await jsonBody(req) : {},
     });
     if (path === "/metrics") {
+      where.route = "/metrics";
       allow(method, ["GET"]);
       this.counters.clients = this.hub.size;
       const text = metricsText(shepherd, feed.counters, this.counters);
       res.writeHead(200, { ...COMMON_HEADERS, "content-type": "text/plain; version=0.0.4; charset=utf-8" });
       res.end(text);
-      return "/metrics";
+      return;
     }
     if (a !== "api" || b !== "v1") throw notFound(path);
     if (path === "/api/v1/session") {
+      where.route = "/api/v1/session";
       allow(method, ["POST"]);
       await jsonBody(req);
       if (!this.auth.hasToken(req)) throw new HttpError(401, "unauthorized", "a session is given only for the token itself (Authorization: Bearer …).");
       const session = this.auth.newSession();
       res.writeHead(204, { ...COMMON_HEADERS, "set-cookie": `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/` });
       res.end();
-      return "/api/v1/session";
+      return;
     }
     if (path === "/api/v1/events") {
+      where.route = "/api/v1/events";
       allow(method, ["GET"]);
       this.hub.open(req, res);
-      return "/api/v1/events";
+      return;
     }
     if (path === "/api/v1/start") {
+      where.route = "/api/v1/start";
       allow(method, ["POST"]);
       sendJson(res, 200, await startRoute(await ctx()));
-      return "/api/v1/start";
+      return;
     }
     if (c !== "sheep") throw notFound(path);
     if (id === undefined) {
+      where.route = "/api/v1/sheep";
       allow(method, ["GET"]);
       sendJson(res, 200, feed.herd());
-      return "/api/v1/sheep";
+      return;
     }
     // Checked before anything is looked up: an id becomes a directory name in the core.
     if (!isWellFormedId(id, "agent")) throw new ShepherdError("invalid_params", `${JSON.stringify(id)} is not a sheep's id (a_ and 10 of [0-9a-z]).`);
     if (rest.length > 0) throw notFound(path);
     const key = sub ?? "";
     const pattern = `/api/v1/sheep/:id${key ? `/${key}` : ""}`;
+    where.route = pattern;
     const handler = SHEEP_ROUTES[method]?.[key];
     if (!handler) {
       const known = Object.entries(SHEEP_ROUTES).filter(([, r]) => Object.hasOwn(r, key));
@@ -202,7 +215,6 @@ export class PanelServer {
       throw notFound(path);
     }
     sendJson(res, 200, (await handler(await ctx(), id)) ?? {});
-    return pattern;
   }
 }
 

@@ -133,3 +133,82 @@ export async function panelWorld(
     },
   };
 }
+
+export interface SseEvent {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/** An open event stream: the events as they came, and a way to wait for one. */
+export interface SseClient {
+  status: number;
+  events: SseEvent[];
+  /** Resolves with the first event (from `from` on) that `ok` accepts. */
+  next(ok: (e: SseEvent) => boolean, from?: number, timeoutMs?: number): Promise<SseEvent>;
+  close(): void;
+  closed: Promise<void>;
+}
+
+export function openEvents(port: number, headers: Record<string, string>): Promise<SseClient> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path: "/api/v1/events", headers: { host: `127.0.0.1:${port}`, ...headers }, agent: false }, (res) => {
+      const events: SseEvent[] = [];
+      const waiters = new Set<() => void>();
+      let buffer = "";
+      let endResolve: () => void = () => undefined;
+      const closed = new Promise<void>((r) => {
+        endResolve = r;
+      });
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        buffer += chunk;
+        for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
+          const frame = buffer.slice(0, at);
+          buffer = buffer.slice(at + 2);
+          const e: SseEvent = { event: "message", data: "" };
+          let any = false;
+          for (const line of frame.split("\n")) {
+            if (line.startsWith(":")) continue;
+            const colon = line.indexOf(":");
+            const field = colon < 0 ? line : line.slice(0, colon);
+            const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+            if (field === "id") e.id = value;
+            else if (field === "event") e.event = value;
+            else if (field === "data") e.data = e.data ? `${e.data}\n${value}` : value;
+            else continue;
+            any = true;
+          }
+          if (any && (e.data !== "" || e.id !== undefined) && !(e.event === "message" && e.data === "")) events.push(e);
+        }
+        for (const w of [...waiters]) w();
+      });
+      res.on("close", () => endResolve());
+      res.on("error", () => endResolve());
+      resolve({
+        status: res.statusCode ?? 0,
+        events,
+        closed,
+        close: () => req.destroy(),
+        next: (ok, from = 0, timeoutMs = 5000) =>
+          new Promise((done, fail) => {
+            const look = () => {
+              const found = events.slice(from).find(ok);
+              if (!found) return false;
+              waiters.delete(look);
+              clearTimeout(timer);
+              done(found);
+              return true;
+            };
+            const timer = setTimeout(() => {
+              waiters.delete(look);
+              fail(new Error(`no such event within ${timeoutMs} ms; got ${JSON.stringify(events.slice(from))}`));
+            }, timeoutMs);
+            if (!look()) waiters.add(look);
+          }),
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}

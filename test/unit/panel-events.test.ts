@@ -1,0 +1,135 @@
+/**
+ * The panel's event stream on real sockets over a real shepherd core: what the core sees becomes
+ * an event with an id (a record changed, a result, a message, blocked, exited, closed) without
+ * any poll of the HTTP side; a reconnect with Last-Event-ID gets what it missed, or a reset when
+ * that is no longer held; 100 clients are held and let go, the 101st refused.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { MAX_CLIENTS, RING_SIZE } from "../../src/panel/sse.ts";
+import { ask, openEvents, type PanelWorld, panelWorld, type SseClient } from "../support/panel-world.ts";
+
+const JSON_TYPE = { "content-type": "application/json" };
+const data = (e: { data: string }) => JSON.parse(e.data) as Record<string, unknown>;
+
+describe("panel events", () => {
+  let w: PanelWorld;
+  before(async () => {
+    w = await panelWorld();
+  });
+  after(() => w.close());
+
+  const post = (path: string, body: object) => ask(w.port, { method: "POST", path, headers: w.authed(JSON_TYPE), body });
+
+  it("a start, a prompt, a message, a question, a result, an exit and a close each reach the stream with growing ids", async () => {
+    const s = await openEvents(w.port, w.authed());
+    assert.equal(s.status, 200);
+    const { agentId } = (await post("/api/v1/start", { agent: "scout", label: "ev-1" })).json() as { agentId: string };
+    const first = await s.next((e) => e.event === "sheep" && data(e).agentId === agentId);
+    assert.equal(data(first).label, "ev-1");
+    const { promptId } = (await post(`/api/v1/sheep/${agentId}/prompt`, { message: "<img src=x onerror=alert(1)> go\nmore" })).json() as { promptId: string };
+    const working = await s.next((e) => e.event === "sheep" && data(e).state === "working");
+    assert.equal(data(working).working, "<img src=x onerror=alert(1)> go", "a sheep's text is data, sent as it is");
+    w.world.say(agentId, { messageId: "m_bbbbbbbbbb", kind: "progress", text: "half way" });
+    const msg = await s.next((e) => e.event === "message");
+    assert.deepEqual(data(msg), {
+      agentId,
+      message: { messageId: "m_bbbbbbbbbb", kind: "progress", text: "half way", at: (data(msg).message as { at: string }).at },
+    });
+    await s.next((e) => e.event === "sheep" && data(e).unread === 1);
+    w.world.say(agentId, { messageId: "m_cccccccccc", kind: "question", text: "which one?", awaitReply: true, timeoutSec: 60 });
+    const blocked = await s.next((e) => e.event === "blocked");
+    assert.deepEqual(data(blocked), { agentId, label: "ev-1" });
+    await s.next((e) => e.event === "sheep" && data(e).questions === 1);
+    w.world.stopAsking(agentId);
+    w.world.mem(agentId).outbox.set(promptId, {
+      promptId,
+      status: "completed",
+      text: "<script>alert(1)</script> done",
+      usage: { input: 100, output: 20, cost: 0.5 },
+      startedAt: new Date(Date.now() - 2000).toISOString(),
+      finishedAt: new Date().toISOString(),
+    });
+    w.world.ring(agentId);
+    const result = await s.next((e) => e.event === "result");
+    assert.deepEqual(data(result), { agentId, promptId, status: "completed", text: "<script>alert(1)</script> done" });
+    const idle = await s.next((e) => e.event === "sheep" && data(e).state === "idle" && (data(e).usage as { input: number }).input === 100);
+    assert.deepEqual(data(idle).usage, { input: 100, output: 20, cost: 0.5 });
+    w.world.exitPi(agentId, { code: 1, signal: null });
+    // The exit is known from the multiplexer once something asks (here a status, as the widget's or a wait's would).
+    await w.shepherd.status(agentId);
+    const exited = await s.next((e) => e.event === "exited");
+    assert.deepEqual(data(exited), { agentId });
+    await post(`/api/v1/sheep/${agentId}/close`, {});
+    const closed = await s.next((e) => e.event === "closed");
+    assert.deepEqual(data(closed), { agentId });
+    const ids = s.events.map((e) => Number(e.id));
+    assert.ok(
+      ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > ids[i - 1]!)),
+      `ids grow: ${ids}`,
+    );
+    s.close();
+    await s.closed;
+  });
+
+  it("a reconnect with Last-Event-ID gets exactly what it missed, in order; an id no longer held gets reset", async () => {
+    const a = await openEvents(w.port, w.authed());
+    const { agentId } = (await post("/api/v1/start", { agent: "scout", label: "ev-2" })).json() as { agentId: string };
+    const seen = await a.next((e) => e.event === "sheep" && data(e).agentId === agentId);
+    a.close();
+    await a.closed;
+    // Missed while away: a prompt (working) and its result (idle again).
+    const { promptId } = (await post(`/api/v1/sheep/${agentId}/prompt`, { message: "while away" })).json() as { promptId: string };
+    w.world.answer(agentId, promptId, "answered while away");
+    await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    const b = await openEvents(w.port, w.authed({ "last-event-id": seen.id! }));
+    const got = await b.next((e) => e.event === "result" && data(e).promptId === promptId);
+    const missed = b.events.slice(0, b.events.indexOf(got) + 1);
+    assert.ok(missed.length >= 2, JSON.stringify(missed));
+    assert.ok(
+      missed.every((e) => Number(e.id) > Number(seen.id)),
+      "nothing it had seen",
+    );
+    assert.ok(missed.some((e) => e.event === "sheep" && data(e).state === "working"));
+    b.close();
+    const none = await openEvents(w.port, w.authed({ "last-event-id": String(Number(seen.id) - RING_SIZE * 10) }));
+    const reset = await none.next((e) => e.event === "reset");
+    assert.equal(reset.data, "{}");
+    none.close();
+    const future = await openEvents(w.port, w.authed({ "last-event-id": "1" }));
+    await future.next((e) => e.event === "reset");
+    future.close();
+  });
+
+  it(`${MAX_CLIENTS} clients are held at once and each gets the same event; the next is refused 503; closed ones are let go`, async () => {
+    const clients: SseClient[] = [];
+    for (let i = 0; i < MAX_CLIENTS; i++) clients.push(await openEvents(w.port, w.authed()));
+    assert.ok(clients.every((c) => c.status === 200));
+    assert.equal(w.server.hub.size, MAX_CLIENTS);
+    const over = await ask(w.port, { path: "/api/v1/events", headers: w.authed() });
+    assert.equal(over.status, 503, over.text);
+    assert.equal((over.json() as { code: string }).code, "too_many_clients");
+    const { agentId } = (await post("/api/v1/start", { agent: "scout", label: "ev-3" })).json() as { agentId: string };
+    const got = await Promise.all(clients.map((c) => c.next((e) => e.event === "sheep" && data(e).agentId === agentId)));
+    assert.equal(new Set(got.map((e) => e.id)).size, 1, "one event, one id, to all");
+    const metrics = await ask(w.port, { path: "/metrics", headers: w.authed() });
+    assert.match(metrics.text, new RegExp(`^pi_shepherd_panel_clients ${MAX_CLIENTS}$`, "m"));
+    for (const c of clients) c.close();
+    await Promise.all(clients.map((c) => c.closed));
+    for (let i = 0; i < 100 && w.server.hub.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(w.server.hub.size, 0, "every closed client is let go");
+    const again = await openEvents(w.port, w.authed());
+    assert.equal(again.status, 200);
+    again.close();
+  });
+
+  it("the cookie opens the stream as the token does; stopping the panel ends every stream", async () => {
+    const s = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: w.authed(JSON_TYPE) });
+    const cookie = String(s.headers["set-cookie"]).split(";")[0]!;
+    const c = await openEvents(w.port, { cookie, origin: `http://127.0.0.1:${w.port}` });
+    assert.equal(c.status, 200);
+    await w.server.stop();
+    await c.closed;
+    assert.equal(w.server.hub.size, 0);
+  });
+});
