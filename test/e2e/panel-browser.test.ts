@@ -3,8 +3,9 @@
  * (`/shepherd panel on`), with real pi sheep in a private tmux on the scripted model. Everything
  * is done as a person does it, by typing and clicking in the page: the herd is listed, a prompt is
  * answered and its answer appears without a reload, a sheep's question is answered and its tool
- * gets the reply, hostile answers stay text, an isolated sheep's evidence is drawn file by file, a
- * close closes the pane, and a stream lost to a /reload comes back by itself and says so.
+ * gets the reply, hostile answers stay text, an interrupt stops a running turn, an isolated sheep's
+ * evidence is drawn file by file, a sheep is started, a close closes the pane, and a stream lost to
+ * a /reload comes back by itself and says so.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -150,6 +151,19 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.equal(await item.locator(".reply-form").isHidden(), true, "an answered question has no reply box");
   });
 
+  it("an interrupt from the page asks first; confirmed, the running turn stops and its prompt settles cancelled", async () => {
+    await typePrompt(directive({ reply: "too late", delayMs: 120_000, tag: "LONG" }));
+    await page.locator(".sheep-head .state-working").waitFor();
+    await page.locator("button", { hasText: "Interrupt" }).click();
+    const dialog = page.locator("dialog#confirm");
+    assert.match((await dialog.locator(".dialog-title").textContent()) ?? "", /^Interrupt alpha\?$/);
+    await dialog.locator("button[value=ok]").click();
+    await page.locator("details.prompt").first().locator(".ps-cancelled").waitFor();
+    await page.locator(".sheep-head .state-idle").waitFor();
+    assert.equal((await scene.state(alpha.agentId)).paneAlive, true, "the sheep is still there");
+    assert.ok(!(await answers()).includes("too late"), "the interrupted turn never answered");
+  });
+
   it("an isolated sheep's evidence is drawn as a per-file diff; the user's checkout never sees it", async () => {
     await openSheep("beta");
     assert.match((await page.locator(".meta").textContent()) ?? "", /worktree.*pi-shepherd\/beta|worktree/);
@@ -219,6 +233,8 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
       const conn = document.getElementById("conn")!;
       new MutationObserver(() => w.__conn.push(conn.dataset.state ?? "")).observe(conn, { attributes: true, attributeFilter: ["data-state"] });
     });
+    // The shepherd's own turns (the question was pushed to it) are over before it reloads.
+    await scene.shepherd.idle();
     const reattached = scene.shepherd.next((e) => e.type === "extension_ui_request" && e.method === "notify" && /re-attached/.test(String(e.message)), 60_000);
     await scene.shepherd.command({ type: "prompt", message: "/test-reload" });
     await reattached;
