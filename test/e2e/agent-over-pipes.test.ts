@@ -124,7 +124,15 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
         ["answer", "ECHO: hello from far away"],
       ],
     );
-    assert.match(await runtime.read(paneId, 80), /ECHO: hello from far away/);
+    // pi draws the answer a moment after it wrote the result file.
+    const screen = await until(
+      host,
+      agentId,
+      async () => ((await runtime.read(paneId, 80)).includes("ECHO: hello from far away") ? true : undefined),
+      "the screen",
+      30_000,
+    );
+    assert.equal(screen, true);
     assert.deepEqual(await host.messages(agentId), []);
     assert.deepEqual(await host.replies(agentId), new Map());
     assert.equal((await host.resumeCard(agentId))?.label, "remote sheep");
@@ -139,13 +147,28 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     }
   });
 
-  it("close ends the pane, liveness says gone, cleanup keeps the session; a closed agent's calls fail [host_unreachable]", async () => {
+  it("close ends the pane, liveness says gone, cleanup keeps the session", async () => {
     const pid = (await host.snapshot(agentId)).ready!.pid;
     assert.equal(await runtime.close(paneId, agentId), true);
     assert.deepEqual((await runtime.liveness([{ paneId, agentId }])).get(agentId), { state: "gone" });
     for (let i = 0; i < 100 && pidAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(pidAlive(pid), false, "the sheep's pi ended with its pane");
     assert.equal(await host.cleanup(agentId), join(agentDir, "pi-shepherd", "sheep", agentId, "session.jsonl"));
+  });
+
+  it("the private tmux server killed: its sheep's pane is gone and its pi's end is seen", async () => {
+    const other = newId("agent");
+    const prepared = await host.prepare({ agentId: other, definition: echo, cwd: work, label: "doomed", createdAt: new Date().toISOString() });
+    const pane = await runtime.createPane({ agentId: other, placement: "tab", direction: "right", cwd: work, label: "doomed", command: prepared.command });
+    await until(host, other, async () => (await host.snapshot(other)).ready, "the second sheep's status.json");
+    await execa("tmux", ["-S", socket, "kill-server"], { stdin: "ignore" });
+    assert.deepEqual((await runtime.liveness([{ paneId: pane.paneId, agentId: other }])).get(other), { state: "gone" });
+    const snap = await until(host, other, async () => ((await host.snapshot(other)).piGone ? true : undefined), "the sheep's pid gone");
+    assert.equal(snap, true);
+    await host.cleanup(other);
+  });
+
+  it("a closed agent ends by itself (code 0), and calls to it fail [host_unreachable]", async () => {
     await agent.close();
     assert.deepEqual(await agent.exited, { code: 0, signal: null });
     await assert.rejects(host.snapshot(agentId), (e) => isShepherdError(e, "host_unreachable"));

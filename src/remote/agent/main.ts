@@ -19,6 +19,10 @@ const write = (line: string) => {
 };
 // The shepherd is gone: nobody reads what this process would say.
 process.stdout.on("error", () => process.exit(0));
+// A stray rejection (a watcher's, a late answer's) is told to the person, never the end of every sheep's channel.
+process.on("unhandledRejection", (e) => {
+  process.stderr.write(`pi-shepherd agent: ${e instanceof Error ? e.message : String(e)}\n`);
+});
 
 const server = new AgentServer({ write, side: sheepSideIn(here) });
 write(`${JSON.stringify({ hello: { protocol: PROTOCOL_VERSION, bundle, pid: process.pid, node: process.version } })}\n`);

@@ -85,7 +85,7 @@ export class AgentServer {
       (e) => this.answer({ id, err: toWireError(e) }),
     );
     this.inflight.add(run);
-    void run.finally(() => this.inflight.delete(run));
+    void run.finally(() => this.inflight.delete(run)).catch(() => undefined);
   }
 
   /** A line over the protocol's limit was skipped. */

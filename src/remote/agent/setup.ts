@@ -65,10 +65,15 @@ export function checkInit(p: unknown): InitParams {
   };
 }
 
-/** The agent's own variables without those that would put it inside the remote user's multiplexer. */
+/**
+ * The agent's own variables without those that would put it inside the remote user's multiplexer
+ * or make it a sheep (PI_SHEPHERD_HERDR_BIN, the person's herdr there, stays).
+ */
 export function ownEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return Object.fromEntries(
-    Object.entries(base).filter(([k]) => !/^(TMUX|TMUX_PANE|HERDR_ENV|HERDR_PANE_ID|HERDR_TAB_ID|HERDR_WORKSPACE_ID|PI_SHEPHERD_\w+)$/.test(k)),
+    Object.entries(base).filter(
+      ([k]) => !/^(TMUX|TMUX_PANE|HERDR_ENV|HERDR_PANE_ID|HERDR_TAB_ID|HERDR_WORKSPACE_ID|PI_SHEPHERD_(RUNTIME|TMUX_SOCKET|DEPTH|SHEEP_DIR|AGENT_ID))$/.test(k),
+    ),
   );
 }
 
