@@ -49,6 +49,12 @@ const STATUS: Partial<Record<ErrorCode, number>> = {
   dirty_worktree: 409,
   not_resumable: 409,
   runtime_unavailable: 503,
+  panel_unavailable: 503,
+  host_unknown: 404,
+  cwd_invalid: 400,
+  host_unreachable: 502,
+  remote_error: 502,
+  protocol_error: 502,
 };
 
 /** The status and body of any thrown value: the core's codes keep their words. */

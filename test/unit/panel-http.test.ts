@@ -282,8 +282,10 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     const unknownAgent = await post("/api/v1/start", { agent: "nobody" });
     assert.equal(unknownAgent.status, 404, unknownAgent.text);
     assert.equal((unknownAgent.json() as { code: string }).code, "unknown_definition");
+    // Another machine is the tool's `host`, with its rules: one the settings do not name is the core's refusal.
     const elsewhere = await post("/api/v1/start", { agent: "scout", host: "build-box" });
-    assert.equal(elsewhere.status, 400);
+    assert.equal(elsewhere.status, 404, elsewhere.text);
+    assert.equal((elsewhere.json() as { code: string }).code, "host_unknown");
   });
 
   it("interrupt is the tool's interrupt: an i_ delivery aimed at the running prompt; none running is 409 [not_working]", async () => {
