@@ -7,6 +7,7 @@
  * init, on stdin: no command line of the agent or the sheep holds it.
  */
 import assert from "node:assert/strict";
+import { realpathSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,7 @@ import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { makeAgentDir } from "../support/e2e-env.ts";
 import { killSheep, pidAlive, sheepProcesses } from "../support/leftovers.ts";
 import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
+import { piCli, repoRoot } from "../support/rpc-shepherd.ts";
 import { type ScriptedModel, startScriptedModel } from "../support/scripted-model.ts";
 
 const SECRET = "sk-remote-secret-4f1c9a";
@@ -66,7 +68,10 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     work = join(dir, "work dir");
     await mkdir(work);
     agent = await spawnLocalAgent();
-    const answer = await initAgent(agent, testInit(agentDir, { env: { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", OPENAI_API_KEY: SECRET } }));
+    // A bare "pi" as a host's setting says it: found on the sheep's PATH, run in the launcher's own process.
+    const PATH = `${join(repoRoot, "node_modules", ".bin")}:${process.env.PATH ?? ""}`;
+    const env = { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", OPENAI_API_KEY: SECRET, PATH };
+    const answer = await initAgent(agent, testInit(agentDir, { piCommand: ["pi"], env }));
     assert.equal(answer.runtime, "tmux");
     socket = answer.tmuxSocket!;
     // The test's own server on the agent's private socket: the sheep's session joins it, and the test ends it.
@@ -89,6 +94,7 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     assert.deepEqual(prepared.command.reporting.slice(0, 2), ["/bin/sh", join(agent.binDir, "report-exit.sh")]);
     const spec = JSON.parse(await readFile(prepared.command.argv[2]!, "utf8")) as { argv: string[]; env: Record<string, string> };
     assert.ok(spec.argv.includes(join(agent.binDir, "sheep.mjs")), "the sheep loads the bundled extension");
+    assert.deepEqual(spec.argv.slice(0, 2), [prepared.command.argv[0], realpathSync(piCli)], "pi runs in the launcher's process, on the agent's node");
     assert.equal(spec.env.OPENAI_API_KEY, SECRET, "init's env reaches the sheep through its private spec");
     assert.equal(spec.env.PI_SHEPHERD_TMUX_SOCKET, socket);
     const pane = await runtime.createPane({ agentId, placement: "tab", direction: "right", cwd: work, label: "remote sheep", command: prepared.command });

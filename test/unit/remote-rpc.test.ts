@@ -4,7 +4,8 @@
  * as [code] ShepherdErrors; a stream that closes fails what is pending with [host_unreachable].
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { realpathSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -14,10 +15,12 @@ import { remoteBundle } from "../../src/remote/bundle.ts";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type SysInfo } from "../../src/remote/rpc/call.ts";
 import { RpcClient } from "../../src/remote/rpc/client.ts";
 import { LineSplitter } from "../../src/remote/rpc/lines.ts";
+import { inProcessPi } from "../../src/remote/agent/setup.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { writeAgentDir } from "../support/agent-dir.ts";
 import { git, makeRepo } from "../support/git-repo.ts";
 import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
+import { piCli } from "../support/rpc-shepherd.ts";
 
 let agent: LocalAgent;
 let dir: string;
@@ -213,6 +216,20 @@ test("an answer's error code not of our shape becomes remote_error; an answer fo
   wrong.o.input.write('{"hello":{"protocol":99}}\n');
   await assert.rejects(other.hello, (e) => isShepherdError(e, "protocol_error") && /protocol 99/.test(e.message));
   await assert.rejects(other.call("sys.dir", [null]), (e) => isShepherdError(e, "host_unreachable"));
+});
+
+test("a bare pi on the sheep's PATH whose file is pi's own script runs in the launcher's process; a wrapper or an argv is used as given", async () => {
+  const bin = join(dir, "bin");
+  const wrap = join(dir, "wrap");
+  await mkdir(bin);
+  await mkdir(wrap);
+  await symlink(piCli, join(bin, "pi"));
+  await writeFile(join(wrap, "pi"), '#!/bin/sh\nexec pi-real "$@"\n', { mode: 0o755 });
+  assert.deepEqual(inProcessPi(["pi"], { PATH: `relative:${join(dir, "none")}:${bin}` }, "/n/node"), ["/n/node", realpathSync(piCli)]);
+  assert.deepEqual(inProcessPi(["pi"], { PATH: `${wrap}:${bin}` }, "/n/node"), ["pi"], "the first on PATH counts, as in a shell");
+  assert.deepEqual(inProcessPi(["pi"], { PATH: join(dir, "none") }, "/n/node"), ["pi"]);
+  assert.deepEqual(inProcessPi([join(bin, "pi")], { PATH: bin }, "/n/node"), [join(bin, "pi")]);
+  assert.deepEqual(inProcessPi(["pi", "--offline"], { PATH: bin }, "/n/node"), ["pi", "--offline"]);
 });
 
 test("LineSplitter: lines across chunks, empty lines skipped, an overflow reported once and skipped to its newline", () => {

@@ -4,7 +4,7 @@
  * is the bundle beside this file, never anything of the remote user's.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { lstat, mkdir } from "node:fs/promises";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { isAbsolute, join } from "node:path";
@@ -95,6 +95,29 @@ async function privateTmuxSocket(state: string): Promise<string> {
   return join(dir, createHash("sha256").update(state).digest("hex").slice(0, 16));
 }
 
+/**
+ * A bare command word (the default `pi`) found on the sheep's PATH whose real file is pi's own
+ * script: run as `<this node> <that script>`, so the launcher runs pi in its own process, one
+ * process per sheep as locally. Anything else (a wrapper, an absolute argv) is used as given.
+ */
+export function inProcessPi(piCommand: readonly string[], env: NodeJS.ProcessEnv, node = process.execPath): string[] {
+  const [word] = piCommand;
+  if (piCommand.length !== 1 || !word || word.includes("/")) return [...piCommand];
+  for (const dir of (env.PATH ?? "").split(":")) {
+    if (!isAbsolute(dir)) continue;
+    try {
+      const path = join(dir, word);
+      accessSync(path, constants.X_OK);
+      const real = realpathSync(path);
+      if (!statSync(real).isFile()) continue;
+      return /[\\/]pi-coding-agent[\\/].*\.m?js$/.test(real) ? [node, real] : [...piCommand];
+    } catch {
+      // not here
+    }
+  }
+  return [...piCommand];
+}
+
 export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> {
   for (const f of Object.values(side)) {
     if (!existsSync(f)) throw new ShepherdError("start_failed", `the agent's bundle lacks ${f}; deploy it again.`);
@@ -110,15 +133,16 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   const tmuxSocket = runtimeName === "tmux" ? await privateTmuxSocket(state) : undefined;
   const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
   const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
+  const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
   const host = new FileSheepHost({
     agentDir: init.agentDir,
-    piCommand: init.piCommand,
+    piCommand: inProcessPi(init.piCommand, sheepEnv),
     nodePath: process.execPath,
     launcherPath: side.launcher,
     reportExitPath: side.reportExit,
     sheepExtension: side.sheepExtension,
     // The shepherd's variables over the remote ones, but the sheep's multiplexer is this agent's.
-    env: { ...runtimeEnv, ...init.env, ...pinned },
+    env: sheepEnv,
     depth: init.depth,
   });
   return {
