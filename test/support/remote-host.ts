@@ -71,7 +71,7 @@ export interface RemoteHost {
   /** The keeper of the mount namespace (nsenter's target) and the current sshd listener. */
   keeperPid: number;
   sshdPid(): number;
-  /** The host's entry for the shepherd's settings `hosts`. */
+  /** The host's entry for the shepherd's settings `hosts` (extra's sshOptions come after the config's -F). */
   hostSettings(extra?: Record<string, unknown>): Record<string, unknown>;
   /** ssh to the alias (BatchMode, this config) running argv joined by ssh as its remote command line; never rejects. */
   ssh(remoteCommand: string[], o?: { alias?: string; input?: string; timeoutMs?: number }): Promise<Result>;
@@ -511,7 +511,7 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
       useModel,
       keeperPid,
       sshdPid,
-      hostSettings: (extra = {}) => ({ ssh: alias, sshOptions: ["-F", sshConfig], ...extra }),
+      hostSettings: (extra = {}) => ({ ssh: alias, ...extra, sshOptions: ["-F", sshConfig, ...((extra.sshOptions as string[] | undefined) ?? [])] }),
       ssh: (remoteCommand, x = {}) =>
         run("ssh", [...sshArgs, x.alias ?? alias, "--", ...remoteCommand], {
           ...(x.input !== undefined ? { input: x.input } : {}),
