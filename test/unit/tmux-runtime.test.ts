@@ -206,11 +206,27 @@ describe("tmux runtime on a real private server", () => {
     await rt.close(pane.paneId, "a_0000000009"); // already gone: fine
   });
 
+  it("in the POSIX locale (an ssh session to a host without LANG) a live pane is alive and marked: tmux's tab-separated table survives", async () => {
+    // A tmux server and client without a UTF-8 locale print a tab of a format as "_": every marked pane read as gone.
+    const posix = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(LANG|LANGUAGE|LC_\w+|TMUX|TMUX_PANE)$/.test(k)));
+    const own = await privateSocketOnly();
+    try {
+      const rt = new TmuxRuntime({ socket: own.socket, env: { ...posix, LC_ALL: "POSIX" } });
+      const agentId = "a_00000posix";
+      const pane = await rt.createPane({ agentId, placement: "tab", direction: "right", cwd: own.dir, label: "posix", command: idle });
+      assert.deepEqual((await rt.liveness([{ paneId: pane.paneId, agentId }])).get(agentId), { state: "alive" });
+      assert.ok((await rt.markedPanes()).some((p) => p.paneId === pane.paneId && p.agentId === agentId));
+      assert.equal(await rt.close(pane.paneId, agentId), true);
+    } finally {
+      await own.cleanup();
+    }
+  });
+
   it("closes its own pane in one tmux process, and says it is gone; a pane with another mark takes the careful way and is refused", async () => {
     const log = join(t.dir, "tmux-calls.log");
     const bin = join(t.dir, "counting-tmux");
-    // Each tmux process the runtime starts leaves its command (after -S <socket>) in the log, then runs tmux.
-    await writeFile(bin, `#!/bin/sh\nprintf '%s\\n' "$3" >> '${log}'\nexec tmux "$@"\n`, { mode: 0o700 });
+    // Each tmux process the runtime starts leaves its command (after -u -S <socket>) in the log, then runs tmux.
+    await writeFile(bin, `#!/bin/sh\nprintf '%s\\n' "$4" >> '${log}'\nexec tmux "$@"\n`, { mode: 0o700 });
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv(), bin });
     const pane = await rt.createPane({ agentId: "a_00000close", placement: "tab", direction: "right", cwd: t.dir, label: "c", command: idle });
     await writeFile(log, "");

@@ -43,7 +43,9 @@ export class TmuxCli {
   }
 
   async run(args: readonly string[]): Promise<string> {
-    const full = [...(this.o.socket ? ["-S", this.o.socket] : []), ...args];
+    // -u: without a UTF-8 locale (an ssh session to a host that sets no LANG) tmux prints a tab of
+    // a format as "_" and mangles every non-ASCII label; the pane table is tab-separated.
+    const full = ["-u", ...(this.o.socket ? ["-S", this.o.socket] : []), ...args];
     const r = await execa(this.o.bin ?? "tmux", full, {
       reject: false,
       stdin: "ignore",
