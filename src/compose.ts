@@ -22,10 +22,11 @@ import { chooseRuntime } from "./runtimes/choose.ts";
 import { herdrServerAnswers } from "./runtimes/herdr/index.ts";
 import { makeRuntime } from "./runtimes/make.ts";
 import { tmuxVersion } from "./runtimes/tmux/tmux-cli.ts";
-import { agentDirOf, loadSettings, type LoadedSettings, type Settings } from "./settings.ts";
+import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.ts";
 import { RoutedRuntime } from "./hosts/runtime.ts";
 import { RoutedSheepHost } from "./hosts/sheep-host.ts";
-import { HostTable, type RemotePorts } from "./hosts/table.ts";
+import { HostTable } from "./hosts/table.ts";
+import { connectRemote } from "./remote/connect.ts";
 import { RoutedWorkspace } from "./hosts/workspace.ts";
 
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -149,7 +150,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   const hosts = new HostTable({
     local: { runtime, host, workspace },
     hosts: Object.keys(settings.hosts),
-    connect: (name) => connectHost(name, settings, { env, agentDir, depth: depth + 1 }),
+    connect: (name) => connectRemote(name, settings.hosts[name]!, { localStateDir: stateDir(agentDir), env, depth: depth + 1 }),
     hostOf: (agentId) => recorded(agentId),
   });
   const shepherd = new Shepherd({
@@ -167,10 +168,4 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   });
   recorded = (agentId) => (shepherd.registry.agents.get(agentId) ?? shepherd.registry.warm.get(agentId))?.host;
   return { shepherd, hosts, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
-}
-
-/** A host's ports over its ssh connection. */
-function connectHost(name: string, settings: Settings, _o: { env: NodeJS.ProcessEnv; agentDir: string; depth: number }): RemotePorts {
-  const h = settings.hosts[name];
-  throw new ShepherdError("host_unreachable", `host "${name}" (${h?.ssh}): remote sheep are not wired into this build yet.`);
 }

@@ -58,6 +58,8 @@ export interface HostSettings {
   cwd?: string;
   /** More of ssh's options, e.g. ["-o", "ProxyJump=bastion"], after ours. */
   sshOptions?: string[];
+  /** Names of this machine's variables a sheep there gets (provider keys): sent over the connection, never on a command line. */
+  forwardEnv?: string[];
 }
 
 /** Warm sheep one definition may keep: each is a resident pi. */
@@ -148,6 +150,7 @@ const HOST_FIELDS: Record<keyof HostSettings, Check> = {
   node: plainText,
   cwd: plainText,
   sshOptions: (v) => Array.isArray(v) && v.every((x) => typeof x === "string" && !/[\u0000\n\r]/.test(x)),
+  forwardEnv: (v) => Array.isArray(v) && v.every((x) => typeof x === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(x)),
 };
 /** Why a `hosts` value is not one; undefined when it is. */
 export function hostsProblem(v: unknown): string | undefined {

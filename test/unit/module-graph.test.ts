@@ -72,6 +72,7 @@ const ROOMS = [
   "src/panel/",
   "src/tool/",
   "src/compose.ts",
+  "src/remote/connect.ts",
   "src/doctor/",
   "src/core/shepherd.ts",
   "src/core/async/",

@@ -1,0 +1,61 @@
+/**
+ * A host of the `hosts` setting as the router needs it: its three ports over one RemoteSession
+ * (one ssh connection, one channel to our agent there). Nothing connects until the first call;
+ * the first connection is begun at once so that a start finds it warm.
+ */
+import type { RemotePorts } from "../hosts/table.ts";
+import type { HostSettings } from "../settings.ts";
+import { remoteBundle } from "./bundle.ts";
+import { RemoteSession } from "./link/session.ts";
+import { remotePorts } from "./rpc/ports.ts";
+
+export interface ConnectOptions {
+  /** This machine's state dir: the control socket goes under it. */
+  localStateDir: string;
+  env: NodeJS.ProcessEnv;
+  /** PI_SHEPHERD_DEPTH the sheep there get. */
+  depth: number;
+}
+
+export function connectRemote(name: string, h: HostSettings, o: ConnectOptions): RemotePorts {
+  const session = new RemoteSession({
+    host: {
+      name,
+      ssh: h.ssh,
+      ...(h.sshOptions ? { sshOptions: h.sshOptions } : {}),
+      ...(h.node ? { node: h.node } : {}),
+      ...(h.agentDir ? { agentDir: h.agentDir } : {}),
+    },
+    localStateDir: o.localStateDir,
+    env: o.env,
+    bundle: remoteBundle,
+    init: (deployed) => ({
+      agentDir: deployed.agentDir,
+      runtime: h.runtime ?? "auto",
+      piCommand: h.piCommand ?? ["pi"],
+      depth: o.depth,
+      env: forwarded(h.forwardEnv ?? [], o.env),
+    }),
+  });
+  // The remote's multiplexer is known after init; a pane it made names it itself.
+  const ports = remotePorts(session, { host: name, runtime: () => (h.runtime === "herdr" ? "herdr" : "tmux") });
+  void session.connect().catch(() => undefined); // a host that does not answer is told at its first call
+  return {
+    ...ports,
+    down: () => {
+      const st = session.state();
+      return st.status === "down" ? { since: st.since.toISOString(), reason: st.reason } : undefined;
+    },
+    close: () => session.close(),
+  };
+}
+
+/** The variables a host's sheep get from this machine: only those the person named. */
+function forwarded(names: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) {
+    const v = env[n];
+    if (v !== undefined) out[n] = v;
+  }
+  return out;
+}
