@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { realpathSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
-import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { homedir, tmpdir, userInfo } from "node:os";
+import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { after, before, test } from "node:test";
 import { isShepherdError } from "../../src/domain/errors.ts";
@@ -15,7 +15,7 @@ import { remoteBundle } from "../../src/remote/bundle.ts";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type SysInfo } from "../../src/remote/rpc/call.ts";
 import { RpcClient } from "../../src/remote/rpc/client.ts";
 import { LineSplitter } from "../../src/remote/rpc/lines.ts";
-import { inProcessPi } from "../../src/remote/agent/setup.ts";
+import { inProcessPi, privateTmuxSocket } from "../../src/remote/agent/setup.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { writeAgentDir } from "../support/agent-dir.ts";
 import { git, makeRepo } from "../support/git-repo.ts";
@@ -230,6 +230,19 @@ test("a bare pi on the sheep's PATH whose file is pi's own script runs in the la
   assert.deepEqual(inProcessPi(["pi"], { PATH: join(dir, "none") }, "/n/node"), ["pi"]);
   assert.deepEqual(inProcessPi([join(bin, "pi")], { PATH: bin }, "/n/node"), [join(bin, "pi")]);
   assert.deepEqual(inProcessPi(["pi", "--offline"], { PATH: bin }, "/n/node"), ["pi", "--offline"]);
+});
+
+test("the private tmux socket: in the state dir when its path fits a unix socket, else in a short private dir of ours", async () => {
+  const short = join(dir, "st");
+  assert.equal(await privateTmuxSocket(short), join(short, "tmux", "default"));
+  assert.equal((await stat(join(short, "tmux"))).mode & 0o777, 0o700);
+  const long = join(dir, "x".repeat(120));
+  const socket = await privateTmuxSocket(long);
+  assert.ok(Buffer.byteLength(socket) <= 100, socket);
+  assert.equal(dirname(socket), join(tmpdir(), `pi-shepherd-${userInfo().uid}`));
+  assert.equal((await stat(dirname(socket))).mode & 0o777, 0o700);
+  assert.equal(await privateTmuxSocket(long), socket, "the same state dir, the same socket: a new agent finds the server again");
+  assert.notEqual(await privateTmuxSocket(`${long}2`), socket);
 });
 
 test("LineSplitter: lines across chunks, empty lines skipped, an overflow reported once and skipped to its newline", () => {

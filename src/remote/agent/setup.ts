@@ -80,7 +80,7 @@ export function ownEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv
 /** Unix socket paths hold about 104 bytes: a deep state dir gets a short private directory of ours instead. */
 const SOCKET_PATH_MAX = 100;
 
-async function privateTmuxSocket(state: string): Promise<string> {
+export async function privateTmuxSocket(state: string): Promise<string> {
   const inState = join(state, "tmux", "default");
   if (Buffer.byteLength(inState) <= SOCKET_PATH_MAX) {
     await ensurePrivateDir(join(state, "tmux"));
