@@ -20,6 +20,7 @@ import type { Runtime } from "../../src/ports/runtime.ts";
 import type { SheepHost } from "../../src/ports/sheep-host.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { makeAgentDir } from "../support/e2e-env.ts";
+import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.ts";
 import { killSheep, pidAlive, sheepProcesses } from "../support/leftovers.ts";
 import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
 import { piCli, repoRoot } from "../support/rpc-shepherd.ts";
@@ -178,5 +179,51 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     await agent.close();
     assert.deepEqual(await agent.exited, { code: 0, signal: null });
     await assert.rejects(host.snapshot(agentId), (e) => isShepherdError(e, "host_unreachable"));
+  });
+});
+
+describe("the agent over pipes on herdr: the runtime a remote host's init chose, with a real pi sheep", { timeout: 300_000 }, () => {
+  let dir: string;
+  let agentDir: string;
+  let model: ScriptedModel;
+  let fake: FakeHerdr;
+  let agent: LocalAgent;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "pi-shepherd-agent-herdr-"));
+    model = await startScriptedModel();
+    agentDir = await makeAgentDir(join(dir, "agent"), model.baseUrl);
+    fake = await createFakeHerdr();
+    // The remote user's environment: their herdr on PATH, outside any herdr pane.
+    agent = await spawnLocalAgent({ env: fake.env });
+  });
+
+  after(async () => {
+    const pids = await sheepProcesses(agentDir).catch(() => [] as number[]);
+    await agent?.close();
+    await fake?.cleanup();
+    await killSheep(agentDir, pids);
+    await model?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("init with runtime herdr; a sheep's pane, its answer, liveness, close", async () => {
+    const answer = await initAgent(agent, testInit(agentDir, { runtime: "herdr" }));
+    assert.equal(answer.runtime, "herdr");
+    assert.equal(answer.tmuxSocket, undefined);
+    const { runtime, host } = remotePorts(agent.client, { host: "test-host", runtime: answer.runtime });
+    const agentId = newId("agent");
+    const prepared = await host.prepare({ agentId, definition: echo, cwd: dir, label: "herdr sheep", createdAt: new Date().toISOString() });
+    const pane = await runtime.createPane({ agentId, placement: "workspace", direction: "right", cwd: dir, label: "herdr sheep", command: prepared.command });
+    assert.equal(pane.runtime, "herdr");
+    await until(host, agentId, async () => (await host.snapshot(agentId)).ready, "the sheep's status.json");
+    assert.deepEqual((await runtime.liveness([{ paneId: pane.paneId, agentId }])).get(agentId), { state: "alive" });
+    const promptId = newId("prompt");
+    await host.submit(agentId, { kind: "prompt", promptId, text: "hello herdr" });
+    const result = await until(host, agentId, () => host.result(agentId, promptId), "the answer");
+    assert.equal(result.text, "ECHO: hello herdr");
+    await runtime.close(pane.paneId, agentId);
+    assert.equal((await runtime.liveness([{ paneId: pane.paneId, agentId }])).get(agentId)?.state, "gone");
+    await host.cleanup(agentId);
   });
 });
