@@ -9,7 +9,6 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 
 export interface BundleFile {
   name: "agent.mjs" | "sheep.mjs" | "launcher.mjs" | "report-exit.sh";
@@ -36,6 +35,8 @@ export const PI_PROVIDED = ["@earendil-works/*", "@mariozechner/*", "@sinclair/t
 const REQUIRE_BANNER = 'import { createRequire as __piShepherdRequire } from "node:module";\nconst require = __piShepherdRequire(import.meta.url);';
 
 async function bundleOne(entry: string, o: { external?: string[]; banner?: string }): Promise<Buffer> {
+  // Loaded on first need: a shepherd with no remote host never pays for esbuild.
+  const { build } = await import("esbuild");
   const r = await build({
     entryPoints: [join(root, entry)],
     bundle: true,

@@ -203,6 +203,17 @@ test("a stream that closes fails every pending call, and every later one, with [
   await assert.rejects(client.call("sys.dir", [null]), (e) => isShepherdError(e, "host_unreachable"));
 });
 
+test("a line from the agent over 64 MiB ends the channel: what is pending fails [host_unreachable], nothing of it is held", async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const client = new RpcClient({ input, output, host: "h" });
+  const pending = client.call("sys.dir", [null]);
+  const piece = Buffer.alloc(8 * 1024 * 1024, 0x62);
+  for (let i = 0; i < MAX_LINE_BYTES / piece.length + 1; i++) input.write(piece);
+  await assert.rejects(pending, (e) => isShepherdError(e, "host_unreachable") && /a line over the protocol's limit/.test(e.message));
+  assert.equal(output.writableEnded, true, "the agent's input is ended: it goes");
+});
+
 test("an answer's error code not of our shape becomes remote_error; an answer for no call is ignored; a wrong protocol is refused", async () => {
   const input = new PassThrough();
   const output = new PassThrough();
