@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -18,6 +18,7 @@ import { runCore, type CoreConfig } from "./lib/core-bench.ts";
 import { herdrFixture } from "./lib/herdr-fixture.ts";
 import { describeMachine } from "./lib/machine.ts";
 import { startModelProcess, type ModelProcess } from "./lib/model.ts";
+import { runPanel, type PanelConfig } from "./lib/panel-bench.ts";
 import { runPeer, type PeerConfig } from "./lib/peer.ts";
 import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.ts";
 import { runRpc, type RpcConfig } from "./lib/rpc-bench.ts";
@@ -26,10 +27,10 @@ import { tmuxFixture } from "./lib/tmux-fixture.ts";
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel"] as const;
 type Part = (typeof PARTS)[number];
 
-const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: PeerConfig } = {
+const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: PeerConfig; panel: PanelConfig } = {
   core: {
     sheep: 16,
     prompts: 21,
@@ -44,6 +45,7 @@ const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: Pee
   rpc: { sheep: 16, pairedStarts: 16, prompts: 9, answerDelayMs: 800, overheadWindowMs: 8000 },
   warm: { pool: 4, starts: 9 },
   peer: { reps: 7, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
+  panel: { sheep: 16, rounds: 3, cpuWindowMs: 10_000, listSheep: 64, listRequests: 200 },
 };
 
 const QUICK: typeof FULL = {
@@ -52,6 +54,7 @@ const QUICK: typeof FULL = {
   rpc: { ...FULL.rpc, pairedStarts: 4, prompts: 3, overheadWindowMs: 6000 },
   warm: { ...FULL.warm, starts: 3 },
   peer: { ...FULL.peer, reps: 3 },
+  panel: { ...FULL.panel, rounds: 1, cpuWindowMs: 6000, listRequests: 50 },
 };
 
 export const DEFINITIONS = {
@@ -97,6 +100,13 @@ export const DEFINITIONS = {
     "resident memory (VmRSS) of every process in a sheep's pane (tmux: pi alone; herdr: the pane's shell, report-exit.sh " +
     "and pi) against a bare pi's own process (the same launch spec as the pane's own command on tmux, typed into a shell on " +
     "herdr), each read 2 s after it reported ready; one sheep and one bare pi per pair, the ratio is the median of the pairs'",
+  panel:
+    "a real pi shepherd over RPC with 16 real sheep, /shepherd panel on, and one events client in the bench process (what " +
+    "an open page holds): event = from the finishedAt a sheep writes into its result file to the client having the result's " +
+    "event (the sheep's answers spread over a second; the shepherd sees the file by its watch, reads it, settles it, and " +
+    "sends the event; no wait runs); CPU = the shepherd process's utime+stime over a window of a wait on all 16 busy " +
+    "sheep with the panel on and the client connected. GET /api/v1/sheep: whole requests over loopback to a panel in the " +
+    "bench process on a real core over the in-memory sheep host, 64 sheep with 3 settled prompts and one running each",
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",
@@ -147,6 +157,7 @@ async function main() {
       if (parts.has("rpc")) run.rpc = await runRpc(fixture, world, model, cfg.rpc, say);
       if (parts.has("warm")) run.warmStart = (await runWarmStart(fixture, world, cfg.warm, say)) ?? null;
       if (parts.has("peer")) run.peer = await runPeer(fixture, world, model, cfg.peer, say);
+      if (parts.has("panel")) run.panel = await runPanel(fixture, world, cfg.panel, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture
       await cleanups.pop()!(); // the world

@@ -4,7 +4,7 @@
  */
 import type { PeerSamples, PeerSeries } from "./peer.ts";
 import type { BareMode } from "./runtime-fixture.ts";
-import { median, ms, round, summarize } from "./stats.ts";
+import { median, ms, quantile, round, summarize } from "./stats.ts";
 import type { Got, Row, RowMaker, RuntimeRun } from "./row.ts";
 import { userRows } from "./user-rows.ts";
 
@@ -179,8 +179,35 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
     })),
     { text: "<= 1", ok: (v) => v <= 1 },
   );
+  panelRows(row);
   userRows(row);
   return rows;
+}
+
+/** The panel's rows (issue 25): its list route, an event's way to an open page, and the CPU of waiting with it on. */
+function panelRows(row: RowMaker): void {
+  const withPanel = (f: (p: NonNullable<RuntimeRun["panel"]>) => Got) => (r: RuntimeRun) => (r.panel ? f(r.panel) : undefined);
+  row(
+    "panel GET /api/v1/sheep, 64 sheep",
+    "core",
+    "ms",
+    withPanel((p) => ({ value: round(median(p.listMs), 2), detail: `${p.listSheep} sheep, p90 ${ms(quantile(p.listMs, 0.9))}` })),
+    { text: "<= 20 ms", ok: (v) => v <= 20 },
+  );
+  row(
+    "panel event to an open page (result written → SSE)",
+    "rpc",
+    "ms",
+    withPanel((p) => ({ value: round(median(p.eventMs), 1), detail: `n=${p.eventMs.length}, p90 ${ms(quantile(p.eventMs, 0.9))}` })),
+    { text: "<= 100 ms median", ok: (v) => v <= 100 },
+  );
+  row(
+    "panel on, one page: shepherd CPU while waiting",
+    "rpc",
+    "%",
+    withPanel((p) => ({ value: pct(p.cpu.cpuMs, p.cpu.windowMs), detail: `${p.cpu.sheep} sheep, ${p.cpu.events} events in ${ms(p.cpu.windowMs)}` })),
+    { text: "<= 1 %", ok: (v) => v <= 1 },
+  );
 }
 
 export function renderTable(rows: Row[], names: string[]): string {
@@ -262,6 +289,7 @@ export function summarizeRun(r: RuntimeRun) {
         }
       : {}),
     ...(r.warmStart !== undefined ? { warmStart: r.warmStart && { pool: r.warmStart.pool, startToolMs: summarize(r.warmStart.startToolMs) } } : {}),
+    ...(r.panel ? { panel: { listMs: summarize(r.panel.listMs), listSheep: r.panel.listSheep, eventMs: summarize(r.panel.eventMs), cpu: r.panel.cpu } } : {}),
     ...(r.peer
       ? {
           peer: {

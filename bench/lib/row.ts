@@ -1,5 +1,6 @@
 /** A row of the published figures and the maker that adds one: what the report and user-rows.ts both use, so neither imports the other. */
 import type { CoreFigures } from "./core-bench.ts";
+import type { PanelFigures } from "./panel-bench.ts";
 import type { PeerFigures } from "./peer.ts";
 import type { RpcFigures } from "./rpc-bench.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
@@ -10,6 +11,7 @@ export interface RuntimeRun {
   rpc?: RpcFigures;
   warmStart?: WarmStartFigures | null;
   peer?: PeerFigures;
+  panel?: PanelFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

@@ -138,6 +138,8 @@ export interface SseEvent {
   id?: string;
   event: string;
   data: string;
+  /** When the client had it whole (Date.now()). */
+  at: number;
 }
 
 /** An open event stream: the events as they came, and a way to wait for one. */
@@ -166,7 +168,7 @@ export function openEvents(port: number, headers: Record<string, string>): Promi
         for (let at = buffer.indexOf("\n\n"); at >= 0; at = buffer.indexOf("\n\n")) {
           const frame = buffer.slice(0, at);
           buffer = buffer.slice(at + 2);
-          const e: SseEvent = { event: "message", data: "" };
+          const e: SseEvent = { event: "message", data: "", at: Date.now() };
           let any = false;
           for (const line of frame.split("\n")) {
             if (line.startsWith(":")) continue;
