@@ -123,9 +123,45 @@ test("git through RemoteWorkspace on a real repository: baseline, diff, isolate,
   assert.equal(landed.landed, true);
   assert.equal(landed.into, "main");
   assert.equal(await readFile(join(repo, "b.txt"), "utf8"), "from the sheep\n");
+  await writeFile(join(repo, "c.txt"), "the user's\n");
+  await git(repo, "add", "c.txt");
+  await git(repo, "commit", "-qm", "c");
+  const synced = await ws.sync(worktree, { label: "remote one" });
+  assert.equal(synced.synced, true);
+  assert.deepEqual(synced.conflicts, []);
+  assert.equal(await readFile(join(worktree.path, "c.txt"), "utf8"), "the user's\n");
   await ws.remove(worktree);
   assert.equal((await ws.inspect(worktree)).exists, false);
   await assert.rejects(ws.isolate({ cwd: dir, agentId: "a_0123456789", label: "x" }), (e) => isShepherdError(e, "not_a_repository"));
+});
+
+test("a sheep's files through RemoteSheepHost without a pane: prepare (0700/0600), its card relabelled, an evidence path, discard", async () => {
+  const host = remotePorts(agent.client, { host: "test-host", runtime: "tmux" }).host;
+  const agentId = "a_remote0001";
+  const prepared = await host.prepare({
+    agentId,
+    definition: { name: "echo", description: "", source: "user", path: "/echo.md", systemPrompt: "Be brief." },
+    cwd: dir,
+    label: "warm one",
+    createdAt: new Date().toISOString(),
+  });
+  const sheep = join(agentDir, "pi-shepherd", "sheep", agentId);
+  assert.equal(prepared.sessionPath, join(sheep, "session.jsonl"));
+  assert.equal((await stat(sheep)).mode & 0o777, 0o700);
+  assert.equal((await stat(join(sheep, "spec.json"))).mode & 0o777, 0o600);
+  await host.relabel?.(agentId, "taken one");
+  const card = join(agentDir, "pi-shepherd", "cards", `${agentId}.json`);
+  assert.equal((JSON.parse(await readFile(card, "utf8")) as { label: string }).label, "taken one");
+  // A card counts once there is a conversation to resume: this sheep never wrote one.
+  assert.equal(await host.resumeCard(agentId), undefined);
+  assert.ok(!(await host.resumeCards()).some((c) => c.agentId === agentId));
+  assert.deepEqual(await host.snapshot(agentId), {});
+  assert.equal(await host.result(agentId, "p_0123456789"), undefined);
+  assert.equal(await host.evidencePath(agentId, "p_0123456789"), join(sheep, "evidence", "p_0123456789.patch"));
+  assert.deepEqual(await host.conversation(agentId, 3), { sessionPath: prepared.sessionPath, earlier: false });
+  await host.discard(agentId);
+  await assert.rejects(stat(sheep), { code: "ENOENT" });
+  await assert.rejects(stat(card), { code: "ENOENT" });
 });
 
 test("an adapter's ShepherdError arrives with its code and words; a bad agent id is refused before any path is made of it", async () => {
