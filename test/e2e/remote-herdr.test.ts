@@ -1,0 +1,79 @@
+/**
+ * A host whose runtime is herdr (issue 23, "Hosts on herdr"): herdr's CLI runs on that host, asked
+ * by our agent there over the host's one ssh connection (herdr's own --machine forwards API calls,
+ * not our files, so it is not the path for sheep). The remote's herdr is the project's fake (real
+ * tmux panes behind herdr's CLI and socket API), at each version the herdr suites run on; its
+ * state and tmux server live on the remote side, started there by our agent.
+ */
+import assert from "node:assert/strict";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { FAKE_HERDR_DIR, FAKE_HERDR_VERSIONS } from "../support/fake-herdr.ts";
+import { assertNothingLeftRemote, type RemoteWorld, remoteSheepPid, remoteWorld } from "../support/remote-world.ts";
+import type { Scene } from "../support/scene.ts";
+import { directive } from "../support/scripted-model.ts";
+
+/** Quoted for the wrapper's sh: the paths are the test's own, but a quote costs nothing. */
+const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+for (const version of FAKE_HERDR_VERSIONS) {
+  describe(`a host whose runtime is herdr ${version}`, { timeout: 600_000 }, () => {
+    let dir: string;
+    let rw: RemoteWorld;
+    let scene: Scene;
+
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), "pi-shepherd-remote-herdr-"));
+      // The node our agent runs under there: the remote's own environment finds the fake herdr
+      // first, with its state beside it (what a person's herdr install would be on that machine).
+      const node = join(dir, "node-with-herdr");
+      await writeFile(
+        node,
+        [
+          "#!/bin/sh",
+          `PATH=${q(FAKE_HERDR_DIR)}:$PATH`,
+          `FAKE_HERDR_STATE_DIR=${q(join(dir, "herdr-state"))}`,
+          `FAKE_HERDR_TMUX_SOCKET=${q(join(dir, "herdr-tmux.sock"))}`,
+          `FAKE_HERDR_VERSION=${q(version)}`,
+          "SHELL=/bin/sh",
+          "export PATH FAKE_HERDR_STATE_DIR FAKE_HERDR_TMUX_SOCKET FAKE_HERDR_VERSION SHELL",
+          'mkdir -p "$FAKE_HERDR_STATE_DIR"',
+          `exec ${q(process.execPath)} "$@"`,
+          "",
+        ].join("\n"),
+      );
+      await chmod(node, 0o700);
+      rw = await remoteWorld(`remote-herdr-${version}`, { host: { runtime: "herdr", node } });
+      scene = rw.world.scene();
+    });
+
+    after(async () => {
+      await rw?.world.cleanup();
+      // The fake herdr's tmux server on the remote side, if the agent started one and it outlived the host's end.
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it("start, prompt, wait, read and close a sheep there: its pane is herdr's on that host", async () => {
+      const started = await scene.ok({ action: "start", agent: "echo", label: "far-herdr", host: "box" });
+      const a = started.details.agent as { agentId: string; paneId: string; runtime: string; host?: string };
+      assert.equal(a.host, "box");
+      assert.equal(a.runtime, "herdr", "the record names the host's multiplexer");
+      assert.match(a.paneId, /^box\//);
+      assert.match(started.text, /in herdr pane box\/\S+ on host box/);
+      const pid = await remoteSheepPid(rw.remote, a.agentId);
+      assert.ok((await rw.remote.pids()).includes(pid), "the sheep's pi runs on the remote host");
+
+      const r = await scene.wait(await scene.prompt(a.agentId, directive({ reply: "herdr, far away", tag: "HERDR-FAR" })), 120);
+      assert.deepEqual([r.status, r.text], ["completed", "herdr, far away"], r.error);
+      const status = await scene.ok({ action: "status", agentId: a.agentId });
+      assert.match(status.text, /herdr on box/);
+      const screen = await scene.ok({ action: "read", target: a.agentId, source: "screen" });
+      assert.match(screen.text, /herdr, far away/, "the screen is read through herdr there");
+
+      await scene.ok({ action: "close", agentId: a.agentId });
+      await assertNothingLeftRemote(rw);
+    });
+  });
+}
