@@ -12,7 +12,7 @@
  */
 import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../domain/errors.ts";
-import type { InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
+import type { InitAnswer, InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
 import { RpcClient } from "../rpc/client.ts";
 import { controlSocketPath } from "./control-dir.ts";
 import { type DeployBundle, type Deployed, deployBundle, type RemoteExec } from "./deploy.ts";
@@ -67,6 +67,7 @@ export class RemoteSession implements RemoteCall {
   private readonly reconnects = new Set<() => void>();
   private readonly states = new Set<(s: LinkState) => void>();
   private everUp = false;
+  private answer: InitAnswer | undefined;
 
   constructor(private readonly o: RemoteSessionOptions) {
     this.delay = o.backoff?.firstMs ?? 250;
@@ -78,6 +79,11 @@ export class RemoteSession implements RemoteCall {
 
   state(): LinkState {
     return this.st;
+  }
+
+  /** What the agent's latest init answered (its runtime, state dir, the remote home); undefined before the first. */
+  initAnswer(): InitAnswer | undefined {
+    return this.answer;
   }
 
   /** Told every change of state (up, down, closed). */
@@ -231,9 +237,10 @@ export class RemoteSession implements RemoteCall {
     client.onEvent((ev) => {
       for (const cb of [...this.events]) cb(ev);
     });
-    await client.call("init", [await this.o.init(deployed)]);
+    const answer = (await client.call("init", [await this.o.init(deployed)])) as InitAnswer;
     for (const id of this.subscribed) await client.call("host.subscribe", [id]);
     if (this.closed()) throw new Error("closed");
+    this.answer = answer;
     this.client = client;
     const masterPid = (await master.pid()) ?? 0;
     client.onClose((why) => {
