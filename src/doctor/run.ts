@@ -9,6 +9,7 @@ import { stateDir } from "../protocol/layout.ts";
 import { loadSettings } from "../settings.ts";
 import { agentChecks, environmentCheck, settingsChecks, stateDirChecks } from "./config.ts";
 import { herdChecks } from "./herd.ts";
+import { hostChecks } from "./hosts.ts";
 import { runtimeChecks } from "./runtime.ts";
 import { report, type DoctorReport } from "./types.ts";
 import { nodeCheck, piCheck, piCommandCheck } from "./versions.ts";
@@ -51,6 +52,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     ...environmentCheck(env),
     ...(await stateDirChecks(stateDir(input.agentDir))),
     ...settingsChecks(loaded),
+    ...(await hostChecks(loaded.settings.hosts, env, loaded.paths.user)),
     ...agentChecks(found, loaded.settings.agentScope),
     ...(await herdChecks({
       stateDir: stateDir(input.agentDir),
