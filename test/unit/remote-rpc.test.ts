@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { realpathSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { homedir, tmpdir, userInfo } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { after, before, test } from "node:test";
 import { isShepherdError } from "../../src/domain/errors.ts";
@@ -72,6 +72,8 @@ test("a call before init is refused with [protocol_error]; sys.dir works before 
   await assert.rejects(agent.client.call("host.snapshot", ["a_0123456789"]), (e) => isShepherdError(e, "protocol_error") && /before init/.test(e.message));
   assert.equal(await agent.client.call("sys.dir", [null]), homedir());
   assert.equal(await agent.client.call("sys.dir", [dir]), dir);
+  assert.equal(await agent.client.call("sys.dir", ["~"]), homedir());
+  assert.equal(await agent.client.call("sys.dir", [`~/${relative(homedir(), dir)}`]), resolve(homedir(), relative(homedir(), dir)));
   await assert.rejects(agent.client.call("sys.dir", [join(dir, "nope")]), (e) => isShepherdError(e, "cwd_invalid") && e.message.startsWith("[cwd_invalid] "));
 });
 

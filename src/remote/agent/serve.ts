@@ -3,7 +3,7 @@
  * finish), change events pushed as a sheep's files change. What comes in is checked before it
  * is used; a line that breaks the protocol is answered with protocol_error and the agent goes on.
  */
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import { homedir } from "node:os";
 import { stat } from "node:fs/promises";
 import { ShepherdError } from "../../domain/errors.ts";
@@ -226,10 +226,12 @@ export class AgentServer {
   }
 }
 
-/** An absolute, existing directory on this host: the path asked for (relative ones from the home), or the home. */
+/** An absolute, existing directory on this host: the path asked for (relative ones and `~/` from the home), or the home. */
 async function dirOnHost(wanted: unknown): Promise<string> {
   if (wanted !== null && wanted !== undefined && typeof wanted !== "string") throw fail("sys.dir: its parameter must be a path or null.");
-  const path = typeof wanted === "string" ? (isAbsolute(wanted) ? wanted : resolve(homedir(), wanted)) : homedir();
+  // "~" and "~/x" as a person writes them for that host: its home, not a directory named "~".
+  const given = typeof wanted === "string" ? wanted.replace(/^~(?=\/|$)/, homedir()) : undefined;
+  const path = given === undefined ? homedir() : resolve(homedir(), given);
   try {
     if ((await stat(path)).isDirectory()) return path;
   } catch {
