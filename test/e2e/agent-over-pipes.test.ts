@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { realpathSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -23,6 +23,7 @@ import { makeAgentDir } from "../support/e2e-env.ts";
 import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.ts";
 import { killSheep, pidAlive, sheepProcesses } from "../support/leftovers.ts";
 import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
+import { nameSafePayload, shellPayloads } from "../support/payloads.ts";
 import { piCli, repoRoot } from "../support/rpc-shepherd.ts";
 import { type ScriptedModel, startScriptedModel } from "../support/scripted-model.ts";
 
@@ -161,6 +162,28 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     for (let i = 0; i < 100 && pidAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(pidAlive(pid), false, "the sheep's pi ended with its pane");
     assert.equal(await host.cleanup(agentId), join(agentDir, "pi-shepherd", "sheep", agentId, "session.jsonl"));
+  });
+
+  it("the injection payloads in a label, a cwd's name and a prompt travel as data: the sheep answers them, nothing runs", async () => {
+    const abs = join(dir, "pwned");
+    const hostileCwd = join(dir, nameSafePayload("pwned", "\n"));
+    await mkdir(hostileCwd);
+    const other = newId("agent");
+    const label = shellPayloads(abs).join(" ").replaceAll("\n", " ");
+    const prepared = await host.prepare({ agentId: other, definition: echo, cwd: hostileCwd, label, createdAt: new Date().toISOString() });
+    const pane = await runtime.createPane({ agentId: other, placement: "tab", direction: "right", cwd: hostileCwd, label, command: prepared.command });
+    await until(host, other, async () => (await host.snapshot(other)).ready, "the hostile sheep's status.json");
+    const promptId = newId("prompt");
+    const text = shellPayloads(abs).join(" ");
+    await host.submit(other, { kind: "prompt", promptId, text });
+    const result = await until(host, other, () => host.result(other, promptId), "the hostile prompt's answer");
+    assert.equal(result.text, `ECHO: ${text}`);
+    await runtime.close(pane.paneId, other);
+    await host.cleanup(other);
+    for (const where of [dir, hostileCwd, agent.binDir, work]) {
+      const leaked = (await readdir(where)).filter((n) => n.startsWith("pwned-"));
+      assert.deepEqual(leaked, [], `a payload ran in ${where}`);
+    }
   });
 
   it("the private tmux server killed: its sheep's pane is gone and its pi's end is seen", async () => {
