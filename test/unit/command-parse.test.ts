@@ -32,6 +32,16 @@ describe("/shepherd arguments: words", () => {
 });
 
 describe("/shepherd arguments: subcommands", () => {
+  it("panel takes on, off, url or nothing (then: url when on, else on)", () => {
+    assert.deepEqual(parseShepherdCommand("panel"), { sub: "panel" });
+    for (const mode of ["on", "off", "url"]) assert.deepEqual(parseShepherdCommand(`panel ${mode}`), { sub: "panel", mode });
+    assert.throws(
+      () => parseShepherdCommand("panel open"),
+      /^ShepherdError: \[invalid_params\] "open" is not one of on, off, url\. Usage: \/shepherd panel \[on\|off\|url\]/,
+    );
+    assert.throws(() => parseShepherdCommand("panel on now"), /unexpected "now"/);
+  });
+
   it("no argument is the overview; help and settings take nothing", () => {
     assert.deepEqual(parseShepherdCommand(""), { sub: "overview" });
     assert.deepEqual(parseShepherdCommand("   "), { sub: "overview" });

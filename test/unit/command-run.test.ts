@@ -266,6 +266,22 @@ describe("/shepherd subcommands run the tool's core", () => {
       await shepherd.closeWarm();
     }
   });
+
+  it("panel hands its word to this pi's panel and shows what it says; a pi without one says so", async () => {
+    const asked: (string | undefined)[] = [];
+    const panel = async (mode: string | undefined) => {
+      asked.push(mode);
+      return mode === "off"
+        ? "Panel off: port 8765 on 127.0.0.1 is closed; the token of its URL is no longer valid."
+        : "Panel on: http://127.0.0.1:8765/#token=t";
+    };
+    assert.deepEqual(await runShepherdCommand("panel", { ...deps, panel }), [{ level: "info", text: "Panel on: http://127.0.0.1:8765/#token=t" }]);
+    assert.match((await runShepherdCommand("panel off", { ...deps, panel }))[0]!.text, /^Panel off: port 8765/);
+    assert.deepEqual(asked, [undefined, "off"]);
+    const none = await runShepherdCommand("panel url", deps);
+    assert.equal(none[0]!.level, "error");
+    assert.match(none[0]!.text, /^\[invalid_params\] this pi has no panel/);
+  });
 });
 
 /** A person talks to a sheep without the model: /shepherd prompt, then /shepherd wait (issue 21, item 15). */

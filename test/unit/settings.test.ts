@@ -212,4 +212,23 @@ describe("settings", () => {
       assert.match(b.problems[0]!, /"warm" must be an object of agent name -> ready sheep to keep, 0-8/);
     }
   });
+
+  it("the panel is the user's own: autostart and port from the user's file only, one key keeping the other's default", async () => {
+    assert.deepEqual(DEFAULT_SETTINGS.panel, { autostart: false, port: 0 });
+    assert.ok(USER_ONLY.has("panel"));
+    await writeFile(userFile, JSON.stringify({ panel: { autostart: true } }));
+    await writeFile(projectFile, JSON.stringify({ panel: { autostart: true, port: 80 } }));
+    const l = await loadSettings(agentDir, cwd, trusted);
+    assert.deepEqual(l.settings.panel, { autostart: true, port: 0 });
+    assert.deepEqual(l.problems, [`${projectFile}: "panel" can only be set in the user's settings (${userFile}); ignored here`]);
+    await writeFile(userFile, JSON.stringify({ panel: { port: 8765 } }));
+    await writeFile(projectFile, "{}");
+    assert.deepEqual((await loadSettings(agentDir, cwd)).settings.panel, { autostart: false, port: 8765 });
+    for (const bad of [{ port: -1 }, { port: 65536 }, { port: 1.5 }, { port: "8080" }, { autostart: "yes" }, { host: "0.0.0.0" }, [], true]) {
+      await writeFile(userFile, JSON.stringify({ panel: bad }));
+      const b = await loadSettings(agentDir, cwd);
+      assert.deepEqual(b.settings.panel, DEFAULT_SETTINGS.panel, JSON.stringify(bad));
+      assert.match(b.problems[0]!, /"panel" must be an object \{"autostart": true or false, "port": 0-65535\}/);
+    }
+  });
 });

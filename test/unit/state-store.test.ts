@@ -324,6 +324,7 @@ describe("state.json store", () => {
       delivered: { by: "push", at: "2026-01-01T00:00:01Z" },
       steerIds: ["s_steer00001"],
       delegationId: "d_deleg00001",
+      firstLine: "look at the tests",
     };
     const goodDelegation: DelegationRecord = {
       delegationId: "d_deleg00001",
@@ -344,6 +345,7 @@ describe("state.json store", () => {
       { ...goodPrompt, promptId: "p_badmark001", delivered: { by: "carrier pigeon", at: "x" } },
       { ...goodPrompt, promptId: "p_badsteer01", steerIds: ["s_../../x"] },
       { ...goodPrompt, promptId: "p_badreq0001", requestId: "r".repeat(300) },
+      { ...goodPrompt, promptId: "p_badline001", firstLine: "x".repeat(201) },
     ];
     const badDelegations = [
       { ...goodDelegation, delegationId: "d_../../x" },
@@ -357,7 +359,7 @@ describe("state.json store", () => {
     );
     const { state, warnings } = await new FileStateStore(d).load();
     assert.deepEqual(state, { agents: [good], prompts: [goodPrompt], delegations: [goodDelegation] });
-    assert.match(warnings[0]!, /^pi-shepherd: set aside 11 records/);
+    assert.match(warnings[0]!, /^pi-shepherd: set aside 12 records/);
     for (const why of [
       "queue is not well-formed",
       "messagesRead",
@@ -365,6 +367,7 @@ describe("state.json store", () => {
       "delivered",
       "steerIds",
       "requestId",
+      "firstLine",
       "delegationId",
       "mode",
       "an item's agentId",
