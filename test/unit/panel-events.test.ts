@@ -133,3 +133,28 @@ describe("panel events", () => {
     assert.equal(w.server.hub.size, 0);
   });
 });
+
+describe("the core's record signal the feed stands on", () => {
+  it("Shepherd.onRecords is told after each write of the records, a listener's throw changes nothing, and it stops when asked", async () => {
+    const w = await panelWorld();
+    try {
+      let told = 0;
+      const stop = w.shepherd.onRecords(() => {
+        told++;
+        throw new Error("a view's fault");
+      });
+      const s = await w.start("sig-1");
+      assert.ok(told > 0, "a start writes the records");
+      const before = told;
+      const p = await w.shepherd.prompt(s.agentId, "x");
+      assert.ok(told > before, "a prompt writes them");
+      assert.equal(w.shepherd.registry.prompts.get(p.promptId)?.firstLine, "x", "the prompt went on all the same");
+      stop();
+      const after = told;
+      await w.shepherd.close(s.agentId);
+      assert.equal(told, after, "not told once stopped");
+    } finally {
+      await w.close();
+    }
+  });
+});
