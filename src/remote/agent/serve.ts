@@ -24,7 +24,7 @@ const KNOWN: ReadonlySet<string> = new Set(METHODS);
 
 const fail = (what: string) => new ShepherdError("invalid_params", what);
 
-function arg<T>(p: unknown[], i: number, kind: "string" | "number" | "object" | "boolean", method: string): T {
+function arg<T>(p: unknown[], i: number, kind: "string" | "number" | "object", method: string): T {
   const v = p[i];
   const ok = kind === "object" ? typeof v === "object" && v !== null && !Array.isArray(v) : typeof v === kind;
   if (!ok) throw fail(`${method}: parameter ${i + 1} must be ${kind === "object" ? "an object" : `a ${kind}`}.`);
@@ -37,7 +37,7 @@ function agentId(p: unknown[], i: number, method: string): string {
   return id;
 }
 
-/** A pane as the runtime port takes it: a PaneRef, or (older shepherds) its pane id with the agent id beside it. */
+/** A pane as it travels: `{paneId, agentId}` (agentId empty where the port's call names none). */
 function paneRef(p: unknown[], i: number, method: string): PaneRef {
   const v = arg<Record<string, unknown>>(p, i, "object", method);
   if (typeof v.paneId !== "string" || typeof v.agentId !== "string") throw fail(`${method}: parameter ${i + 1} must be a pane {paneId, agentId}.`);
