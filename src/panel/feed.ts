@@ -12,6 +12,16 @@ import type { SseHub } from "./sse.ts";
 import { type MailCount, panelHerd, type PanelSheep } from "./views.ts";
 
 export const READ_ALL_MS = 5000;
+/**
+ * The most of a result's or a message's text one event carries: the ring holds 1024 events, and a
+ * result may be megabytes. The whole text is the conversation's and the messages route's.
+ */
+export const MAX_EVENT_TEXT = 16 * 1024;
+
+/** A text as an event carries it: cut at MAX_EVENT_TEXT, and said so. */
+function eventText(text: string): { text: string; truncated?: true } {
+  return text.length > MAX_EVENT_TEXT ? { text: text.slice(0, MAX_EVENT_TEXT), truncated: true } : { text };
+}
 /** Buckets of the prompt duration histogram, in seconds. */
 export const DURATION_BUCKETS = [1, 5, 15, 60, 300, 900, 3600] as const;
 
@@ -132,7 +142,7 @@ export class PanelFeed {
     this.mail.set(agentId, { count: listed.length, questions });
     if (!tell || before === undefined) return;
     for (const m of listed.slice(before)) {
-      this.hub.send("message", { agentId, message: { messageId: m.messageId, kind: m.kind, text: m.text, at: m.at } });
+      this.hub.send("message", { agentId, message: { messageId: m.messageId, kind: m.kind, ...eventText(m.text), at: m.at } });
     }
   }
 
@@ -165,7 +175,7 @@ export class PanelFeed {
       kept.add(p.promptId);
       if (p.settled && !this.settled.has(p.promptId)) {
         this.countSettled(p.promptId, p.settled);
-        this.hub.send("result", { agentId: p.agentId, promptId: p.promptId, status: p.settled.status, text: p.settled.text ?? p.settled.error ?? "" });
+        this.hub.send("result", { agentId: p.agentId, promptId: p.promptId, status: p.settled.status, ...eventText(p.settled.text ?? p.settled.error ?? "") });
       }
       if (p.delivered?.by === "push" && !this.pushed.has(p.promptId)) {
         this.pushed.add(p.promptId);

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { MAX_EVENT_TEXT } from "../../src/panel/feed.ts";
 import { MAX_CLIENTS, RING_SIZE } from "../../src/panel/sse.ts";
 import { ask, openEvents, type PanelWorld, panelWorld, type SseClient } from "../support/panel-world.ts";
 
@@ -99,6 +100,20 @@ describe("panel events", () => {
     const future = await openEvents(w.port, w.authed({ "last-event-id": "1" }));
     await future.next((e) => e.event === "reset");
     future.close();
+  });
+
+  it("a result's text over 16 KiB is cut in its event and says so; the whole stays the conversation's", async () => {
+    const s = await openEvents(w.port, w.authed());
+    const { agentId } = (await post("/api/v1/start", { agent: "scout", label: "ev-big" })).json() as { agentId: string };
+    const { promptId } = (await post(`/api/v1/sheep/${agentId}/prompt`, { message: "say a lot" })).json() as { promptId: string };
+    w.world.answer(agentId, promptId, "y".repeat(MAX_EVENT_TEXT + 5000));
+    const e = data(await s.next((x) => x.event === "result" && data(x).promptId === promptId));
+    assert.equal((e.text as string).length, MAX_EVENT_TEXT);
+    assert.equal(e.truncated, true);
+    const settled = w.shepherd.registry.prompts.get(promptId)?.settled;
+    assert.equal(settled?.text?.length, MAX_EVENT_TEXT + 5000, "the record keeps it whole");
+    s.close();
+    await post(`/api/v1/sheep/${agentId}/close`, {});
   });
 
   it(`${MAX_CLIENTS} clients are held at once and each gets the same event; the next is refused 503; closed ones are let go`, async () => {
