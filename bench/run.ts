@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -21,16 +21,17 @@ import { startModelProcess, type ModelProcess } from "./lib/model.ts";
 import { runPanel, type PanelConfig } from "./lib/panel-bench.ts";
 import { runPeer, type PeerConfig } from "./lib/peer.ts";
 import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.ts";
+import { runSubagents, type SubagentsConfig } from "./lib/subagents.ts";
 import { runRpc, type RpcConfig } from "./lib/rpc-bench.ts";
 import type { RuntimeFixture } from "./lib/runtime-fixture.ts";
 import { tmuxFixture } from "./lib/tmux-fixture.ts";
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents"] as const;
 type Part = (typeof PARTS)[number];
 
-const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: PeerConfig; panel: PanelConfig } = {
+const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: PeerConfig; panel: PanelConfig; subagents: SubagentsConfig } = {
   core: {
     sheep: 16,
     prompts: 21,
@@ -46,6 +47,7 @@ const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: Pee
   warm: { pool: 4, starts: 9 },
   peer: { reps: 7, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   panel: { sheep: 16, rounds: 3, cpuWindowMs: 10_000, listSheep: 64, listRequests: 200 },
+  subagents: { reps: 3, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
 };
 
 const QUICK: typeof FULL = {
@@ -55,6 +57,8 @@ const QUICK: typeof FULL = {
   warm: { ...FULL.warm, starts: 3 },
   peer: { ...FULL.peer, reps: 3 },
   panel: { ...FULL.panel, rounds: 1, cpuWindowMs: 6000, listRequests: 50 },
+  // The issue's own comparison is 3 rounds: a quick run takes as many.
+  subagents: FULL.subagents,
 };
 
 export const DEFINITIONS = {
@@ -107,6 +111,15 @@ export const DEFINITIONS = {
     "sends the event; no wait runs); CPU = the shepherd process's utime+stime over a window of a wait on all 16 busy " +
     "sheep with the panel on and the client connected. GET /api/v1/sheep: whole requests over loopback to a panel in the " +
     "bench process on a real core over the in-memory sheep host, 64 sheep with 3 settled prompts and one running each",
+  subagents:
+    "pi-subagents 0.67.0 (a dev dependency) loaded with -e into the shepherd's own RPC pi beside pi-shepherd: its subagent " +
+    "tool in foreground mode (async: false; four tasks as a workflow script of runs.all with four foreground children) " +
+    "against the delegate action, same echo agent file and scripted model, one task answered after 0.5 s and four in " +
+    "parallel after 1 s; every answer checked; 3 rounds alternating which tool goes first, medians. cold: warmMemory 0 " +
+    "and no pool (each task boots its pi); after the first call: the default settings (sheep come back into the default " +
+    "pool), the first call of each tool in the session not counted, and before each call the sheep that came back are " +
+    "ready again (herd polled) plus 1 s; pool of 4: warm {echo: 4} as measured before. Memory: VmRSS of the shepherd's " +
+    "pi and of every live sheep's pane after the default phase, idle, against the default warmMemory",
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",
@@ -158,6 +171,7 @@ async function main() {
       if (parts.has("warm")) run.warmStart = (await runWarmStart(fixture, world, cfg.warm, say)) ?? null;
       if (parts.has("peer")) run.peer = await runPeer(fixture, world, model, cfg.peer, say);
       if (parts.has("panel")) run.panel = await runPanel(fixture, world, cfg.panel, say);
+      if (parts.has("subagents")) run.subagents = await runSubagents(fixture, world, model, cfg.subagents, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture
       await cleanups.pop()!(); // the world

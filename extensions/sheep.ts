@@ -32,6 +32,9 @@ interface Active {
   steered: string[];
 }
 
+/** The sheep's own command for a fresh conversation (see renew). */
+const RENEW_COMMAND = "pi-shepherd-renew";
+
 export default function sheep(pi: ExtensionAPI) {
   const dir = process.env.PI_SHEPHERD_SHEEP_DIR;
   if (!dir) return; // loaded somewhere that is not a sheep: stay inert
@@ -159,7 +162,7 @@ export default function sheep(pi: ExtensionAPI) {
     const idle = c.isIdle();
     active = { promptId: id, startedAt: new Date().toISOString(), running: !idle, steered: [] };
     report();
-    if (!item || item.kind === "steer" || item.kind === "interrupt" || item.promptId !== id || typeof item.text !== "string") {
+    if (!item || item.kind === "steer" || item.kind === "interrupt" || item.kind === "renew" || item.promptId !== id || typeof item.text !== "string") {
       await finish({ status: "failed", text: "", errorMessage: "the prompt file could not be read" });
       return;
     }
@@ -236,13 +239,69 @@ export default function sheep(pi: ExtensionAPI) {
           if (taken(id)) await drop(path);
           else if (id.startsWith("s_")) await steer(path, id, ids);
           else if (id.startsWith("i_")) await interrupt(path, id, ids, c);
-          else if (!active) await submitPrompt(path, id, c);
+          else if (active || renewing) continue;
+          else if (id.startsWith("r_")) await renew(path, id);
+          else await submitPrompt(path, id, c);
         }
       } while (rescan);
     } finally {
       scanning = false;
     }
   };
+
+  /**
+   * A fresh conversation in this same pi, through pi's own new-session path: only a command's
+   * context may start one, so the sheep runs its own command through pi's command dispatch (never
+   * keys). The answer is outbox/<renewId>.json: completed with the new session file, or failed,
+   * and the shepherd then closes the sheep as it would have.
+   */
+  let renewing: string | undefined;
+  const renewed = (id: string, r: { ok: true; sessionPath?: string } | { ok: false; why: string }) => {
+    const now = new Date().toISOString();
+    const file: ResultFile = r.ok
+      ? { promptId: id, status: "completed", text: "", ...(r.sessionPath ? { sessionPath: r.sessionPath } : {}), startedAt: now, finishedAt: now }
+      : { promptId: id, status: "failed", text: "", errorMessage: r.why, startedAt: now, finishedAt: now };
+    writeJsonAtomicSync(layout.outboxFile(id), file);
+  };
+  const renew = async (path: string, id: string) => {
+    if (!take(id)) return drop(path);
+    const item = await readJson<InboxItem>(path);
+    await drop(path);
+    if (item?.kind !== "renew" || item.renewId !== id) return renewed(id, { ok: false, why: "the renew file could not be read" });
+    renewing = id;
+    pi.sendUserMessage(`/${RENEW_COMMAND} ${id}`, { expandPromptTemplates: true });
+  };
+  pi.registerCommand(RENEW_COMMAND, {
+    description: "pi-shepherd: a fresh conversation for the next task (sent by the shepherd only)",
+    handler: async (args, c) => {
+      const id = args.trim();
+      // Only the renewal the shepherd asked for: typed by a person, it does nothing.
+      if (!renewing || id !== renewing) return;
+      try {
+        await c.waitForIdle();
+        let sessionPath: string | undefined;
+        const r = await c.newSession({
+          withSession: async (fresh) => {
+            sessionPath = fresh.sessionManager.getSessionFile();
+          },
+        });
+        renewing = undefined;
+        renewed(id, r.cancelled ? { ok: false, why: "an extension cancelled the new session" } : { ok: true, ...(sessionPath ? { sessionPath } : {}) });
+      } catch (e) {
+        renewing = undefined;
+        renewed(id, { ok: false, why: `pi could not start a new session: ${e instanceof Error ? e.message : String(e)}` });
+      }
+    },
+  });
+  // A pi that does not run an extension's own command line would send it to the model as words.
+  pi.on("input", (event) => {
+    if (!renewing || event.text !== `/${RENEW_COMMAND} ${renewing}`) return { action: "continue" as const };
+    const id = renewing;
+    renewing = undefined;
+    renewed(id, { ok: false, why: "this pi does not run commands an extension sends" });
+    void scan();
+    return { action: "handled" as const };
+  });
 
   registerMessageTool(pi, layout, {
     activePromptId: () => active?.promptId,
@@ -320,6 +379,8 @@ export default function sheep(pi: ExtensionAPI) {
   });
 
   pi.on("session_shutdown", () => {
+    // A new session (a renew) leaves this instance behind: the next one reads the inbox.
+    ctx = undefined;
     watchSignals(false);
     watcher?.close();
     clearInterval(poll);

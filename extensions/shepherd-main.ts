@@ -7,6 +7,7 @@ import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ShepherdApp } from "../src/compose.ts";
 import { errorText } from "../src/domain/errors.ts";
+import { warmSheepWithin } from "../src/domain/bounds.ts";
 import { printable } from "../src/domain/printable.ts";
 import { type AuditSink, stamped } from "../src/ports/audit.ts";
 import type { DispatchContext } from "../src/tool/context.ts";
@@ -193,10 +194,13 @@ export function shepherdExtension(pi: ExtensionAPI): void {
       },
     });
     const { settings } = current.loaded;
-    // A one-shot pi keeps no pool: it would only boot sheep to close them at its exit.
-    if (ctx.hasUI && Object.values(settings.warm).some((n) => n > 0)) {
+    // A one-shot pi keeps no pool: it would only boot sheep to close them at its exit. The default
+    // pool boots nothing: it holds the delegated sheep that come back, within warmMemory.
+    const returns = warmSheepWithin(settings.warmMemory);
+    if (ctx.hasUI && (returns > 0 || Object.values(settings.warm).some((n) => n > 0))) {
       current.shepherd.keepWarm({
         sizes: settings.warm,
+        returns,
         cwd: ctx.cwd,
         placement: settings.placement,
         direction: settings.direction,

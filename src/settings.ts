@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { HOST_NAME, LOCAL_HOST } from "./domain/hosts.ts";
+import { DEFAULT_WARM_MEMORY_MB } from "./domain/bounds.ts";
 import { stateDir } from "./protocol/layout.ts";
 
 export interface Settings {
@@ -32,6 +33,12 @@ export interface Settings {
   models: Record<string, string>;
   /** User-only: ready, idle sheep kept per agent definition, e.g. {"scout": 1, "worker": 2}. */
   warm: Record<string, number>;
+  /**
+   * User-only: the memory the warm pool may hold, in MB. Delegated sheep whose task is done come
+   * back into it (a fresh conversation in the same pi) while the pool holds fewer than this over
+   * WARM_SHEEP_MB (src/domain/bounds.ts); 0: none come back.
+   */
+  warmMemory: number;
   /** User-only: other machines sheep may run on, by name, reached over OpenSSH. */
   hosts: Record<string, HostSettings>;
   /** User-only: the browser panel (src/panel): on when the session begins, and its port on 127.0.0.1 (0: a free one). */
@@ -82,6 +89,7 @@ export const DEFAULT_SETTINGS: Settings = {
   diffInlineLines: 200,
   models: {},
   warm: {},
+  warmMemory: DEFAULT_WARM_MEMORY_MB,
   hosts: {},
   panel: { autostart: false, port: 0 },
 };
@@ -115,6 +123,7 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "models",
   // Each warm sheep is a pi that runs unasked: a repository must not make the machine start them.
   "warm",
+  "warmMemory",
   // Which machines the shepherd logs into, as whom, with which ssh options: never a repository's choice.
   "hosts",
   // A port that serves the herd and takes prompts: whether it opens, and where, is the person's call.
@@ -198,6 +207,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   hosts: [(v) => hostsProblem(v) === undefined, 'an object of name -> {"ssh": "user@machine", …} (see README, Sheep on other machines)'],
   warm: [warmSizes, `an object of agent name -> ready sheep to keep, 0-${MAX_WARM_PER_AGENT}, e.g. {"scout": 1, "worker": 2}`],
   panel: [panelSettings, 'an object {"autostart": true or false, "port": 0-65535} (0: a free port)'],
+  warmMemory: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 65_536, "a whole number of MB, 0-65536 (0: no delegated sheep come back)"],
 };
 
 /** Every known key, in the order they are documented. */

@@ -13,7 +13,7 @@ import type { ModelProcess } from "./model.ts";
 import type { RuntimeFixture } from "./runtime-fixture.ts";
 import { type FloorSamples, measureFloor } from "./floor.ts";
 import { timedCall } from "./tool-call.ts";
-import { setWarm, untilWarm } from "./warm-pool.ts";
+import { setUserSetting, setWarm, untilWarm } from "./warm-pool.ts";
 import type { World } from "./world.ts";
 
 export interface PeerConfig {
@@ -126,7 +126,9 @@ export async function runPeer(fixture: RuntimeFixture, world: World, model: Mode
   };
   try {
     say(`  peer, cold: delegate vs pi's example subagent, one task (${cfg.oneDelayMs} ms) and four (${cfg.fourDelayMs} ms) x${cfg.reps}`);
-    const cold = await withShepherd(world, env, (s) => phase(s, undefined));
+    // No sheep come back either: every task boots its pi, as it did before the default pool.
+    await setUserSetting(world.agentDir, "warmMemory", 0);
+    const cold = await withShepherd(world, env, (s) => phase(s, undefined)).finally(() => setUserSetting(world.agentDir, "warmMemory", undefined));
     const fig: PeerFigures = { cold, answerMs: { one: cfg.oneDelayMs, four: cfg.fourDelayMs } };
     if (fixture.bareModes.includes("direct")) {
       say(`  peer, pi alone: its first message to the model, interactive in a pane and headless x${cfg.reps}`);

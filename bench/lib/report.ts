@@ -290,6 +290,19 @@ export function summarizeRun(r: RuntimeRun) {
       : {}),
     ...(r.warmStart !== undefined ? { warmStart: r.warmStart && { pool: r.warmStart.pool, startToolMs: summarize(r.warmStart.startToolMs) } } : {}),
     ...(r.panel ? { panel: { listMs: summarize(r.panel.listMs), listSheep: r.panel.listSheep, eventMs: summarize(r.panel.eventMs), cpu: r.panel.cpu } } : {}),
+    ...(r.subagents
+      ? {
+          subagents: {
+            cold: { delegate: peer(r.subagents.cold.delegate), subagents: peer(r.subagents.cold.subagents) },
+            default: r.subagents.default
+              ? { delegate: peer(r.subagents.default.delegate), subagents: peer(r.subagents.default.subagents), memory: r.subagents.default.memory }
+              : null,
+            pool: r.subagents.pool
+              ? { size: r.subagents.pool.size, delegate: peer(r.subagents.pool.delegate), subagents: peer(r.subagents.pool.subagents) }
+              : null,
+          },
+        }
+      : {}),
     ...(r.peer
       ? {
           peer: {

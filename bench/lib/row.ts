@@ -3,6 +3,7 @@ import type { CoreFigures } from "./core-bench.ts";
 import type { PanelFigures } from "./panel-bench.ts";
 import type { PeerFigures } from "./peer.ts";
 import type { RpcFigures } from "./rpc-bench.ts";
+import type { SubagentsFigures } from "./subagents.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
 
 /** The parts a run measured (--only leaves some out); warmStart is null where there was no warm pool. */
@@ -12,6 +13,7 @@ export interface RuntimeRun {
   warmStart?: WarmStartFigures | null;
   peer?: PeerFigures;
   panel?: PanelFigures;
+  subagents?: SubagentsFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

@@ -14,11 +14,16 @@ export type WarmCounts = Record<string, { ready: number; starting: number }>;
 
 /** Sets (or, given undefined, removes) the pool in the user settings file; read by a shepherd as it starts. */
 export async function setWarm(agentDir: string, warm: Record<string, number> | undefined): Promise<void> {
+  await setUserSetting(agentDir, "warm", warm);
+}
+
+/** Sets (or, given undefined, removes) one key of the user settings file. */
+export async function setUserSetting(agentDir: string, key: string, value: unknown): Promise<void> {
   const path = userSettingsPath(agentDir);
   const text = await readFile(path, "utf8").catch(() => "{}");
   const settings = JSON.parse(text) as Record<string, unknown>;
-  if (warm) settings.warm = warm;
-  else delete settings.warm;
+  if (value !== undefined) settings[key] = value;
+  else delete settings[key];
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, JSON.stringify(settings, null, 2) + "\n");
 }

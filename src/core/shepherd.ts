@@ -231,11 +231,14 @@ export class Shepherd {
   }
 
   /**
-   * A delegated sheep whose answer is in: closed after this returns, off the delegation's path. A
-   * close that fails keeps the record (close's own rule), for close or prune to try again.
+   * A delegated sheep whose answer is in, off the delegation's path: back to the warm pool in a
+   * fresh conversation when it was started as the pool starts its sheep and the pool has room
+   * (WarmPool.giveBack), else closed. A close that fails keeps the record (close's own rule).
    */
-  release(agentId: string): void {
-    const done = close(this.herdState, agentId)
+  release(agentId: string, started?: StartRequest): void {
+    const rec = this.herdState.registry.agents.get(agentId);
+    const done = (rec && started ? this.pool.giveBack(rec, started).catch(() => false) : Promise.resolve(false))
+      .then((back) => (back ? undefined : close(this.herdState, agentId)))
       .catch(() => undefined)
       .finally(() => this.releasing.delete(done));
     this.releasing.add(done);

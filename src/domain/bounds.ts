@@ -19,3 +19,17 @@ export function firstLineOf(text: string): string {
   const flat = line.trim();
   return flat.length > FIRST_LINE_CHARS ? `${flat.slice(0, FIRST_LINE_CHARS - 1)}…` : flat;
 }
+
+/** A warm sheep is a pi of about this many MB resident (idle, after boot; `npm run bench` measures it). */
+export const WARM_SHEEP_MB = 115;
+
+/**
+ * The default warm memory: four sheep of WARM_SHEEP_MB, as many as the default maxParallel runs at
+ * once, so every task of a parallel delegation can come back and the next one boots nothing.
+ */
+export const DEFAULT_WARM_MEMORY_MB = 4 * WARM_SHEEP_MB;
+
+/** How many warm sheep a memory budget holds. */
+export function warmSheepWithin(memoryMb: number): number {
+  return Math.floor(memoryMb / WARM_SHEEP_MB);
+}

@@ -8,8 +8,8 @@ import { customAlphabet } from "nanoid";
 const ALPHABET = "0123456789abcdefghijkmnopqrstuvwxyz";
 const body = customAlphabet(ALPHABET, 10);
 
-export type IdKind = "agent" | "prompt" | "steer" | "message" | "delegation" | "interrupt";
-const prefixes: Record<IdKind, string> = { agent: "a_", prompt: "p_", steer: "s_", message: "m_", delegation: "d_", interrupt: "i_" };
+export type IdKind = "agent" | "prompt" | "steer" | "message" | "delegation" | "interrupt" | "renew";
+const prefixes: Record<IdKind, string> = { agent: "a_", prompt: "p_", steer: "s_", message: "m_", delegation: "d_", interrupt: "i_", renew: "r_" };
 
 export function newId(kind: IdKind): string {
   return prefixes[kind] + body();

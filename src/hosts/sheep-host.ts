@@ -68,6 +68,10 @@ export class RoutedSheepHost implements SheepHost {
     }
   }
 
+  async renewed(agentId: string, sessionPath: string): Promise<string | undefined> {
+    return this.table.forAgent(agentId).host.renewed?.(agentId, sessionPath);
+  }
+
   async relabel(agentId: string, label: string): Promise<void> {
     await this.table.forAgent(agentId).host.relabel?.(agentId, label);
   }

@@ -14,6 +14,7 @@ export const AUDIT_EVENTS = [
   "start",
   "ready",
   "take",
+  "renew",
   "prompt",
   "steer",
   "interrupt",

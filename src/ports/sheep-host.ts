@@ -78,11 +78,13 @@ export interface SheepResult {
   refused?: { code: "result_too_large" | "result_unreadable"; reason: string };
 }
 
-/** What goes into a sheep's inbox: a prompt of its own, a steer into the turn of `target`, or the abort of that turn. */
+/** What goes into a sheep's inbox: a prompt of its own, a steer into the turn of `target`, the abort of that turn, or a renewal. */
 export type Delivery =
   | { kind: "prompt"; promptId: string; text: string }
   | { kind: "steer"; steerId: string; target: string; text: string }
-  | { kind: "interrupt"; interruptId: string; target: string };
+  | { kind: "interrupt"; interruptId: string; target: string }
+  /** A fresh conversation in the same pi: the sheep answers in the result of `renewId` (its sessionPath the new session's). */
+  | { kind: "renew"; renewId: string };
 
 /** How a reply reached the sheep's waiting question, or why it did not. */
 export type ReplyOutcome = "delivered" | "already_replied" | "expired";
@@ -117,6 +119,12 @@ export interface SheepHost {
    * it by; returns the session file's path if the sheep wrote one.
    */
   cleanup(agentId: string): Promise<string | undefined>;
+  /**
+   * A sheep that renewed (a fresh conversation in the same pi) runs on a new session file, which
+   * its card names from now on; the path the sheep reported is taken only inside its own
+   * directory. Returns the path the card names, undefined when it was refused.
+   */
+  renewed?(agentId: string, sessionPath: string): Promise<string | undefined>;
   /** The sheep's card follows its new label (a warm sheep taken by a start). */
   relabel?(agentId: string, label: string): Promise<void>;
   /** Removes every file of a sheep that never had a prompt (a warm one): nothing of it is worth keeping. */

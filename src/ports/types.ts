@@ -69,6 +69,8 @@ export interface AgentRecord {
   resumedFrom?: string;
   /** A sheep of the warm pool: ready, never prompted, in no view until a start takes it. */
   warm?: true;
+  /** It came back to the pool after a task (a fresh conversation in the same pi): its earlier files are kept when it closes. */
+  renewed?: true;
 }
 
 export interface PromptRecord {

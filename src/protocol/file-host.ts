@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from "node:fs";
+import { basename, dirname } from "node:path";
 import { lstat, readdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
@@ -21,7 +22,7 @@ import { cardsDir, INBOX_FILE, sheepDir, sheepLayout } from "./layout.ts";
 import { parseMessageLog } from "./message-log.ts";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
 import { pidRunning } from "./pid.ts";
-import { readResumeCard, readResumeCards } from "./resume-card.ts";
+import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts";
 import { readSessionTail } from "./session-log.ts";
 
 export interface FileHostOptions {
@@ -169,8 +170,17 @@ export class FileSheepHost implements SheepHost {
         ? { promptId: delivery.promptId, text: delivery.text, submittedAt }
         : delivery.kind === "steer"
           ? { kind: "steer", steerId: delivery.steerId, target: delivery.target, text: delivery.text, submittedAt }
-          : { kind: "interrupt", interruptId: delivery.interruptId, target: delivery.target, submittedAt };
-    const id = delivery.kind === "prompt" ? delivery.promptId : delivery.kind === "steer" ? delivery.steerId : delivery.interruptId;
+          : delivery.kind === "renew"
+            ? { kind: "renew", renewId: delivery.renewId, submittedAt }
+            : { kind: "interrupt", interruptId: delivery.interruptId, target: delivery.target, submittedAt };
+    const id =
+      delivery.kind === "prompt"
+        ? delivery.promptId
+        : delivery.kind === "steer"
+          ? delivery.steerId
+          : delivery.kind === "renew"
+            ? delivery.renewId
+            : delivery.interruptId;
     await writeJsonAtomic(layout.inboxFile(await this.nextSeq(layout.inbox), id), item);
   }
 
@@ -291,7 +301,8 @@ export class FileSheepHost implements SheepHost {
     // and the evidence: the patches of its work, which its results name.
     const card = readResumeCard(this.o.agentDir, agentId);
     if (!card) await rm(layout.resume, { force: true });
-    const keep = new Set(["session.jsonl", "evidence"]);
+    // A sheep that renewed runs on a session file of pi's naming in this directory, which its card names.
+    const keep = new Set(["session.jsonl", "evidence", ...(card && dirname(card.sessionPath) === layout.dir ? [basename(card.sessionPath)] : [])]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
@@ -302,6 +313,17 @@ export class FileSheepHost implements SheepHost {
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
     return card?.sessionPath ?? (names.includes("session.jsonl") ? layout.session : undefined);
+  }
+
+  async renewed(agentId: string, sessionPath: string): Promise<string | undefined> {
+    const layout = this.layout(agentId);
+    // The sheep names the file: taken only as a plain file name in its own directory.
+    if (dirname(sessionPath) !== layout.dir || !SESSION_FILE.test(basename(sessionPath))) return undefined;
+    const card = jsonValue(readJsonBoundedSync<Record<string, unknown>>(layout.resume, "resume"));
+    if (!card || typeof card !== "object" || card.agentId !== agentId) return undefined;
+    // The card names the file, never a path: the directory stays the one its id derives.
+    await writeJsonAtomic(layout.resume, { ...card, sessionFile: basename(sessionPath) });
+    return sessionPath;
   }
 
   async relabel(agentId: string, label: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { basename, dirname, join } from "node:path";
 
 /** Inbox files: `<16-digit sequence>-<id>.json`; the sequence orders them, the id is taken at most once. */
-export const INBOX_FILE = /^(\d{16})-([psi]_[0-9a-z]{10})\.json$/;
+export const INBOX_FILE = /^(\d{16})-([psir]_[0-9a-z]{10})\.json$/;
 
 /** Where each piece of a sheep's private directory lives; shared by shepherd and sheep. */
 export function sheepLayout(dir: string) {

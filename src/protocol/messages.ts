@@ -26,7 +26,17 @@ export interface InboxInterrupt {
   submittedAt: string;
 }
 
-export type InboxItem = InboxPrompt | InboxSteer | InboxInterrupt;
+/**
+ * A fresh conversation in the same pi (its own new-session path), once nothing of ours runs: the
+ * sheep answers in outbox/<renewId>.json, completed with its new session file, or failed.
+ */
+export interface InboxRenew {
+  kind: "renew";
+  renewId: string;
+  submittedAt: string;
+}
+
+export type InboxItem = InboxPrompt | InboxSteer | InboxInterrupt | InboxRenew;
 
 export interface StatusReport {
   pid: number;

@@ -9,7 +9,7 @@
  * in, found by following `resumedFrom` back through the cards.
  */
 import { existsSync, readdirSync } from "node:fs";
-import { isAbsolute } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { isWellFormedId } from "../domain/ids.ts";
 import { labelProblem } from "../domain/labels.ts";
 import type { AgentDefinition, ResumeCard } from "../ports/types.ts";
@@ -39,6 +39,9 @@ function rawCard(agentDir: string, agentId: string): Record<string, unknown> | u
   return typeof c === "object" && c !== null && !Array.isArray(c) && c.agentId === agentId ? c : undefined;
 }
 
+/** The name pi gives a new session file (`<time>_<uuid>.jsonl`), as a card may name it: a plain file name, no path. */
+export const SESSION_FILE = /^[0-9A-Za-z][0-9A-Za-z_.-]{0,200}\.jsonl$/;
+
 const resumedFromOf = (c: Record<string, unknown>): string | null | undefined =>
   c.resumedFrom === undefined ? null : typeof c.resumedFrom === "string" && isWellFormedId(c.resumedFrom, "agent") ? c.resumedFrom : undefined;
 
@@ -54,7 +57,11 @@ function sessionOf(agentDir: string, agentId: string, card: Record<string, unkno
   for (let step = 0; step < MAX_CHAIN; step++) {
     const from = resumedFromOf(c);
     if (from === undefined) return undefined;
-    if (from === null) return sheepLayout(sheepDir(agentDir, id)).session;
+    if (from === null) {
+      // A sheep that renewed (a fresh conversation in the same pi) runs on a file of pi's naming in its own directory.
+      const name = c.sessionFile;
+      return typeof name === "string" && SESSION_FILE.test(name) ? join(sheepDir(agentDir, id), name) : sheepLayout(sheepDir(agentDir, id)).session;
+    }
     if (seen.has(from)) return undefined;
     seen.add(from);
     id = from;

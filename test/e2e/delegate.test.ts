@@ -31,11 +31,17 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
   let shepherd: RpcShepherd;
 
   const panes = async () => (await t.tmux(["list-panes", "-a", "-F", "#{pane_id}"])).split("\n");
+  /** The panes once the delegated sheep closed: they close after the call returned, off its path. */
+  const closedDown = async () => {
+    for (let i = 0; i < 100 && (await panes()).length > 1; i++) await new Promise((r) => setTimeout(r, 100));
+    return panes();
+  };
   const ok = (args: unknown): Promise<ToolOutcome> => shepherd.ok(args);
   type Item = { agent: string; label?: string; task: string; status: string; text?: string; error?: string; agentId?: string; step?: number };
 
   before(async () => {
-    world = await e2eWorld("delegate", { agent: { shepherdSettings: { maxParallel: 2 } }, work: true });
+    // No warm pool (warmMemory 0): these sheep close after their tasks; sheep that come back are renew.test.ts's.
+    world = await e2eWorld("delegate", { agent: { shepherdSettings: { maxParallel: 2, warmMemory: 0 } }, work: true });
     ({ tmux: t, model } = world);
     shepherd = world.shepherd();
   });
@@ -76,7 +82,7 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
     // Updates stop when the call ends: none after tool_execution_end.
     const endAt = shepherd.events.findLastIndex((e) => e.type === "tool_execution_end");
     assert.ok(!shepherd.events.slice(endAt).some((e) => e.type === "tool_execution_update"));
-    assert.deepEqual(await panes(), [t.userPane], "every delegated sheep was closed");
+    assert.deepEqual(await closedDown(), [t.userPane], "every delegated sheep was closed");
   });
 
   it("chain: each step gets the previous step's exact text", async () => {
@@ -115,7 +121,8 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
       items.map((i) => i.status),
       ["completed", "failed"],
     );
-    assert.match(r.text, /^Chain stopped at step 2 \(echo\): \[provider_error\] .*step two broke/);
+    // A step's sheep closes after its answer, off the chain's path: the next step's may get the next label.
+    assert.match(r.text, /^Chain stopped at step 2 \((echo-\d+ \()?echo\)?\): \[provider_error\] .*step two broke/);
     assert.equal(
       model.log.some((l) => l.tag === "F3"),
       false,
@@ -167,7 +174,7 @@ describe("delegate with real pi sheep", { timeout: 600_000 }, () => {
       text,
       /^\[aborted\] parallel delegation: no task succeeded\.\n1\. echo(-2 \(echo\))?, 2\. echo(-2 \(echo\))?: \[cancelled\] the delegation was aborted\.\n3\. echo: \[cancelled\] the delegation was aborted before this task started\.$/,
     );
-    assert.deepEqual(await panes(), [t.userPane], "the aborted delegation closed every sheep it started");
+    assert.deepEqual(await closedDown(), [t.userPane], "the aborted delegation closed every sheep it started");
     assert.equal(model.log.filter((l) => l.tag === "A3").length, 0, "the queued task never started");
   });
 });

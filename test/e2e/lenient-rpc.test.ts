@@ -40,7 +40,8 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
 
   before(async () => {
     // The user's own settings never ask, so only the call's confirmProjectAgents decides.
-    world = await e2eWorld("lenient", { agent: { shepherdSettings: { confirmProjectAgents: false } }, work: true });
+    // No warm pool (warmMemory 0): delegated sheep close, as its pane counts expect.
+    world = await e2eWorld("lenient", { agent: { shepherdSettings: { confirmProjectAgents: false, warmMemory: 0 } }, work: true });
     ({ tmux: t, agentDir } = world);
     const work = world.cwd;
     await mkdir(join(work, ".pi", "agents"), { recursive: true });
@@ -140,6 +141,8 @@ describe("lenient parameters through a real pi over RPC", { timeout: 600_000 }, 
         [2, "completed", "after <first>"],
       ],
     );
+    // A delegated sheep closes after the call returned, off its path.
+    for (let i = 0; i < 100 && (await panes()).length > 1; i++) await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(await panes(), [t.userPane], "every sheep this file started is closed");
   });
 });

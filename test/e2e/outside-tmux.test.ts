@@ -14,7 +14,8 @@ type DelegateItem = { agent: string; status: string; text?: string; error?: stri
 
 /** One shepherd, model and socket per test: no test inherits another's tmux server or shepherd state. */
 async function outsideTmux(t: TestContext, shepherdSettings?: Record<string, unknown>) {
-  const world = await e2eWorld("outside", { tmux: "socket", work: true, agent: shepherdSettings ? { shepherdSettings } : {} });
+  // No warm pool (warmMemory 0): the server goes with the last sheep, and a delegated sheep does not come back to keep it.
+  const world = await e2eWorld("outside", { tmux: "socket", work: true, agent: { shepherdSettings: { warmMemory: 0, ...shepherdSettings } } });
   t.after(() => world.cleanup());
   const { tmux: sock, model, env } = world;
   // shepherdEnv drops TMUX and TMUX_PANE: the shepherd is not inside any tmux.

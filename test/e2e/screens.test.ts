@@ -22,7 +22,8 @@ describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
   const recorded = (label: string) => recordedSheep(agentDir, label);
 
   before(async () => {
-    world = await e2eWorld("screens-e2e", { work: true });
+    // No warm pool (warmMemory 0): the widget goes once the herd is empty, as the screens show it.
+    world = await e2eWorld("screens-e2e", { work: true, agent: { shepherdSettings: { warmMemory: 0 } } });
     agentDir = world.agentDir;
     tui = await world.tui({ width: 200, height: 50 });
     await tui.until(/scripted-model/);

@@ -41,8 +41,8 @@ export class AnsweringFlock {
     const deliveries = this.world.mem(agentId).deliveries;
     for (const [i, d] of deliveries.entries()) {
       if (m.handled.has(i)) continue;
-      if (d.kind === "interrupt") {
-        m.handled.add(i);
+      if (d.kind === "interrupt" || d.kind === "renew") {
+        m.handled.add(i); // interrupts are the test's; the world answers renewals itself
         continue;
       }
       const id = d.kind === "prompt" ? d.promptId : d.steerId;

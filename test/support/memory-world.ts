@@ -37,6 +37,8 @@ export class MemoryWorld {
   readonly calls: string[] = [];
   readonly prepared: PrepareRequest[] = [];
   onLaunch: "ready" | "never" | "exit" = "ready";
+  /** How a sheep answers a renewal (a fresh conversation in the same pi): done, refused, or never. */
+  onRenew: "completed" | "failed" | "never" = "completed";
   /** The multiplexer refuses to close anything (it stopped answering), and every pane stays. */
   closeFails = false;
   /** Sheep whose pi still runs for this many more looks after its pane went (see host.running). */
@@ -102,8 +104,25 @@ export class MemoryWorld {
     result: async (agentId, promptId) => this.mem(agentId).outbox.get(promptId),
     submit: async (agentId, delivery) => {
       const s = this.mem(agentId);
-      if (delivery.kind !== "interrupt") s.inbox.set(delivery.kind === "prompt" ? delivery.promptId : delivery.steerId, delivery.text);
       s.deliveries.push(delivery);
+      if (delivery.kind === "renew") {
+        this.calls.push(`renew ${agentId}`);
+        if (this.onRenew === "never") return;
+        const at = new Date().toISOString();
+        const renewed = this.onRenew === "completed";
+        s.outbox.set(delivery.renewId, {
+          promptId: delivery.renewId,
+          status: renewed ? "completed" : "failed",
+          text: "",
+          ...(renewed ? { sessionPath: `/sessions/${agentId}-${s.deliveries.length}.jsonl` } : { errorMessage: "pi could not start a new session" }),
+          startedAt: at,
+          finishedAt: at,
+        });
+        if (renewed && s.snapshot.ready) s.snapshot.ready = { ...s.snapshot.ready, readyAt: at };
+        setImmediate(() => this.ring(agentId));
+        return;
+      }
+      if (delivery.kind !== "interrupt") s.inbox.set(delivery.kind === "prompt" ? delivery.promptId : delivery.steerId, delivery.text);
     },
     messages: async (agentId) => [...this.mem(agentId).messages],
     replies: async (agentId) => {

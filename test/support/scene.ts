@@ -57,6 +57,8 @@ export class Scene {
 
   /** Nothing of this scene's sheep runs any more; only session files and resume cards (kept by design) remain. */
   async assertNothingLeft(panes: () => Promise<string[]>, baseline: readonly string[]) {
+    // A delegated sheep closes after its call returned, off the call's path: given a moment.
+    for (let i = 0; i < 100 && (await panes()).some((p) => !baseline.includes(p)); i++) await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(
       (await panes()).filter((p) => !baseline.includes(p)),
       [],

@@ -74,6 +74,7 @@ describe("delegation on the primitives", () => {
       items.map((i) => i.text),
       ["done a", "done b"],
     );
+    for (let i = 0; i < 50 && closing < 2; i++) await settle();
     assert.equal(closing, 2, "both closes began");
     for (const i of items) assert.notEqual(shepherd.registry.agents.get(i.agentId!)?.state, "closed", "the call returned before any close finished");
     failing = items[1]!.agentId;
@@ -175,5 +176,64 @@ describe("delegation on the primitives", () => {
     assert.equal(w.calls.filter((c) => c.startsWith("close")).length, 2, "both started sheep were closed despite keepOpen");
     assert.equal(w.calls.filter((c) => c.startsWith("create")).length, 2, "the third never started");
     assert.throws(() => delegateOutcome("parallel", items, 3), /^ShepherdError: \[aborted\] parallel delegation: no task succeeded/);
+  });
+});
+
+describe("sheep that come back", () => {
+  const pooled = (returns: number, definitions = async () => [def]) => {
+    const made = world((text) => ({ text: `done ${text}` }));
+    made.shepherd.keepWarm({ sizes: {}, returns, cwd: "/", placement: "tab", direction: "right", definitions });
+    return made;
+  };
+  const once = (shepherd: Shepherd, task: string, cwd = "/") =>
+    new Delegation(shepherd, "single", [{ definition: def, task, cwd }], { keepOpen: false, maxParallel: 1, waitTimeoutSec: 10 }).run();
+
+  it("a finished delegated sheep returns to the pool in a fresh conversation, and the next task takes it without a boot", async () => {
+    const { w, shepherd } = pooled(2);
+    const [first] = await once(shepherd, "a");
+    await shepherd.released();
+    const id = first!.agentId!;
+    assert.ok(w.calls.includes(`renew ${id}`), "the sheep was asked for a new session");
+    assert.equal(shepherd.registry.warm.get(id)?.state, "idle", "back in the pool, ready");
+    assert.equal(shepherd.registry.agents.has(id), false, "in no view of the herd");
+    assert.ok(!w.calls.some((c) => c.startsWith("close")), "nothing closed");
+    assert.equal(shepherd.warm().counts.echo?.ready, 1);
+    const creates = w.calls.filter((c) => c.startsWith("create")).length;
+    const [second] = await once(shepherd, "b");
+    assert.equal(second!.text, "done b");
+    assert.equal(second!.agentId, id, "the same pi took the next task");
+    assert.equal(w.calls.filter((c) => c.startsWith("create")).length, creates, "no pane was made");
+    await shepherd.released();
+    const deliveries = w.mem(id).deliveries.map((d) => d.kind);
+    assert.deepEqual(deliveries, ["prompt", "renew", "prompt", "renew"], "each task in a fresh conversation, and back again after it");
+    assert.equal(shepherd.registry.warm.get(id)?.state, "idle");
+    await shepherd.dispose();
+  });
+
+  it("a sheep whose pi cannot start a new session is closed as before", async () => {
+    const { w, shepherd } = pooled(2);
+    w.onRenew = "failed";
+    const [item] = await once(shepherd, "a");
+    await shepherd.released();
+    const id = item!.agentId!;
+    assert.ok(w.calls.includes(`renew ${id}`));
+    assert.equal(shepherd.registry.agents.get(id)?.state, "closed");
+    assert.equal(shepherd.registry.agents.get(id)?.label, "echo", "its own label again");
+    assert.equal(shepherd.registry.warm.size, 0);
+    await shepherd.dispose();
+  });
+
+  it("a sheep the pool does not keep is closed: no room, another cwd, a definition changed since", async () => {
+    for (const [why, made, cwd] of [
+      ["no room", pooled(0), "/"],
+      ["another cwd", pooled(2), "/elsewhere"],
+      ["changed definition", pooled(2, async () => [{ ...def, tools: ["read"] }]), "/"],
+    ] as const) {
+      const [item] = await once(made.shepherd, "a", cwd);
+      await made.shepherd.released();
+      assert.equal(made.shepherd.registry.agents.get(item!.agentId!)?.state, "closed", why);
+      assert.ok(!made.w.calls.some((c) => c.startsWith("renew")), `${why}: never asked to renew`);
+      await made.shepherd.dispose();
+    }
   });
 });

@@ -35,7 +35,9 @@ function setup(o: { evidence?: boolean } = {}) {
   // The memory host keeps the order of deliveries next to the workspace's calls.
   const submit = world.host.submit;
   world.host.submit = async (agentId, delivery) => {
-    workspace.calls.push(`submit ${delivery.kind === "prompt" ? delivery.promptId : delivery.kind === "steer" ? delivery.steerId : delivery.interruptId}`);
+    workspace.calls.push(
+      `submit ${delivery.kind === "prompt" ? delivery.promptId : delivery.kind === "steer" ? delivery.steerId : delivery.kind === "renew" ? delivery.renewId : delivery.interruptId}`,
+    );
     return submit(agentId, delivery);
   };
   return { world, clock, workspace, shepherd };

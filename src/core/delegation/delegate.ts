@@ -44,7 +44,7 @@ export interface Primitives {
    * The delegation is done with a sheep whose answer is in: it is closed (or goes back to the warm
    * pool) after this returns, off the call's path. A close that fails keeps its record, as close does.
    */
-  release?(agentId: string): void;
+  release?(agentId: string, started: StartRequest): void;
   view(agentId: string): SheepView | undefined;
 }
 
@@ -217,17 +217,15 @@ export class Delegation {
       const isolation = t.isolate ? { isolate: true, ...(from ? { isolateFrom: from } : {}) } : {};
       const delegated = hooks?.delegationId ? { delegationId: hooks.delegationId } : {};
       // The task goes with the start: a cold sheep finds it in its inbox as pi becomes ready.
-      const started = await this.shepherd.start(
-        {
-          definition: t.definition,
-          cwd: t.cwd,
-          ...(t.host !== undefined ? { host: t.host } : {}),
-          onRecorded,
-          ...isolation,
-          prompt: { text: task, ...delegated },
-        },
-        this.o.signal,
-      );
+      const req: StartRequest = {
+        definition: t.definition,
+        cwd: t.cwd,
+        ...(t.host !== undefined ? { host: t.host } : {}),
+        onRecorded,
+        ...isolation,
+        prompt: { text: task, ...delegated },
+      };
+      const started = await this.shepherd.start(req, this.o.signal);
       agentId = started.agentId;
       worktree = started.worktree;
       track.state = "working";
@@ -249,7 +247,8 @@ export class Delegation {
         ...(worktree !== undefined ? { worktree } : {}),
       };
       // The answer is all the caller waits for: the pane, pi's exit and the files go after.
-      if (!this.o.keepOpen) this.releaseQuietly(agentId);
+      // A sheep that can come back goes to the warm pool in a fresh conversation instead.
+      if (!this.o.keepOpen) this.releaseQuietly(agentId, req);
       return finish(item);
     } catch (e) {
       // A start that failed but could not close its pane keeps its sheep recorded: the item names it.
@@ -293,8 +292,8 @@ export class Delegation {
     await this.shepherd.close(agentId).catch(() => undefined);
   }
 
-  private releaseQuietly(agentId: string): void {
-    if (this.shepherd.release) this.shepherd.release(agentId);
+  private releaseQuietly(agentId: string, started: StartRequest): void {
+    if (this.shepherd.release) this.shepherd.release(agentId, started);
     else void this.closeQuietly(agentId);
   }
 

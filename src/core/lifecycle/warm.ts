@@ -11,6 +11,8 @@ import { errorText } from "../../domain/errors.ts";
 import type { Herd, WarmSource } from "../herd/herd.ts";
 import { howEnded } from "../herd/liveness.ts";
 import { launchWarm } from "./start.ts";
+import { newId } from "../../domain/ids.ts";
+import { pendingPrompts } from "../prompts/ledger.ts";
 import type { AgentDefinition, AgentRecord, StartRequest } from "../../ports/types.ts";
 
 export interface WarmConfig {
@@ -24,6 +26,11 @@ export interface WarmConfig {
   definitions(): Promise<AgentDefinition[]>;
   /** How often the pool looks for sheep that died (ms). */
   checkEveryMs?: number;
+  /**
+   * How many warm sheep (of every definition, booting ones too) the pool may hold for a delegated
+   * sheep to come back into instead of closing: the memory budget over a warm sheep's size. 0: none.
+   */
+  returns?: number;
 }
 
 export interface WarmCount {
@@ -53,6 +60,8 @@ export class WarmPool implements WarmSource {
   private timer: ReturnType<typeof setInterval> | undefined;
   private quietWait: ReturnType<typeof setInterval> | undefined;
   private readonly failedAt = new Map<string, number>();
+  /** Warm sheep that came back from a delegation: kept beyond the sizes, within `returns`. */
+  private readonly returned = new Set<string>();
   /** Why a name is not warm (no such definition, a boot that failed), for the doctor and the herd. */
   readonly problems = new Map<string, string>();
 
@@ -86,14 +95,19 @@ export class WarmPool implements WarmSource {
     return out;
   }
 
+  /** Whether a start asks for what the pool keeps: its cwd, placement, this machine, a fresh conversation. */
+  private fits(config: WarmConfig, req: StartRequest): boolean {
+    if (req.isolate || req.resume) return false;
+    // The pool's sheep run on this machine; a start on another host boots its own.
+    if (req.host !== undefined) return false;
+    if (resolve(req.cwd) !== resolve(config.cwd)) return false;
+    if ((req.placement ?? "tab") !== config.placement) return false;
+    return config.placement !== "pane" || (req.direction ?? "right") === config.direction;
+  }
+
   async take(req: StartRequest, signal?: AbortSignal): Promise<AgentRecord | undefined> {
     const config = this.config;
-    if (!config || req.isolate || req.resume || signal?.aborted) return undefined;
-    // The pool's sheep run on this machine; a start on another host boots its own.
-    if (req.host !== undefined) return undefined;
-    if (resolve(req.cwd) !== resolve(config.cwd)) return undefined;
-    if ((req.placement ?? "tab") !== config.placement) return undefined;
-    if (config.placement === "pane" && (req.direction ?? "right") !== config.direction) return undefined;
+    if (!config || signal?.aborted || !this.fits(config, req)) return undefined;
     const model = req.model ?? req.definition.model;
     const print = fingerprint(req.definition, model);
     let taken: AgentRecord | undefined;
@@ -102,6 +116,7 @@ export class WarmPool implements WarmSource {
       // Out of the pool before the first await: two starts never take the same sheep.
       this.herd.registry.warm.delete(rec.agentId);
       this.prints.delete(rec.agentId);
+      this.returned.delete(rec.agentId);
       // Asked now, not from a cached answer; takes made together share one multiplexer call.
       if (await this.stillReady(rec, 0)) {
         taken = rec;
@@ -130,6 +145,95 @@ export class WarmPool implements WarmSource {
       this.refill();
     }, QUIET_LOOK_MS);
     this.quietWait.unref?.();
+  }
+
+  /**
+   * A delegated sheep whose task is done comes back into the pool instead of closing, in a fresh
+   * conversation of the same pi (its own new-session path), when it was started as the pool
+   * starts its sheep (the same definition as now, cwd, model, tools, placement, this machine)
+   * and the pool has room. False: close it as before. Runs off the delegation's path.
+   */
+  async giveBack(rec: AgentRecord, req: StartRequest): Promise<boolean> {
+    const config = this.config;
+    const room = () => (config?.returns ?? 0) > this.herd.registry.warm.size;
+    if (!config || this.herd.disposed || !room() || !this.fits(config, req) || req.model !== undefined) return false;
+    const print = fingerprint(req.definition, req.definition.model);
+    // The definition as a start would find it now: one that changed since is not what the pool keeps.
+    const now = (await config.definitions().catch(() => [])).find((d) => d.name === req.definition.name);
+    if (!now || fingerprint(now, now.model) !== print) return false;
+    const renewId = newId("renew");
+    const label = rec.label;
+    const moved = await this.herd
+      .exclusive(rec.agentId, async () => {
+        if (this.config !== config || !room() || this.herd.registry.agents.get(rec.agentId) !== rec) return false;
+        if (rec.owner !== this.herd.opts.owner || rec.state !== "idle" || pendingPrompts(this.herd, rec).length > 0 || rec.worktree || rec.resumedFrom)
+          return false;
+        const prompts = [...this.herd.registry.prompts.values()].filter((p) => p.agentId === rec.agentId);
+        // Only what the conversation already received: a result still owed keeps the sheep as it is.
+        if (prompts.some((p) => !p.settled || !p.delivered || p.notify || p.delegationId)) return false;
+        for (const p of prompts) this.herd.registry.prompts.delete(p.promptId);
+        delete rec.activePromptId;
+        delete rec.queue;
+        this.herd.registry.agents.delete(rec.agentId);
+        rec.warm = true;
+        rec.state = "starting";
+        rec.label = warmLabel(rec.agent);
+        this.herd.registry.warm.set(rec.agentId, rec);
+        this.prints.set(rec.agentId, print);
+        await this.herd.opts.host.submit(rec.agentId, { kind: "renew", renewId });
+        return true;
+      })
+      .catch(() => false);
+    if (!moved) {
+      if (this.herd.registry.warm.get(rec.agentId) === rec) await this.backToHerd(rec, label);
+      return false;
+    }
+    void this.herd.opts.runtime.relabel?.(rec, rec.label, config.placement).catch(() => undefined);
+    await this.herd.persist();
+    const renewed = await this.renewed(rec, renewId);
+    if (typeof renewed === "string") {
+      this.herd.audit({ event: "failure", agentId: rec.agentId, label: rec.label, reason: "renew_failed", error: renewed });
+      await this.backToHerd(rec, label);
+      return false;
+    }
+    if (renewed.sessionPath)
+      rec.sessionPath = (await this.herd.opts.host.renewed?.(rec.agentId, renewed.sessionPath).catch(() => undefined)) ?? rec.sessionPath;
+    rec.state = "idle";
+    rec.renewed = true;
+    this.returned.add(rec.agentId);
+    this.herd.unwatch(rec.agentId);
+    await this.herd.persist();
+    this.herd.audit({ event: "renew", agentId: rec.agentId, label: rec.label, agent: rec.agent });
+    return true;
+  }
+
+  /** The sheep's answer to its renewal: its new session, or why not (then it is closed as before). */
+  private async renewed(rec: AgentRecord, renewId: string): Promise<{ sessionPath?: string } | string> {
+    const { host } = this.herd.opts;
+    const deadline = this.herd.clock.now() + this.herd.opts.startTimeoutMs;
+    for (;;) {
+      const r = await host.result(rec.agentId, renewId).catch(() => undefined);
+      if (r?.status === "completed") return r.sessionPath ? { sessionPath: r.sessionPath } : {};
+      if (r) return r.errorMessage ?? "the sheep could not start a new session";
+      const live = await this.herd.liveness.get(rec);
+      if (live?.state !== "alive") return "its pane or pi ended while it renewed";
+      const left = deadline - this.herd.clock.now();
+      if (left <= 0 || this.herd.disposed) return `no new session after ${this.herd.opts.startTimeoutMs / 1000} s`;
+      await this.herd.bells
+        .next([rec.agentId], Math.min(left, this.herd.opts.livenessIntervalMs), this.herd.clock, this.herd.lifetime.signal)
+        .catch(() => undefined);
+    }
+  }
+
+  /** A sheep that did not come back is the herd's again, to be closed there as any delegated sheep is. */
+  private async backToHerd(rec: AgentRecord, label: string): Promise<void> {
+    this.herd.registry.warm.delete(rec.agentId);
+    this.prints.delete(rec.agentId);
+    delete rec.warm;
+    rec.state = "idle";
+    rec.label = label;
+    this.herd.registry.agents.set(rec.agentId, rec);
+    await this.herd.persist();
   }
 
   /** Closes every warm sheep; the pool keeps none until configured again. */
@@ -185,7 +289,9 @@ export class WarmPool implements WarmSource {
         list.push(rec);
         continue;
       }
-      const stale = this.prints.get(rec.agentId) !== prints.get(rec.agent) || list.length >= wanted;
+      // One that came back is kept beyond the sizes while the pool holds no more than `returns`.
+      const beyond = list.length >= wanted && !(this.returned.has(rec.agentId) && this.herd.registry.warm.size <= (config.returns ?? 0));
+      const stale = this.prints.get(rec.agentId) !== prints.get(rec.agent) || beyond;
       const ready = !stale && (await this.stillReady(rec, this.herd.liveness.intervalMs));
       if (!this.herd.registry.warm.has(rec.agentId)) continue; // a start took it meanwhile
       if (!ready) {
@@ -247,6 +353,7 @@ export class WarmPool implements WarmSource {
 
   private async discard(rec: AgentRecord): Promise<void> {
     this.prints.delete(rec.agentId);
+    this.returned.delete(rec.agentId);
     if (await closeWarmSheep(this.herd, rec)) {
       this.herd.forget(rec);
       this.herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, warm: true });
@@ -256,8 +363,7 @@ export class WarmPool implements WarmSource {
 }
 
 /**
- * Closes a warm sheep's pane and removes its files: it never had a prompt, so nothing of it is
- * kept. Its record is the caller's to drop (this pool's, or a dead shepherd's found at attach),
+ * Closes a warm sheep's pane and removes its files: one that never had a prompt keeps nothing. Its record is the caller's to drop (this pool's, or a dead shepherd's found at attach),
  * but only when this says the pane is gone: a forgotten pane would run on with nobody to close it.
  */
 export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<boolean> {
@@ -265,7 +371,9 @@ export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<bool
   // multiplexer stopped answering) keeps them, and its record, for another try.
   if ((await closeAndConfirm(herd, rec)) !== undefined) return false;
   herd.unwatch(rec.agentId);
-  await herd.opts.host.discard(rec.agentId).catch(() => undefined);
+  // One that came back from a task keeps what its tasks left (their conversations, evidence), as a closed sheep does.
+  if (rec.renewed) await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
+  else await herd.opts.host.discard(rec.agentId).catch(() => undefined);
   return true;
 }
 
