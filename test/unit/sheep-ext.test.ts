@@ -13,7 +13,7 @@ import sheep from "../../extensions/sheep.ts";
 import { ensurePrivateDir, writeJsonAtomic } from "../../src/protocol/files.ts";
 import { sheepLayout, type SheepLayout } from "../../src/protocol/layout.ts";
 import { parseMessageLog } from "../../src/protocol/message-log.ts";
-import type { InboxInterrupt, InboxPrompt, InboxSteer, ReplyFile, ResultFile, StatusReport } from "../../src/protocol/messages.ts";
+import type { InboxInterrupt, InboxPrompt, InboxRenew, InboxSteer, ReplyFile, ResultFile, StatusReport } from "../../src/protocol/messages.ts";
 
 type Handler = (event: unknown, ctx?: unknown) => unknown;
 
@@ -47,7 +47,30 @@ class FakePi {
   call(name: string, params: Record<string, unknown>, signal?: AbortSignal) {
     return this.tools.get(name)!.execute("call_1", params, signal);
   }
-  sendUserMessage(text: string, opts?: { deliverAs?: string }) {
+  readonly commands = new Map<string, (args: string, ctx: unknown) => Promise<void>>();
+  registerCommand(name: string, o: { handler: (args: string, ctx: unknown) => Promise<void> }) {
+    this.commands.set(name, o.handler);
+  }
+  /** How pi answers a command's newSession: a new session (its file), cancelled by an extension, or an error. */
+  newSession: "new" | "cancelled" | "throws" = "new";
+  /** pi 1.6 runs an extension's own command line (expandPromptTemplates); an older pi sends it on as words. */
+  dispatches = true;
+  readonly commandCtx = {
+    waitForIdle: async () => undefined,
+    newSession: async (o?: { withSession?: (ctx: unknown) => Promise<void> }) => {
+      if (this.newSession === "throws") throw new Error("no session dir");
+      if (this.newSession === "cancelled") return { cancelled: true };
+      await o?.withSession?.({ sessionManager: { getSessionFile: () => "/sessions/fresh.jsonl" } });
+      return { cancelled: false };
+    },
+  };
+  sendUserMessage(text: string, opts?: { deliverAs?: string; expandPromptTemplates?: boolean }) {
+    const m = /^\/(\S+) ?(.*)$/.exec(text);
+    const command = m && opts?.expandPromptTemplates && this.dispatches ? this.commands.get(m[1]!) : undefined;
+    if (command) {
+      void command(m![2]!, this.commandCtx);
+      return;
+    }
     this.sent.push({ text, ...(opts?.deliverAs ? { deliverAs: opts.deliverAs } : {}) });
   }
   async fire(name: string, event: Record<string, unknown> = {}) {
@@ -278,5 +301,50 @@ describe("the sheep extension", () => {
     const slot = JSON.parse(await readFile(layout.replyFile(m!.messageId), "utf8")) as ReplyFile;
     assert.ok("expired" in slot && slot.expired);
     assert.equal((await status()).asking, undefined);
+  });
+
+  describe("a renewal: a fresh conversation in the same pi", () => {
+    const renew = (seq: string, renewId: string) =>
+      writeJsonAtomic(layout.inboxFile(seq, renewId), { kind: "renew", renewId, submittedAt: new Date().toISOString() } satisfies InboxRenew);
+    const result = async (id: string) => JSON.parse(await readFile(layout.outboxFile(id), "utf8").catch(() => "null")) as ResultFile | null;
+
+    it("runs the sheep's own command, whose context starts pi's new session, and answers with the new session file", async () => {
+      await renew("0000000000000001", "r_aaaaaaaaaa");
+      await until("the renewal is answered", async () => (await result("r_aaaaaaaaaa")) !== null);
+      const r = (await result("r_aaaaaaaaaa"))!;
+      assert.equal(r.status, "completed");
+      assert.equal(r.sessionPath, "/sessions/fresh.jsonl");
+      assert.deepEqual(pi.sent, [], "nothing reached the model");
+      assert.deepEqual(await readdir(layout.inbox), []);
+    });
+
+    it("answers failed when pi cancels or cannot start the session, and the command typed by a person does nothing", async () => {
+      pi.newSession = "cancelled";
+      await renew("0000000000000001", "r_bbbbbbbbbb");
+      await until("the cancelled renewal is answered", async () => (await result("r_bbbbbbbbbb")) !== null);
+      assert.equal((await result("r_bbbbbbbbbb"))!.status, "failed");
+      assert.match((await result("r_bbbbbbbbbb"))!.errorMessage ?? "", /cancelled/);
+      pi.newSession = "throws";
+      await renew("0000000000000002", "r_cccccccccc");
+      await until("the failed renewal is answered", async () => (await result("r_cccccccccc")) !== null);
+      assert.match((await result("r_cccccccccc"))!.errorMessage ?? "", /could not start a new session: no session dir/);
+      pi.newSession = "new";
+      await pi.commands.get("pi-shepherd-renew")!("r_dddddddddd", pi.commandCtx);
+      assert.equal(await result("r_dddddddddd"), null, "a renewal nobody asked for");
+    });
+
+    it("a pi that sends the command line on as words: the input is caught before the model and the renewal fails", async () => {
+      pi.dispatches = false;
+      await renew("0000000000000001", "r_eeeeeeeeee");
+      await until("the command line was sent", () => pi.sent.length === 1);
+      const handled = [];
+      for (const h of pi.handlers.get("input") ?? []) handled.push(await h({ type: "input", text: pi.sent[0]!.text, source: "extension" }, pi.ctx));
+      assert.deepEqual(handled, [{ action: "handled" }]);
+      assert.equal((await result("r_eeeeeeeeee"))!.status, "failed");
+      // A prompt after it is taken as usual.
+      await put("0000000000000002", "p_ffffffffff", "next");
+      await until("the next prompt is submitted", () => pi.sent.length === 2);
+      assert.equal(pi.sent[1]!.text, "next");
+    });
   });
 });
