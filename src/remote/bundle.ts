@@ -44,6 +44,9 @@ async function bundleOne(entry: string, o: { external?: string[]; banner?: strin
     format: "esm",
     target: "node20",
     write: false,
+    // Paths in the output (esbuild's module comments) are from here, never from the shepherd's
+    // cwd: the same sources make the same bytes, so the same hash, wherever pi was started.
+    absWorkingDir: root,
     legalComments: "none",
     logLevel: "silent",
     ...(o.external ? { external: o.external } : {}),

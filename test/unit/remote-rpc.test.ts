@@ -10,6 +10,7 @@ import { homedir, tmpdir, userInfo } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { PassThrough } from "node:stream";
 import { after, before, test } from "node:test";
+import { execa } from "execa";
 import { isShepherdError } from "../../src/domain/errors.ts";
 import { remoteBundle } from "../../src/remote/bundle.ts";
 import { MAX_LINE_BYTES, PROTOCOL_VERSION, type SysInfo } from "../../src/remote/rpc/call.ts";
@@ -20,7 +21,7 @@ import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { writeAgentDir } from "../support/agent-dir.ts";
 import { git, makeRepo } from "../support/git-repo.ts";
 import { initAgent, type LocalAgent, spawnLocalAgent, testInit } from "../support/local-agent.ts";
-import { piCli } from "../support/rpc-shepherd.ts";
+import { piCli, repoRoot } from "../support/rpc-shepherd.ts";
 
 let agent: LocalAgent;
 let dir: string;
@@ -66,6 +67,14 @@ test("the bundle: four files, each with its sha256, named by a hash of them all;
   // What pi provides to extensions stays pi's: imported, never bundled.
   assert.match(sheep, /from "@earendil-works\/pi-coding-agent"|from "@sinclair\/typebox"/);
   assert.doesNotMatch(sheep, /TypeBox|KindGuard/);
+});
+
+test("the same sources make the same bundle wherever the shepherd runs: its hash does not depend on the cwd", async () => {
+  // esbuild keeps the cwd its service started in: another cwd needs another process.
+  const script = `import { remoteBundle } from ${JSON.stringify(join(repoRoot, "src", "remote", "bundle.ts"))}; console.log((await remoteBundle()).hash);`;
+  const loader = join(repoRoot, "node_modules", "tsx", "dist", "loader.mjs");
+  const r = await execa(process.execPath, ["--import", loader, "--input-type=module", "-e", script], { cwd: tmpdir(), stdin: "ignore" });
+  assert.equal(String(r.stdout).trim(), (await remoteBundle()).hash);
 });
 
 test("a call before init is refused with [protocol_error]; sys.dir works before it", async () => {
