@@ -15,6 +15,7 @@ import type { DispatchContext } from "../../src/tool/context.ts";
 import { type EntryDeps, runToolCall } from "../../src/tool/entry.ts";
 import type { StartedAgent } from "../../src/ports/types.ts";
 import type { AuditInput } from "../../src/ports/audit.ts";
+import type { Workspace } from "../../src/ports/workspace.ts";
 import { MemoryWorld } from "./memory-world.ts";
 
 export interface Answer {
@@ -80,7 +81,7 @@ export interface PanelWorld {
 }
 
 export async function panelWorld(
-  o: { pageDir?: string; settings?: Partial<Settings>; evidence?: boolean; projectTrusted?: boolean } = {},
+  o: { pageDir?: string; settings?: Partial<Settings>; projectTrusted?: boolean; workspace?: (cwd: string) => Workspace } = {},
 ): Promise<PanelWorld> {
   const root = await mkdtemp(join(tmpdir(), "pi-shepherd-panel-"));
   const bundledDir = join(root, "bundled");
@@ -100,7 +101,7 @@ export async function panelWorld(
     host: world.host,
     owner: "panel-test",
     livenessIntervalMs: 50,
-    evidence: o.evidence ?? false,
+    ...(o.workspace ? { workspace: o.workspace(cwd), evidence: true } : { evidence: false }),
     audit: { record: (e) => audited.push(e) },
   });
   const context = async (): Promise<DispatchContext> => ({

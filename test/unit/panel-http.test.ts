@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CONTENT_SECURITY_POLICY } from "../../src/panel/page.ts";
 import { parseTarget } from "../../src/panel/server.ts";
+import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { ask, type PanelWorld, panelWorld } from "../support/panel-world.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -331,6 +332,62 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     );
     assert.deepEqual(list.totals.byState, { working: 1, idle: 1 });
     assert.equal(list.totals.sheep, 2);
+  });
+});
+
+describe("panel HTTP: a prompt's evidence", () => {
+  let w: PanelWorld;
+  before(async () => {
+    w = await panelWorld({ workspace: (cwd) => new MemoryWorkspace([cwd]) });
+    w.world.host.evidencePath = async (_agentId, promptId) => join(w.root, `${promptId}.patch`);
+  });
+  after(() => w.close());
+
+  it("diff gives that prompt's files and the whole patch from its file, or the latest; no evidence yet is 404 [no_evidence]", async () => {
+    const s = await w.start("ev-diff");
+    const get = (path: string) => ask(w.port, { path, headers: w.authed() });
+    const none = await get(`/api/v1/sheep/${s.agentId}/diff`);
+    assert.equal(none.status, 404, none.text);
+    assert.equal((none.json() as { code: string }).code, "no_evidence");
+    const first = (await w.shepherd.prompt(s.agentId, "edit a")).promptId;
+    assert.equal((await get(`/api/v1/sheep/${s.agentId}/diff?promptId=${first}`)).status, 404, "still running: no evidence");
+    w.world.answer(s.agentId, first, "edited");
+    await w.shepherd.wait([first], { timeoutSec: 5 });
+    const patch = 'diff --git a/a.txt b/a.txt\n-<img src=x onerror="alert(1)">\n+<script>alert(1)</script>\n';
+    await writeFile(join(w.root, `${first}.patch`), patch);
+    const second = (await w.shepherd.prompt(s.agentId, "edit again")).promptId;
+    w.world.answer(s.agentId, second, "edited again");
+    await w.shepherd.wait([second], { timeoutSec: 5 });
+    const one = await get(`/api/v1/sheep/${s.agentId}/diff?promptId=${first}`);
+    assert.equal(one.status, 200, one.text);
+    const d = one.json() as {
+      promptId: string;
+      files: { path: string; status: string; insertions: number; deletions: number }[];
+      patch: string;
+      truncated: boolean;
+    };
+    assert.equal(d.promptId, first);
+    assert.deepEqual(d.files, [{ path: "a.txt", status: "modified", insertions: 2, deletions: 1 }]);
+    assert.equal(d.patch, patch, "the whole patch, as the repository's bytes: JSON text, never markup");
+    assert.equal(d.truncated, false);
+    assert.match(String(one.headers["content-type"]), /^application\/json/);
+    const latest = (await get(`/api/v1/sheep/${s.agentId}/diff`)).json() as { promptId: string; patch: string };
+    assert.equal(latest.promptId, second, "without promptId: the latest, as the tool's diff");
+    assert.equal(latest.patch, "diff --git a/a.txt b/a.txt\n", "no patch file: its first lines as the record keeps them");
+    const other = await w.start("ev-other");
+    const wrong = await get(`/api/v1/sheep/${other.agentId}/diff?promptId=${first}`);
+    assert.equal(wrong.status, 404, "another sheep's prompt is none of this one's");
+    assert.equal((wrong.json() as { code: string }).code, "unknown_prompt");
+    const detail = (await get(`/api/v1/sheep/${s.agentId}`)).json() as {
+      prompts: { promptId: string; status: string; evidence: boolean; finishedAt?: string }[];
+    };
+    assert.deepEqual(
+      detail.prompts.map((p) => [p.promptId, p.status, p.evidence]),
+      [
+        [first, "completed", true],
+        [second, "completed", true],
+      ],
+    );
   });
 });
 
