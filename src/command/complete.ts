@@ -74,7 +74,10 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
       candidates = flags.filter(offered).map((f) => ({ word: `--${f}`, raw: true }));
     } else if (positional === 0 && info.name === "start") {
       candidates = (await src.agents()).map((a) => ({ word: a.name, description: `${a.source}: ${a.description}` }));
-    } else if (positional === 0 && ["status", "prompt", "wait", "read", "close", "diff", "land", "sync", "messages", "reply"].includes(info.name)) {
+    } else if (
+      positional === 0 &&
+      ["status", "prompt", "wait", "read", "close", "interrupt", "diff", "land", "sync", "messages", "reply"].includes(info.name)
+    ) {
       const live = src.sheep();
       candidates = live.map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent} · ${s.state}` }));
       if (current.startsWith("a_")) candidates = live.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent} · ${s.state}` }));

@@ -73,6 +73,11 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     summary: "close a sheep and its pane (its session file is kept, and said where; a worktree too, unless --remove-worktree)",
     switches: { "remove-worktree": "removeWorktree", force: "force" },
   },
+  {
+    name: "interrupt",
+    usage: "interrupt <id|label>",
+    summary: "abort a sheep's running turn (its prompt settles cancelled); the sheep stays, and its queued follow-ups go on",
+  },
   { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
   { name: "doctor", usage: "doctor", summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)" },
   { name: "log", usage: "log [N] [--agent ID|LABEL]", summary: "the last N events of the audit log (default 20)", flags: { agent: "agent" } },
@@ -116,6 +121,7 @@ export type ParsedCommand =
         | "messages"
         | "reply"
         | "prompt"
+        | "interrupt"
         | "sync";
       command: ToolCommand;
     }
@@ -264,6 +270,7 @@ export function parseShepherdCommand(args: string): ParsedCommand {
       arity(1, 1, "a sheep's id or label");
       return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };
     case "status":
+    case "interrupt":
       arity(1, 1, "a sheep's id or label");
       return { sub: info.name, command: parseToolCommand({ action: info.name, agentId: positional[0] }) };
     case "close":

@@ -100,6 +100,7 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
     }
     case "land":
     case "sync":
+    case "interrupt":
     case "read":
       return info(textOf(await deps.execute(cmd.command)));
     case "diff":

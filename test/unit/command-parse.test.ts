@@ -32,6 +32,11 @@ describe("/shepherd arguments: words", () => {
 });
 
 describe("/shepherd arguments: subcommands", () => {
+  it("interrupt takes one sheep and is the tool's interrupt", () => {
+    assert.deepEqual(parseShepherdCommand("interrupt recon"), { sub: "interrupt", command: { action: "interrupt", target: "recon" } });
+    assert.throws(() => parseShepherdCommand("interrupt"), /"interrupt" needs a sheep's id or label\. Usage: \/shepherd interrupt <id\|label>/);
+  });
+
   it("panel takes on, off, url or nothing (then: url when on, else on)", () => {
     assert.deepEqual(parseShepherdCommand("panel"), { sub: "panel" });
     for (const mode of ["on", "off", "url"]) assert.deepEqual(parseShepherdCommand(`panel ${mode}`), { sub: "panel", mode });
@@ -188,6 +193,7 @@ describe("/shepherd completions", () => {
       "land ",
       "sync ",
       "close ",
+      "interrupt ",
       "prune ",
       "doctor ",
       "log ",

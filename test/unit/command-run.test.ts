@@ -267,6 +267,18 @@ describe("/shepherd subcommands run the tool's core", () => {
     }
   });
 
+  it("interrupt aborts a sheep's running turn through the tool's interrupt, and says so; one that runs nothing is [not_working]", async () => {
+    await runShepherdCommand("start scout --label stopper", deps);
+    const idle = await runShepherdCommand("interrupt stopper", deps);
+    assert.equal(idle[0]!.level, "error");
+    assert.match(idle[0]!.text, /^\[not_working\] /);
+    await runShepherdCommand("prompt stopper a long job", deps);
+    const [n] = await runShepherdCommand("interrupt stopper", deps);
+    assert.equal(n!.level, "info", n!.text);
+    assert.match(n!.text, /^Interrupted stopper \(a_[0-9a-z]{10}\): its turn on p_[0-9a-z]{10} is aborted/);
+    await runShepherdCommand("close stopper", deps);
+  });
+
   it("panel hands its word to this pi's panel and shows what it says; a pi without one says so", async () => {
     const asked: (string | undefined)[] = [];
     const panel = async (mode: string | undefined) => {
