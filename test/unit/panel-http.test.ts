@@ -428,6 +428,23 @@ describe("panel HTTP: the page", () => {
     }
   });
 
+  it("the package's own page (src/panel/page) is served whole under the policy: no inline script or style, nothing from elsewhere", async () => {
+    const real = await panelWorld();
+    try {
+      const html = await ask(real.port, { path: "/" });
+      assert.equal(html.status, 200);
+      assert.equal(html.headers["content-security-policy"], CONTENT_SECURITY_POLICY);
+      for (const m of html.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
+        assert.match(m[1]!, /\bsrc="\/assets\/[a-z-]+\.js"/, `a script of the package's own: ${m[0]}`);
+        assert.equal(m[2]!.trim(), "", "no inline script");
+      }
+      assert.doesNotMatch(html.text, /<style\b|\son[a-z]+=|javascript:|https?:\/\//i, "no inline style, handler, or address elsewhere");
+      for (const path of ["/assets/app.js", "/assets/app.css"]) assert.equal((await ask(real.port, { path })).status, 200, path);
+    } finally {
+      await real.close();
+    }
+  });
+
   it("the port closes when the panel stops: nothing listens there after", async () => {
     const port = w.port;
     assert.equal((await ask(port, { path: "/healthz" })).status, 200);
