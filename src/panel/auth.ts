@@ -7,7 +7,13 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { HttpError } from "./errors.ts";
 
-export const COOKIE = "pi_shepherd_panel";
+/**
+ * The session cookie's name on this port. A browser keeps cookies by host, not by port: two
+ * shepherds' panels on 127.0.0.1 under one name would each overwrite the other's session.
+ */
+export function cookieName(port: number): string {
+  return `pi_shepherd_panel_${port}`;
+}
 /** Sessions held at once; the oldest goes first. A page makes one per load. */
 export const MAX_SESSIONS = 64;
 
@@ -40,7 +46,7 @@ export class PanelAuth {
   }
 
   /** How the request proves it knows the token; undefined when it does not. */
-  credential(req: IncomingMessage): Credential | undefined {
+  credential(req: IncomingMessage, port: number): Credential | undefined {
     const auth = req.headers.authorization;
     if (typeof auth === "string") {
       const m = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(auth.trim());
@@ -48,14 +54,14 @@ export class PanelAuth {
       if (m && timingSafeEqual(digest(m[1]!), this.tokenDigest)) return "bearer";
       return undefined;
     }
-    const session = cookieValue(req.headers.cookie, COOKIE);
+    const session = cookieValue(req.headers.cookie, cookieName(port));
     if (session !== undefined && this.sessions.has(createHash("sha256").update(session).digest("hex"))) return "cookie";
     return undefined;
   }
 
   /** A `Bearer` credential only: what the session exchange needs. */
-  hasToken(req: IncomingMessage): boolean {
-    return this.credential(req) === "bearer";
+  hasToken(req: IncomingMessage, port: number): boolean {
+    return this.credential(req, port) === "bearer";
   }
 }
 

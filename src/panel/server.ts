@@ -9,7 +9,7 @@ import type { Shepherd } from "../core/shepherd.ts";
 import { errorText, ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
 import type { EntryDeps } from "../tool/entry.ts";
-import { checkHost, checkOrigin, COOKIE, PanelAuth } from "./auth.ts";
+import { checkHost, checkOrigin, cookieName, PanelAuth } from "./auth.ts";
 import { jsonBody } from "./body.ts";
 import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";
 import { PanelFeed } from "./feed.ts";
@@ -85,6 +85,8 @@ export class PanelServer {
           : `the panel could not listen on 127.0.0.1:${port}: ${errorText(e)}.`,
       );
     }
+    // pi's own work keeps it running, never the panel: a pi that ends does not wait on this port.
+    server.unref();
     this.server = server;
     this.boundPort = (server.address() as AddressInfo).port;
     return this.url;
@@ -125,7 +127,7 @@ export class PanelServer {
         allow(method, ["GET", "HEAD"]);
         return await sendPage(res, path, this.opts.pageDir, method === "HEAD");
       }
-      const credential = this.auth.credential(req);
+      const credential = this.auth.credential(req, this.boundPort);
       if (!credential) {
         req.resume();
         throw new HttpError(
@@ -177,9 +179,10 @@ export class PanelServer {
       where.route = "/api/v1/session";
       allow(method, ["POST"]);
       await jsonBody(req);
-      if (!this.auth.hasToken(req)) throw new HttpError(401, "unauthorized", "a session is given only for the token itself (Authorization: Bearer …).");
+      if (!this.auth.hasToken(req, this.boundPort))
+        throw new HttpError(401, "unauthorized", "a session is given only for the token itself (Authorization: Bearer …).");
       const session = this.auth.newSession();
-      res.writeHead(204, { ...COMMON_HEADERS, "set-cookie": `${COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/` });
+      res.writeHead(204, { ...COMMON_HEADERS, "set-cookie": `${cookieName(this.boundPort)}=${session}; HttpOnly; SameSite=Strict; Path=/` });
       res.end();
       return;
     }

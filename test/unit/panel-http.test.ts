@@ -51,7 +51,7 @@ describe("panel HTTP: who may ask", () => {
       { authorization: "Bearer wrong-token" },
       { authorization: `Bearer ${w.token}x` },
       { authorization: `Basic ${Buffer.from(`x:${w.token}`).toString("base64")}` },
-      { cookie: "pi_shepherd_panel=forged" },
+      { cookie: `pi_shepherd_panel_${w.port}=forged` },
     ];
     for (const r of routes(id)) {
       for (const headers of wrong) {
@@ -73,9 +73,9 @@ describe("panel HTTP: who may ask", () => {
     const s = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: w.authed(JSON_TYPE) });
     assert.equal(s.status, 204, s.text);
     const set = String(s.headers["set-cookie"]);
-    const m = /^pi_shepherd_panel=([A-Za-z0-9_-]{43}); HttpOnly; SameSite=Strict; Path=\/$/.exec(set);
+    const m = new RegExp(`^pi_shepherd_panel_${w.port}=([A-Za-z0-9_-]{43}); HttpOnly; SameSite=Strict; Path=/$`).exec(set);
     assert.ok(m, set);
-    const cookie = `pi_shepherd_panel=${m[1]}`;
+    const cookie = `pi_shepherd_panel_${w.port}=${m[1]}`;
     const list = await ask(w.port, { path: "/api/v1/sheep", headers: { cookie } });
     assert.equal(list.status, 200, list.text);
     const again = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: { cookie, origin: `http://127.0.0.1:${w.port}`, ...JSON_TYPE } });
@@ -85,6 +85,25 @@ describe("panel HTTP: who may ask", () => {
     assert.equal(noOrigin.status, 403, noOrigin.text);
     assert.equal((noOrigin.json() as { code: string }).code, "bad_origin");
     assert.equal(w.shepherd.registry.agents.get(id)?.state, "idle");
+  });
+
+  it("two shepherds' panels on one machine name their cookies apart, so a browser keeps a session with each", async () => {
+    const other = await panelWorld();
+    try {
+      const session = async (x: PanelWorld) =>
+        String((await ask(x.port, { method: "POST", path: "/api/v1/session", headers: x.authed(JSON_TYPE) })).headers["set-cookie"]).split(";")[0]!;
+      const mine = await session(w);
+      const theirs = await session(other);
+      const name = (c: string) => c.slice(0, c.indexOf("="));
+      assert.notEqual(name(mine), name(theirs), "a browser keeps cookies by host, not port: one name would overwrite the other's");
+      // A browser sends every cookie of 127.0.0.1 to both: each panel takes its own.
+      const jar = `${mine}; ${theirs}`;
+      assert.equal((await ask(w.port, { path: "/api/v1/sheep", headers: { cookie: jar } })).status, 200);
+      assert.equal((await ask(other.port, { path: "/api/v1/sheep", headers: { cookie: jar } })).status, 200);
+      assert.equal((await ask(other.port, { path: "/api/v1/sheep", headers: { cookie: `${name(theirs)}=${mine.slice(mine.indexOf("=") + 1)}` } })).status, 401);
+    } finally {
+      await other.close();
+    }
   });
 
   it("a cross-origin request is 403 [bad_origin], with the token or the cookie, and changes nothing", async () => {
