@@ -1,3 +1,4 @@
+import { HOST_NAME } from "../domain/hosts.ts";
 import { isRecord } from "../domain/guards.ts";
 import { isWellFormedId } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
@@ -95,7 +96,10 @@ export function agentProblem(r: unknown): Problem {
   if (!plainText(r.agent, 256)) return "agent is not a plain name";
   if (typeof r.label !== "string" || labelProblem(r.label)) return `label is not plain text of 1-${MAX_LABEL_LENGTH} characters`;
   if (!has(runtimes, r.runtime)) return "runtime is not tmux or herdr";
-  if (typeof r.paneId !== "string" || !PANE_ID.test(r.paneId)) return "paneId is not a pane id";
+  if (r.host !== undefined && (typeof r.host !== "string" || !HOST_NAME.test(r.host))) return "host is not a host name";
+  // A remote sheep's pane id is `<its host>/<the id there>`: the prefix must be the record's own host.
+  const paneId = typeof r.paneId === "string" && typeof r.host === "string" && r.paneId.startsWith(`${r.host}/`) ? r.paneId.slice(r.host.length + 1) : r.paneId;
+  if (typeof paneId !== "string" || !PANE_ID.test(paneId)) return "paneId is not a pane id";
   if (!has(agentStates, r.state)) return "state is not a known state";
   if (typeof r.owner !== "string" || r.owner === "") return "owner is not a string";
   for (const key of ["cwd", "sessionPath", "createdAt"] as const) {

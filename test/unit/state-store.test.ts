@@ -35,6 +35,24 @@ describe("state.json store", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it("keeps a remote sheep's record, whose pane id names its host; a prefix that is not the record's host is refused", async () => {
+    const d = join(dir, "remote");
+    await mkdir(d, { recursive: true, mode: 0o700 });
+    const far: AgentRecord = { ...agent("a_remote0001", "A"), host: "gpu", paneId: "gpu/%3" };
+    const store = new FileStateStore(d);
+    await store.save("A", { agents: [far], prompts: [] });
+    assert.deepEqual((await store.load()).state.agents, [far], "written and read back whole");
+    const forged = [
+      { ...agent("a_remote0002", "A"), host: "gpu", paneId: "box/%3" },
+      { ...agent("a_remote0003", "A"), paneId: "gpu/%3" },
+      { ...agent("a_remote0004", "A"), host: "-oProxyCommand=x", paneId: "-oProxyCommand=x/%3" },
+    ];
+    await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [far, ...forged], prompts: [] }));
+    const { state, warnings } = await new FileStateStore(d).load();
+    assert.deepEqual(state.agents, [far]);
+    assert.match(warnings[0]!, /set aside 3 records/);
+  });
+
   it("keeps every owner's records when two shepherds write at once", async () => {
     const d = join(dir, "merge");
     const a = new FileStateStore(d);

@@ -5,7 +5,8 @@
  * reason on stderr; it outlives its last channel by MASTER_IDLE_S only, so a crashed shepherd
  * leaves no connection for good.
  */
-import { unlink } from "node:fs/promises";
+import { readdir, unlink } from "node:fs/promises";
+import { join } from "node:path";
 import { execa } from "execa";
 import { sshReason } from "./reasons.ts";
 import { type SshTarget, sshArgv } from "./ssh-options.ts";
@@ -76,4 +77,22 @@ export function alive(pid: number): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * Ends the masters to `target` that shepherds which no longer run left in `dir` (their sockets are
+ * `<host>.<pid>`): a crashed shepherd's master would otherwise hold its connection until its idle
+ * time runs out. A live shepherd's master is never touched.
+ */
+export async function endDeadMasters(dir: string, target: SshTarget, env?: NodeJS.ProcessEnv): Promise<string[]> {
+  const ended: string[] = [];
+  const prefix = `${target.name}.`;
+  for (const leaf of await readdir(dir).catch(() => [] as string[])) {
+    if (!leaf.startsWith(prefix)) continue;
+    const pid = Number(leaf.slice(prefix.length));
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) continue;
+    await new ControlMaster(target, join(dir, leaf), [], env).exit().catch(() => undefined);
+    ended.push(leaf);
+  }
+  return ended;
 }

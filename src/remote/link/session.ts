@@ -10,13 +10,14 @@
  * new agent, subscribes again to what was subscribed, and only then tells onReconnect (so every
  * waiter looks again). close() ends the channel, the master and its socket.
  */
+import { dirname } from "node:path";
 import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { InitAnswer, InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
 import { RpcClient } from "../rpc/client.ts";
 import { controlSocketPath } from "./control-dir.ts";
 import { type DeployBundle, type Deployed, deployBundle, type RemoteExec } from "./deploy.ts";
-import { ControlMaster, MasterFailed } from "./master.ts";
+import { ControlMaster, endDeadMasters, MasterFailed } from "./master.ts";
 import { remoteLine } from "./quote.ts";
 import { sshReason, unreachable } from "./reasons.ts";
 import { defaultsFor, effectiveConfig, type SshTarget } from "./ssh-options.ts";
@@ -186,7 +187,11 @@ export class RemoteSession implements RemoteCall {
         controlSocketPath(this.o.localStateDir, this.name, this.o.tmpDir),
         effectiveConfig(this.o.host, this.o.env),
       ]);
-      this.master ??= new ControlMaster(this.o.host, socket, defaultsFor(effective), this.o.env);
+      if (!this.master) {
+        this.master = new ControlMaster(this.o.host, socket, defaultsFor(effective), this.o.env);
+        // Before ours starts: a crashed shepherd's master to this host ends now, not at its idle timeout.
+        await endDeadMasters(dirname(socket), this.o.host, this.o.env);
+      }
     }
     await this.master.ensure();
     return this.master;
