@@ -107,6 +107,7 @@ describe("the remote host fixture", { timeout: 300_000 }, () => {
     session.stdin.write("before\n");
     await until("the session echoing", () => echoed === "before\n");
     assert.equal(await host.connections(), 1, "one connection open");
+    assert.equal(await host.loggedIn(), 1, "and logged in");
     assert.equal((await host.sessions()).length, 1, "one session: its cat");
     await host.cut();
     try {
@@ -127,8 +128,10 @@ describe("the remote host fixture", { timeout: 300_000 }, () => {
   });
 
   it("an unknown host key is refused, never accepted", async () => {
+    const before = await host.loggedIn();
     const r = await host.ssh(["true"], { alias: host.unknownAlias });
     assert.equal(r.exitCode, 255);
+    assert.equal(await host.loggedIn(), before, "a refused try never logs in");
     assert.match(String(r.stderr), /Host key verification failed/);
     const again = await host.ssh(["true"], { alias: host.unknownAlias });
     assert.equal(again.exitCode, 255, "nothing was learnt: refused again");

@@ -88,12 +88,14 @@ export interface RemoteHost {
   forward(port: number): Promise<string>;
   /** Established TCP connections to sshd's port (the ssh connections, whatever sshd restarts). */
   connections(): Promise<number>;
+  /** Connections past authentication: sshd's per-connection processes that name their user ("sshd: root@notty"); a refused try is never one. */
+  loggedIn(): Promise<number>;
   /** Children of the current sshd listener (one per connection it accepted, pre-auth included). */
   sshdChildren(): number[];
   /** Processes a session of sshd runs (a channel's command), under every sshd of the namespace. */
   sessions(): Promise<number[]>;
-  /** Local ssh processes (the shepherd's ControlMaster and channels) that use this host's client config. */
-  localSsh(): number[];
+  /** Local ssh processes (the shepherd's ControlMaster and channels) that use this host's client config (to this alias only, if given). */
+  localSsh(alias?: string): number[];
   /** Every pid in the namespace (keeper and sshd included). */
   pids(): Promise<number[]>;
   /** Pids in the namespace other than the keeper, sshd and its connections: what sheep and agents left. */
@@ -545,6 +547,16 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
           .split("\n")
           .filter((l) => l.trim()).length;
       },
+      loggedIn: async () => {
+        const named = (p: number) => {
+          try {
+            return /^sshd: [^\s@]+@/.test(readFileSync(`/proc/${p}/cmdline`, "latin1"));
+          } catch {
+            return false;
+          }
+        };
+        return (await sshdProcs()).filter(named).length;
+      },
       sshdChildren: () => childrenOf(new Set([sshdPid()])),
       sessions: async () => {
         // A session's command runs under the connection's user-side sshd; everything sshd is excluded.
@@ -552,10 +564,11 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
         return childrenOf(sshds).filter((p) => exeOf(p) !== SSHD);
       },
       // Found by the config's unique path on their command line, never by a process name.
-      localSsh: () =>
+      localSsh: (to) =>
         allPids().filter((p) => {
           try {
-            return readFileSync(`/proc/${p}/cmdline`, "latin1").split("\0").includes(sshConfig) && pidAlive(p);
+            const argv = readFileSync(`/proc/${p}/cmdline`, "latin1").split("\0");
+            return argv.includes(sshConfig) && (to === undefined || argv.includes(to)) && pidAlive(p);
           } catch {
             return false;
           }
