@@ -196,11 +196,10 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     const { settings } = current.loaded;
     // A one-shot pi keeps no pool: it would only boot sheep to close them at its exit. The default
     // pool boots nothing: it holds the delegated sheep that come back, within warmMemory.
-    const returns = warmSheepWithin(settings.warmMemory);
-    if (ctx.hasUI && (returns > 0 || Object.values(settings.warm).some((n) => n > 0))) {
+    if (ctx.hasUI && (warmSheepWithin(settings.warmMemory) > 0 || Object.values(settings.warm).some((n) => n > 0))) {
       current.shepherd.keepWarm({
         sizes: settings.warm,
-        returns,
+        memoryMb: settings.warmMemory,
         cwd: ctx.cwd,
         placement: settings.placement,
         direction: settings.direction,

@@ -68,6 +68,10 @@ export class RoutedSheepHost implements SheepHost {
     }
   }
 
+  async residentKb(agentId: string): Promise<number | undefined> {
+    return this.table.forAgent(agentId).host.residentKb?.(agentId);
+  }
+
   async renewed(agentId: string, sessionPath: string): Promise<string | undefined> {
     return this.table.forAgent(agentId).host.renewed?.(agentId, sessionPath);
   }

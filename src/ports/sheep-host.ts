@@ -125,6 +125,8 @@ export interface SheepHost {
    * directory. Returns the path the card names, undefined when it was refused.
    */
   renewed?(agentId: string, sessionPath: string): Promise<string | undefined>;
+  /** The resident memory of the pi the sheep last reported (kB), where the host can read it; the warm pool's budget counts it. */
+  residentKb?(agentId: string): Promise<number | undefined>;
   /** The sheep's card follows its new label (a warm sheep taken by a start). */
   relabel?(agentId: string, label: string): Promise<void>;
   /** Removes every file of a sheep that never had a prompt (a warm one): nothing of it is worth keeping. */

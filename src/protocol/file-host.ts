@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { lstat, readdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { lstat, readdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
 import type { SheepMessage } from "../ports/types.ts";
@@ -313,6 +313,15 @@ export class FileSheepHost implements SheepHost {
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
     return card?.sessionPath ?? (names.includes("session.jsonl") ? layout.session : undefined);
+  }
+
+  async residentKb(agentId: string): Promise<number | undefined> {
+    const pid = this.pids.get(agentId);
+    if (pid === undefined) return undefined;
+    // Linux's own count of the pid's resident pages; elsewhere the pool counts its estimate.
+    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb);
   }
 
   async renewed(agentId: string, sessionPath: string): Promise<string | undefined> {

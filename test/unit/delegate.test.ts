@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { Delegation, type DelegateProgress } from "../../src/core/delegation/delegate.ts";
 import { delegateOutcome } from "../../src/tool/delegate-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
+import { WARM_SHEEP_MB } from "../../src/domain/bounds.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { settle } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
@@ -182,7 +183,8 @@ describe("delegation on the primitives", () => {
 describe("sheep that come back", () => {
   const pooled = (returns: number, definitions = async () => [def]) => {
     const made = world((text) => ({ text: `done ${text}` }));
-    made.shepherd.keepWarm({ sizes: {}, returns, cwd: "/", placement: "tab", direction: "right", definitions });
+    // The memory host reads no resident memory: each sheep counts at the estimate.
+    made.shepherd.keepWarm({ sizes: {}, memoryMb: returns * WARM_SHEEP_MB, cwd: "/", placement: "tab", direction: "right", definitions });
     return made;
   };
   const once = (shepherd: Shepherd, task: string, cwd = "/") =>
@@ -207,6 +209,25 @@ describe("sheep that come back", () => {
     const deliveries = w.mem(id).deliveries.map((d) => d.kind);
     assert.deepEqual(deliveries, ["prompt", "renew", "prompt", "renew"], "each task in a fresh conversation, and back again after it");
     assert.equal(shepherd.registry.warm.get(id)?.state, "idle");
+    await shepherd.dispose();
+  });
+
+  it("the pool's memory counts each pi's resident memory where the host reads it: past the budget, a sheep closes", async () => {
+    const { w, shepherd } = pooled(4); // 460 MB
+    w.host.residentKb = async () => 300 * 1024;
+    const items = await new Delegation(
+      shepherd,
+      "parallel",
+      ["a", "b"].map((task) => ({ definition: def, task, cwd: "/" })),
+      {
+        keepOpen: false,
+        maxParallel: 2,
+        waitTimeoutSec: 10,
+      },
+    ).run();
+    await shepherd.released();
+    const states = items.map((i) => (shepherd.registry.warm.has(i.agentId!) ? "warm" : shepherd.registry.agents.get(i.agentId!)?.state));
+    assert.deepEqual(states.sort(), ["closed", "warm"], "300 MB came back, a second 300 MB would pass 460");
     await shepherd.dispose();
   });
 

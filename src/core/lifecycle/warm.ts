@@ -11,6 +11,7 @@ import { errorText } from "../../domain/errors.ts";
 import type { Herd, WarmSource } from "../herd/herd.ts";
 import { howEnded } from "../herd/liveness.ts";
 import { launchWarm } from "./start.ts";
+import { WARM_SHEEP_MB } from "../../domain/bounds.ts";
 import { newId } from "../../domain/ids.ts";
 import { pendingPrompts } from "../prompts/ledger.ts";
 import type { AgentDefinition, AgentRecord, StartRequest } from "../../ports/types.ts";
@@ -27,10 +28,11 @@ export interface WarmConfig {
   /** How often the pool looks for sheep that died (ms). */
   checkEveryMs?: number;
   /**
-   * How many warm sheep (of every definition, booting ones too) the pool may hold for a delegated
-   * sheep to come back into instead of closing: the memory budget over a warm sheep's size. 0: none.
+   * The memory (MB) the pool's sheep may hold, of every definition, booting ones too, for a
+   * delegated sheep to come back into instead of closing: each counted at its pi's resident memory
+   * where the host can read it, else at WARM_SHEEP_MB. 0 or absent: none come back.
    */
-  returns?: number;
+  memoryMb?: number;
 }
 
 export interface WarmCount {
@@ -60,8 +62,10 @@ export class WarmPool implements WarmSource {
   private timer: ReturnType<typeof setInterval> | undefined;
   private quietWait: ReturnType<typeof setInterval> | undefined;
   private readonly failedAt = new Map<string, number>();
-  /** Warm sheep that came back from a delegation: kept beyond the sizes, within `returns`. */
+  /** Warm sheep that came back from a delegation: kept beyond the sizes, within `memoryMb`. */
   private readonly returned = new Set<string>();
+  /** The last sheep's move into the pool: the next one's room is judged after it. */
+  private moving: Promise<void> = Promise.resolve();
   /** Why a name is not warm (no such definition, a boot that failed), for the doctor and the herd. */
   readonly problems = new Map<string, string>();
 
@@ -155,17 +159,23 @@ export class WarmPool implements WarmSource {
    */
   async giveBack(rec: AgentRecord, req: StartRequest): Promise<boolean> {
     const config = this.config;
-    const room = () => (config?.returns ?? 0) > this.herd.registry.warm.size;
-    if (!config || this.herd.disposed || !room() || !this.fits(config, req) || req.model !== undefined) return false;
+    if (!config || this.herd.disposed || !this.fits(config, req) || req.model !== undefined) return false;
+    const room = async () => (await this.poolMb()) + (await this.residentMb(rec.agentId)) <= (config.memoryMb ?? 0);
+    if (!(await room())) return false;
     const print = fingerprint(req.definition, req.definition.model);
     // The definition as a start would find it now: one that changed since is not what the pool keeps.
     const now = (await config.definitions().catch(() => [])).find((d) => d.name === req.definition.name);
     if (!now || fingerprint(now, now.model) !== print) return false;
     const renewId = newId("renew");
     const label = rec.label;
+    // One at a time across sheep: two that came back together must not both fit the room left for one.
+    const turn = this.moving;
+    let done!: () => void;
+    this.moving = new Promise<void>((r) => (done = r));
+    await turn;
     const moved = await this.herd
       .exclusive(rec.agentId, async () => {
-        if (this.config !== config || !room() || this.herd.registry.agents.get(rec.agentId) !== rec) return false;
+        if (this.config !== config || !(await room()) || this.herd.registry.agents.get(rec.agentId) !== rec) return false;
         if (rec.owner !== this.herd.opts.owner || rec.state !== "idle" || pendingPrompts(this.herd, rec).length > 0 || rec.worktree || rec.resumedFrom)
           return false;
         const prompts = [...this.herd.registry.prompts.values()].filter((p) => p.agentId === rec.agentId);
@@ -183,7 +193,8 @@ export class WarmPool implements WarmSource {
         await this.herd.opts.host.submit(rec.agentId, { kind: "renew", renewId });
         return true;
       })
-      .catch(() => false);
+      .catch(() => false)
+      .finally(() => done());
     if (!moved) {
       if (this.herd.registry.warm.get(rec.agentId) === rec) await this.backToHerd(rec, label);
       return false;
@@ -205,6 +216,17 @@ export class WarmPool implements WarmSource {
     await this.herd.persist();
     this.herd.audit({ event: "renew", agentId: rec.agentId, label: rec.label, agent: rec.agent });
     return true;
+  }
+
+  /** What the pool's sheep hold now, in MB: each pi's resident memory where the host reads it, else the estimate. */
+  private async poolMb(): Promise<number> {
+    const sizes = await Promise.all([...this.herd.registry.warm.keys()].map((id) => this.residentMb(id)));
+    return sizes.reduce((a, b) => a + b, 0);
+  }
+
+  private async residentMb(agentId: string): Promise<number> {
+    const kb = await this.herd.opts.host.residentKb?.(agentId).catch(() => undefined);
+    return kb === undefined ? WARM_SHEEP_MB : kb / 1024;
   }
 
   /** The sheep's answer to its renewal: its new session, or why not (then it is closed as before). */
@@ -274,6 +296,8 @@ export class WarmPool implements WarmSource {
     const prints = new Map([...defs].map(([name, d]) => [name, fingerprint(d, d.model)]));
     // What the pool no longer wants: a changed definition, a smaller size, a sheep that died.
     const kept = new Map<string, AgentRecord[]>();
+    let over: boolean | undefined;
+    const overBudget = async () => (over ??= (await this.poolMb()) > (config.memoryMb ?? 0));
     for (const rec of [...this.herd.registry.warm.values()]) {
       const wanted = config.sizes[rec.agent] ?? 0;
       const list = kept.get(rec.agent) ?? [];
@@ -289,8 +313,8 @@ export class WarmPool implements WarmSource {
         list.push(rec);
         continue;
       }
-      // One that came back is kept beyond the sizes while the pool holds no more than `returns`.
-      const beyond = list.length >= wanted && !(this.returned.has(rec.agentId) && this.herd.registry.warm.size <= (config.returns ?? 0));
+      // One that came back is kept beyond the sizes while the pool holds no more than `memoryMb`.
+      const beyond = list.length >= wanted && !(this.returned.has(rec.agentId) && !(await overBudget()));
       const stale = this.prints.get(rec.agentId) !== prints.get(rec.agent) || beyond;
       const ready = !stale && (await this.stillReady(rec, this.herd.liveness.intervalMs));
       if (!this.herd.registry.warm.has(rec.agentId)) continue; // a start took it meanwhile
