@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -20,6 +20,7 @@ import { describeMachine } from "./lib/machine.ts";
 import { startModelProcess, type ModelProcess } from "./lib/model.ts";
 import { runPanel, type PanelConfig } from "./lib/panel-bench.ts";
 import { runPeer, type PeerConfig } from "./lib/peer.ts";
+import { runRemote, type RemoteConfig } from "./lib/remote-bench.ts";
 import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.ts";
 import { runSubagents, type SubagentsConfig } from "./lib/subagents.ts";
 import { runRpc, type RpcConfig } from "./lib/rpc-bench.ts";
@@ -28,10 +29,18 @@ import { tmuxFixture } from "./lib/tmux-fixture.ts";
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote"] as const;
 type Part = (typeof PARTS)[number];
 
-const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: PeerConfig; panel: PanelConfig; subagents: SubagentsConfig } = {
+const FULL: {
+  core: CoreConfig;
+  rpc: RpcConfig;
+  warm: WarmStartConfig;
+  peer: PeerConfig;
+  panel: PanelConfig;
+  subagents: SubagentsConfig;
+  remote: RemoteConfig;
+} = {
   core: {
     sheep: 16,
     prompts: 21,
@@ -48,6 +57,7 @@ const FULL: { core: CoreConfig; rpc: RpcConfig; warm: WarmStartConfig; peer: Pee
   peer: { reps: 7, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   panel: { sheep: 16, rounds: 3, cpuWindowMs: 10_000, listSheep: 64, listRequests: 200 },
   subagents: { reps: 3, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
+  remote: { starts: 8, prompts: 9, answerDelayMs: 800, busySheep: 16, overheadWindowMs: 8000 },
 };
 
 const QUICK: typeof FULL = {
@@ -57,6 +67,7 @@ const QUICK: typeof FULL = {
   warm: { ...FULL.warm, starts: 3 },
   peer: { ...FULL.peer, reps: 3 },
   panel: { ...FULL.panel, rounds: 1, cpuWindowMs: 6000, listRequests: 50 },
+  remote: { ...FULL.remote, starts: 3, prompts: 3, overheadWindowMs: 6000 },
   // The issue's own comparison is 3 rounds: a quick run takes as many.
   subagents: FULL.subagents,
 };
@@ -120,6 +131,13 @@ export const DEFINITIONS = {
     "pool), the first call of each tool in the session not counted, and before each call the sheep that came back are " +
     "ready again (herd polled) plus 1 s; pool of 4: warm {echo: 4} as measured before. Memory: VmRSS of the shepherd's " +
     "pi and of every live sheep's pane after the default phase, idle, against the default warmMemory",
+  remote:
+    "tmux only: a real pi shepherd over RPC whose user settings name the test's remote host (a network namespace on a " +
+    "veth pair, a tmpfs only it sees, a private sshd; test/support/remote-host.ts), real pi sheep on both sides, one " +
+    "scripted model. After the host's first start (ssh's connection, the agent deployed and started), cold starts " +
+    "alternate local and remote, then prompt + wait on one sheep of each side, alternating; each row is the median " +
+    "remote minus the median local. Then one wait on 16 busy remote sheep: CPU (user+system) of the shepherd process " +
+    "and of its ssh processes to the host over the window; and the connections logged in to the host's sshd",
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",
@@ -171,6 +189,8 @@ async function main() {
       if (parts.has("warm")) run.warmStart = (await runWarmStart(fixture, world, cfg.warm, say)) ?? null;
       if (parts.has("peer")) run.peer = await runPeer(fixture, world, model, cfg.peer, say);
       if (parts.has("panel")) run.panel = await runPanel(fixture, world, cfg.panel, say);
+      // The remote host runs tmux; its figures are measured once, beside the tmux runtime's.
+      if (parts.has("remote") && name === "tmux") run.remote = await runRemote(fixture, world, model, cfg.remote, say);
       if (parts.has("subagents")) run.subagents = await runSubagents(fixture, world, model, cfg.subagents, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture

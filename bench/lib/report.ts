@@ -7,6 +7,7 @@ import type { BareMode } from "./runtime-fixture.ts";
 import { median, ms, quantile, round, summarize } from "./stats.ts";
 import type { Got, Row, RowMaker, RuntimeRun } from "./row.ts";
 import { userRows } from "./user-rows.ts";
+import { remoteRows } from "../remote.ts";
 
 export type { Row, RuntimeRun } from "./row.ts";
 
@@ -181,6 +182,7 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
   );
   panelRows(row);
   userRows(row);
+  remoteRows(row);
   return rows;
 }
 
@@ -309,6 +311,21 @@ export function summarizeRun(r: RuntimeRun) {
             cold: { delegate: peer(r.peer.cold.delegate), example: peer(r.peer.cold.example) },
             warm: r.peer.warm ? { pool: r.peer.warm.pool, delegate: peer(r.peer.warm.delegate), example: peer(r.peer.warm.example) } : null,
             ...(r.peer.floor ? { floor: { interactiveMs: summarize(r.peer.floor.interactiveMs), headlessMs: summarize(r.peer.floor.headlessMs) } } : {}),
+          },
+        }
+      : {}),
+    ...(r.remote
+      ? {
+          remote: {
+            firstStartMs: round(r.remote.firstStartMs, 1),
+            localStartMs: summarize(r.remote.localStartMs),
+            remoteStartMs: summarize(r.remote.remoteStartMs),
+            localPromptMs: summarize(r.remote.localPromptMs),
+            remotePromptMs: summarize(r.remote.remotePromptMs),
+            localAnswerToWaitMs: summarize(r.remote.localAnswerToWaitMs),
+            remoteAnswerToWaitMs: summarize(r.remote.remoteAnswerToWaitMs),
+            overhead: r.remote.overhead,
+            connections: r.remote.connections,
           },
         }
       : {}),

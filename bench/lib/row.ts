@@ -2,6 +2,7 @@
 import type { CoreFigures } from "./core-bench.ts";
 import type { PanelFigures } from "./panel-bench.ts";
 import type { PeerFigures } from "./peer.ts";
+import type { RemoteFigures } from "./remote-bench.ts";
 import type { RpcFigures } from "./rpc-bench.ts";
 import type { SubagentsFigures } from "./subagents.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
@@ -14,6 +15,8 @@ export interface RuntimeRun {
   peer?: PeerFigures;
   panel?: PanelFigures;
   subagents?: SubagentsFigures;
+  /** Sheep on the test's remote host against local ones (tmux only). */
+  remote?: RemoteFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;
