@@ -81,6 +81,24 @@ describe("sheep that come back, with real pi", { timeout: 600_000 }, () => {
     assert.ok(files.length >= 2, `two session files: ${files.join(", ")}`);
   });
 
+  it("a chain's next step waits for the step before's sheep to renew rather than boot one: one pi runs both", async () => {
+    const r = await scene.ok({
+      action: "delegate",
+      chain: [
+        { agent: "echo", task: directive({ reply: "step one", tag: "chain-1" }) },
+        { agent: "echo", task: directive({ reply: "step two", tag: "chain-2" }) },
+      ],
+    });
+    const items = r.details.results as { status: string; agentId: string }[];
+    assert.deepEqual(
+      items.map((i) => i.status),
+      ["completed", "completed"],
+    );
+    assert.equal(items[0]!.agentId, items[1]!.agentId, "the second step took the first step's sheep");
+    const second = model.log.find((l) => l.tag === "chain-2")!;
+    assert.ok(!second.userTexts.some((t) => t.includes("chain-1")), "in a fresh conversation");
+  });
+
   it("the audit log tells the renewal, and read names the sheep's new conversation", async () => {
     const audit = await import("node:fs/promises").then((fs) => fs.readFile(join(agentDir, "pi-shepherd", "audit.ndjson"), "utf8"));
     assert.ok(audit.split("\n").some((l) => l.includes('"event":"renew"')));

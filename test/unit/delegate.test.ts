@@ -258,3 +258,30 @@ describe("sheep that come back", () => {
     }
   });
 });
+
+describe("a start while a matching sheep renews", () => {
+  it("waits for the renewal rather than boot: a chain's next step takes the sheep of the step before", async () => {
+    const { w, shepherd } = world((text) => ({ text: `<${text}>` }));
+    shepherd.keepWarm({ sizes: {}, memoryMb: 2 * WARM_SHEEP_MB, cwd: "/", placement: "tab", direction: "right", definitions: async () => [def] });
+    // The renewal answers a moment later, as a real pi's new session does.
+    const submit = w.host.submit;
+    w.host.submit = async (agentId, d) => {
+      if (d.kind === "renew") await new Promise((r) => setTimeout(r, 30));
+      return submit(agentId, d);
+    };
+    const items = await new Delegation(
+      shepherd,
+      "chain",
+      ["a", "b{previous}", "c{previous}"].map((task) => ({ definition: def, task, cwd: "/" })),
+      { keepOpen: false, maxParallel: 1, waitTimeoutSec: 10 },
+    ).run();
+    await shepherd.released();
+    assert.deepEqual(
+      items.map((i) => i.text),
+      ["<a>", "<b<a>>", "<c<b<a>>>"],
+    );
+    assert.equal(new Set(items.map((i) => i.agentId)).size, 1, "one pi ran every step");
+    assert.equal(w.calls.filter((c) => c.startsWith("create")).length, 1, "one pane for the chain");
+    await shepherd.dispose();
+  });
+});

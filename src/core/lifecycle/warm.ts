@@ -1,8 +1,9 @@
 /**
  * The warm pool: ready, idle sheep booted ahead of need, so that a start which matches one takes
  * it in the time of a rename and a write instead of a pi boot. A warm sheep has never had a
- * prompt and is in no view of the herd; one that died, whose definition changed, or that the
- * pool no longer wants is closed, never handed out.
+ * prompt, or came back from a delegated task in a fresh conversation of its pi, and is in no view
+ * of the herd; one that died, whose definition changed, or that the pool no longer wants is
+ * closed, never handed out.
  */
 import { resolve } from "node:path";
 import type { Direction, Placement } from "../../ports/runtime.ts";
@@ -40,6 +41,8 @@ export interface WarmCount {
   starting: number;
 }
 
+/** How long a start waits for a matching sheep's renewal before it boots its own (a renewal takes tens of ms). */
+const RENEW_WAIT_MS = 2000;
 /** After a failed boot, a name waits this long before the pool tries it again. */
 const RETRY_AFTER_MS = 30_000;
 /** A refill after a take waits while sheep work, at most this long: pi boots take the cores the work runs on. */
@@ -64,6 +67,8 @@ export class WarmPool implements WarmSource {
   private readonly failedAt = new Map<string, number>();
   /** Warm sheep that came back from a delegation: kept beyond the sizes, within `memoryMb`. */
   private readonly returned = new Set<string>();
+  /** Renewals in flight, by sheep: a matching start waits for one rather than boot. */
+  private readonly renewing = new Map<string, { print: string; done: Promise<void> }>();
   /** The last sheep's move into the pool: the next one's room is judged after it. */
   private moving: Promise<void> = Promise.resolve();
   /** Why a name is not warm (no such definition, a boot that failed), for the doctor and the herd. */
@@ -109,7 +114,7 @@ export class WarmPool implements WarmSource {
     return config.placement !== "pane" || (req.direction ?? "right") === config.direction;
   }
 
-  async take(req: StartRequest, signal?: AbortSignal): Promise<AgentRecord | undefined> {
+  async take(req: StartRequest, signal?: AbortSignal, again = false): Promise<AgentRecord | undefined> {
     const config = this.config;
     if (!config || signal?.aborted || !this.fits(config, req)) return undefined;
     const model = req.model ?? req.definition.model;
@@ -127,6 +132,16 @@ export class WarmPool implements WarmSource {
         break;
       }
       await this.discard(rec);
+    }
+    // A matching sheep that is renewing is ready in tens of milliseconds, a boot takes hundreds:
+    // the start waits for it (a chain's next step, a delegation right after the one before).
+    const renewing = [...this.renewing.values()].filter((r) => r.print === print).map((r) => r.done);
+    if (!taken && !again && renewing.length > 0) {
+      const stop = new AbortController();
+      const until = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+      await Promise.race([...renewing, this.herd.clock.sleep(RENEW_WAIT_MS, until).catch(() => undefined)]);
+      stop.abort();
+      if (!signal?.aborted) return this.take(req, signal, true);
     }
     if (taken) this.refillWhenQuiet();
     else this.refill();
@@ -157,9 +172,19 @@ export class WarmPool implements WarmSource {
    * starts its sheep (the same definition as now, cwd, model, tools, placement, this machine)
    * and the pool has room. False: close it as before. Runs off the delegation's path.
    */
-  async giveBack(rec: AgentRecord, req: StartRequest): Promise<boolean> {
+  giveBack(rec: AgentRecord, req: StartRequest): Promise<boolean> {
     const config = this.config;
-    if (!config || this.herd.disposed || !this.fits(config, req) || req.model !== undefined) return false;
+    if (!config || this.herd.disposed || !this.fits(config, req) || req.model !== undefined) return Promise.resolve(false);
+    // Known before the first await: a start right after (a chain's next step) waits for this sheep.
+    let over!: () => void;
+    this.renewing.set(rec.agentId, { print: fingerprint(req.definition, req.definition.model), done: new Promise<void>((r) => (over = r)) });
+    return this.comeBack(rec, req, config).finally(() => {
+      this.renewing.delete(rec.agentId);
+      over();
+    });
+  }
+
+  private async comeBack(rec: AgentRecord, req: StartRequest, config: WarmConfig): Promise<boolean> {
     const room = async () => (await this.poolMb()) + (await this.residentMb(rec.agentId)) <= (config.memoryMb ?? 0);
     if (!(await room())) return false;
     const print = fingerprint(req.definition, req.definition.model);
