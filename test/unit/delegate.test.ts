@@ -231,6 +231,17 @@ describe("sheep that come back", () => {
     await shepherd.dispose();
   });
 
+  it("a sheep that came back keeps what its tasks left when the pool closes it", async () => {
+    const { w, shepherd } = pooled(2);
+    const [item] = await once(shepherd, "a");
+    await shepherd.released();
+    const id = item!.agentId!;
+    assert.equal(shepherd.registry.warm.get(id)?.renewed, true);
+    await shepherd.dispose(); // the pool closes its sheep
+    assert.ok(!w.calls.includes(`discard ${id}`), "not discarded as a never-prompted warm sheep is");
+    assert.equal(w.sheep.get(id)?.cleaned, true, "cleaned up as a closed sheep is: its session and evidence stay");
+  });
+
   it("a sheep whose pi cannot start a new session is closed as before", async () => {
     const { w, shepherd } = pooled(2);
     w.onRenew = "failed";
