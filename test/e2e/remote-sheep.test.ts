@@ -7,7 +7,7 @@
  * hostile names, cwds and prompts reach no shell on either side; nothing of ours is left.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, afterEach, before, describe, it } from "node:test";
@@ -25,6 +25,22 @@ const write = (path: string, content: string): Call => ({ name: "write", argumen
 const work = (rounds: Call[][], reply: string) => directive({ rounds, afterTool: reply });
 
 type Agent = { agentId: string; paneId: string; host?: string; cwd: string; label: string; worktree?: Worktree };
+
+const SECRET = "sk-rworld-forwarded-7d2c91e4";
+
+/** Pids whose command line holds the text, on either side (the remote host's namespace shares this pid namespace). */
+function cmdlinesWith(text: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "latin1");
+      if (cmd.includes(text)) found.push(`${pid}: ${cmd.replaceAll("\0", " ")}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
 
 describe("sheep on a remote host over OpenSSH", { timeout: 900_000 }, () => {
   let rw: RemoteWorld;
@@ -45,6 +61,11 @@ describe("sheep on a remote host over OpenSSH", { timeout: 900_000 }, () => {
   before(async () => {
     rw = await remoteWorld("remote-sheep", {
       work: true,
+      // A provider key the person lets the host's sheep have (a name sheep take: *_API_KEY): it travels in the agent's init, on stdin.
+      env: { PISH_TEST_API_KEY: SECRET },
+      host: { forwardEnv: ["PISH_TEST_API_KEY"] },
+      // Delegated sheep do not come back to a pool: "nothing left" means no sheep pi at all.
+      agent: { shepherdSettings: { warmMemory: 0 } },
       moreHosts: (r) => ({ stranger: { ssh: r.unknownAlias, sshOptions: ["-F", r.sshConfig] } }),
     });
     ({ remote } = rw);
@@ -231,6 +252,33 @@ describe("sheep on a remote host over OpenSSH", { timeout: 900_000 }, () => {
     await ok({ action: "close", agentId: a.agentId });
     assert.deepEqual(await marks(), [], "no payload ran anywhere");
     await assertNothingLeftRemote(rw);
+  });
+
+  it("a forwarded secret reaches the sheep there and is on no command line, here or there, during the start", async () => {
+    const seen = new Set<string>();
+    const scan = setInterval(() => {
+      for (const c of cmdlinesWith(SECRET)) seen.add(c);
+    }, 10);
+    let a: Agent;
+    try {
+      a = await start("keyed");
+    } finally {
+      clearInterval(scan);
+    }
+    for (const c of cmdlinesWith(SECRET)) seen.add(c);
+    assert.deepEqual([...seen], [], "the secret on no command line");
+    const r = await ask(
+      a.agentId,
+      directive({ rounds: [[{ name: "bash", arguments: { command: "printenv PISH_TEST_API_KEY" } }]], afterTool: "", tag: "KEYED" }),
+    );
+    assert.equal(r.status, "completed", r.error);
+    const toolTexts = model.log.filter((l) => l.tag === "KEYED").flatMap((l) => l.toolTexts);
+    assert.ok(
+      toolTexts.some((t) => t.includes(SECRET)),
+      `the sheep's own environment holds it: ${JSON.stringify(toolTexts)}`,
+    );
+    assert.deepEqual(cmdlinesWith(SECRET), []);
+    await ok({ action: "close", agentId: a.agentId });
   });
 
   it("the shepherd ends: nothing of ours is left on either side (no ssh here, no control socket, no process there)", async () => {
