@@ -198,6 +198,10 @@ describe("sheep that come back", () => {
     assert.ok(w.calls.includes(`renew ${id}`), "the sheep was asked for a new session");
     assert.equal(shepherd.registry.warm.get(id)?.state, "idle", "back in the pool, ready");
     assert.equal(shepherd.registry.agents.has(id), false, "in no view of the herd");
+    await assert.rejects(
+      shepherd.prompt(id, "more"),
+      /^ShepherdError: \[unknown_agent\] sheep "a_\w+" finished its delegated task and came back to the warm pool/,
+    );
     assert.ok(!w.calls.some((c) => c.startsWith("close")), "nothing closed");
     assert.equal(shepherd.warm().counts.echo?.ready, 1);
     const creates = w.calls.filter((c) => c.startsWith("create")).length;

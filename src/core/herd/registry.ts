@@ -31,6 +31,12 @@ export class Registry {
   }
 
   unknownAgent(agentId: string): ShepherdError {
+    // A delegated sheep that came back to the warm pool is in no view: its task's answer was the delegate's result.
+    if (this.warm.get(agentId)?.renewed)
+      return new ShepherdError(
+        "unknown_agent",
+        `sheep "${agentId}" finished its delegated task and came back to the warm pool in a fresh conversation; its answer was in the delegate's result. Use action "herd" to list live sheep.`,
+      );
     return new ShepherdError("unknown_agent", `no sheep with agentId "${agentId}"; use action "herd" to list live sheep.`);
   }
 
