@@ -140,7 +140,7 @@ describe("the remote host fixture", { timeout: 300_000 }, () => {
   it("sshd restarts on its port by a new pid; with dropConnections the open connections end too", async () => {
     const first = host.sshdPid();
     const session = execa("ssh", ["-F", host.sshConfig, "-o", "BatchMode=yes", host.alias, "--", "cat"], { reject: false, stdin: "pipe", buffer: false });
-    await until("a connection", async () => (await host.connections()) === 1);
+    await until("a connection logged in", async () => (await host.loggedIn()) === 1);
     await host.restartSshd();
     assert.notEqual(host.sshdPid(), first);
     assert.equal(pidAlive(first), false);
@@ -157,7 +157,7 @@ describe("the remote host fixture", { timeout: 300_000 }, () => {
   it("killTmux SIGKILLs the remote's tmux servers (found by their sockets on its tmpfs) and what ran in them ends", async () => {
     const r = await host.ssh([`tmux -S ${host.tmp}/t -f /dev/null new-session -d sleep 600`]);
     assert.equal(r.exitCode, 0, String(r.stderr));
-    assert.equal((await host.leftovers()).length, 2, "the tmux server and its sleep");
+    await until("the tmux server and its sleep", async () => (await host.leftovers()).length === 2);
     const killed = await host.killTmux();
     assert.equal(killed.length, 1);
     await until("nothing of the tmux left", async () => (await host.leftovers()).length === 0);
@@ -168,9 +168,9 @@ describe("the remote host fixture", { timeout: 300_000 }, () => {
     const started = await other.ssh([`tmux -S ${other.tmp}/t -f /dev/null new-session -d sleep 600; mkdir -p ${other.agentDir}/x`]);
     assert.equal(started.exitCode, 0, String(started.stderr));
     const session = execa("ssh", ["-F", other.sshConfig, "-o", "BatchMode=yes", other.alias, "--", "cat"], { reject: false, stdin: "pipe", buffer: false });
-    await until("a connection", async () => (await other.connections()) === 1);
+    // keeper, sshd, its connection, the connection's cat, tmux and its sleep
+    await until("everything running there", async () => (await other.loggedIn()) === 1 && (await other.pids()).length >= 6);
     const pids = await other.pids();
-    assert.ok(pids.length >= 5, `keeper, sshd, its connection, tmux and sleep: ${pids}`);
     assert.ok(mountsOf(other.root).length > 0, "the tmpfs is mounted somewhere");
     await other.end();
     await other.end();
