@@ -18,8 +18,9 @@
  * the temp dir. If this machine cannot make a namespace, start fails saying so.
  */
 import { execa, type Options, type Result } from "execa";
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -158,6 +159,23 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, wi
   }
 }
 
+/** Synchronous, for a process that is exiting: what the namespace holds by SIGKILL, then the namespace and the temp dir. */
+function lastResort(netns: string, dir: string): void {
+  try {
+    for (const pid of execFileSync("ip", ["netns", "pids", netns], { encoding: "utf8" }).split(/\s+/).filter(Boolean)) {
+      try {
+        process.kill(Number(pid), "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
+    execFileSync("ip", ["netns", "del", netns], { stdio: "ignore" });
+  } catch {
+    // already gone
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /** Fails loudly (never skips) when this machine cannot make the remote host. */
 async function prerequisites(): Promise<void> {
   const missing: string[] = [];
@@ -237,6 +255,12 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
       await run("ip", ["link", "del", veth.host]);
       await must("ip", ["netns", "del", netns], "deleting the namespace");
     });
+    // A test process that exits without end() (process.exit, an uncaught error) takes the host with it.
+    const onExit = () => {
+      if (!ended) lastResort(netns, dir);
+    };
+    process.once("exit", onExit);
+    ends.push(() => process.off("exit", onExit));
     await must("ip", ["link", "add", veth.host, "type", "veth", "peer", "name", veth.remote], "making the veth pair");
     await must("ip", ["link", "set", veth.remote, "netns", netns], "moving the veth's end into the namespace");
     await must("ip", ["addr", "add", `${hostAddress}/30`, "dev", veth.host], "addressing the host end");
