@@ -35,6 +35,7 @@ class FakePi {
     this.handlers.set(name, [...(this.handlers.get(name) ?? []), h]);
   }
   registerTool() {}
+  registerCommand() {}
   sendUserMessage() {}
   async fire(name: string, event: Record<string, unknown> = {}) {
     for (const h of this.handlers.get(name) ?? []) await h({ type: name, ...event }, this.ctx);

@@ -75,7 +75,8 @@ describe("one clock for every view of a sheep", () => {
     const now = clock.now();
     assert.equal(drawn(progress.at(-1), shepherd, now).split("\n")[1], "… echo-2 · echo · starting 2s");
     assert.equal(herdWidgetLines(shepherd.views(), now)![2], "  echo-2 · echo · starting 2s");
-    // Ready: the sheep gets its task, and both views say working from the prompt's clock.
+    // Ready: the sheep takes its task, and both views say working from the prompt's clock. The task
+    // went into its inbox with the start (issue 26), so that clock began when the sheep was recorded.
     world.mem(view.agentId).snapshot.ready = { pid: 1, readyAt: new Date(clock.now()).toISOString() };
     world.ring(view.agentId);
     await clock.advance(1000, 500);
@@ -84,8 +85,8 @@ describe("one clock for every view of a sheep", () => {
     const prompt = [...shepherd.registry.prompts.values()].find((x) => x.agentId === view.agentId)!;
     assert.equal(working.since, prompt.submittedAt);
     await clock.advance(4000, 1000);
-    assert.equal(drawn(progress.at(-1), shepherd, clock.now()).split("\n")[1], "⏳ echo-2 · echo · working 4s");
-    assert.equal(herdWidgetLines(shepherd.views(), clock.now())![2], "  echo-2 · echo · working 4s");
+    assert.equal(drawn(progress.at(-1), shepherd, clock.now()).split("\n")[1], "⏳ echo-2 · echo · working 7s");
+    assert.equal(herdWidgetLines(shepherd.views(), clock.now())![2], "  echo-2 · echo · working 7s");
     world.answer(view.agentId, prompt.promptId, "ok");
     const [item] = await run;
     assert.deepEqual([item!.label, item!.status], ["echo-2", "completed"]);
