@@ -60,10 +60,12 @@ export class ControlMaster {
     await execa("ssh", sshArgv(this.target, this.socket, [], { kind: "control", op: "exit" }), this.opts(10_000));
     if (pid !== undefined) {
       for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-      if (alive(pid)) {
+      for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+        if (!alive(pid)) break;
         try {
-          process.kill(pid, "SIGTERM");
+          process.kill(pid, signal);
         } catch {}
+        for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
       }
     }
     await unlink(this.socket).catch(() => undefined);

@@ -51,8 +51,11 @@ export type LinkState =
   | { status: "down"; since: Date; reason: string }
   | { status: "closed" };
 
-/** How long a started agent may take to say hello. */
+/** How long a started agent may take to say hello, and to answer init: an attempt never hangs (the next one would never come). */
 const HELLO_MS = 30_000;
+const CALL_MS = 60_000;
+/** A remote command through the master (a deploy carries the bundle, a few MB, over a slow link maybe). */
+const EXEC_MS = 300_000;
 
 export class RemoteSession implements RemoteCall {
   private st: LinkState = { status: "connecting" };
@@ -242,8 +245,8 @@ export class RemoteSession implements RemoteCall {
     client.onEvent((ev) => {
       for (const cb of [...this.events]) cb(ev);
     });
-    const answer = (await client.call("init", [await this.o.init(deployed)])) as InitAnswer;
-    for (const id of this.subscribed) await client.call("host.subscribe", [id]);
+    const answer = (await withTimeout(client.call("init", [await this.o.init(deployed)]), CALL_MS, "the remote agent did not answer init")) as InitAnswer;
+    for (const id of this.subscribed) await withTimeout(client.call("host.subscribe", [id]), CALL_MS, "the remote agent did not answer host.subscribe");
     if (this.closed()) throw new Error("closed");
     this.answer = answer;
     this.client = client;
@@ -251,8 +254,14 @@ export class RemoteSession implements RemoteCall {
     client.onClose((why) => {
       if (this.client !== client) return;
       this.client = undefined;
-      // ssh's last words say more than "the stream ended" (e.g. the master's socket went away).
-      void exited(child).then(() => this.down(stderr.trim() ? sshReason(stderr) : why));
+      if (this.channel === child) this.channel = undefined;
+      this.down(stderr.trim() ? sshReason(stderr) : why);
+      const st = this.st;
+      // ssh's last words say more than "the stream ended"; they come as it exits, which it must (bounded).
+      void exitedWithin(child, 2_000).then((gone) => {
+        if (!gone) child.kill("SIGKILL");
+        if (this.st === st && st.status === "down" && stderr.trim()) st.reason = sshReason(stderr);
+      });
     });
     this.delay = this.o.backoff?.firstMs ?? 250;
     const again = this.everUp;
@@ -306,8 +315,9 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
 
 /** One channel through the master: the command's stdout, stderr and code (255 with nothing said: ssh's own failure). */
 async function runChannel(argv: string[], stdin: string, env?: NodeJS.ProcessEnv): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  const r = await execa("ssh", argv, { input: stdin, reject: false, ...envOf(env) });
+  const r = await execa("ssh", argv, { input: stdin, reject: false, timeout: EXEC_MS, ...envOf(env) });
   const out = { exitCode: r.exitCode ?? 255, stdout: String(r.stdout), stderr: String(r.stderr) };
+  if (r.timedOut) throw new MasterFailed(`a remote command did not end within ${EXEC_MS / 1000} s`);
   if (out.exitCode === 255 && !out.stdout.trim()) throw new MasterFailed(sshReason(out.stderr));
   return out;
 }
