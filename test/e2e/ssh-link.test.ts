@@ -211,9 +211,20 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     assert.deepEqual(await s.call("echo", ["after restart"]), ["after restart"], "a restarted sshd leaves the connection");
     assert.equal((s.state() as Up).masterPid, first.masterPid);
     const seen: string[] = [];
-    s.onState((st) => seen.push(st.status));
+    const downCalls: Promise<unknown>[] = [];
+    s.onState((st) => {
+      seen.push(st.status);
+      if (st.status === "down")
+        downCalls.push(
+          s.call("echo", ["while down"]).then(
+            () => "answered",
+            (e: Error) => e.message,
+          ),
+        );
+    });
     await r.restartSshd({ dropConnections: true });
     await until("up again", () => s.state().status === "up" && seen.includes("down"));
+    assert.match(String((await Promise.all(downCalls))[0]), /^\[host_unreachable\] host "box" unreachable since /);
     assert.deepEqual(await s.call("echo", ["back"]), ["back"]);
     await s.close();
   });
@@ -247,6 +258,35 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     await until("no connection", async () => (await r.connections()) === 0, 10_000);
     assert.deepEqual(await readdir(join(stateDir, "ssh")), [], "the control socket is gone");
     await assert.rejects(s.call("echo", []), /\[host_unreachable\] .*closed by this shepherd/);
+  });
+
+  it("a shepherd that crashes leaves no connection for good: its agent ends with the channel, its master once idle", async () => {
+    const child = execa(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        join(import.meta.dirname, "..", "support", "link-crash.ts"),
+        JSON.stringify({ alias: r.alias, sshConfig: r.sshConfig, stateDir: join(dir, "crash"), agentDir: remoteAgentDir, idle: 2 }),
+      ],
+      { reject: false, buffer: false, stdout: "pipe", stderr: "inherit" },
+    );
+    const line = await new Promise<string>((res, rej) => {
+      let text = "";
+      child.stdout!.on("data", (d: Buffer) => {
+        text += String(d);
+        if (text.includes("\n")) res(text.trim());
+      });
+      child.once("exit", () => rej(new Error(`the session's process ended first: ${text}`)));
+    });
+    const [, masterPid, agentPid] = line.split(" ").map(Number);
+    assert.ok(alive(masterPid!) && alive(agentPid!), line);
+    child.kill("SIGKILL");
+    await child;
+    await until("the remote agent's end", () => !alive(agentPid!), 30_000);
+    await until("the idle master's end", () => !alive(masterPid!), 30_000);
+    await until("no connection", async () => (await r.connections()) === 0, 10_000);
+    assert.deepEqual(await r.leftovers(), []);
   });
 
   it("carries secrets over stdin: never on any command line, here or there, while it connects; the agent has them", async () => {

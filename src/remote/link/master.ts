@@ -23,6 +23,7 @@ export class ControlMaster {
     readonly socket: string,
     private readonly defaults: readonly string[],
     private readonly env?: NodeJS.ProcessEnv,
+    private readonly idleSeconds?: number,
   ) {}
 
   private opts(timeout: number) {
@@ -42,7 +43,11 @@ export class ControlMaster {
     if (running !== undefined) return running;
     // A socket file left by a killed master would make ssh run without multiplexing ("already exists").
     await unlink(this.socket).catch(() => undefined);
-    const r = await execa("ssh", sshArgv(this.target, this.socket, this.defaults, { kind: "master" }), this.opts(120_000));
+    const r = await execa(
+      "ssh",
+      sshArgv(this.target, this.socket, this.defaults, { kind: "master", ...(this.idleSeconds === undefined ? {} : { idleSeconds: this.idleSeconds }) }),
+      this.opts(120_000),
+    );
     if (r.exitCode !== 0) throw new MasterFailed(sshReason(r.timedOut ? "the connection attempt timed out" : String(r.stderr)));
     const pid = await this.pid();
     if (pid === undefined) throw new MasterFailed("the master connection ended right after it was made");

@@ -43,6 +43,8 @@ export interface RemoteSessionOptions {
   backoff?: { firstMs: number; maxMs: number };
   /** Where the short socket dir goes when the state dir's path is too long; default /tmp. */
   tmpDir?: string;
+  /** How long the master outlives its last channel (after a crash of this process); default MASTER_IDLE_S. */
+  masterIdleSeconds?: number;
 }
 
 export type LinkState =
@@ -191,7 +193,7 @@ export class RemoteSession implements RemoteCall {
         effectiveConfig(this.o.host, this.o.env),
       ]);
       if (!this.master) {
-        this.master = new ControlMaster(this.o.host, socket, defaultsFor(effective), this.o.env);
+        this.master = new ControlMaster(this.o.host, socket, defaultsFor(effective), this.o.env, this.o.masterIdleSeconds);
         // Before ours starts: a crashed shepherd's master to this host ends now, not at its idle timeout.
         await endDeadMasters(dirname(socket), this.o.host, this.o.env);
       }

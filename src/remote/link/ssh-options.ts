@@ -60,8 +60,8 @@ export function defaultsFor(effective: ReadonlyMap<string, string>): string[] {
 }
 
 export type SshMode =
-  /** The master: authenticates, then backgrounds itself and holds the connection (exit 0 = up). */
-  | { kind: "master" }
+  /** The master: authenticates, then backgrounds itself and holds the connection (exit 0 = up); idle: seconds it outlives its last channel. */
+  | { kind: "master"; idleSeconds?: number }
   /** A channel through the master: never a connection of its own. */
   | { kind: "channel"; command: string }
   /** Asks the master: `-O check` / `-O exit`. */
@@ -78,7 +78,7 @@ export function sshArgv(t: SshTarget, controlPath: string | undefined, defaults:
   const fixed = ["-o", "BatchMode=yes"];
   if (controlPath !== undefined && mode.kind !== "direct") {
     fixed.push("-o", `ControlPath=${controlPath}`);
-    if (mode.kind === "master") fixed.push("-o", "ControlMaster=yes", "-o", `ControlPersist=${MASTER_IDLE_S}`);
+    if (mode.kind === "master") fixed.push("-o", "ControlMaster=yes", "-o", `ControlPersist=${mode.idleSeconds ?? MASTER_IDLE_S}`);
     else fixed.push("-o", "ControlMaster=no");
   } else {
     fixed.push("-o", "ControlMaster=no", "-o", "ControlPath=none");
