@@ -14,7 +14,6 @@ export class RoutedRuntime implements Runtime {
     if (host === undefined) return this.table.local.runtime.createPane(req);
     const remote = this.table.remote(host).runtime;
     const pane = await remote.createPane(req);
-    this.table.started(req.agentId); // the record holds the host from now on
     return { ...pane, paneId: `${host}${PANE_SEP}${pane.paneId}`, runtime: pane.runtime ?? remote.name };
   }
 

@@ -10,12 +10,7 @@ export class RoutedSheepHost implements SheepHost {
     if (req.host === undefined) return this.table.local.host.prepare(req);
     const ports = this.table.remote(req.host);
     this.table.starting(req.agentId, req.host);
-    try {
-      return await ports.host.prepare(req);
-    } catch (e) {
-      this.table.started(req.agentId);
-      throw e;
-    }
+    return ports.host.prepare(req);
   }
 
   snapshot(agentId: string): Promise<SheepSnapshot> {
@@ -60,12 +55,8 @@ export class RoutedSheepHost implements SheepHost {
     return this.table.forAgent(agentId).host.evidencePath(agentId, promptId);
   }
 
-  async cleanup(agentId: string): Promise<string | undefined> {
-    try {
-      return await this.table.forAgent(agentId).host.cleanup(agentId);
-    } finally {
-      this.table.started(agentId); // a start that failed after prepare ends here
-    }
+  cleanup(agentId: string): Promise<string | undefined> {
+    return this.table.forAgent(agentId).host.cleanup(agentId);
   }
 
   async residentKb(agentId: string): Promise<number | undefined> {

@@ -50,8 +50,12 @@ export const PANE_SEP = "/";
 export class HostTable {
   readonly #o: HostTableOptions;
   readonly #remotes = new Map<string, RemotePorts>();
-  /** Hosts of sheep being started, before their records hold them. */
-  readonly #starting = new Map<string, string>();
+  /**
+   * The host of every remote sheep this table has routed: a start's before its record holds it, and
+   * a record's while it moves (a sheep taken out of the warm pool is in no registry map for a moment).
+   * Agent ids are never reused, so an entry never goes stale.
+   */
+  readonly #known = new Map<string, string>();
 
   constructor(o: HostTableOptions) {
     this.#o = o;
@@ -89,16 +93,15 @@ export class HostTable {
 
   /** A start on a host: its sheep's calls go there before its record says so. */
   starting(agentId: string, host: string): void {
-    this.#starting.set(agentId, host);
-  }
-
-  /** The record holds the host now, or the start failed. */
-  started(agentId: string): void {
-    this.#starting.delete(agentId);
+    this.#known.set(agentId, host);
   }
 
   hostOf(agentId: string): string | undefined {
-    return this.#starting.get(agentId) ?? this.#o.hostOf(agentId);
+    const known = this.#known.get(agentId);
+    if (known !== undefined) return known;
+    const recorded = this.#o.hostOf(agentId);
+    if (recorded !== undefined) this.#known.set(agentId, recorded);
+    return recorded;
   }
 
   portsOf(host: string | undefined): HostPorts {

@@ -7,6 +7,9 @@ import { WARM_SHEEP_MB } from "../../src/domain/bounds.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { settle } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
+import { RoutedRuntime } from "../../src/hosts/runtime.ts";
+import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
+import { HostTable } from "../../src/hosts/table.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
@@ -213,6 +216,52 @@ describe("sheep that come back", () => {
     const deliveries = w.mem(id).deliveries.map((d) => d.kind);
     assert.deepEqual(deliveries, ["prompt", "renew", "prompt", "renew"], "each task in a fresh conversation, and back again after it");
     assert.equal(shepherd.registry.warm.get(id)?.state, "idle");
+    await shepherd.dispose();
+  });
+
+  it("per host: a sheep that came back on a host serves the next task on that host in that cwd, never one elsewhere", async () => {
+    const answering = (w: MemoryWorld) => {
+      const submit = w.host.submit;
+      w.host.submit = async (agentId, d) => {
+        await submit(agentId, d);
+        if (d.kind === "prompt") setImmediate(() => w.answer(agentId, d.promptId, `done ${d.text}`));
+      };
+      return w;
+    };
+    const here = answering(new MemoryWorld());
+    const gpu = answering(new MemoryWorld());
+    let shepherd: Shepherd | undefined;
+    const table = new HostTable({
+      local: { runtime: here.runtime, host: here.host },
+      hosts: ["gpu"],
+      connect: () => ({ runtime: gpu.runtime, host: gpu.host, down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
+      hostOf: (id) => (shepherd!.registry.agents.get(id) ?? shepherd!.registry.warm.get(id))?.host,
+    });
+    shepherd = new Shepherd({ runtime: new RoutedRuntime(table), host: new RoutedSheepHost(table), owner: "s", livenessIntervalMs: 50 });
+    shepherd.keepWarm({ sizes: {}, memoryMb: 2 * WARM_SHEEP_MB, cwd: "/", placement: "tab", direction: "right", definitions: async () => [def] });
+    const task = (t: string, cwd: string, host?: string) =>
+      new Delegation(shepherd!, "single", [{ definition: def, task: t, cwd, ...(host ? { host } : {}) }], {
+        keepOpen: false,
+        maxParallel: 1,
+        waitTimeoutSec: 10,
+      }).run();
+    const creates = (w: MemoryWorld) => w.calls.filter((c) => c.startsWith("create")).length;
+    const [far] = await task("a", "/srv", "gpu");
+    await shepherd.released();
+    assert.ok(gpu.calls.includes(`renew ${far!.agentId}`), "renewed on its own host");
+    assert.equal(shepherd.registry.warm.get(far!.agentId!)?.host, "gpu", "in the pool, still on gpu");
+    const [local] = await task("b", "/");
+    assert.notEqual(local!.agentId, far!.agentId, "a task here boots here");
+    assert.equal(creates(here), 1);
+    await shepherd.released();
+    const [elsewhere] = await task("c", "/other", "gpu");
+    assert.notEqual(elsewhere!.agentId, far!.agentId, "another cwd there is not what it ran in");
+    await shepherd.released();
+    const before = creates(gpu);
+    const [again] = await task("d", "/srv", "gpu");
+    assert.equal(again!.agentId, far!.agentId, "the same pi there took the task");
+    assert.equal(again!.text, "done d");
+    assert.equal(creates(gpu), before, "no pane was made there");
     await shepherd.dispose();
   });
 

@@ -68,7 +68,7 @@ export class WarmPool implements WarmSource {
   /** Warm sheep that came back from a delegation: kept beyond the sizes, within `memoryMb`. */
   private readonly returned = new Set<string>();
   /** Renewals in flight, by sheep: a matching start waits for one rather than boot. */
-  private readonly renewing = new Map<string, { print: string; done: Promise<void> }>();
+  private readonly renewing = new Map<string, { print: string; rec: AgentRecord; done: Promise<void> }>();
   /** The last sheep's move into the pool: the next one's room is judged after it. */
   private moving: Promise<void> = Promise.resolve();
   /** Why a name is not warm (no such definition, a boot that failed), for the doctor and the herd. */
@@ -104,12 +104,14 @@ export class WarmPool implements WarmSource {
     return out;
   }
 
-  /** Whether a start asks for what the pool keeps: its cwd, placement, this machine, a fresh conversation. */
+  /**
+   * Whether a start asks for what the pool keeps: its placement and a fresh conversation, and on this
+   * machine its cwd. A start on another host fits too: only a sheep of that host in that cwd (one
+   * that came back there) is taken for it (`sameHost`).
+   */
   private fits(config: WarmConfig, req: StartRequest): boolean {
     if (req.isolate || req.resume) return false;
-    // The pool's sheep run on this machine; a start on another host boots its own.
-    if (req.host !== undefined) return false;
-    if (resolve(req.cwd) !== resolve(config.cwd)) return false;
+    if (req.host === undefined && resolve(req.cwd) !== resolve(config.cwd)) return false;
     if ((req.placement ?? "tab") !== config.placement) return false;
     return config.placement !== "pane" || (req.direction ?? "right") === config.direction;
   }
@@ -121,7 +123,7 @@ export class WarmPool implements WarmSource {
     const print = fingerprint(req.definition, model);
     let taken: AgentRecord | undefined;
     for (const rec of [...this.herd.registry.warm.values()]) {
-      if (rec.state !== "idle" || this.prints.get(rec.agentId) !== print) continue;
+      if (rec.state !== "idle" || this.prints.get(rec.agentId) !== print || !sameHost(rec, req)) continue;
       // Out of the pool before the first await: two starts never take the same sheep.
       this.herd.registry.warm.delete(rec.agentId);
       this.prints.delete(rec.agentId);
@@ -135,7 +137,7 @@ export class WarmPool implements WarmSource {
     }
     // A matching sheep that is renewing is ready in tens of milliseconds, a boot takes hundreds:
     // the start waits for it (a chain's next step, a delegation right after the one before).
-    const renewing = [...this.renewing.values()].filter((r) => r.print === print).map((r) => r.done);
+    const renewing = [...this.renewing.values()].filter((r) => r.print === print && sameHost(r.rec, req)).map((r) => r.done);
     if (!taken && !again && renewing.length > 0) {
       const stop = new AbortController();
       const until = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
@@ -177,7 +179,7 @@ export class WarmPool implements WarmSource {
     if (!config || this.herd.disposed || !this.fits(config, req) || req.model !== undefined) return Promise.resolve(false);
     // Known before the first await: a start right after (a chain's next step) waits for this sheep.
     let over!: () => void;
-    this.renewing.set(rec.agentId, { print: fingerprint(req.definition, req.definition.model), done: new Promise<void>((r) => (over = r)) });
+    this.renewing.set(rec.agentId, { print: fingerprint(req.definition, req.definition.model), rec, done: new Promise<void>((r) => (over = r)) });
     return this.comeBack(rec, req, config).finally(() => {
       this.renewing.delete(rec.agentId);
       over();
@@ -436,4 +438,9 @@ export function keepToClose(herd: Herd, rec: AgentRecord): void {
 /** A warm sheep's label until a start gives it one: seen only in the multiplexer's window list. */
 function warmLabel(name: string): string {
   return `warm ${[...name].slice(0, 40).join("")}`;
+}
+
+/** A warm sheep serves a start on its own machine, and on another host only in the cwd it ran in there. */
+function sameHost(rec: AgentRecord, req: StartRequest): boolean {
+  return rec.host === req.host && (req.host === undefined || rec.cwd === req.cwd);
 }

@@ -200,6 +200,10 @@ export class AgentServer {
         return host.relabel(agentId(p, 0, method), arg(p, 1, "string", method));
       case "host.discard":
         return host.discard(agentId(p, 0, method));
+      case "host.renewed":
+        return host.renewed(agentId(p, 0, method), arg(p, 1, "string", method));
+      case "host.residentKb":
+        return host.residentKb(agentId(p, 0, method));
       case "host.resumeCard":
         return host.resumeCard(agentId(p, 0, method));
       case "host.resumeCards":

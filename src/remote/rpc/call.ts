@@ -98,6 +98,8 @@ export const METHODS = [
   "host.cleanup",
   "host.relabel",
   "host.discard",
+  "host.renewed",
+  "host.residentKb",
   "host.resumeCard",
   "host.resumeCards",
   "host.conversation",

@@ -109,6 +109,20 @@ export class RemoteSheepHost implements SheepHost {
     await this.remote.call("host.discard", [agentId]);
   }
 
+  /** A sheep that came back runs on a new session file there; the card there names it. */
+  renewed(agentId: string, sessionPath: string): Promise<string | undefined> {
+    return this.ask("host.renewed", [agentId, sessionPath], optional(isString));
+  }
+
+  /** The warm pi's resident memory there, as that host reads it. */
+  residentKb(agentId: string): Promise<number | undefined> {
+    return this.ask(
+      "host.residentKb",
+      [agentId],
+      optional((v) => Number.isSafeInteger(v) && (v as number) >= 0),
+    );
+  }
+
   resumeCard(agentId: string): Promise<ResumeCard | undefined> {
     return this.ask("host.resumeCard", [agentId], optional(card));
   }
