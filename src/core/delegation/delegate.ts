@@ -67,6 +67,8 @@ export interface DelegateItem {
   text?: string;
   error?: string;
   agentId?: string;
+  /** The host the task's sheep ran on (absent: this machine), as every result names it. */
+  host?: string;
   usage?: Usage;
   step?: number;
   evidence?: Evidence;
@@ -189,7 +191,7 @@ export class Delegation {
   private async one(i: number, task: string, from?: Worktree): Promise<DelegateItem> {
     const t = this.tasks[i]!;
     const track = this.tracked[i]!;
-    const base = { agent: t.definition.name, task };
+    const base = { agent: t.definition.name, task, ...(t.host !== undefined ? { host: t.host } : {}) };
     const hooks = this.o.hooks;
     const detached = () => this.o.detach?.aborted === true;
     const finish = (result: DelegateItem): DelegateItem => {

@@ -1,6 +1,6 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
 import type { SheepSnapshot } from "../../ports/sheep-host.ts";
-import { exitText, ShepherdError } from "../../domain/errors.ts";
+import { exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { howEnded } from "../herd/liveness.ts";
@@ -45,16 +45,23 @@ export async function status(herd: Herd, agentId: unknown): Promise<AgentStatus>
     // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
     // not answer is no news.
     const asked = await herd.liveness.fresh(rec);
-    const snap = await refresh(herd, rec);
-    const live = await herd.liveness.unlessStale(rec, snap, asked);
-    paneAlive = live === undefined || live.state === "alive";
-    deriveState(herd, rec, snap, paneAlive);
-    const exit = howEnded(snap, live);
-    const { runtime } = herd.opts;
-    if (exit) runtimeStatus = `pi exited (${exitText(exit)})`;
-    else if (paneAlive && runtime.agentStatus) {
-      runtimeStatus = await runtime.agentStatus(rec.paneId).catch(() => undefined);
-    }
+    // A host that does not answer now says nothing new: the record is shown as it was (and the
+    // tool says since when the host is unreachable).
+    const snap = await refresh(herd, rec).catch((e: unknown) => {
+      if (isShepherdError(e, "host_unreachable")) return undefined;
+      throw e;
+    });
+    if (snap) {
+      const live = await herd.liveness.unlessStale(rec, snap, asked);
+      paneAlive = live === undefined || live.state === "alive";
+      deriveState(herd, rec, snap, paneAlive);
+      const exit = howEnded(snap, live);
+      const { runtime } = herd.opts;
+      if (exit) runtimeStatus = `pi exited (${exitText(exit)})`;
+      else if (paneAlive && runtime.agentStatus) {
+        runtimeStatus = await runtime.agentStatus(rec.paneId).catch(() => undefined);
+      }
+    } else paneAlive = rec.state !== "exited";
   }
   return describe(herd, rec, paneAlive, runtimeStatus);
 }

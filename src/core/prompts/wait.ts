@@ -3,7 +3,7 @@
  * and failed within about a second of its pane or pi going away. What a wait returns final is
  * the conversation's copy of that result: it is not pushed again.
  */
-import { exitText, ShepherdError } from "../../domain/errors.ts";
+import { exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { settle, settleFromDisk } from "./ledger.ts";
 import { howEnded } from "../herd/liveness.ts";
@@ -125,7 +125,7 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
     // all the same, for a watch event the file system missed and for the pid witness.
     if (rang || ++quiet >= RECHECK_TICKS || !(await stillAlive(herd, rec))) {
       quiet = 0;
-      const seen = await look(herd, prompt, rec);
+      const seen = await lookUnlessUnreachable(herd, prompt, rec);
       if (seen) return seen;
     }
     const left = deadline - herd.clock.now();
@@ -137,6 +137,19 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
     } catch {
       throw new ShepherdError("aborted", "the wait was cancelled; the prompts are still pending, so wait for them again later.");
     }
+  }
+}
+
+/**
+ * A look, or nothing new while the sheep's host does not answer: its sheep keeps working there,
+ * and the wait goes on to its own deadline (the host's reconnect rings the sheep's bell).
+ */
+async function lookUnlessUnreachable(herd: Herd, prompt: PromptRecord, rec: AgentRecord | undefined): Promise<WaitItem | undefined> {
+  try {
+    return await look(herd, prompt, rec);
+  } catch (e) {
+    if (isShepherdError(e, "host_unreachable")) return undefined;
+    throw e;
   }
 }
 
