@@ -3,7 +3,8 @@
  * (test/support/remote-host.ts), nothing lost (issue 24): the link cut mid-wait (longer than ssh's
  * keepalives give it) and restored: the sheep kept working under the remote tmux, the shepherd
  * reconnected, the wait returns the answer once. While the host is unreachable status says so
- * (it does not fail) and a prompt is refused [host_unreachable], never sent later. Each delegate
+ * (it does not fail), a prompt is refused [host_unreachable], never sent later, and a wait whose
+ * deadline comes first returns timeout (waited again, the answer). Each delegate
  * result names its host.
  */
 import assert from "node:assert/strict";
@@ -126,6 +127,26 @@ describe("remote sheep while the link is down", { timeout: 900_000 }, () => {
     }
     assert.deepEqual([r?.status, r?.text], ["completed", "back"]);
     assert.doesNotMatch((await ok({ action: "status", agentId: sheep })).text, /unreachable/);
+  });
+
+  it("a wait whose deadline comes while the host is still unreachable returns timeout, not an error; waited again after, the answer", async () => {
+    await untilReachable();
+    await fresh("patient");
+    const promptId = await scene.prompt(sheep, directive({ reply: "answer LATE", delayMs: 20_000, tag: "LATE" }));
+    await untilLogged(model, "LATE");
+    await remote.cut();
+    let r: Item;
+    try {
+      r = await scene.wait(promptId, 12);
+    } finally {
+      await remote.restore();
+    }
+    assert.equal(r.status, "timeout", JSON.stringify(r));
+    assert.match(r.error ?? "", /^\[timeout\] /);
+    await untilReachable();
+    const again = await scene.wait(promptId, 120);
+    assert.deepEqual([again.status, again.text], ["completed", "answer LATE"], JSON.stringify(again));
+    assert.equal(model.log.filter((l) => l.tag === "LATE").length, 1, "the prompt reached the model once");
   });
 
   it("delegate's results name each task's host (every result names its host)", async () => {
