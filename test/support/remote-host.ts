@@ -159,6 +159,32 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, wi
   }
 }
 
+/** The last resorts of the hosts not ended yet, run when the process exits or is killed by a signal. */
+const live = new Set<() => void>();
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+let watching = false;
+
+function watchExit(): void {
+  if (watching) return;
+  watching = true;
+  const all = () => {
+    for (const f of [...live]) f();
+    live.clear();
+  };
+  process.once("exit", all);
+  for (const sig of SIGNALS) {
+    const onSignal = () => {
+      all();
+      for (const s of SIGNALS) process.removeListener(s, handlers[s]!);
+      // Another listener decides what the signal does; alone, ours lets it end the process as it would have.
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+    };
+    handlers[sig] = onSignal;
+    process.once(sig, onSignal);
+  }
+}
+const handlers: Partial<Record<(typeof SIGNALS)[number], () => void>> = {};
+
 /** Synchronous, for a process that is exiting: what the namespace holds by SIGKILL, then the namespace and the temp dir. */
 function lastResort(netns: string, dir: string): void {
   try {
@@ -255,12 +281,13 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
       await run("ip", ["link", "del", veth.host]);
       await must("ip", ["netns", "del", netns], "deleting the namespace");
     });
-    // A test process that exits without end() (process.exit, an uncaught error) takes the host with it.
+    // A test process that exits without end() (process.exit, an uncaught error, a signal) takes the host with it.
     const onExit = () => {
       if (!ended) lastResort(netns, dir);
     };
-    process.once("exit", onExit);
-    ends.push(() => process.off("exit", onExit));
+    live.add(onExit);
+    watchExit();
+    ends.push(() => live.delete(onExit));
     await must("ip", ["link", "add", veth.host, "type", "veth", "peer", "name", veth.remote], "making the veth pair");
     await must("ip", ["link", "set", veth.remote, "netns", netns], "moving the veth's end into the namespace");
     await must("ip", ["addr", "add", `${hostAddress}/30`, "dev", veth.host], "addressing the host end");
