@@ -173,11 +173,13 @@ function watchExit(): void {
   };
   process.once("exit", all);
   for (const sig of SIGNALS) {
+    // Another listener (before ours or after) decides what the signal does, e.g. the bench's own
+    // cleanup; alone, ours lets it end the process as it would have.
+    const others = process.listenerCount(sig) > 0;
     const onSignal = () => {
       all();
       for (const s of SIGNALS) process.removeListener(s, handlers[s]!);
-      // Another listener decides what the signal does; alone, ours lets it end the process as it would have.
-      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+      if (!others && process.listenerCount(sig) === 0) process.kill(process.pid, sig);
     };
     handlers[sig] = onSignal;
     process.once(sig, onSignal);
