@@ -88,6 +88,8 @@ describe("/shepherd in pi's interactive TUI: one Enter runs a whole command", { 
       // The scripted model's answer, through the tool's own wait: the model of the shepherd took no turn.
       ["wait", "wait echo", /## echo \(a_\w{10}\) · completed · p_\w{10}\n ?ECHO: tell me, what's new\?/],
       ["wait", "wait", /No sheep has a prompt pending\./],
+      ["interrupt", "interrupt echo", /\[not_working\]/],
+      ["panel", "panel url"],
       ["read", "read echo", /tell me, what's new\?/],
       ["diff", "diff echo"],
       ["land", "land echo"],
