@@ -36,6 +36,8 @@ export interface FileHostOptions {
   env: NodeJS.ProcessEnv;
   depth: number;
   extraPiArgs?: readonly string[];
+  /** Names carried to every sheep besides the provider settings the spec carries by rule (a host's `forwardEnv`). */
+  carryEnv?: readonly string[];
   /** Fallback poll for file systems where fs.watch misses events. */
   pollMs?: number;
   /** How long a sheep's pid must be dead, with no exit.json, before it counts as exited. */
@@ -84,6 +86,7 @@ export class FileSheepHost implements SheepHost {
       env: this.o.env,
       depth: this.o.depth,
       ...(this.o.extraPiArgs ? { extraArgs: this.o.extraPiArgs } : {}),
+      ...(this.o.carryEnv ? { carry: this.o.carryEnv } : {}),
       hasSystemPrompt: Boolean(systemPrompt),
       ...(req.resume ? { sessionPath } : {}),
     });

@@ -20,6 +20,8 @@ export interface SpecInput {
   env: NodeJS.ProcessEnv;
   depth: number;
   extraArgs?: readonly string[];
+  /** More names to carry from env: those the person named for a host's sheep (`forwardEnv`). */
+  carry?: readonly string[];
   hasSystemPrompt: boolean;
   /** A resumed sheep's session: an earlier sheep's file instead of its own. */
   sessionPath?: string;
@@ -59,7 +61,8 @@ export function buildLaunchSpec(input: SpecInput): LaunchSpec {
   if (input.extraArgs) args.push(...input.extraArgs);
 
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(input.env)) if (v !== undefined && CARRIED.test(k)) env[k] = v;
+  const named = new Set(input.carry ?? []);
+  for (const [k, v] of Object.entries(input.env)) if (v !== undefined && (CARRIED.test(k) || (named.has(k) && !k.startsWith("PI_SHEPHERD_")))) env[k] = v;
   env.PI_CODING_AGENT_DIR = input.agentDir;
   env.PI_SHEPHERD_SHEEP_DIR = layout.dir;
   env.PI_SHEPHERD_AGENT_ID = input.agentId;

@@ -61,9 +61,9 @@ describe("sheep on a remote host over OpenSSH", { timeout: 900_000 }, () => {
   before(async () => {
     rw = await remoteWorld("remote-sheep", {
       work: true,
-      // A provider key the person lets the host's sheep have (a name sheep take: *_API_KEY): it travels in the agent's init, on stdin.
-      env: { PISH_TEST_API_KEY: SECRET },
-      host: { forwardEnv: ["PISH_TEST_API_KEY"] },
+      // A variable the person lets the host's sheep have, of a name no rule carries (forwardEnv names it): it travels in the agent's init, on stdin.
+      env: { PISH_TEST_SECRET: SECRET },
+      host: { forwardEnv: ["PISH_TEST_SECRET"] },
       // Delegated sheep do not come back to a pool: "nothing left" means no sheep pi at all.
       agent: { shepherdSettings: { warmMemory: 0 } },
       moreHosts: (r) => ({ stranger: { ssh: r.unknownAlias, sshOptions: ["-F", r.sshConfig] } }),
@@ -269,7 +269,7 @@ describe("sheep on a remote host over OpenSSH", { timeout: 900_000 }, () => {
     assert.deepEqual([...seen], [], "the secret on no command line");
     const r = await ask(
       a.agentId,
-      directive({ rounds: [[{ name: "bash", arguments: { command: "printenv PISH_TEST_API_KEY" } }]], afterTool: "", tag: "KEYED" }),
+      directive({ rounds: [[{ name: "bash", arguments: { command: "printenv PISH_TEST_SECRET" } }]], afterTool: "", tag: "KEYED" }),
     );
     assert.equal(r.status, "completed", r.error);
     const toolTexts = model.log.filter((l) => l.tag === "KEYED").flatMap((l) => l.toolTexts);

@@ -143,6 +143,8 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
     sheepExtension: side.sheepExtension,
     // The shepherd's variables over the remote ones, but the sheep's multiplexer is this agent's.
     env: sheepEnv,
+    // What the person named in forwardEnv reaches the sheep whatever its name; nothing else of init's does by rule alone.
+    carryEnv: Object.keys(init.env),
     depth: init.depth,
   });
   return {
