@@ -145,6 +145,19 @@ describe("the ssh link", { timeout: 600_000 }, () => {
       return true;
     });
     assert.equal(await readFile(join(r.dir, "known_hosts_empty"), "utf8"), "", "no host key was accepted");
+    // Nothing tries again by itself: only the person can check a host key (before, a connection every 15 s).
+    let attempts = 0;
+    s.onState((st) => {
+      if (st.status === "down") attempts++;
+    });
+    await new Promise((ok) => setTimeout(ok, 2500)); // the test's backoff (50 ms doubling to 400) would have tried 7 times
+    assert.equal(s.state().status, "down");
+    assert.equal(attempts, 0, "no attempt in the background");
+    // A call says why at once, with one period after ssh's own sentence.
+    await assert.rejects(s.call("sys.info", []), (e: Error) => {
+      assert.doesNotMatch(e.message, /\.\./);
+      return /^\[host_unreachable\]/.test(e.message);
+    });
     await s.close();
   });
 

@@ -55,6 +55,16 @@ export function sshReason(stderr: string): string {
   return shorten(oneLine(line.replace(/^ssh: /, "")), 240);
 }
 
+/**
+ * A reason no retry can change by itself (a host key to check, a key not accepted, a name that does not
+ * resolve): the person must act, so nothing tries again in the background.
+ */
+export function lasting(reason: string): boolean {
+  return /REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* has changed|Host key verification failed|No \S+ host key is known|host key is not known|Permission denied \(|Could not resolve hostname|Name or service not known|nodename nor servname/i.test(
+    reason,
+  );
+}
+
 /** The fix for a reason sshReason gave. */
 export function sshFix(reason: string, dest: string): string {
   const k = KNOWN.find((x) => x.test.test(reason));
@@ -63,5 +73,8 @@ export function sshFix(reason: string, dest: string): string {
 
 /** `[host_unreachable] host "<name>" unreachable since <ISO time>: <reason>. <fix>`. */
 export function unreachable(name: string, dest: string, since: Date, reason: string): ShepherdError {
-  return new ShepherdError("host_unreachable", `host "${name}" unreachable since ${since.toISOString()}: ${reason}. ${sshFix(reason, dest)}.`);
+  return new ShepherdError(
+    "host_unreachable",
+    `host "${name}" unreachable since ${since.toISOString()}: ${reason.replace(/[.\s]+$/, "")}. ${sshFix(reason, dest)}.`,
+  );
 }

@@ -19,7 +19,7 @@ import { controlSocketPath } from "./control-dir.ts";
 import { type DeployBundle, type Deployed, deployBundle, type RemoteExec } from "./deploy.ts";
 import { ControlMaster, endDeadMasters, MasterFailed } from "./master.ts";
 import { remoteLine } from "./quote.ts";
-import { sshReason, unreachable } from "./reasons.ts";
+import { lasting, sshReason, unreachable } from "./reasons.ts";
 import { defaultsFor, effectiveConfig, type SshTarget } from "./ssh-options.ts";
 
 export interface RemoteHost extends SshTarget {
@@ -54,6 +54,8 @@ export type LinkState =
   | { status: "closed" };
 
 /** How long a started agent may take to say hello, and to answer init: an attempt never hangs (the next one would never come). */
+/** How often calls may try again a host that is down for a reason only the person can fix. */
+const LASTING_RETRY_MS = 30_000;
 const HELLO_MS = 30_000;
 const CALL_MS = 60_000;
 /** A remote command through the master (a deploy carries the bundle, a few MB, over a slow link maybe). */
@@ -73,6 +75,9 @@ export class RemoteSession implements RemoteCall {
   private readonly reconnects = new Set<() => void>();
   private readonly states = new Set<(s: LinkState) => void>();
   private everUp = false;
+  /** The last attempt failed for a reason no retry changes (lasting()): nothing retries in the background. */
+  private lastingDown = false;
+  private lastAttemptAt = 0;
   private answer: InitAnswer | undefined;
 
   constructor(private readonly o: RemoteSessionOptions) {
@@ -108,6 +113,8 @@ export class RemoteSession implements RemoteCall {
 
   async call(method: string, params: unknown[]): Promise<unknown> {
     if (this.st.status === "connecting") await this.connect();
+    // Down for a reason only the person can fix: a call tries again, at most once in LASTING_RETRY_MS.
+    if (this.st.status === "down" && this.lastingDown && Date.now() - this.lastAttemptAt >= LASTING_RETRY_MS) await this.attempt();
     const client = this.client;
     if (this.st.status !== "up" || !client) throw this.downError();
     try {
@@ -172,7 +179,9 @@ export class RemoteSession implements RemoteCall {
     // since stays the moment it first went down; the reason is the latest attempt's.
     const since = this.st.status === "down" ? this.st.since : new Date();
     this.setState({ status: "down", since, reason });
-    this.schedule();
+    this.lastingDown = lasting(reason);
+    // A host key to check or a key not accepted: a connection every 15 s would change nothing.
+    if (!this.lastingDown) this.schedule();
   }
 
   private schedule(): void {
@@ -206,6 +215,7 @@ export class RemoteSession implements RemoteCall {
   private async attempt(): Promise<void> {
     if (this.attempting || this.st.status === "closed") return;
     this.attempting = true;
+    this.lastAttemptAt = Date.now();
     try {
       const master = await this.ensureMaster();
       const bundle = await this.o.bundle();
