@@ -277,6 +277,8 @@ export interface CloseOutcome {
   alreadyClosed: boolean;
   /** Where the sheep's session file is kept; absent when it wrote none. */
   sessionPath?: string;
+  /** The machine that path is on, where it is not this one. */
+  host?: string;
   /** An isolated sheep's worktree after the close: kept (the default) or removed. */
   worktree?: { path: string; branch: string; removed: boolean };
 }

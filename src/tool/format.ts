@@ -191,7 +191,8 @@ export function closeText(c: CloseOutcome, label: string | undefined, next: Work
   const worktree = closedWorktreeText(c, next);
   if (c.alreadyClosed) return `${who} was already closed.${worktree}`;
   const cancelled = c.cancelledPromptIds.length ? ` Cancelled its pending prompt ${c.cancelledPromptIds.join(", ")}.` : "";
-  const kept = c.sessionPath ? `its session file is kept at ${c.sessionPath}` : "it wrote no session file";
+  const on = c.host !== undefined ? ` on host ${c.host}` : "";
+  const kept = c.sessionPath ? `its session file is kept at ${c.sessionPath}${on}` : "it wrote no session file";
   return `Closed ${who}; ${kept}.${cancelled}${worktree}`;
 }
 

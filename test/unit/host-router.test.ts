@@ -6,6 +6,7 @@ import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
 import { type HostDown, HostTable, type RemotePorts } from "../../src/hosts/table.ts";
 import { RoutedWorkspace } from "../../src/hosts/workspace.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
+import { closeText } from "../../src/tool/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 
@@ -93,8 +94,10 @@ describe("host router", () => {
     assert.equal(r!.status, "completed");
     assert.equal(r!.text, "from afar");
     assert.match(await s.shepherd.read(there.agentId, 5), /pane of/);
-    await s.shepherd.close(there.agentId);
+    const closed = await s.shepherd.close(there.agentId);
     assert.equal(s.gpu.panes.get("%1")!.alive, false);
+    assert.equal(closed.host, "gpu", "the kept session file is named with its host");
+    assert.match(closeText({ ...closed, sessionPath: "/srv/s.jsonl" }, "far"), /kept at \/srv\/s\.jsonl on host gpu\./);
     assert.equal(s.counts().connects, 1, "one connection for every call to the host");
   });
 

@@ -43,7 +43,14 @@ async function closeRecord(herd: Herd, rec: AgentRecord, o: CloseOptions): Promi
     herd.bells.ring(rec.agentId);
     await herd.persist();
     herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
-    return { agentId: rec.agentId, cancelledPromptIds: cancelled, alreadyClosed: false, ...(sessionPath ? { sessionPath } : {}), ...worktree };
+    return {
+      agentId: rec.agentId,
+      cancelledPromptIds: cancelled,
+      alreadyClosed: false,
+      ...(sessionPath ? { sessionPath } : {}),
+      ...(rec.host !== undefined ? { host: rec.host } : {}),
+      ...worktree,
+    };
   });
 }
 
