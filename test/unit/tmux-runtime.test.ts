@@ -159,6 +159,27 @@ describe("tmux runtime on a real private server", () => {
     }
   });
 
+  it("a server going away under a start (its last pane closed a moment before) is tried again, and the start succeeds", async () => {
+    // The first new-window meets a dying server, as a start right after a delegate's close off its path did.
+    const dying = join(t.dir, "tmux-dying");
+    const once = join(t.dir, "dying-once");
+    await writeFile(
+      dying,
+      `#!/bin/sh\nfor a in "$@"; do [ "$a" = new-window ] && [ ! -e '${once}' ] && { : > '${once}'; echo "no current target" >&2; exit 1; }; done\nexec tmux "$@"\n`,
+      { mode: 0o755 },
+    );
+    const rt = new TmuxRuntime({
+      socket: t.socket,
+      env: { ...process.env, TMUX: undefined, TMUX_PANE: undefined },
+      bin: dying,
+      sessionName: "pi-shepherd-dying",
+    });
+    const pane = await rt.createPane({ agentId: "a_00000dying", placement: "tab", direction: "right", cwd: t.dir, label: "after", command: idle });
+    assert.ok(existsSync(once), "the first try met the dying server");
+    assert.equal((await t.tmux(["display-message", "-p", "-t", pane.paneId, "#{@pi_shepherd_agent}"])).trim(), "a_00000dying");
+    await rt.close(pane.paneId, "a_00000dying");
+  });
+
   it("on a tmux older than 3.3 (no #{pane_dead_signal}) the program runs under report-exit.sh, which names the signal", async () => {
     const oldTmux = join(t.dir, "tmux-3.2");
     await writeFile(oldTmux, '#!/bin/sh\nfor a in "$@"; do [ "$a" = -V ] && { echo "tmux 3.2a"; exit 0; }; done\nexec tmux "$@"\n', { mode: 0o755 });

@@ -173,23 +173,40 @@ export class TmuxRuntime implements Runtime {
         return { paneId: await newWindow(session), marked: true };
       }
       // The home session exists for every sheep but the first: try it straight away instead of
-      // asking first, which cost a tmux process on every start.
-      let serverStarted = false;
-      const added = await newWindow(`=${this.sessionName}`).catch((e: unknown) => {
-        serverStarted = e instanceof TmuxError && e.noServer;
-        if (e instanceof TmuxError && (e.noServer || e.noSuchTarget || /can't find session/.test(e.stderr))) return undefined;
-        throw e;
-      });
-      if (added !== undefined) return { paneId: added, attachHint: this.attachHint(this.sessionName), marked: true };
-      // A server this shepherd starts holds only sheep: it gets the keys pi asks tmux for, in the
-      // same command list, before pi can ask, so no sheep greets a person with pi's "extended-keys
-      // is off" warning. A person's own server (inside tmux, or one already running) keeps its
-      // options; -q, because tmux before 3.2 has no such option.
-      const keys = serverStarted ? [";", "set-option", "-q", "-s", "extended-keys", "on"] : [];
-      return { paneId: await newSession(this.sessionName, keys), attachHint: this.attachHint(this.sessionName), marked: true };
+      // asking first, which cost a tmux process on every start. A server whose last pane just
+      // closed (a sheep closed a moment before, off a delegate's path) is going away under the
+      // call: it answers "no current target" or drops the client, and the next try starts anew.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.homeWindow(newWindow, newSession);
+        } catch (e) {
+          if (attempt >= 3 || !(e instanceof TmuxError && serverGoingAway(e))) throw e;
+          await new Promise((r) => setTimeout(r, 50 * attempt));
+        }
+      }
     } catch (e) {
       throw this.wrap(e, "could not create a pane");
     }
+  }
+
+  /** A window in the home session, or the session (and a server of ours) when there is none. */
+  private async homeWindow(
+    newWindow: (session: string) => Promise<string>,
+    newSession: (session: string, after?: readonly string[]) => Promise<string>,
+  ): Promise<CreatedPane & { marked: boolean }> {
+    let serverStarted = false;
+    const added = await newWindow(`=${this.sessionName}`).catch((e: unknown) => {
+      serverStarted = e instanceof TmuxError && e.noServer;
+      if (e instanceof TmuxError && (e.noServer || e.noSuchTarget || /can't find session/.test(e.stderr))) return undefined;
+      throw e;
+    });
+    if (added !== undefined) return { paneId: added, attachHint: this.attachHint(this.sessionName), marked: true };
+    // A server this shepherd starts holds only sheep: it gets the keys pi asks tmux for, in the
+    // same command list, before pi can ask, so no sheep greets a person with pi's "extended-keys
+    // is off" warning. A person's own server (inside tmux, or one already running) keeps its
+    // options; -q, because tmux before 3.2 has no such option.
+    const keys = serverStarted ? [";", "set-option", "-q", "-s", "extended-keys", "on"] : [];
+    return { paneId: await newSession(this.sessionName, keys), attachHint: this.attachHint(this.sessionName), marked: true };
   }
 
   /** A create-and-mark list: when the mark failed after the pane was made, the pane goes. */
@@ -343,4 +360,9 @@ export class TmuxRuntime implements Runtime {
     }
     return new ShepherdError("runtime_error", `${what}: ${String(err?.message ?? e)}`);
   }
+}
+
+/** tmux's words for a server that exits under the call (its last pane closed a moment before). */
+function serverGoingAway(e: TmuxError): boolean {
+  return e.noServer || e.noSuchTarget || /no current target|server exited|lost server|can't find session/i.test(e.stderr);
 }
