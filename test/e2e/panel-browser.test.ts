@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Response } from "playwright-core";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { git, lines } from "../support/git-repo.ts";
 import { pidAlive } from "../support/leftovers.ts";
@@ -129,7 +129,7 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.deepEqual(trouble.errors, [], "no script error in the page");
   });
 
-  it("a sheep's question is answered from the page, and its shepherd_message call returns the reply", async () => {
+  it("a sheep's question is answered from the page by keys, its shepherd_message call returns the reply, and the herd moving meanwhile takes no key from the reply box", async () => {
     const question = `North or south pasture? ${XSS}`;
     await typePrompt(
       directive({
@@ -139,16 +139,54 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
       }),
     );
     const item = page.locator(".message.msg-question");
+    const box = item.locator("textarea");
     await item.locator(".reply-form").waitFor();
     assert.equal(await item.locator(".msg-text").textContent(), question, "the question as its text, exactly");
-    await item.locator("textarea").fill("South, by the river");
-    await item.locator("textarea").press("Control+Enter");
+    // As a person: a click into the box, then keys. Halfway, the shepherd queues alpha a follow-up,
+    // and the page redraws alpha (its prompts, then its messages) while the person types on.
+    const seen: { path: string; body: () => Promise<unknown>; done: Promise<unknown> }[] = [];
+    const onResponse = (r: Response) => {
+      seen.push({ path: new URL(r.url()).pathname, body: () => r.json().catch(() => undefined), done: r.finished() });
+    };
+    page.on("response", onResponse);
+    await box.click();
+    await page.keyboard.type("South, ");
+    await scene.ok({
+      action: "prompt",
+      agentId: alpha.agentId,
+      message: directive({ reply: "The gate is shut behind them", tag: "FOLLOW" }),
+      deliverAs: "followUp",
+    });
+    const detailPath = `/api/v1/sheep/${alpha.agentId}`;
+    let redrawn: Promise<unknown> | undefined;
+    for (let tries = 0; !redrawn && tries < 600; tries++) {
+      const i = await (async () => {
+        for (const [n, r] of seen.entries()) {
+          if (r.path === detailPath && ((await r.body()) as { prompts?: unknown[] } | undefined)?.prompts?.length === 4) return n;
+        }
+        return -1;
+      })();
+      redrawn = i < 0 ? undefined : seen.slice(i + 1).find((r) => r.path === `${detailPath}/messages`)?.done;
+      if (!redrawn) await page.waitForTimeout(100);
+    }
+    page.off("response", onResponse);
+    assert.ok(redrawn, "the page read alpha's prompts with the follow-up, then its messages");
+    await redrawn;
+    // The messages just read are drawn in the task after the answer's body: one more turn of the page's loop.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    await page.keyboard.type("by the river");
+    assert.equal(await box.inputValue(), "South, by the river", "every key went into the reply box, the redraw in between");
+    assert.equal(await box.evaluate((el) => el === document.activeElement), true, "the reply box kept the focus");
+    await page.keyboard.press("Control+Enter");
     await page.locator(".conv-answer .conv-text", { hasText: "Going to the south pasture" }).waitFor({ timeout: 120_000 });
     const followup = model.log.find((l) => l.tag === "ASK" && l.kind === "tool-followup");
     assert.ok(followup, "the turn went on after the reply");
     assert.match(followup.toolTexts.at(-1) ?? "", /South, by the river/, "the tool returned the reply typed in the page");
     await item.locator(".msg-head", { hasText: "answered" }).waitFor();
     assert.equal(await item.locator(".reply-form").isHidden(), true, "an answered question has no reply box");
+    // The follow-up ran after it, and alpha is idle again for what comes next.
+    await page.locator(".conv-answer .conv-text", { hasText: "The gate is shut behind them" }).waitFor({ timeout: 120_000 });
+    await page.locator(".sheep-head .state-idle").waitFor();
   });
 
   it("an interrupt from the page asks first; confirmed, the running turn stops and its prompt settles cancelled", async () => {

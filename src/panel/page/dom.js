@@ -43,6 +43,21 @@ export function fill(el, ...children) {
   return append(el, children);
 }
 
+/**
+ * Makes `nodes` the element's children, in order, moving only the ones not in their place. A
+ * list redrawn on every event keeps its kept items where they are: a node taken out of the page,
+ * even to be put back at once, loses the focus, and the keys a person is typing into a reply box
+ * in it would go to the page instead.
+ */
+export function arrange(el, nodes) {
+  nodes.forEach((node, i) => {
+    const at = el.childNodes[i];
+    if (at !== node) el.insertBefore(node, at ?? null);
+  });
+  while (el.childNodes.length > nodes.length) el.lastChild.remove();
+  return el;
+}
+
 /** A value shown as text whatever it is: a string as it is, anything else as JSON. */
 export function asText(value) {
   if (value === undefined || value === null) return "";

@@ -5,7 +5,7 @@
  * Interrupt and close ask first. Boxes a person types in are built once and kept across redraws.
  */
 import { ApiError, get, post, sheepPath } from "./api.js";
-import { asText, clock, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
+import { arrange, asText, clock, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
 import { renderDiff } from "./diff.js";
 import { workingOn } from "./fleet.js";
 
@@ -224,7 +224,7 @@ export class SheepView {
         this.promptItems.delete(id);
       }
     }
-    fill(
+    arrange(
       this.promptsList,
       ordered.map((p) => this.promptItems.get(asText(p.promptId)).li),
     );
@@ -349,7 +349,7 @@ export class SheepView {
       }
       this.updateMessageItem(item, m);
     }
-    fill(
+    arrange(
       this.messagesList,
       messages.map((m) => this.messageItems.get(asText(m.messageId)).li),
     );
