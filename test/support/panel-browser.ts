@@ -1,14 +1,18 @@
 /**
- * The panel in a real browser: Debian's chromium driven headless by playwright-core (which never
- * downloads a browser), and the panel's address from a real shepherd's `/shepherd panel`. The
- * browser runs on a fresh profile of its own and is closed by its handle, never by name.
+ * The panel in real browsers: Debian's chromium driven headless by playwright-core, and Debian's
+ * firefox-esr by puppeteer-core over WebDriver BiDi (playwright drives only its own patched
+ * Firefox; neither driver downloads a browser here), and the panel's address from a real
+ * shepherd's `/shepherd panel`. Each browser runs on a fresh profile of its own and is closed by
+ * its handle, never by name.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
+import puppeteer, { type Browser as BidiBrowser } from "puppeteer-core";
 import type { RpcShepherd } from "./rpc-shepherd.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
+export const FIREFOX = "/usr/bin/firefox-esr";
 
 /** Flags for a quiet browser in a container: no sandbox (no user namespaces), no GPU, nothing it fetches for itself. */
 const ARGS = [
@@ -26,6 +30,12 @@ export async function launchChromium(): Promise<Browser> {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does)`);
   // launch() gives the browser a fresh temporary profile and removes it on close.
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+export async function launchFirefox(): Promise<BidiBrowser> {
+  assert.ok(existsSync(FIREFOX), `${FIREFOX} is missing: install Debian's firefox-esr (apt-get install firefox-esr; .ci/run does)`);
+  // A fresh temporary profile, removed on close; BiDi is puppeteer's protocol for Firefox.
+  return puppeteer.launch({ browser: "firefox", executablePath: FIREFOX, headless: true });
 }
 
 /** Turns the shepherd's panel on; the address it prints, with the token in its fragment. */
