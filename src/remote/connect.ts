@@ -38,14 +38,11 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
     }),
   });
   // The remote's multiplexer is what its init answered (auto may pick either); before that, the setting's word.
-  const ports = remotePorts(session, { host: name, runtime: () => session.initAnswer()?.runtime ?? (h.runtime === "herdr" ? "herdr" : "tmux") });
-  const { runtime } = ports;
-  const createPane = runtime.createPane.bind(runtime);
-  // The multiplexer's own attach hint is a command for that machine: a person here runs it through ssh.
-  runtime.createPane = async (req) => {
-    const pane = await createPane(req);
-    return pane.attachHint === undefined ? pane : { ...pane, attachHint: `ssh -t ${h.ssh} ${pane.attachHint}` };
-  };
+  const ports = remotePorts(session, {
+    host: name,
+    runtime: () => session.initAnswer()?.runtime ?? (h.runtime === "herdr" ? "herdr" : "tmux"),
+    ssh: h.ssh,
+  });
   void session.connect().catch(() => undefined); // a host that does not answer is told at its first call
   return {
     ...ports,

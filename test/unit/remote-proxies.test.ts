@@ -134,6 +134,11 @@ test("what the proxies send: the port's arguments in order, a pane as {paneId, a
   const lazy = remotePorts(call, { host: "h", runtime: () => "herdr" }).runtime;
   assert.equal(lazy.name, "herdr");
   assert.deepEqual(await lazy.createPane({} as never), { paneId: "%9", runtime: "herdr" });
+  // The hint to watch a pane there is that machine's command, run from here through ssh.
+  call.answers.set("runtime.createPane", { paneId: "%9", attachHint: "tmux -S /run/s attach -t %9" });
+  const far = remotePorts(call, { host: "h", runtime: "tmux", ssh: "me@gpu" }).runtime;
+  assert.equal((await far.createPane({} as never)).attachHint, "ssh -t me@gpu tmux -S /run/s attach -t %9");
+  assert.equal((await lazy.createPane({} as never)).attachHint, "tmux -S /run/s attach -t %9", "no destination: the hint as it came");
   call.down = true;
   await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "host_unreachable"));
 });

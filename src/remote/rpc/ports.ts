@@ -20,9 +20,16 @@ export interface RemotePortSet {
  * function asked each time (a connection made lazily knows it only after init); a created pane
  * names the remote's multiplexer itself.
  */
-export function remotePorts(remote: RemoteCall, o: { host: string; runtime: RuntimeName | (() => RuntimeName) }): RemotePortSet {
+export interface RemotePortOptions {
+  host: string;
+  runtime: RuntimeName | (() => RuntimeName);
+  /** The ssh destination: a created pane's attach hint is run from here through it. */
+  ssh?: string;
+}
+
+export function remotePorts(remote: RemoteCall, o: RemotePortOptions): RemotePortSet {
   return {
-    runtime: new RemoteRuntime(remote, o.runtime, o.host),
+    runtime: new RemoteRuntime(remote, o.runtime, o.host, o.ssh),
     host: new RemoteSheepHost(remote, o.host),
     workspace: new RemoteWorkspace(remote, o.host),
     dir: async (path) => expect<string>(await remote.call("sys.dir", [path ?? null]), isString, "sys.dir", o.host),

@@ -13,6 +13,8 @@ export class RemoteRuntime implements Runtime {
     private readonly runtimeName: RuntimeName | (() => RuntimeName),
     /** The host's name, for the words of errors. */
     private readonly host: string,
+    /** The ssh destination: the multiplexer's attach hint is a command for that machine, run from here through ssh. */
+    private readonly attachVia?: string,
   ) {}
 
   get name(): RuntimeName {
@@ -27,7 +29,8 @@ export class RemoteRuntime implements Runtime {
       "runtime.createPane",
       this.host,
     );
-    return { paneId: pane.paneId, runtime: pane.runtime ?? this.name, ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}) };
+    const hint = pane.attachHint === undefined ? undefined : this.attachVia === undefined ? pane.attachHint : `ssh -t ${this.attachVia} ${pane.attachHint}`;
+    return { paneId: pane.paneId, runtime: pane.runtime ?? this.name, ...(hint !== undefined ? { attachHint: hint } : {}) };
   }
 
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
