@@ -129,6 +129,29 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.deepEqual(trouble.errors, [], "no script error in the page");
   });
 
+  it("what a person types on while a prompt is on its way stays in the box; only the prompt sent leaves it", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const route = "**/api/v1/sheep/*/prompt";
+    await page.route(route, async (r) => {
+      await held;
+      await r.continue();
+    });
+    const box = page.locator("#prompt-text");
+    await box.fill(directive({ reply: "Held at the gate, then answered", tag: "HELD" }));
+    await box.press("Control+Enter");
+    await page.locator(".prompt-form .note", { hasText: "Sending…" }).waitFor();
+    await page.keyboard.type("and the next thought");
+    release();
+    await page.locator(".prompt-form .note", { hasText: /^Sent as p_\w+\.$/ }).waitFor();
+    await page.unroute(route);
+    assert.equal(await box.inputValue(), "and the next thought", "the words typed meanwhile are kept");
+    await page.locator(".conv-answer .conv-text", { hasText: "Held at the gate, then answered" }).waitFor();
+    assert.equal(model.log.filter((l) => l.tag === "HELD").length, 1, "the prompt was sent once");
+  });
+
   it("a sheep's question is answered from the page by keys, its shepherd_message call returns the reply, and the herd moving meanwhile takes no key from the reply box", async () => {
     const question = `North or south pasture? ${XSS}`;
     await typePrompt(
@@ -151,6 +174,7 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     page.on("response", onResponse);
     await box.click();
     await page.keyboard.type("South, ");
+    const promptsBefore = await page.locator("details.prompt").count();
     await scene.ok({
       action: "prompt",
       agentId: alpha.agentId,
@@ -162,7 +186,7 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     for (let tries = 0; !redrawn && tries < 600; tries++) {
       const i = await (async () => {
         for (const [n, r] of seen.entries()) {
-          if (r.path === detailPath && ((await r.body()) as { prompts?: unknown[] } | undefined)?.prompts?.length === 4) return n;
+          if (r.path === detailPath && ((await r.body()) as { prompts?: unknown[] } | undefined)?.prompts?.length === promptsBefore + 1) return n;
         }
         return -1;
       })();

@@ -421,7 +421,9 @@ export class SheepView {
     fill(this.promptNote, "Sending…");
     try {
       const r = await post(sheepPath(this.agentId, "/prompt"), body);
-      this.promptText.value = "";
+      // Only what was sent leaves the box: what the person typed on while it was on its way stays.
+      const now = this.promptText.value;
+      this.promptText.value = now.startsWith(message) ? now.slice(message.length).trimStart() : now;
       fill(this.promptNote, `Sent as ${asText(r?.promptId)}.`);
       this.loadDetail();
       this.loadConversation();
