@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { appendFile, chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { execa } from "execa";
 import { remoteBundle } from "../../src/remote/bundle.ts";
 import { alive } from "../../src/remote/link/master.ts";
@@ -75,8 +75,11 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     stateDir = join(dir, "state");
     remoteAgentDir = join(r.home, `remote agent ${shellPayloads(join(r.home, "MARK-agentdir"))[0]} ${UNICODE}`);
   });
+  // Each test's sessions end with it, failed or not: one left reconnecting would share the next test's control path.
+  afterEach(async () => {
+    for (const s of sessions.splice(0)) await s.close();
+  });
   after(async () => {
-    for (const s of sessions) await s.close();
     await r?.end();
     await rm(dir, { recursive: true, force: true });
   });
@@ -201,15 +204,19 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     });
     let reconnected = 0;
     s.onReconnect(() => reconnected++);
+    // Only what the agent after the reconnect sends: the host's poll may tell the agent's change more than once.
     const events: string[] = [];
-    s.onEvent((e) => events.push(e.agentId));
+    s.onEvent((e) => {
+      if (seen.includes("up")) events.push(e.agentId);
+    });
     process.kill(first.masterPid, "SIGKILL");
     await until("up again", () => s.state().status === "up" && seen.includes("down"));
     assert.deepEqual(seen.slice(0, 2), ["down", "up"]);
     const [whileDown] = await Promise.all(downCalls);
     assert.match(String(whileDown), /^\[host_unreachable\] host "box" unreachable since \S+: /);
     assert.equal(reconnected, 1);
-    assert.deepEqual(events, ["a_0123456789"], "the subscription was renewed on the new agent");
+    await until("an event from the new agent", () => events.length > 0, 10_000);
+    assert.deepEqual(new Set(events), new Set(["a_0123456789"]), "the subscription was renewed on the new agent");
     assert.notEqual((s.state() as Up).masterPid, first.masterPid);
     assert.deepEqual(await s.call("echo", ["after"]), ["after"]);
     assert.equal(await r.connections(), 1);

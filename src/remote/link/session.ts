@@ -147,13 +147,11 @@ export class RemoteSession implements RemoteCall {
 
   /** Ends the agent's channel, the master and its socket; nothing of this session is left. */
   async close(): Promise<void> {
-    const was = this.st;
     this.setState({ status: "closed" });
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.endChannel();
     if (this.master) await this.master.exit();
-    void was;
   }
 
   private closed(): boolean {
