@@ -1,7 +1,12 @@
 /**
  * Who may talk to the panel: a request to the panel's own host name (DNS rebinding is refused
- * before anything else), with the token (Bearer) or a session cookie the page got in exchange
- * for it, and for a cookie's state change an Origin of the panel's own.
+ * before anything else), with the token (Bearer) or a session the page got in exchange for it,
+ * and for a session's state change an Origin of the panel's own.
+ *
+ * A session is two halves: an HttpOnly cookie and a key the page keeps in sessionStorage and sends
+ * in a header. A browser sends 127.0.0.1's cookies to every port of 127.0.0.1 (a sheep's dev server
+ * too), so the cookie alone opens nothing; the key is kept by origin, port included, and no
+ * element (an image, a form) can send a header, so it alone opens nothing either.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -14,6 +19,8 @@ import { HttpError } from "./errors.ts";
 export function cookieName(port: number): string {
   return `pi_shepherd_panel_${port}`;
 }
+/** The header that carries a session's key. */
+export const SESSION_HEADER = "x-pi-shepherd-session";
 /** Sessions held at once; the oldest goes first. A page makes one per load. */
 export const MAX_SESSIONS = 64;
 
@@ -27,18 +34,19 @@ export function newSecret(): string {
 
 /** The token and the sessions of one panel; kept across a reload with the panel. */
 export class PanelAuth {
-  private readonly sessions = new Set<string>();
+  /** The digest of each session's cookie (hex), to the digest of its key. */
+  private readonly sessions = new Map<string, Buffer>();
   private tokenDigest: Buffer;
 
   constructor(readonly token: string = newSecret()) {
     this.tokenDigest = digest(token);
   }
 
-  /** A fresh session for a request that showed the token; its cookie's value. */
-  newSession(): string {
-    const session = newSecret();
-    this.sessions.add(createHash("sha256").update(session).digest("hex"));
-    for (const old of this.sessions) {
+  /** A fresh session for a request that showed the token: its cookie's value and its key. */
+  newSession(): { cookie: string; key: string } {
+    const session = { cookie: newSecret(), key: newSecret() };
+    this.sessions.set(digest(session.cookie).toString("hex"), digest(session.key));
+    for (const old of this.sessions.keys()) {
       if (this.sessions.size <= MAX_SESSIONS) break;
       this.sessions.delete(old);
     }
@@ -54,9 +62,11 @@ export class PanelAuth {
       if (m && timingSafeEqual(digest(m[1]!), this.tokenDigest)) return "bearer";
       return undefined;
     }
-    const session = cookieValue(req.headers.cookie, cookieName(port));
-    if (session !== undefined && this.sessions.has(createHash("sha256").update(session).digest("hex"))) return "cookie";
-    return undefined;
+    const cookie = cookieValue(req.headers.cookie, cookieName(port));
+    const key = req.headers[SESSION_HEADER];
+    if (cookie === undefined || typeof key !== "string") return undefined;
+    const want = this.sessions.get(digest(cookie).toString("hex"));
+    return want !== undefined && timingSafeEqual(digest(key), want) ? "cookie" : undefined;
   }
 
   /** A `Bearer` credential only: what the session exchange needs. */

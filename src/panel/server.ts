@@ -9,7 +9,7 @@ import type { Shepherd } from "../core/shepherd.ts";
 import { errorText, ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
 import type { EntryDeps } from "../tool/entry.ts";
-import { checkHost, checkOrigin, cookieName, PanelAuth } from "./auth.ts";
+import { checkHost, checkOrigin, cookieName, PanelAuth, SESSION_HEADER } from "./auth.ts";
 import { jsonBody } from "./body.ts";
 import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";
 import { PanelFeed } from "./feed.ts";
@@ -133,7 +133,7 @@ export class PanelServer {
         throw new HttpError(
           401,
           "unauthorized",
-          "this needs the panel's token (Authorization: Bearer …) or its session cookie; /shepherd panel url prints the URL.",
+          `this needs the panel's token (Authorization: Bearer …), or a session of its page (its cookie and the ${SESSION_HEADER} header together); /shepherd panel url prints the URL.`,
         );
       }
       checkOrigin(req, this.boundPort, credential, method !== "GET" && method !== "HEAD");
@@ -182,8 +182,12 @@ export class PanelServer {
       if (!this.auth.hasToken(req, this.boundPort))
         throw new HttpError(401, "unauthorized", "a session is given only for the token itself (Authorization: Bearer …).");
       const session = this.auth.newSession();
-      res.writeHead(204, { ...COMMON_HEADERS, "set-cookie": `${cookieName(this.boundPort)}=${session}; HttpOnly; SameSite=Strict; Path=/` });
-      res.end();
+      sendJson(
+        res,
+        200,
+        { session: session.key, header: SESSION_HEADER },
+        { "set-cookie": `${cookieName(this.boundPort)}=${session.cookie}; HttpOnly; SameSite=Strict; Path=/` },
+      );
       return;
     }
     if (path === "/api/v1/events") {

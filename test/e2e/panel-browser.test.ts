@@ -72,12 +72,14 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     await world?.cleanup();
   });
 
-  it("trades the token for a cookie, takes it out of the address, and lists both sheep under their host", async () => {
+  it("trades the token for a session (an HttpOnly cookie and a key), takes it out of the address, and lists both sheep under their host", async () => {
     await page.goto(url);
     await page.locator(".sheep-row").nth(1).waitFor();
     assert.equal(await page.evaluate(() => location.hash), "", "the token is gone from the address");
     assert.doesNotMatch(await page.evaluate(() => location.href), /token/);
     assert.equal(await page.evaluate(() => document.cookie), "", "the session cookie is HttpOnly: no script reads it");
+    // The browser sends the cookie by itself, as it would to any port of 127.0.0.1: alone it opens nothing.
+    assert.equal(await page.evaluate(async () => (await fetch("/api/v1/sheep")).status), 401, "the cookie without the page's key");
     assert.deepEqual(await page.locator(".host h3").allTextContents(), ["local · 2 sheep"]);
     assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["alpha", "beta"]);
     assert.deepEqual(await page.locator(".sheep-row td:nth-child(2)").allTextContents(), ["idle", "idle"]);

@@ -3,6 +3,7 @@
  * 127.0.0.1 for real: the HTTP tests and the panel's bench rows use it. Requests go through
  * node:http (fetch cannot set Host, which the rebinding tests must).
  */
+import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
@@ -76,6 +77,8 @@ export interface PanelWorld {
   token: string;
   /** Bearer auth and the panel's own Origin: what a program (or the page) sends. */
   authed(extra?: Record<string, string>): Record<string, string>;
+  /** A session as the page gets one for the token: its cookie (`name=value`), its key, and the two as the page sends them with its Origin. */
+  session(): Promise<{ cookie: string; key: string; setCookie: string; headers: Record<string, string> }>;
   start(label?: string, agent?: string): Promise<StartedAgent>;
   close(): Promise<void>;
 }
@@ -126,6 +129,19 @@ export async function panelWorld(
     port,
     token: server.auth.token,
     authed: (extra = {}) => ({ authorization: `Bearer ${server.auth.token}`, origin: `http://127.0.0.1:${port}`, ...extra }),
+    session: async () => {
+      const a = await ask(port, {
+        method: "POST",
+        path: "/api/v1/session",
+        headers: { authorization: `Bearer ${server.auth.token}`, origin: `http://127.0.0.1:${port}`, "content-type": "application/json" },
+        body: {},
+      });
+      assert.equal(a.status, 200, a.text);
+      const { session: key, header } = a.json() as { session: string; header: string };
+      const setCookie = String(a.headers["set-cookie"]);
+      const cookie = setCookie.split(";")[0]!;
+      return { cookie, key, setCookie, headers: { cookie, [header]: key, origin: `http://127.0.0.1:${port}` } };
+    },
     start: async (label, agent = "scout") => (await runToolCall({ action: "start", agent, ...(label ? { label } : {}) }, entry)).details.agent as StartedAgent,
     close: async () => {
       await server.stop();

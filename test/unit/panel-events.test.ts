@@ -138,10 +138,12 @@ describe("panel events", () => {
     again.close();
   });
 
-  it("the cookie opens the stream as the token does; stopping the panel ends every stream", async () => {
-    const s = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: w.authed(JSON_TYPE) });
-    const cookie = String(s.headers["set-cookie"]).split(";")[0]!;
-    const c = await openEvents(w.port, { cookie, origin: `http://127.0.0.1:${w.port}` });
+  it("a session (its cookie and key) opens the stream as the token does, the cookie alone does not; stopping the panel ends every stream", async () => {
+    const s = await w.session();
+    const alone = await openEvents(w.port, { cookie: s.cookie, origin: `http://127.0.0.1:${w.port}` });
+    assert.equal(alone.status, 401, "the cookie alone, as another port's server would have it");
+    alone.close();
+    const c = await openEvents(w.port, s.headers);
     assert.equal(c.status, 200);
     await w.server.stop();
     await c.closed;

@@ -69,38 +69,61 @@ describe("panel HTTP: who may ask", () => {
     assert.deepEqual(health.json(), { ok: true, sheep: 1 });
   });
 
-  it("the token buys a session cookie (HttpOnly, SameSite=Strict); the cookie then answers, but buys no other session", async () => {
-    const s = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: w.authed(JSON_TYPE) });
-    assert.equal(s.status, 204, s.text);
-    const set = String(s.headers["set-cookie"]);
-    const m = new RegExp(`^pi_shepherd_panel_${w.port}=([A-Za-z0-9_-]{43}); HttpOnly; SameSite=Strict; Path=/$`).exec(set);
-    assert.ok(m, set);
-    const cookie = `pi_shepherd_panel_${w.port}=${m[1]}`;
-    const list = await ask(w.port, { path: "/api/v1/sheep", headers: { cookie } });
+  it("the token buys a session: an HttpOnly SameSite=Strict cookie and a key; the two together answer, either alone is 401, and neither buys another session", async () => {
+    const s = await w.session();
+    assert.match(s.setCookie, new RegExp(`^pi_shepherd_panel_${w.port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/$`));
+    assert.match(s.key, /^[A-Za-z0-9_-]{43}$/);
+    assert.notEqual(s.key, s.cookie.slice(s.cookie.indexOf("=") + 1), "the key is not the cookie's value");
+    const list = await ask(w.port, { path: "/api/v1/sheep", headers: s.headers });
     assert.equal(list.status, 200, list.text);
-    const again = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: { cookie, origin: `http://127.0.0.1:${w.port}`, ...JSON_TYPE } });
-    assert.equal(again.status, 401, "a cookie is not the token");
-    // A change by cookie needs the page's Origin: a browser always sends it, so its absence is no page of ours.
-    const noOrigin = await ask(w.port, { method: "POST", path: `/api/v1/sheep/${id}/prompt`, headers: { cookie, ...JSON_TYPE }, body: { message: "x" } });
+    // A browser sends 127.0.0.1's cookies to every port: a server on another port (a sheep's dev
+    // server) that got the cookie has it without the key, and an <img> or a form cannot send a header.
+    for (const headers of [{ cookie: s.cookie }, { cookie: s.cookie, "x-pi-shepherd-session": `${s.key}x` }, { "x-pi-shepherd-session": s.key }]) {
+      for (const r of routes(id)) {
+        const a = await ask(w.port, {
+          method: r.method,
+          path: r.path,
+          headers: { ...JSON_TYPE, ...headers, origin: `http://127.0.0.1:${w.port}` },
+          ...(r.body ? { body: r.body } : {}),
+        });
+        assert.equal(a.status, 401, `${r.method} ${r.path} with ${Object.keys(headers).join(" and ")}: ${a.text}`);
+      }
+    }
+    const other = await w.session();
+    assert.equal(
+      (await ask(w.port, { path: "/api/v1/sheep", headers: { ...s.headers, "x-pi-shepherd-session": other.key } })).status,
+      401,
+      "one session's key does not open another's cookie",
+    );
+    const again = await ask(w.port, { method: "POST", path: "/api/v1/session", headers: { ...s.headers, ...JSON_TYPE } });
+    assert.equal(again.status, 401, "a session is not the token");
+    // A change by session needs the page's Origin: a browser always sends it, so its absence is no page of ours.
+    const { origin: _origin, ...noOriginHeaders } = s.headers;
+    const noOrigin = await ask(w.port, {
+      method: "POST",
+      path: `/api/v1/sheep/${id}/prompt`,
+      headers: { ...noOriginHeaders, ...JSON_TYPE },
+      body: { message: "x" },
+    });
     assert.equal(noOrigin.status, 403, noOrigin.text);
     assert.equal((noOrigin.json() as { code: string }).code, "bad_origin");
     assert.equal(w.shepherd.registry.agents.get(id)?.state, "idle");
+    assert.equal(w.shepherd.registry.agents.size, 1, "no start went through");
   });
 
   it("two shepherds' panels on one machine name their cookies apart, so a browser keeps a session with each", async () => {
     const other = await panelWorld();
     try {
-      const session = async (x: PanelWorld) =>
-        String((await ask(x.port, { method: "POST", path: "/api/v1/session", headers: x.authed(JSON_TYPE) })).headers["set-cookie"]).split(";")[0]!;
-      const mine = await session(w);
-      const theirs = await session(other);
+      const mine = await w.session();
+      const theirs = await other.session();
       const name = (c: string) => c.slice(0, c.indexOf("="));
-      assert.notEqual(name(mine), name(theirs), "a browser keeps cookies by host, not port: one name would overwrite the other's");
+      assert.notEqual(name(mine.cookie), name(theirs.cookie), "a browser keeps cookies by host, not port: one name would overwrite the other's");
       // A browser sends every cookie of 127.0.0.1 to both: each panel takes its own.
-      const jar = `${mine}; ${theirs}`;
-      assert.equal((await ask(w.port, { path: "/api/v1/sheep", headers: { cookie: jar } })).status, 200);
-      assert.equal((await ask(other.port, { path: "/api/v1/sheep", headers: { cookie: jar } })).status, 200);
-      assert.equal((await ask(other.port, { path: "/api/v1/sheep", headers: { cookie: `${name(theirs)}=${mine.slice(mine.indexOf("=") + 1)}` } })).status, 401);
+      const jar = `${mine.cookie}; ${theirs.cookie}`;
+      assert.equal((await ask(w.port, { path: "/api/v1/sheep", headers: { ...mine.headers, cookie: jar } })).status, 200);
+      assert.equal((await ask(other.port, { path: "/api/v1/sheep", headers: { ...theirs.headers, cookie: jar } })).status, 200);
+      const crossed = `${name(theirs.cookie)}=${mine.cookie.slice(mine.cookie.indexOf("=") + 1)}`;
+      assert.equal((await ask(other.port, { path: "/api/v1/sheep", headers: { ...mine.headers, cookie: crossed } })).status, 401);
     } finally {
       await other.close();
     }

@@ -17,10 +17,22 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The session's key: the half of the session a cookie cannot carry (a browser sends 127.0.0.1's
+ * cookies to every port; sessionStorage is kept by origin, port included). It lasts while the tab does.
+ */
+const SESSION_KEY = "pi-shepherd-session";
+let sessionHeader = "x-pi-shepherd-session";
+
+function withSession(headers) {
+  const key = sessionStorage.getItem(SESSION_KEY);
+  return key ? { ...headers, [sessionHeader]: key } : headers;
+}
+
 async function call(path, init) {
   let res;
   try {
-    res = await fetch(path, { credentials: "same-origin", cache: "no-store", ...init });
+    res = await fetch(path, { credentials: "same-origin", cache: "no-store", ...init, headers: withSession(init.headers ?? {}) });
   } catch (e) {
     throw new ApiError(
       0,
@@ -53,13 +65,15 @@ export function post(path, body = {}) {
   return call(path, { method: "POST", headers: { Accept: "application/json", "Content-Type": "application/json" }, body: JSON.stringify(body) });
 }
 
-/** Trades the URL's token for the session cookie. */
-export function openSession(token) {
-  return call("/api/v1/session", {
+/** Trades the URL's token for a session: its cookie (set by the answer) and its key (kept here). */
+export async function openSession(token) {
+  const r = await call("/api/v1/session", {
     method: "POST",
     headers: { Accept: "application/json", "Content-Type": "application/json", Authorization: `Bearer ${token}` },
     body: "{}",
   });
+  if (typeof r?.header === "string") sessionHeader = r.header;
+  if (typeof r?.session === "string") sessionStorage.setItem(SESSION_KEY, r.session);
 }
 
 export const sheepPath = (agentId, rest = "") => `/api/v1/sheep/${encodeURIComponent(agentId)}${rest}`;
@@ -67,51 +81,81 @@ export const sheepPath = (agentId, rest = "") => `/api/v1/sheep/${encodeURICompo
 export const EVENT_TYPES = ["sheep", "result", "message", "blocked", "exited", "closed", "reset"];
 
 /**
- * The events stream, kept open. EventSource retries a dropped connection by itself (sending
- * Last-Event-ID); when it gives up (a refused or failed response) a new one is opened after a
- * growing pause. `status` hears "connecting", "live", "lost" and "back" (live again after a
- * loss: whatever was missed is to be read afresh).
+ * The events stream, kept open: read with fetch (an EventSource cannot send the session's key).
+ * A stream that ends or fails is opened again after a growing pause, with Last-Event-ID, so the
+ * shepherd sends what it still holds of what was missed. `status` hears "connecting", "live",
+ * "lost" and "back" (live again after a loss: whatever was missed is to be read afresh).
  */
 export class Live {
   constructor(onEvent, onStatus) {
     this.onEvent = onEvent;
     this.onStatus = onStatus;
-    this.source = undefined;
+    this.abort = undefined;
+    this.lastId = "";
     this.lost = false;
     this.pause = 1000;
     this.timer = undefined;
   }
 
-  open() {
+  async open() {
     clearTimeout(this.timer);
-    this.source?.close();
-    const source = new EventSource("/api/v1/events");
-    this.source = source;
+    this.abort?.abort();
+    const abort = new AbortController();
+    this.abort = abort;
     this.onStatus(this.lost ? "lost" : "connecting");
-    source.onopen = () => {
+    try {
+      const headers = withSession({ Accept: "text/event-stream" });
+      if (this.lastId) headers["Last-Event-ID"] = this.lastId;
+      const res = await fetch("/api/v1/events", { credentials: "same-origin", cache: "no-store", headers, signal: abort.signal });
+      if (!res.ok || !res.body) throw new Error(`the stream answered ${res.status}`);
       this.pause = 1000;
       this.onStatus(this.lost ? "back" : "live");
       this.lost = false;
-    };
-    source.onerror = () => {
-      if (this.source !== source) return;
-      this.lost = true;
-      this.onStatus("lost");
-      if (source.readyState === EventSource.CLOSED) {
-        this.timer = setTimeout(() => this.open(), this.pause);
-        this.pause = Math.min(this.pause * 2, 15_000);
-      }
-    };
-    for (const type of EVENT_TYPES) {
-      source.addEventListener(type, (e) => {
-        let data;
-        try {
-          data = JSON.parse(e.data);
-        } catch {
-          data = undefined;
-        }
-        this.onEvent(type, data, e.lastEventId);
-      });
+      await this.read(res.body);
+    } catch {
+      // a failed or refused stream: told below, like one that ended
     }
+    if (this.abort !== abort) return;
+    this.lost = true;
+    this.onStatus("lost");
+    this.timer = setTimeout(() => this.open(), this.pause);
+    this.pause = Math.min(this.pause * 2, 15_000);
+  }
+
+  /** Frames end at an empty line; `id:`, `event:` and `data:` lines make one event, `:` lines are pings. */
+  async read(body) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value.replace(/\r\n?/g, "\n");
+      for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+        this.frame(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+      }
+    }
+  }
+
+  frame(text) {
+    let type = "message";
+    const data = [];
+    for (const line of text.split("\n")) {
+      const colon = line.indexOf(":");
+      if (colon === 0) continue;
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+      if (field === "id") this.lastId = value;
+      else if (field === "event") type = value;
+      else if (field === "data") data.push(value);
+    }
+    if (data.length === 0 || !EVENT_TYPES.includes(type)) return;
+    let parsed;
+    try {
+      parsed = JSON.parse(data.join("\n"));
+    } catch {
+      parsed = undefined;
+    }
+    this.onEvent(type, parsed, this.lastId);
   }
 }

@@ -83,7 +83,12 @@ const refreshView = coalesced(async () => {
 /** Draws what the address names; `moved`: the person went there, so focus follows (not on first load). */
 function route(moved = false) {
   const m = /^#\/sheep\/([^/]+)$/.exec(location.hash);
-  const agentId = m ? decodeURIComponent(m[1]) : undefined;
+  let agentId;
+  try {
+    agentId = m ? decodeURIComponent(m[1]) : undefined;
+  } catch {
+    agentId = undefined; // an address no page of ours makes (%E0): the herd instead
+  }
   if (view && view.agentId === agentId) return;
   view?.dispose();
   view = undefined;
