@@ -5,10 +5,12 @@
  * panel-browser e2e.
  */
 import assert from "node:assert/strict";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, it } from "node:test";
+import { execa } from "execa";
 import { isPagePath, PAGE_DIR } from "../../src/panel/page.ts";
 
 const files = async () => (await readdir(PAGE_DIR)).sort();
@@ -81,6 +83,36 @@ describe("the panel's page files", () => {
     assert.deepEqual(parts[1]!.slice(-1), ["+diff --git not a header inside a line"], "a + line is content, and the trailing blank is dropped");
     assert.deepEqual(splitPatch(""), []);
     assert.deepEqual(splitPatch(undefined), []);
+  });
+
+  it("a file whose type changed is one part (git writes it as two under one header): every later file keeps its own hunks", async () => {
+    const { splitPatch } = await load("diff.js");
+    const repo = await mkdtemp(join(tmpdir(), "pi-shepherd-typechange-"));
+    try {
+      const git = (...args: string[]) => execa("git", ["-c", "core.symlinks=true", ...args], { cwd: repo, stdin: "ignore" });
+      await git("init", "-q");
+      await writeFile(join(repo, "f"), "a file\n");
+      await writeFile(join(repo, "g"), "one\n");
+      await git("add", ".");
+      await git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one");
+      await rm(join(repo, "f"));
+      await symlink("elsewhere", join(repo, "f"));
+      await writeFile(join(repo, "g"), "two\n");
+      await git("add", ".");
+      await git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "two");
+      const raw = (await git("diff-tree", "-r", "--no-renames", "--raw", "HEAD~1", "HEAD")).stdout;
+      assert.match(raw, /\tf\n.*\tg$/s);
+      assert.match(raw, / T\tf/, "git lists f once, as a type change");
+      const patch = (await git("diff-tree", "-r", "-p", "--no-renames", "--no-color", "HEAD~1", "HEAD")).stdout;
+      assert.equal(patch.match(/^diff --git a\/f b\/f$/gm)?.length, 2, "and writes it twice in the patch");
+      const parts = splitPatch(patch);
+      assert.equal(parts.length, 2, "one part for each row of the list");
+      assert.ok(parts[0]!.includes("+elsewhere") && parts[0]!.includes("-a file"), "f's part holds both of its halves");
+      assert.ok(parts[1]!.includes("-one") && parts[1]!.includes("+two"), "g's part holds g's hunk");
+      assert.ok(!parts[1]!.some((l) => l.includes("elsewhere")), "and nothing of f");
+    } finally {
+      await rm(repo, { recursive: true, force: true });
+    }
   });
 
   it("numbers as the herd shows them: tokens, cost, how long, first lines", async () => {

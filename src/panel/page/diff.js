@@ -7,14 +7,22 @@ import { asText, h } from "./dom.js";
 
 const FILE_STATUSES = new Set(["added", "modified", "deleted", "typechange"]);
 
-/** The patch cut at each `diff --git` line: one part per file, in order. */
+/**
+ * The patch cut at each `diff --git` line: one part per file, in order. A file whose type changed
+ * (a file made a symbolic link) is two parts in git's patch, a deletion and a creation under the
+ * same header line, but one row of the list: taken as one part, or every later file would show
+ * the hunks of the file before it and the last file's would be shown nowhere.
+ */
 export function splitPatch(patch) {
   const parts = [];
   let current;
   for (const line of asText(patch).split("\n")) {
     if (line.startsWith("diff --git ")) {
-      current = [line];
-      parts.push(current);
+      if (current?.[0] === line) current.push(line);
+      else {
+        current = [line];
+        parts.push(current);
+      }
     } else if (current) current.push(line);
   }
   if (parts.length > 0) {
