@@ -131,13 +131,15 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.deepEqual(trouble.errors, [], "no script error in the page");
   });
 
-  it("what a person types on while a prompt is on its way stays in the box; only the prompt sent leaves it", async () => {
+  it("a prompt on its way is sent once, however often Ctrl+Enter is pressed; what the person types on meanwhile stays in the box", async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
     const route = "**/api/v1/sheep/*/prompt";
+    let posts = 0;
     await page.route(route, async (r) => {
+      posts++;
       await held;
       await r.continue();
     });
@@ -145,10 +147,15 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     await box.fill(directive({ reply: "Held at the gate, then answered", tag: "HELD" }));
     await box.press("Control+Enter");
     await page.locator(".prompt-form .note", { hasText: "Sending…" }).waitFor();
+    // Impatient: Ctrl+Enter again while it is on its way. Nothing more is sent, and Send waits.
+    await box.press("Control+Enter");
+    assert.equal(await page.locator(".prompt-form button[type=submit]").isDisabled(), true, "Send is off while the prompt is on its way");
     await page.keyboard.type("and the next thought");
     release();
     await page.locator(".prompt-form .note", { hasText: /^Sent as p_\w+\.$/ }).waitFor();
     await page.unroute(route);
+    assert.equal(posts, 1, "one prompt sent, however often it was asked for meanwhile");
+    assert.equal(await page.locator(".prompt-form button[type=submit]").isEnabled(), true, "Send is back");
     assert.equal(await box.inputValue(), "and the next thought", "the words typed meanwhile are kept");
     await page.locator(".conv-answer .conv-text", { hasText: "Held at the gate, then answered" }).waitFor();
     assert.equal(model.log.filter((l) => l.tag === "HELD").length, 1, "the prompt was sent once");

@@ -58,6 +58,28 @@ export function arrange(el, nodes) {
   return el;
 }
 
+/**
+ * A form's submit, one at a time: while one is on its way its submit buttons are disabled and a
+ * second submit (a second click, Ctrl+Enter held or pressed again) is dropped, so nothing is sent twice.
+ */
+export function oneAtATime(form, run) {
+  let busy = false;
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (busy) return;
+    busy = true;
+    const buttons = [...form.querySelectorAll("button[type=submit]")];
+    for (const b of buttons) b.disabled = true;
+    try {
+      await run(e);
+    } finally {
+      busy = false;
+      for (const b of buttons) b.disabled = false;
+    }
+  });
+  return form;
+}
+
 /** A value shown as text whatever it is: a string as it is, anything else as JSON. */
 export function asText(value) {
   if (value === undefined || value === null) return "";

@@ -5,7 +5,7 @@
  * Interrupt and close ask first. Boxes a person types in are built once and kept across redraws.
  */
 import { ApiError, get, post, sheepPath } from "./api.js";
-import { arrange, asText, clock, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
+import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, since, stateBadge, tokens } from "./dom.js";
 import { renderDiff } from "./diff.js";
 import { workingOn } from "./fleet.js";
 
@@ -81,7 +81,7 @@ export class SheepView {
     this.promptText.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
-        this.promptForm.requestSubmit();
+        if (!e.repeat) this.promptForm.requestSubmit();
       }
     });
     const mode = (value, label, hint, checked = false) =>
@@ -89,7 +89,7 @@ export class SheepView {
     this.promptNote = h("p", { class: "note", role: "status" });
     this.promptForm = h(
       "form",
-      { class: "prompt-form", onsubmit: (e) => this.sendPrompt(e) },
+      { class: "prompt-form" },
       h("label", { for: "prompt-text", class: "field-label" }, "Prompt"),
       this.promptText,
       h(
@@ -107,6 +107,7 @@ export class SheepView {
       ),
       this.promptNote,
     );
+    oneAtATime(this.promptForm, () => this.sendPrompt());
 
     this.messagesList = h("ol", { class: "messages" });
     this.conversation = h("div", { class: "conversation", tabindex: "0", "aria-label": "Conversation" });
@@ -373,10 +374,10 @@ export class SheepView {
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
-        form.requestSubmit();
+        if (!e.repeat) form.requestSubmit();
       }
     });
-    form.addEventListener("submit", (e) => this.sendReply(e, id, input, note, form));
+    oneAtATime(form, () => this.sendReply(id, input, note, form));
     const li = h(
       "li",
       { class: `message msg-${kind}`, "data-message-id": id },
@@ -395,8 +396,7 @@ export class SheepView {
     else if (item.form.hidden) item.form.hidden = false;
   }
 
-  async sendReply(e, messageId, input, note, form) {
-    e.preventDefault();
+  async sendReply(messageId, input, note, form) {
     const text = input.value;
     if (!text.trim()) return;
     fill(note, "Sending…");
@@ -412,8 +412,7 @@ export class SheepView {
     }
   }
 
-  async sendPrompt(e) {
-    e.preventDefault();
+  async sendPrompt() {
     const message = this.promptText.value;
     if (!message.trim()) return;
     const mode = new FormData(this.promptForm).get("deliverAs");

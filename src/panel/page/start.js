@@ -3,7 +3,7 @@
  * needs a confirmation is refused here, as in a pi without UI, with its code shown).
  */
 import { ApiError, post } from "./api.js";
-import { asText, fill, h } from "./dom.js";
+import { asText, fill, h, oneAtATime } from "./dom.js";
 import { sheepHref } from "./fleet.js";
 
 export function startForm(say) {
@@ -28,8 +28,7 @@ export function startForm(say) {
     ),
     note,
   );
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
+  oneAtATime(form, async () => {
     const body = { agent: agent.input.value.trim() };
     if (label.input.value.trim()) body.label = label.input.value.trim();
     if (cwd.input.value.trim()) body.cwd = cwd.input.value.trim();
