@@ -22,6 +22,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: HttpCode | ErrorCode,
     message: string,
+    /** A 405's methods, for its Allow header. */
+    readonly allow?: readonly string[],
   ) {
     super(`[${code}] ${message}`);
     this.name = "HttpError";
@@ -81,6 +83,6 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export function sendError(res: ServerResponse, e: unknown): string {
   const { status, code, message } = errorAnswer(e);
   if (res.headersSent) res.destroy();
-  else sendJson(res, status, { code, message }, status === 405 ? { allow: "GET, POST" } : {});
+  else sendJson(res, status, { code, message }, e instanceof HttpError && e.allow ? { allow: e.allow.join(", ") } : {});
   return code;
 }

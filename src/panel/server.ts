@@ -214,19 +214,19 @@ export class PanelServer {
     if (rest.length > 0) throw notFound(path);
     const key = sub ?? "";
     const pattern = `/api/v1/sheep/:id${key ? `/${key}` : ""}`;
+    // Own keys only: "toString" or "constructor" is no route. Only a route's pattern is counted, so a
+    // client asking for paths that do not exist adds no label to /metrics.
+    const takes = Object.keys(SHEEP_ROUTES).filter((m) => Object.hasOwn(SHEEP_ROUTES[m]!, key));
+    if (takes.length === 0) throw notFound(path);
     where.route = pattern;
-    const handler = SHEEP_ROUTES[method]?.[key];
-    if (!handler) {
-      const known = Object.entries(SHEEP_ROUTES).filter(([, r]) => Object.hasOwn(r, key));
-      if (known.length) throw new HttpError(405, "method_not_allowed", `${pattern} takes ${known.map(([m]) => m).join(", ")}.`);
-      throw notFound(path);
-    }
+    if (!takes.includes(method)) throw new HttpError(405, "method_not_allowed", `${pattern} takes ${takes.join(", ")}.`, takes);
+    const handler = SHEEP_ROUTES[method]![key]!;
     sendJson(res, 200, (await handler(await ctx(), id)) ?? {});
   }
 }
 
 function allow(method: string, methods: readonly string[]): void {
-  if (!methods.includes(method)) throw new HttpError(405, "method_not_allowed", `this route takes ${methods.join(", ")}.`);
+  if (!methods.includes(method)) throw new HttpError(405, "method_not_allowed", `this route takes ${methods.join(", ")}.`, methods);
 }
 
 function notFound(path: string): HttpError {

@@ -219,6 +219,26 @@ describe("panel HTTP: who may ask", () => {
     assert.equal((m.json() as { code: string }).code, "method_not_allowed");
     const g = await ask(w.port, { method: "GET", path: `/api/v1/sheep/${id}/prompt`, headers: w.authed() });
     assert.equal(g.status, 405);
+    // Allow names what the route takes, as its message does.
+    assert.equal(m.headers.allow, "GET");
+    assert.equal(g.headers.allow, "POST");
+    assert.equal((await ask(w.port, { method: "GET", path: "/api/v1/session", headers: w.authed() })).headers.allow, "POST");
+    assert.equal((await ask(w.port, { method: "POST", path: "/healthz", headers: JSON_TYPE, body: {} })).headers.allow, "GET, HEAD");
+  });
+
+  it("what Object.prototype holds is no route: toString, constructor, __proto__ … are 404, and no path that is not a route becomes a label of /metrics", async () => {
+    for (const name of ["toString", "constructor", "valueOf", "__proto__", "hasOwnProperty", "nothing-here"]) {
+      for (const method of ["GET", "POST"]) {
+        const a = await ask(w.port, { method, path: `/api/v1/sheep/${id}/${name}`, headers: w.authed(JSON_TYPE), ...(method === "POST" ? { body: {} } : {}) });
+        assert.equal(a.status, 404, `${method} ${name}: ${a.text}`);
+        assert.equal((a.json() as { code: string }).code, "not_found");
+      }
+    }
+    const metrics = (await ask(w.port, { path: "/metrics", headers: w.authed() })).text;
+    const routes = [...metrics.matchAll(/^pi_shepherd_panel_requests_total\{route="([^"]*)"\}/gm)].map((m) => m[1]);
+    assert.ok(routes.length > 0, metrics);
+    for (const r of routes)
+      assert.doesNotMatch(r!, /toString|constructor|valueOf|__proto__|hasOwnProperty|nothing-here/, `a label for a path that is no route: ${r}`);
   });
 });
 
