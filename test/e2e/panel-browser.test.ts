@@ -217,6 +217,7 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.match(followup.toolTexts.at(-1) ?? "", /South, by the river/, "the tool returned the reply typed in the page");
     await item.locator(".msg-head", { hasText: "answered" }).waitFor();
     assert.equal(await item.locator(".reply-form").isHidden(), true, "an answered question has no reply box");
+    assert.equal(await item.evaluate((el) => el === document.activeElement), true, "the focus left with the box stays on its message");
     // The follow-up ran after it, and alpha is idle again for what comes next.
     await page.locator(".conv-answer .conv-text", { hasText: "The gate is shut behind them" }).waitFor({ timeout: 120_000 });
     await page.locator(".sheep-head .state-idle").waitFor();
@@ -269,6 +270,8 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     await page.locator("#start-label").fill("gamma");
     await page.locator(".start-form button[type=submit]").click();
     await page.locator(".sheep-title", { hasText: "gamma" }).waitFor({ timeout: 120_000 });
+    await page.locator(".sheep-head dt", { hasText: "agent" }).waitFor();
+    assert.equal(await page.locator("button.danger-soft", { hasText: "Interrupt" }).isDisabled(), true, "gamma runs no prompt: nothing to interrupt");
     await page.locator(".back").click();
     await page.locator(".sheep-row", { hasText: "gamma" }).waitFor();
     assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["alpha", "beta", "gamma"]);

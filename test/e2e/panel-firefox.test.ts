@@ -7,6 +7,7 @@
  * evidence is drawn, and a close closes the pane; no script error and no CSP violation on the way.
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "puppeteer-core";
@@ -158,17 +159,21 @@ describe("the panel in Firefox", { timeout: 900_000 }, () => {
     assert.deepEqual(await texts("details.prompt .file .line.add"), ["+one", "+two"]);
   });
 
-  it("a close from the page asks first; confirmed, it closes the sheep's pane; nothing in the page misbehaved", async () => {
+  it("a close from the page asks first; confirmed with only 'even if it holds work' ticked, it closes the pane and removes the worktree; nothing in the page misbehaved", async () => {
     const panes = tmuxPanes(world!.tmux.socket);
+    const worktree = ((await scene.state(beta.agentId)) as { worktree?: { path: string } }).worktree?.path;
+    assert.ok(worktree && existsSync(worktree), "beta works in a worktree of its own");
     await page.click("button.danger");
     await page.waitForSelector("dialog#confirm[open]");
     assert.equal(await page.$eval("dialog#confirm .dialog-title", (e) => e.textContent), "Close beta?");
+    await page.click("#confirm-force");
     await page.click("dialog#confirm button[value=ok]");
     await waitText("#announce", "beta closed.");
     await page.waitForFunction(() => ![...document.querySelectorAll(".sheep-link")].some((a) => a.textContent === "beta"), { timeout: 30_000, polling: 100 });
     for (let i = 0; i < 100 && (await panes()).includes(beta.paneId); i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal((await panes()).includes(beta.paneId), false, "beta's pane is gone");
     assert.equal(pidAlive(beta.pid), false, "beta's pi has ended");
+    assert.equal(existsSync(worktree), false, "its worktree, work and all, is removed as the box said");
     assert.equal((await scene.state(alpha.agentId)).paneAlive, true, "alpha is untouched");
     assert.deepEqual(errors, [], "no script error in the page");
     assert.deepEqual(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations), [], "the page never met its own CSP");

@@ -182,7 +182,8 @@ export class SheepView {
     fill(this.stateEl, stateBadge(d.state), " ", since(d.since));
     const ended = d.state === "closed" || d.state === "exited";
     this.closeBtn.disabled = d.state === "closed";
-    this.interruptBtn.disabled = ended || d.state === "idle";
+    // The core interrupts a running prompt only: a sheep starting up, or between prompts, has none.
+    this.interruptBtn.disabled = ended || !d.activePromptId;
     const item = (term, ...value) => [h("dt", {}, term), h("dd", {}, ...value)];
     const working = workingOn(d);
     fill(
@@ -377,14 +378,14 @@ export class SheepView {
         if (!e.repeat) form.requestSubmit();
       }
     });
-    oneAtATime(form, () => this.sendReply(id, input, note, form));
     const li = h(
       "li",
-      { class: `message msg-${kind}`, "data-message-id": id },
+      { class: `message msg-${kind}`, "data-message-id": id, tabindex: "-1" },
       h("p", { class: "msg-head" }, h("span", { class: "badge" }, kind), " ", h("span", { class: "muted small" }, `${clock(m.at)} · ${id}`), " ", state),
       h("div", { class: "msg-text" }, asText(m.text)),
       form,
     );
+    oneAtATime(form, () => this.sendReply(id, input, note, form, li));
     return { li, form, state };
   }
 
@@ -396,13 +397,15 @@ export class SheepView {
     else if (item.form.hidden) item.form.hidden = false;
   }
 
-  async sendReply(messageId, input, note, form) {
+  async sendReply(messageId, input, note, form, li) {
     const text = input.value;
     if (!text.trim()) return;
     fill(note, "Sending…");
     try {
       await post(sheepPath(this.agentId, "/reply"), { messageId, text });
       input.value = "";
+      // The box goes away with the focus in it: the focus stays on its message, not the page's top.
+      if (form.contains(document.activeElement)) li.focus();
       form.hidden = true;
       fill(note, "");
       this.say("Reply sent.");
@@ -464,7 +467,8 @@ export class SheepView {
     });
     if (!answer) return;
     const body = {};
-    if (answer.removeWorktree) body.removeWorktree = true;
+    // "Even if it holds work" is a removal too: the tool takes force only with removeWorktree.
+    if (answer.removeWorktree || answer.force) body.removeWorktree = true;
     if (answer.force) body.force = true;
     fill(this.actionNote, "Closing…");
     try {
