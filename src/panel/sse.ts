@@ -1,6 +1,7 @@
 /**
  * The event stream: clients held open, each event sent to all with an id, and the last
- * RING_SIZE events kept so a client that reconnects with Last-Event-ID misses nothing still held.
+ * RING_SIZE events kept so a client that reconnects with Last-Event-ID misses nothing still held
+ * (what it missed, when that fits in MAX_UNSENT_BYTES; else one reset).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { COMMON_HEADERS, HttpError } from "./errors.ts";
@@ -75,8 +76,12 @@ export class SseHub {
     // What it saw last is held (or is the newest): everything after it. Otherwise it missed more than is held.
     if (last === this.lastId) return;
     if (first !== undefined && last >= first - 1 && last < this.lastId) {
-      for (const held of this.ring) if (held.id > last) this.write(res, held.frame);
-      return;
+      const missed = this.ring.filter((held) => held.id > last);
+      // More than a client may leave unsent would drop it in the middle of the replay: it reads everything afresh instead.
+      if (missed.reduce((n, held) => n + Buffer.byteLength(held.frame), 0) <= MAX_UNSENT_BYTES) {
+        for (const held of missed) this.write(res, held.frame);
+        return;
+      }
     }
     this.write(res, `id: ${this.lastId}\nevent: reset\ndata: {}\n\n`);
   }

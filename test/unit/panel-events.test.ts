@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { MAX_EVENT_TEXT } from "../../src/panel/feed.ts";
-import { MAX_CLIENTS, RING_SIZE } from "../../src/panel/sse.ts";
+import { MAX_CLIENTS, MAX_UNSENT_BYTES, RING_SIZE } from "../../src/panel/sse.ts";
 import { ask, openEvents, type PanelWorld, panelWorld, type SseClient } from "../support/panel-world.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -100,6 +100,25 @@ describe("panel events", () => {
     const future = await openEvents(w.port, w.authed({ "last-event-id": "1" }));
     await future.next((e) => e.event === "reset");
     future.close();
+  });
+
+  it("a reconnect that missed more than a client may leave unsent gets one reset, and stays connected", async () => {
+    const a = await openEvents(w.port, w.authed());
+    const mark = w.server.hub.send("blocked", { agentId: "a_0000000000", label: "mark" });
+    await a.next((e) => e.id === String(mark));
+    a.close();
+    await a.closed;
+    // Missed while away: more than MAX_UNSENT_BYTES of held events (each well under a result's 16 KiB).
+    const text = "z".repeat(8 * 1024);
+    for (let i = 0; i * text.length <= MAX_UNSENT_BYTES; i++) w.server.hub.send("result", { agentId: "a_0000000000", promptId: `p_${i}`, text });
+    const b = await openEvents(w.port, w.authed({ "last-event-id": String(mark) }));
+    const first = await b.next(() => true);
+    assert.equal(first.event, "reset", "one reset instead of a replay that would drop it");
+    const after = w.server.hub.send("blocked", { agentId: "a_0000000000", label: "after" });
+    await b.next((e) => e.id === String(after));
+    assert.equal(b.events.filter((e) => e.event === "result").length, 0, "nothing of the replay was sent");
+    b.close();
+    await b.closed;
   });
 
   it("a result's text over 16 KiB is cut in its event and says so; the whole stays the conversation's", async () => {
