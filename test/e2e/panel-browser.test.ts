@@ -236,6 +236,17 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.ok(!(await answers()).includes("too late"), "the interrupted turn never answered");
   });
 
+  it("what a person selected in the conversation stays selected while new turns come in", async () => {
+    const first = page.locator(".conv-answer .conv-text", { hasText: "Counted 40 sheep in the north field" });
+    await first.selectText();
+    const selected = () => page.evaluate(() => getSelection()?.toString());
+    assert.equal(await selected(), "Counted 40 sheep in the north field");
+    await scene.prompt(alpha.agentId, directive({ reply: "One more lamb by the gate", tag: "MORE" }));
+    await page.locator(".conv-answer .conv-text", { hasText: "One more lamb by the gate" }).waitFor({ timeout: 120_000 });
+    await page.locator(".sheep-head .state-idle").waitFor();
+    assert.equal(await selected(), "Counted 40 sheep in the north field", "the earlier turn kept its nodes, and the selection in it");
+  });
+
   it("an isolated sheep's evidence is drawn as a per-file diff; the user's checkout never sees it", async () => {
     await openSheep("beta");
     assert.match((await page.locator(".meta").textContent()) ?? "", /worktree.*pi-shepherd\/beta|worktree/);

@@ -53,8 +53,12 @@ export class SheepView {
     this.messageItems = new Map();
     this.promptItems = new Map();
     this.build();
+    this.turnNodes = new Map();
     this.screenTimer = setInterval(() => {
-      if (!document.hidden && !this.gone) this.loadScreen();
+      if (document.hidden || this.gone) return;
+      this.loadScreen();
+      // Nothing is told while a turn runs (pi writes its session file all through it): read it with the screen.
+      if (this.detail?.state === "working") this.loadConversation();
     }, SCREEN_MS);
   }
 
@@ -111,6 +115,8 @@ export class SheepView {
 
     this.messagesList = h("ol", { class: "messages" });
     this.conversation = h("div", { class: "conversation", tabindex: "0", "aria-label": "Conversation" });
+    this.emptyNote = h("p", { class: "muted" }, "Nothing said yet.");
+    this.earlierNote = h("p", { class: "muted small" }, `Earlier turns are in the session file; the last ${TURNS} are shown.`);
     this.screen = h("pre", { class: "screen", tabindex: "0", "aria-label": "Live screen" });
     this.screenNote = h("p", { class: "muted small" });
     this.promptsList = h("ol", { class: "prompts" });
@@ -282,27 +288,20 @@ export class SheepView {
       if (this.disposed) return;
       const turns = Array.isArray(c?.turns) ? c.turns : [];
       const atBottom = this.conversation.scrollTop + this.conversation.clientHeight >= this.conversation.scrollHeight - 8;
-      fill(
-        this.conversation,
-        turns.length === 0 ? h("p", { class: "muted" }, "Nothing said yet.") : "",
-        c?.earlier ? h("p", { class: "muted small" }, `Earlier turns are in the session file; the last ${TURNS} are shown.`) : "",
-        turns.map((t) =>
-          h(
-            "article",
-            { class: "turn" },
-            t.at ? h("p", { class: "muted small" }, clock(t.at)) : "",
-            (Array.isArray(t.lines) ? t.lines : []).map((l) => {
-              const kind = LINE_KINDS.has(l.kind) ? l.kind : "other";
-              return h(
-                "div",
-                { class: `conv-line conv-${kind}${l.failed ? " failed" : ""}` },
-                h("span", { class: "conv-kind" }, kind),
-                h("div", { class: "conv-text" }, asText(l.text)),
-              );
-            }),
-          ),
-        ),
-      );
+      // A turn read again as it was keeps its nodes: a new turn, or the one still growing, is all that
+      // is drawn, so what a person selected in an earlier turn (to copy it) stays selected.
+      const drawn = new Map();
+      const nodes = turns.map((t) => {
+        const key = JSON.stringify(t);
+        // Two turns alike (no time on them) are two nodes: one node stands in one place.
+        const node = (!drawn.has(key) && this.turnNodes.get(key)) || drawTurn(t);
+        if (!drawn.has(key)) drawn.set(key, node);
+        return node;
+      });
+      this.turnNodes = drawn;
+      const empty = turns.length === 0 ? this.emptyNote : undefined;
+      const earlier = c?.earlier ? this.earlierNote : undefined;
+      arrange(this.conversation, [empty, earlier, ...nodes].filter(Boolean));
       if (atBottom) this.conversation.scrollTop = this.conversation.scrollHeight;
     } catch (e) {
       if (!this.disposed) fill(this.conversation, h("p", { class: "muted" }, errorText(e)));
@@ -479,6 +478,24 @@ export class SheepView {
       fill(this.actionNote, errorText(err));
     }
   }
+}
+
+/** One turn of the conversation: its time, then each line classed by its kind. */
+function drawTurn(t) {
+  return h(
+    "article",
+    { class: "turn" },
+    t.at ? h("p", { class: "muted small" }, clock(t.at)) : "",
+    (Array.isArray(t.lines) ? t.lines : []).map((l) => {
+      const kind = LINE_KINDS.has(l.kind) ? l.kind : "other";
+      return h(
+        "div",
+        { class: `conv-line conv-${kind}${l.failed ? " failed" : ""}` },
+        h("span", { class: "conv-kind" }, kind),
+        h("div", { class: "conv-text" }, asText(l.text)),
+      );
+    }),
+  );
 }
 
 function evidenceNote(evidence) {
