@@ -8,6 +8,7 @@
  * a /reload comes back by itself and says so.
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -268,6 +269,17 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.deepEqual(await files.nth(1).locator(".line.add").allTextContents(), ["+one", "+two"]);
     assert.equal(await readFile(join(world!.cwd, "a.txt"), "utf8"), lines(3), "the user's checkout is untouched");
     assert.equal(await git(world!.cwd, "status", "--porcelain"), "");
+  });
+
+  it("a running turn's steps appear while it runs, though nothing is told until it ends", async () => {
+    await openSheep("alpha");
+    await typePrompt(
+      directive({ rounds: [[write("step-1.txt", "one\n")], [write("step-2.txt", "two\n")]], afterTool: "steps done", delayMs: 8000, tag: "STEPS" }),
+    );
+    await page.locator(".conv-line", { hasText: "step-1.txt" }).waitFor({ timeout: 60_000 });
+    assert.equal(existsSync(join(world!.cwd, "step-2.txt")), false, "its first step is shown before its second is taken");
+    assert.equal(await page.locator(".sheep-head .state-working").count(), 1, "while it still works");
+    await page.locator(".conv-answer .conv-text", { hasText: "steps done" }).waitFor({ timeout: 120_000 });
   });
 
   it("a sheep started from the page's form is listed and opened; a start the tool refuses shows its code", async () => {

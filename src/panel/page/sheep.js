@@ -57,8 +57,6 @@ export class SheepView {
     this.screenTimer = setInterval(() => {
       if (document.hidden || this.gone) return;
       this.loadScreen();
-      // Nothing is told while a turn runs (pi writes its session file all through it): read it with the screen.
-      if (this.detail?.state === "working") this.loadConversation();
     }, SCREEN_MS);
   }
 
