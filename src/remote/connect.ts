@@ -41,7 +41,7 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
   const ports = remotePorts(session, {
     host: name,
     runtime: () => session.initAnswer()?.runtime ?? (h.runtime === "herdr" ? "herdr" : "tmux"),
-    ssh: h.ssh,
+    attachVia: { ssh: h.ssh, ...(h.sshOptions ? { sshOptions: h.sshOptions } : {}) },
   });
   void session.connect().catch(() => undefined); // a host that does not answer is told at its first call
   return {

@@ -3,7 +3,11 @@
  * (a remote host's answer is hostile data), and the sheep host's subscriptions across a reconnect.
  */
 import assert from "node:assert/strict";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
+import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../src/domain/errors.ts";
 import type { RemoteCall, RemoteEvent } from "../../src/remote/rpc/call.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
@@ -134,10 +138,31 @@ test("what the proxies send: the port's arguments in order, a pane as {paneId, a
   const lazy = remotePorts(call, { host: "h", runtime: () => "herdr" }).runtime;
   assert.equal(lazy.name, "herdr");
   assert.deepEqual(await lazy.createPane({} as never), { paneId: "%9", runtime: "herdr" });
-  // The hint to watch a pane there is that machine's command, run from here through ssh.
+  // The hint to watch a pane there is that machine's command, run from here through ssh: the
+  // host's text is one quoted word of this machine's line, read by the remote shell only.
+  const honest = "tmux -S '/srv/pi agent/s' attach -t %9";
+  call.answers.set("runtime.createPane", { paneId: "%9", attachHint: honest });
+  const far = remotePorts(call, { host: "h", runtime: "tmux", attachVia: { ssh: "me@gpu", sshOptions: ["-p", "2222"] } }).runtime;
+  const line = (await far.createPane({} as never)).attachHint!;
+  assert.equal(line, `'ssh' '-t' '-p' '2222' '--' 'me@gpu' 'tmux -S '\\''/srv/pi agent/s'\\'' attach -t %9'`);
+  const words = await execa("sh", ["-c", `printf '%s\\n' ${line}`]);
+  assert.deepEqual(words.stdout.split("\n"), ["ssh", "-t", "-p", "2222", "--", "me@gpu", honest], "here: ssh's own words, the host's line whole as one");
+  // A hostile host's hint runs nothing here when a person pastes the line.
+  const marks = await mkdtemp(join(tmpdir(), "pi-shepherd-hint-"));
+  try {
+    call.answers.set("runtime.createPane", { paneId: "%9", attachHint: `x; touch ${join(marks, "pwned")}; $(touch ${join(marks, "sub")})` });
+    const hostile = (await far.createPane({} as never)).attachHint!;
+    await execa("sh", ["-c", `printf '%s\\n' ${hostile}`]);
+    assert.deepEqual(await readdir(marks), [], "nothing of the host's text ran on this machine");
+  } finally {
+    await rm(marks, { recursive: true, force: true });
+  }
+  call.answers.set("runtime.createPane", { paneId: "%9", attachHint: "tmux attach\u001b]2;retitled\u0007" });
+  assert.equal((await far.createPane({} as never)).attachHint, undefined, "a hint with a control character is dropped");
+  call.answers.set("runtime.createPane", { paneId: "%9", attachHint: "run `herdr` and open workspace w1 (pane p1)" });
+  const herdr = remotePorts(call, { host: "h", runtime: "herdr", attachVia: { ssh: "me@gpu" } }).runtime;
+  assert.equal((await herdr.createPane({} as never)).attachHint, "'ssh' '-t' '--' 'me@gpu', then there: run `herdr` and open workspace w1 (pane p1)");
   call.answers.set("runtime.createPane", { paneId: "%9", attachHint: "tmux -S /run/s attach -t %9" });
-  const far = remotePorts(call, { host: "h", runtime: "tmux", ssh: "me@gpu" }).runtime;
-  assert.equal((await far.createPane({} as never)).attachHint, "ssh -t me@gpu tmux -S /run/s attach -t %9");
   assert.equal((await lazy.createPane({} as never)).attachHint, "tmux -S /run/s attach -t %9", "no destination: the hint as it came");
   call.down = true;
   await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "host_unreachable"));

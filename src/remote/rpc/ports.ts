@@ -23,13 +23,13 @@ export interface RemotePortSet {
 export interface RemotePortOptions {
   host: string;
   runtime: RuntimeName | (() => RuntimeName);
-  /** The ssh destination: a created pane's attach hint is run from here through it. */
-  ssh?: string;
+  /** How a person here reaches the host (its destination and options): a created pane's attach hint is run through ssh. */
+  attachVia?: { ssh: string; sshOptions?: readonly string[] };
 }
 
 export function remotePorts(remote: RemoteCall, o: RemotePortOptions): RemotePortSet {
   return {
-    runtime: new RemoteRuntime(remote, o.runtime, o.host, o.ssh),
+    runtime: new RemoteRuntime(remote, o.runtime, o.host, o.attachVia),
     host: new RemoteSheepHost(remote, o.host),
     workspace: new RemoteWorkspace(remote, o.host),
     dir: async (path) => expect<string>(await remote.call("sys.dir", [path ?? null]), isString, "sys.dir", o.host),

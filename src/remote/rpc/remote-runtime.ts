@@ -1,5 +1,6 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
+import { shellLine } from "../../runtimes/shell-line.ts";
 import type { RemoteCall } from "./call.ts";
 import { arrayOf, expect, fields, type Guard, isObject, isString, oneOf, optional } from "./shape.ts";
 
@@ -13,8 +14,8 @@ export class RemoteRuntime implements Runtime {
     private readonly runtimeName: RuntimeName | (() => RuntimeName),
     /** The host's name, for the words of errors. */
     private readonly host: string,
-    /** The ssh destination: the multiplexer's attach hint is a command for that machine, run from here through ssh. */
-    private readonly attachVia?: string,
+    /** How a person here reaches that machine: the multiplexer's attach hint is for there, run through ssh. */
+    private readonly attachVia?: { ssh: string; sshOptions?: readonly string[] },
   ) {}
 
   get name(): RuntimeName {
@@ -29,8 +30,21 @@ export class RemoteRuntime implements Runtime {
       "runtime.createPane",
       this.host,
     );
-    const hint = pane.attachHint === undefined ? undefined : this.attachVia === undefined ? pane.attachHint : `ssh -t ${this.attachVia} ${pane.attachHint}`;
-    return { paneId: pane.paneId, runtime: pane.runtime ?? this.name, ...(hint !== undefined ? { attachHint: hint } : {}) };
+    const runtime = pane.runtime ?? this.name;
+    const hint = pane.attachHint === undefined ? undefined : this.attachVia === undefined ? pane.attachHint : this.viaSsh(pane.attachHint, runtime);
+    return { paneId: pane.paneId, runtime, ...(hint !== undefined ? { attachHint: hint } : {}) };
+  }
+
+  /**
+   * The hint as a line a person runs here. The host's text is never a part of this machine's shell
+   * line: tmux's command goes to ssh as one quoted word, for the remote shell to read; herdr's hint
+   * is words to follow there, after the ssh line. A hint with a control character is dropped.
+   */
+  private viaSsh(hint: string, runtime: RuntimeName): string | undefined {
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(hint)) return undefined;
+    const via = this.attachVia!;
+    const ssh = ["ssh", "-t", ...(via.sshOptions ?? []), "--", via.ssh];
+    return runtime === "tmux" ? shellLine([...ssh, hint]) : `${shellLine(ssh)}, then there: ${hint}`;
   }
 
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
