@@ -22,8 +22,10 @@ export class RoutedWorkspace implements Workspace {
     return b && host !== undefined ? { ...b, host } : b;
   }
 
-  diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
-    return this.#on(baseline.host).diff(baseline, o);
+  async diff(baseline: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
+    const d = await this.#on(baseline.host).diff(baseline, o);
+    // The host's own answer knows no host: the evidence's baseline (a follow-up starts from it) is stamped here.
+    return baseline.host === undefined ? d : { ...d, baseline: { ...d.baseline, host: baseline.host } };
   }
 
   async isolate(o: IsolateRequest): Promise<Isolated> {

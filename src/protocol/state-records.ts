@@ -74,7 +74,11 @@ function worktreeProblem(w: unknown, agentId: string, resumed = false): Problem 
 function baselineProblem(b: unknown): Problem {
   if (!isRecord(b) || !plainPath(b.root) || typeof b.takenAt !== "string") return "baseline is not well-formed";
   if (typeof b.tree !== "string" || !OBJECT_ID.test(b.tree)) return "baseline.tree is not an object id";
-  return optional(b, "commit", (x) => typeof x === "string" && OBJECT_ID.test(x));
+  return (
+    optional(b, "commit", (x) => typeof x === "string" && OBJECT_ID.test(x)) ??
+    // The host a remote baseline's git runs on: a name of the hosts setting's shape, or none.
+    optional(b, "host", (x) => typeof x === "string" && HOST_NAME.test(x))
+  );
 }
 
 function evidenceProblem(e: unknown): Problem {

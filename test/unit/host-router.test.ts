@@ -5,7 +5,9 @@ import { RoutedRuntime } from "../../src/hosts/runtime.ts";
 import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
 import { type HostDown, HostTable, type RemotePorts } from "../../src/hosts/table.ts";
 import { RoutedWorkspace } from "../../src/hosts/workspace.ts";
-import type { AgentDefinition } from "../../src/ports/types.ts";
+import { nextBaseline } from "../../src/core/prompts/evidence.ts";
+import type { AgentDefinition, PromptRecord } from "../../src/ports/types.ts";
+import type { Workspace } from "../../src/ports/workspace.ts";
 import { closeText } from "../../src/tool/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
@@ -168,5 +170,48 @@ describe("host router", () => {
     assert.equal((await routed.baseline("/work", "a_local"))!.host, undefined);
     await assert.rejects(routed.diff(b!, { patchPath: "/p", inlineLines: 1 }));
     assert.deepEqual(seen, ["gpu isolate", "gpu inspect", "gpu baseline /srv", "local baseline /work", "gpu diff"]);
+  });
+
+  it("a follow-up queued behind a remote prompt starts from that prompt's evidence on the same host", async () => {
+    const seen: string[] = [];
+    // As a host's agent answers: its baseline knows no host.
+    const diffOf = (name: string) => async (b: { root: string }) => {
+      seen.push(`${name} diff ${b.root}`);
+      return {
+        baseline: { root: b.root, tree: "t1", takenAt: "then" },
+        after: "t2",
+        afterAt: "now",
+        files: [],
+        fileCount: 0,
+        insertions: 0,
+        deletions: 0,
+        patchPath: "/p",
+        patch: "",
+        truncated: false,
+      };
+    };
+    const ws = (name: string) => ({ diff: diffOf(name) }) as unknown as Workspace;
+    const local = new MemoryWorld();
+    const gpu = new MemoryWorld();
+    const table = new HostTable({
+      local: { runtime: local.runtime, host: local.host, workspace: ws("local") },
+      hosts: ["gpu"],
+      connect: () => ({ runtime: gpu.runtime, host: gpu.host, workspace: ws("gpu"), down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
+      hostOf: () => "gpu",
+    });
+    const routed = new RoutedWorkspace(table);
+    const first = await routed.diff({ root: "/srv/repo", tree: "t1", takenAt: "then", host: "gpu" }, { patchPath: "/p", inlineLines: 1 });
+    assert.equal(first.baseline.host, "gpu", "the evidence's baseline is stamped with its host");
+    const settled = {
+      promptId: "p_0000000001",
+      agentId: "a_remote",
+      submittedAt: "then",
+      settled: { status: "completed", evidence: first },
+    } as unknown as PromptRecord;
+    const next = { promptId: "p_0000000002", agentId: "a_remote", submittedAt: "then" } as PromptRecord;
+    nextBaseline(settled, next);
+    assert.equal(next.baseline?.host, "gpu");
+    await routed.diff(next.baseline!, { patchPath: "/p", inlineLines: 1 });
+    assert.deepEqual(seen, ["gpu diff /srv/repo", "gpu diff /srv/repo"], "both on the host, never git here on a path of that machine");
   });
 });

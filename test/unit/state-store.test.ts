@@ -296,7 +296,8 @@ describe("state.json store", () => {
       promptId: "p_wtgood0001",
       agentId: good.agentId,
       submittedAt: "2026-01-01T00:00:00Z",
-      baseline,
+      // A follow-up's baseline on a host names it.
+      baseline: { ...baseline, host: "gpu" },
       settled: { promptId: "p_wtgood0001", agentId: good.agentId, status: "completed", text: "ok", evidence },
     };
     const bad = [
@@ -308,6 +309,7 @@ describe("state.json store", () => {
     ];
     const badPrompts = [
       { promptId: "p_wttree0001", agentId: good.agentId, submittedAt: "x", baseline: { ...baseline, tree: "-p" } },
+      { promptId: "p_wthost0001", agentId: good.agentId, submittedAt: "x", baseline: { ...baseline, host: "-oProxyCommand=x" } },
       {
         promptId: "p_wtevid0001",
         agentId: good.agentId,
@@ -323,6 +325,7 @@ describe("state.json store", () => {
       "worktree.path is not this sheep's worktree path (x3)",
       "worktree.base is not an object id",
       "baseline.tree is not an object id",
+      "host is not well-formed",
       "evidence.files is not a file list",
     ]) {
       assert.ok(warnings[0]!.includes(why), `the warning says why: ${why}`);

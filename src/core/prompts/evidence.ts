@@ -28,7 +28,14 @@ export function nextBaseline(settled: PromptRecord, next: PromptRecord): void {
   if (next.baseline || next.evidenceError || !settled.settled) return;
   const e = settled.settled.evidence;
   if (e) {
-    next.baseline = { root: e.baseline.root, ...(e.afterCommit ? { commit: e.afterCommit } : {}), tree: e.after, takenAt: e.afterAt };
+    // On the machine the prompt before ran on: the host travels with the baseline.
+    next.baseline = {
+      root: e.baseline.root,
+      ...(e.baseline.host !== undefined ? { host: e.baseline.host } : {}),
+      ...(e.afterCommit ? { commit: e.afterCommit } : {}),
+      tree: e.after,
+      takenAt: e.afterAt,
+    };
   } else if (settled.baseline || settled.settled.evidenceError) {
     next.evidenceError = "the prompt before it has no evidence, so this one has no baseline";
   }
