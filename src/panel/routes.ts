@@ -116,9 +116,10 @@ const diff: Handler = async (c, id) => {
     }
   }
   // The whole patch is on disk; it is the repository's bytes, read as any file a sheep could touch.
-  const read = await readBounded(evidence.patchPath, { max: MAX_PATCH_BYTES, over: "head" });
-  const patch = read.ok ? read.data.toString("utf8") : evidence.patch;
-  const truncated = read.ok ? read.truncated || evidence.files.length < evidence.fileCount : evidence.truncated;
+  // A remote sheep's is on its host: that path is never read here (the record's first lines are shown).
+  const read = evidence.baseline.host === undefined ? await readBounded(evidence.patchPath, { max: MAX_PATCH_BYTES, over: "head" }) : undefined;
+  const patch = read?.ok ? read.data.toString("utf8") : evidence.patch;
+  const truncated = read?.ok ? read.truncated || evidence.files.length < evidence.fileCount : evidence.truncated;
   return {
     promptId: of,
     files: evidence.files.map((f) => ({

@@ -40,6 +40,11 @@ export function fileLines(files: readonly FileChange[], total: number, indent = 
   return lines;
 }
 
+/** Where the whole patch is: a remote sheep's is a file on its host. */
+export function patchPlace(e: Evidence): string {
+  return e.baseline.host === undefined ? e.patchPath : `${e.patchPath} on host ${e.baseline.host}`;
+}
+
 /** The evidence block of a result: what changed, from where, and the patch (bounded) unless only the stat is asked for. */
 export function evidenceText(e: Evidence, o: { patch: boolean }): string {
   const since = `since ${short(e.baseline.commit)} + the working tree at ${e.baseline.takenAt}`;
@@ -47,9 +52,9 @@ export function evidenceText(e: Evidence, o: { patch: boolean }): string {
   const lines = [`Evidence: ${changeSummary(e)} during this prompt (${since}):`, ...fileLines(e.files, e.fileCount)];
   if (e.shared) lines.push("This sheep works in your checkout, not a worktree of its own: the diff includes any edit made there meanwhile, yours too.");
   if (o.patch) {
-    lines.push(e.truncated ? `Patch (the first lines; all of it is in ${e.patchPath}):` : `Patch (also in ${e.patchPath}):`, e.patch.trimEnd());
+    lines.push(e.truncated ? `Patch (the first lines; all of it is in ${patchPlace(e)}):` : `Patch (also in ${patchPlace(e)}):`, e.patch.trimEnd());
   } else {
-    lines.push(`Patch: ${e.patchPath}`);
+    lines.push(`Patch: ${patchPlace(e)}`);
   }
   return lines.join("\n");
 }

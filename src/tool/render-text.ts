@@ -9,7 +9,7 @@
 import type { Push } from "../core/async/courier.ts";
 import { printable } from "../domain/printable.ts";
 import type { Evidence, SheepView } from "../ports/types.ts";
-import { fileLine, inFiles, visibleControls } from "./evidence-text.ts";
+import { fileLine, inFiles, patchPlace, visibleControls } from "./evidence-text.ts";
 import { sameReason } from "./format.ts";
 import { sheepName, stateClock } from "./widget-text.ts";
 
@@ -135,7 +135,7 @@ function changedFiles(i: ResultItem, t: Paint): string {
   if (!e || e.fileCount === 0) return i.evidenceError ? `\n    ${t.fg("warning", printable(i.evidenceError))}` : "";
   const lines = e.files.map((f) => `    ${t.fg("dim", fileLine(f))}`);
   if (e.fileCount > e.files.length) lines.push(`    ${t.fg("dim", `… ${e.fileCount - e.files.length} more files`)}`);
-  lines.push(`    ${t.fg("dim", `patch: ${e.patchPath}`)}`);
+  lines.push(`    ${t.fg("dim", `patch: ${patchPlace(e)}`)}`);
   if (e.shared) lines.push(`    ${t.fg("warning", "in your checkout: may include edits made there meanwhile")}`);
   return `\n${lines.join("\n")}`;
 }

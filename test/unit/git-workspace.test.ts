@@ -624,6 +624,9 @@ describe("git workspace: landing never replaces what git does not track; links a
       [["passwd-link", "added", "/etc/passwd"]],
     );
     assert.match(evidenceText({ ...e, shared: false }, { patch: false }), /^ {2}added {6}passwd-link → \/etc\/passwd \(symlink\)$/m);
+    // A remote sheep's patch is a file on its host, and says so.
+    assert.match(evidenceText({ ...e, shared: false }, { patch: false }), /^Patch: \S+\.patch$/m);
+    assert.match(evidenceText({ ...e, baseline: { ...e.baseline, host: "gpu" }, shared: false }, { patch: false }), /^Patch: \S+\.patch on host gpu$/m);
     const landed = await ws.land(wt, { squash: false, label: "links" });
     assert.equal(landed.files[0]?.link, "/etc/passwd");
     const text = landText({ ...landed, agentId: "a_links00000", label: "links" });

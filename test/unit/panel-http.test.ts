@@ -440,6 +440,16 @@ describe("panel HTTP: a prompt's evidence", () => {
     const wrong = await get(`/api/v1/sheep/${other.agentId}/diff?promptId=${first}`);
     assert.equal(wrong.status, 404, "another sheep's prompt is none of this one's");
     assert.equal((wrong.json() as { code: string }).code, "unknown_prompt");
+    // A remote sheep's patch file is on its host: its path is never read on this machine.
+    const rec = w.shepherd.registry.prompts.get(first)!;
+    const ev = rec.settled!.evidence!;
+    rec.settled!.evidence = { ...ev, baseline: { ...ev.baseline, host: "gpu" } };
+    await writeFile(ev.patchPath, "A FILE OF THIS MACHINE, not the host's patch\n");
+    const far = (await get(`/api/v1/sheep/${s.agentId}/diff?promptId=${first}`)).json() as { patch: string; truncated: boolean };
+    assert.equal(far.patch, ev.patch, "the patch's first lines, as the record keeps them");
+    assert.equal(far.truncated, ev.truncated);
+    rec.settled!.evidence = ev;
+    await writeFile(ev.patchPath, patch);
     const detail = (await get(`/api/v1/sheep/${s.agentId}`)).json() as {
       prompts: { promptId: string; status: string; evidence: boolean; finishedAt?: string }[];
     };

@@ -108,6 +108,26 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
   assert.deepEqual(await host.replies(A), new Map([["m_0123456789", "replied"]]));
   call.answers.set("host.reply", "sure");
   await assert.rejects(host.reply(A, "m_0123456789", "x"), (e) => isShepherdError(e, "protocol_error"));
+  // A patch at a path it was not asked for (say, a key file of this machine) is no answer.
+  const oid = "a".repeat(40);
+  const answered = (patchPath: string) => ({
+    baseline: { root: "/r", tree: oid, takenAt: "t" },
+    after: oid,
+    afterAt: "t",
+    files: [],
+    fileCount: 0,
+    insertions: 0,
+    deletions: 0,
+    patchPath,
+    patch: "",
+    truncated: false,
+  });
+  call.answers.set("ws.diff", answered("/home/me/.ssh/id_ed25519"));
+  await assert.rejects(workspace.diff({ root: "/r", tree: oid, takenAt: "t" }, { patchPath: "/state/p.patch", inlineLines: 5 }), (e) =>
+    isShepherdError(e, "protocol_error"),
+  );
+  call.answers.set("ws.diff", answered("/state/p.patch"));
+  assert.equal((await workspace.diff({ root: "/r", tree: oid, takenAt: "t" }, { patchPath: "/state/p.patch", inlineLines: 5 })).patchPath, "/state/p.patch");
   call.answers.set("ws.conflicts", "a.txt");
   await assert.rejects(workspace.conflicts({ path: "/w", branch: "shepherd/x", repoRoot: "/r", base: "c", leftBehind: 0 }), (e) =>
     isShepherdError(e, "protocol_error"),

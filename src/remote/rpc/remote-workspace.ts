@@ -1,4 +1,5 @@
 /** The workspace port over a remote host's agent: git runs there, on the remote checkout, with the same guards. */
+import { ShepherdError } from "../../domain/errors.ts";
 import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../../ports/workspace.ts";
 import type { RemoteCall } from "./call.ts";
 import { arrayOf, expect, fields, type Guard, isString, isStrings, oneOf, optional } from "./shape.ts";
@@ -38,8 +39,15 @@ export class RemoteWorkspace implements Workspace {
     return this.ask("ws.baseline", [cwd], optional(baseline));
   }
 
-  diff(b: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
-    return this.ask("ws.diff", [b, o], diffstat);
+  async diff(b: Baseline, o: { patchPath: string; inlineLines: number }): Promise<Diffstat> {
+    const d = await this.ask<Diffstat>("ws.diff", [b, o], diffstat);
+    // The patch is where it was asked to be written: an answer naming another path would send readers elsewhere.
+    if (d.patchPath !== o.patchPath)
+      throw new ShepherdError(
+        "protocol_error",
+        `host "${this.host}" answered ws.diff with a patch at a path it was not asked for; deploy this shepherd's bundle there again.`,
+      );
+    return d;
   }
 
   isolate(o: IsolateRequest): Promise<Isolated> {
