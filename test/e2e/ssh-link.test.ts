@@ -204,10 +204,11 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     });
     let reconnected = 0;
     s.onReconnect(() => reconnected++);
-    // Only what the agent after the reconnect sends: the host's poll may tell the agent's change more than once.
+    // Only what the agent after the reconnect sends (the old one's channel is gone once down is told;
+    // the renewed subscription may speak before up is): the host's poll may tell a change more than once.
     const events: string[] = [];
     s.onEvent((e) => {
-      if (seen.includes("up")) events.push(e.agentId);
+      if (seen.includes("down")) events.push(e.agentId);
     });
     process.kill(first.masterPid, "SIGKILL");
     await until("up again", () => s.state().status === "up" && seen.includes("down"));
