@@ -3,7 +3,9 @@
  * (src/remote/bundle.ts) in `<remote agentDir>/pi-shepherd/bin/<bundle hash>/`, dirs 0700 and
  * files 0600, each written to a temp name and renamed, and every file checked against its sha256
  * before the agent starts from them. A hash dir holds exactly one content, so a dir a running
- * sheep uses is never rewritten: missing files are added, a file that differs is refused.
+ * sheep uses is never rewritten: missing files are added, a file that differs is refused. What is
+ * there already counts only when it is ours: the ssh user's own dirs and plain files (a mode
+ * looser than 0700/0600 is tightened; another owner, or a link, is refused).
  *
  * The remote side is a fixed node script (no text of ours or the person's inside it): the
  * agent dir and the hash are its arguments, the files come on stdin.
@@ -51,23 +53,31 @@ const fs = require("node:fs"), path = require("node:path"), os = require("node:o
 const [mode, agentDirArg, hash] = process.argv.slice(1);
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\\n");
 const sha = (b) => crypto.createHash("sha256").update(b).digest("hex");
+function owned(p, dir) {
+  const st = fs.lstatSync(p);
+  if (dir ? !st.isDirectory() : !st.isFile()) throw new Error(p + " is not a " + (dir ? "directory" : "plain file") + " (a link is refused)");
+  if (st.uid !== process.getuid()) throw new Error(p + " belongs to uid " + st.uid + ", not " + process.getuid());
+  const want = dir ? 0o700 : 0o600;
+  if ((st.mode & 0o777) !== want) fs.chmodSync(p, want);
+}
 function privateDir(dir) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(dir);
-  if (!st.isDirectory()) throw new Error(dir + " is not a directory");
-  if (st.uid !== process.getuid()) throw new Error(dir + " belongs to uid " + st.uid + ", not " + process.getuid());
-  if ((st.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
+  owned(dir, true);
 }
+const exists = (p) => { try { fs.lstatSync(p); return true; } catch { return false; } };
 function main(req) {
   const home = os.homedir();
   let agentDir = agentDirArg === "" ? path.join(home, ".pi", "agent") : agentDirArg.startsWith("~/") ? path.join(home, agentDirArg.slice(2)) : agentDirArg;
   if (!path.isAbsolute(agentDir)) throw new Error("the agent dir " + JSON.stringify(agentDirArg) + " is not an absolute path");
   const state = path.join(agentDir, "pi-shepherd"), bin = path.join(state, "bin"), dir = path.join(bin, hash);
   const missing = [];
+  // What is there already is trusted only as ours: our uid, 0700 and 0600, no link in place of a file.
+  for (const d of [state, bin, dir]) if (exists(d)) owned(d, true);
   for (const f of req.files) {
     const p = path.join(dir, f.name);
-    let b;
-    try { b = fs.readFileSync(p); } catch { missing.push(f.name); continue; }
+    if (!exists(p)) { missing.push(f.name); continue; }
+    owned(p, false);
+    const b = fs.readFileSync(p);
     if (sha(b) !== f.sha256) throw new Error(p + " differs from its hash; a bundle dir is never rewritten: remove " + dir + " once no sheep uses it");
   }
   if (mode === "check" || missing.length === 0) return out({ agentDir, dir, missing });
