@@ -108,6 +108,24 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
   assert.deepEqual(await host.replies(A), new Map([["m_0123456789", "replied"]]));
   call.answers.set("host.reply", "sure");
   await assert.rejects(host.reply(A, "m_0123456789", "x"), (e) => isShepherdError(e, "protocol_error"));
+  // What the records keep must be of the records' shapes, or the sheep is set aside at the next load;
+  // and what the core reads of a sheep (its snapshot, its conversation's lines) is checked field by field.
+  for (const paneId of ["a b", "-t", "%1;x", ""]) {
+    call.answers.set("runtime.createPane", { paneId });
+    await assert.rejects(runtime.createPane({} as never), (e) => isShepherdError(e, "protocol_error"), paneId);
+  }
+  call.answers.set("runtime.markedPanes", [{ paneId: "%1", agentId: "../a" }]);
+  await assert.rejects(runtime.markedPanes(), (e) => isShepherdError(e, "protocol_error"));
+  for (const forged of [{ ready: { pid: "1", readyAt: "t" } }, { exited: { code: "0; rm", signal: null, at: "t" } }, { asking: { messageId: 5, text: "x" } }]) {
+    call.answers.set("host.snapshot", forged);
+    await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "protocol_error"), JSON.stringify(forged));
+  }
+  call.answers.set("host.snapshot", { ready: { pid: 7, readyAt: "t" }, piGone: true });
+  assert.deepEqual(await host.snapshot(A), { ready: { pid: 7, readyAt: "t" }, piGone: true });
+  call.answers.set("host.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "prompt", text: 5 }] }] });
+  await assert.rejects(host.conversation(A, 3), (e) => isShepherdError(e, "protocol_error"));
+  call.answers.set("host.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "answer", text: "hi" }] }] });
+  assert.deepEqual((await host.conversation(A, 3)).turns, [{ lines: [{ kind: "answer", text: "hi" }] }]);
   // A patch at a path it was not asked for (say, a key file of this machine) is no answer.
   const oid = "a".repeat(40);
   const answered = (patchPath: string) => ({

@@ -15,6 +15,7 @@ import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { InitAnswer, InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
 import { RpcClient } from "../rpc/client.ts";
+import { expect, fields, isString, oneOf, optional } from "../rpc/shape.ts";
 import { controlSocketPath } from "./control-dir.ts";
 import { type DeployBundle, type Deployed, deployBundle, type RemoteExec } from "./deploy.ts";
 import { ControlMaster, endDeadMasters, MasterFailed } from "./master.ts";
@@ -58,6 +59,8 @@ export type LinkState =
 const LASTING_RETRY_MS = 30_000;
 const HELLO_MS = 30_000;
 const CALL_MS = 60_000;
+/** init's answer feeds the sheep's records (their runtime) and every start's cwd: checked like every answer. */
+const initAnswer = fields({ runtime: oneOf("tmux", "herdr"), stateDir: isString, tmuxSocket: optional(isString), home: isString });
 /** A remote command through the master (a deploy carries the bundle, a few MB, over a slow link maybe). */
 const EXEC_MS = 300_000;
 
@@ -255,7 +258,12 @@ export class RemoteSession implements RemoteCall {
     client.onEvent((ev) => {
       for (const cb of [...this.events]) cb(ev);
     });
-    const answer = (await withTimeout(client.call("init", [await this.o.init(deployed)]), CALL_MS, "the remote agent did not answer init")) as InitAnswer;
+    const answer = expect<InitAnswer>(
+      await withTimeout(client.call("init", [await this.o.init(deployed)]), CALL_MS, "the remote agent did not answer init"),
+      initAnswer,
+      "init",
+      this.name,
+    );
     for (const id of this.subscribed) await withTimeout(client.call("host.subscribe", [id]), CALL_MS, "the remote agent did not answer host.subscribe");
     if (this.closed()) throw new Error("closed");
     this.answer = answer;

@@ -1,12 +1,16 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
+import { isWellFormedId } from "../../domain/ids.ts";
+import { PANE_ID } from "../../protocol/state-records.ts";
 import { shellLine } from "../../runtimes/shell-line.ts";
 import type { RemoteCall } from "./call.ts";
 import { arrayOf, expect, fields, type Guard, isObject, isString, oneOf, optional } from "./shape.ts";
 
 const exitStatus = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString) });
 const liveness: Guard = (v) => isObject(v) && (v.state === "alive" || v.state === "gone" || (v.state === "exited" && exitStatus(v.exit)));
-const paneRef = fields({ paneId: isString, agentId: isString });
+/** A pane id the records can keep: any other would be set aside at the next load, and the sheep with it. */
+const isPaneId: Guard = (v) => typeof v === "string" && PANE_ID.test(v);
+const paneRef = fields({ paneId: isPaneId, agentId: (v) => typeof v === "string" && isWellFormedId(v, "agent") });
 
 export class RemoteRuntime implements Runtime {
   constructor(
@@ -26,7 +30,7 @@ export class RemoteRuntime implements Runtime {
     const v = await this.remote.call("runtime.createPane", [req]);
     const pane = expect<CreatedPane>(
       v,
-      fields({ paneId: isString, attachHint: optional(isString), runtime: optional(oneOf("tmux", "herdr")) }),
+      fields({ paneId: isPaneId, attachHint: optional(isString), runtime: optional(oneOf("tmux", "herdr")) }),
       "runtime.createPane",
       this.host,
     );

@@ -5,6 +5,7 @@
  */
 import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
 import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
+import { isWellFormedId } from "../../domain/ids.ts";
 import type { RemoteCall } from "./call.ts";
 import { arrayOf, expect, fields, type Guard, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
 
@@ -12,8 +13,22 @@ const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrin
 const result = (promptId: string): Guard =>
   optional(fields({ promptId: (v) => v === promptId, status: oneOf("completed", "failed", "cancelled"), text: isString }));
 const message = fields({ messageId: isString, kind: isString, text: isString, at: isString });
-const card = fields({ agentId: isString, agent: isString, label: isString, cwd: isString, sessionPath: isString, createdAt: isString, definition: isObject });
-const conversation = fields({ sessionPath: isString, earlier: oneOf(true, false), turns: optional(arrayOf(fields({ lines: Array.isArray }))) });
+const agentId: Guard = (v) => typeof v === "string" && isWellFormedId(v, "agent");
+const card = fields({ agentId, agent: isString, label: isString, cwd: isString, sessionPath: isString, createdAt: isString, definition: isObject });
+const line = fields({ kind: oneOf("prompt", "answer", "tool", "error"), text: isString, failed: optional(oneOf(true, false)) });
+const conversation = fields({
+  sessionPath: isString,
+  earlier: oneOf(true, false),
+  turns: optional(arrayOf(fields({ at: optional(isString), lines: arrayOf(line) }))),
+});
+const exitedAt = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString), at: isString, inferred: optional(oneOf(true)) });
+const snapshot = fields({
+  ready: optional(fields({ pid: Number.isSafeInteger, readyAt: isString, sessionPath: optional(isString) })),
+  exited: optional(exitedAt),
+  piGone: optional(oneOf(true)),
+  blocked: optional(isString),
+  asking: optional(fields({ messageId: isString, text: isString })),
+});
 const replyPairs = arrayOf((e) => Array.isArray(e) && e.length === 2 && isString(e[0]) && (e[1] === "replied" || e[1] === "expired"));
 
 export class RemoteSheepHost implements SheepHost {
@@ -47,7 +62,7 @@ export class RemoteSheepHost implements SheepHost {
   }
 
   snapshot(agentId: string): Promise<SheepSnapshot> {
-    return this.ask("host.snapshot", [agentId], isObject);
+    return this.ask("host.snapshot", [agentId], snapshot);
   }
 
   /** Not forwarded: a system call on another machine is a round trip; liveness is the multiplexer's then. */
