@@ -44,6 +44,14 @@ const KNOWN: Known[] = [
   },
 ];
 
+/**
+ * Any reason a link is down for, as status lines and errors carry it: one plain line of at most
+ * 240 characters (an agent's init error may be many lines of its own).
+ */
+export function downReason(text: string): string {
+  return shorten(oneLine(String(text)), 240);
+}
+
 /** The line of ssh's stderr that says why, as one plain line. */
 export function sshReason(stderr: string): string {
   const lines = String(stderr)

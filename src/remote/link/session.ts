@@ -20,7 +20,7 @@ import { controlSocketPath } from "./control-dir.ts";
 import { type DeployBundle, type Deployed, deployBundle, type RemoteExec } from "./deploy.ts";
 import { ControlMaster, endDeadMasters, MasterFailed } from "./master.ts";
 import { remoteLine } from "./quote.ts";
-import { lasting, sshReason, unreachable } from "./reasons.ts";
+import { downReason, lasting, sshReason, unreachable } from "./reasons.ts";
 import { defaultsFor, effectiveConfig, type SshTarget } from "./ssh-options.ts";
 
 export interface RemoteHost extends SshTarget {
@@ -175,8 +175,9 @@ export class RemoteSession implements RemoteCall {
     for (const cb of [...this.states]) cb(s);
   }
 
-  private down(reason: string): void {
+  private down(why: string): void {
     if (this.st.status === "closed") return;
+    const reason = downReason(why);
     // since stays the moment it first went down; the reason is the latest attempt's.
     const since = this.st.status === "down" ? this.st.since : new Date();
     this.setState({ status: "down", since, reason });
