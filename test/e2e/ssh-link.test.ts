@@ -281,6 +281,23 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     await assert.rejects(s.call("echo", []), /\[host_unreachable\] .*closed by this shepherd/);
   });
 
+  it("a close while the first connection is on its way ends it: no master, no agent, no connection is left", async () => {
+    const s = session();
+    const first = s.connect().then(
+      () => "up",
+      (e: Error) => e.message,
+    );
+    await s.close();
+    assert.match(await first, /closed by this shepherd/, "the first connection ends as closed");
+    await until("no ssh of ours", () => r.localSsh().length === 0, 10_000);
+    await until("the remote agent's end", async () => (await r.leftovers()).length === 0, 10_000);
+    await until("no connection", async () => (await r.connections()) === 0, 10_000);
+    // Nothing comes back later either (a master started after close would stay for its idle time).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.deepEqual(r.localSsh(), [], "no master started after close");
+    assert.equal(await r.connections(), 0);
+  });
+
   it("a shepherd that crashes leaves no connection for good: its agent ends with the channel, its master once idle", async () => {
     const child = execa(
       process.execPath,

@@ -4,13 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { downReason, lasting, sshReason } from "../../src/remote/link/reasons.ts";
+import { downReason, lasting, MAX_DOWN_REASON, sshReason } from "../../src/remote/link/reasons.ts";
 
-test("a down reason is one plain line of at most 240 characters, whatever came", () => {
+test("a down reason is one plain line, bounded, whatever came", () => {
   const init = `[runtime_unavailable] herdr is not installed there\nDoctor: fail\n\u001b]2;retitled\u0007${"x".repeat(2000)}`;
   const r = downReason(init);
   assert.doesNotMatch(r, /[\u0000-\u001f\u007f]/, "no line break, no escape");
-  assert.ok(r.length <= 241, `bounded: ${r.length}`);
+  assert.ok(r.length <= MAX_DOWN_REASON + 1, `bounded: ${r.length}`);
   assert.match(r, /^\[runtime_unavailable\] herdr is not installed there/);
   assert.equal(downReason("Connection refused"), "Connection refused");
 });

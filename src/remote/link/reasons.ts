@@ -46,10 +46,12 @@ const KNOWN: Known[] = [
 
 /**
  * Any reason a link is down for, as status lines and errors carry it: one plain line of at most
- * 240 characters (an agent's init error may be many lines of its own).
+ * 1000 characters (an agent's init error may be many lines of its own; a deploy's refusal names a
+ * long path before its fix, so it gets room for both).
  */
+export const MAX_DOWN_REASON = 1000;
 export function downReason(text: string): string {
-  return shorten(oneLine(String(text)), 240);
+  return shorten(oneLine(String(text)), MAX_DOWN_REASON);
 }
 
 /** The line of ssh's stderr that says why, as one plain line. */

@@ -198,11 +198,14 @@ export class RemoteSession implements RemoteCall {
   }
 
   private async ensureMaster(): Promise<ControlMaster> {
+    // A closed session starts no master: close() may have come while a step was on its way.
+    if (this.closed()) throw new Error("closed");
     if (!this.master) {
       const [socket, effective] = await Promise.all([
         controlSocketPath(this.o.localStateDir, this.name, this.o.tmpDir),
         effectiveConfig(this.o.host, this.o.env),
       ]);
+      if (this.closed()) throw new Error("closed");
       if (!this.master) {
         this.master = new ControlMaster(this.o.host, socket, defaultsFor(effective), this.o.env, this.o.masterIdleSeconds);
         // Before ours starts: a crashed shepherd's master to this host ends now, not at its idle timeout.
@@ -218,18 +221,26 @@ export class RemoteSession implements RemoteCall {
     if (this.attempting || this.st.status === "closed") return;
     this.attempting = true;
     this.lastAttemptAt = Date.now();
+    // A close() while this runs does not wait for it: each step looks, and what it made is ended here.
+    const stillOpen = () => {
+      if (this.closed()) throw new Error("closed");
+    };
     try {
       const master = await this.ensureMaster();
+      stillOpen();
       const bundle = await this.o.bundle();
+      stillOpen();
       const deployed = await deployBundle(this.exec, {
         node: this.o.host.node ?? "node",
         ...(this.o.host.agentDir ? { agentDir: this.o.host.agentDir } : {}),
         bundle,
       });
+      stillOpen();
       await this.startAgent(master, deployed, bundle.hash);
     } catch (e) {
       this.attempting = false;
       await this.endChannel();
+      if (this.closed()) await this.master?.exit();
       this.down(e instanceof MasterFailed ? e.reason : e instanceof Error ? e.message.replace(/^\[[a-z_]+\]\s*/, "") : String(e));
       return;
     }
