@@ -267,6 +267,27 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     await s.close();
   });
 
+  it("a host first met down: what was subscribed meanwhile is subscribed when it comes up, what was let go is not, and the reconnect is told", async () => {
+    const s = session({ sshOptions: ["-F", r.sshConfig, "-o", "ConnectTimeout=2"] });
+    let reconnected = 0;
+    s.onReconnect(() => reconnected++);
+    const events: string[] = [];
+    s.onEvent((e) => events.push(e.agentId));
+    await r.cut();
+    try {
+      await assert.rejects(s.connect(), /\[host_unreachable\]/);
+      await assert.rejects(s.call("host.subscribe", ["a_wanted0001"]), /\[host_unreachable\]/);
+      await assert.rejects(s.call("host.subscribe", ["a_letgo00001"]), /\[host_unreachable\]/);
+      await assert.rejects(s.call("host.unsubscribe", ["a_letgo00001"]), /\[host_unreachable\]/);
+    } finally {
+      await r.restore();
+    }
+    await until("up", () => s.state().status === "up");
+    assert.equal(reconnected, 1, "up at last after a failed first connection: the listeners look");
+    await until("an event for the sheep subscribed while down", () => events.includes("a_wanted0001"), 15_000);
+    assert.ok(!events.includes("a_letgo00001"), "the one let go while down was not subscribed again");
+  });
+
   it("leaves nothing after close: no channel, no agent, no master, no socket, no connection", async () => {
     const s = session();
     await s.connect();

@@ -78,6 +78,7 @@ export class RemoteSession implements RemoteCall {
   private readonly reconnects = new Set<() => void>();
   private readonly states = new Set<(s: LinkState) => void>();
   private everUp = false;
+  private everDown = false;
   /** The last attempt failed for a reason no retry changes (lasting()): nothing retries in the background. */
   private lastingDown = false;
   private lastAttemptAt = 0;
@@ -115,16 +116,28 @@ export class RemoteSession implements RemoteCall {
   }
 
   async call(method: string, params: unknown[]): Promise<unknown> {
+    const id = typeof params[0] === "string" ? params[0] : undefined;
+    // Let go is let go at once, up or down: a reconnect must not subscribe it again.
+    if (method === "host.unsubscribe" && id !== undefined) this.subscribed.delete(id);
+    try {
+      const v = await this.callNow(method, params);
+      if (method === "host.subscribe" && id !== undefined) this.subscribed.add(id);
+      return v;
+    } catch (e) {
+      // Asked while the host is down: the subscription is wanted, and the connection that comes up makes it.
+      if (method === "host.subscribe" && id !== undefined && isShepherdError(e, "host_unreachable") && !this.closed()) this.subscribed.add(id);
+      throw e;
+    }
+  }
+
+  private async callNow(method: string, params: unknown[]): Promise<unknown> {
     if (this.st.status === "connecting") await this.connect();
     // Down for a reason only the person can fix: a call tries again, at most once in LASTING_RETRY_MS.
     if (this.st.status === "down" && this.lastingDown && Date.now() - this.lastAttemptAt >= LASTING_RETRY_MS) await this.attempt();
     const client = this.client;
     if (this.st.status !== "up" || !client) throw this.downError();
     try {
-      const v = await client.call(method, params);
-      if (method === "host.subscribe" && typeof params[0] === "string") this.subscribed.add(params[0]);
-      if (method === "host.unsubscribe" && typeof params[0] === "string") this.subscribed.delete(params[0]);
-      return v;
+      return await client.call(method, params);
     } catch (e) {
       // The channel went while the call was out: say it as the session says it, with since and why.
       if (isShepherdError(e, "host_unreachable") && this.st.status !== "up") throw this.downError();
@@ -178,6 +191,7 @@ export class RemoteSession implements RemoteCall {
   private down(why: string): void {
     if (this.st.status === "closed") return;
     const reason = downReason(why);
+    this.everDown = true;
     // since stays the moment it first went down; the reason is the latest attempt's.
     const since = this.st.status === "down" ? this.st.since : new Date();
     this.setState({ status: "down", since, reason });
@@ -276,7 +290,13 @@ export class RemoteSession implements RemoteCall {
       "init",
       this.name,
     );
-    for (const id of this.subscribed) await withTimeout(client.call("host.subscribe", [id]), CALL_MS, "the remote agent did not answer host.subscribe");
+    for (const id of [...this.subscribed]) {
+      // One the agent refuses (it was asked for while the host was down, so never checked there) is let go, not the connection.
+      await withTimeout(client.call("host.subscribe", [id]), CALL_MS, "the remote agent did not answer host.subscribe").catch((e: unknown) => {
+        if (isShepherdError(e, "host_unreachable") || (e instanceof Error && /did not answer/.test(e.message))) throw e;
+        this.subscribed.delete(id);
+      });
+    }
     if (this.closed()) throw new Error("closed");
     this.answer = answer;
     this.client = client;
@@ -294,7 +314,9 @@ export class RemoteSession implements RemoteCall {
       });
     });
     this.delay = this.o.backoff?.firstMs ?? 250;
-    const again = this.everUp;
+    // Up again after being down, or up at last after a first connection that failed: what changed
+    // meanwhile was told to nobody, so the listeners look (and a first success counts too).
+    const again = this.everUp || this.everDown;
     this.everUp = true;
     this.setState({ status: "up", since: new Date(), masterPid, agentPid: hello.pid });
     if (again) for (const cb of [...this.reconnects]) cb();
