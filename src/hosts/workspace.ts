@@ -29,6 +29,14 @@ export class RoutedWorkspace implements Workspace {
   }
 
   async isolate(o: IsolateRequest): Promise<Isolated> {
+    // A chain's step starts from the worktree of the step before: that is a checkout on its machine only.
+    if (o.from && o.from.host !== o.host) {
+      const where = (h: string | undefined) => (h === undefined ? "this machine" : `host "${h}"`);
+      throw new ShepherdError(
+        "invalid_params",
+        `this step runs on ${where(o.host)}, but the worktree it would start from (the step before's) is on ${where(o.from.host)}: run the steps of a chain with isolate on one machine, or this step without isolate.`,
+      );
+    }
     const made = await this.#on(o.host).isolate(o);
     return o.host === undefined ? made : { ...made, worktree: { ...made.worktree, host: o.host } };
   }

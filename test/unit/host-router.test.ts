@@ -164,6 +164,13 @@ describe("host router", () => {
     const routed = new RoutedWorkspace(table);
     const made = await routed.isolate({ cwd: "/srv", agentId: "a_new", label: "x", host: "gpu" });
     assert.equal(made.worktree.host, "gpu");
+    // A chain step here cannot start from the step before's worktree there, nor the other way.
+    await assert.rejects(
+      routed.isolate({ cwd: "/work", agentId: "a_next", label: "y", from: made.worktree }),
+      /\[invalid_params\] this step runs on this machine, but .* is on host "gpu"/,
+    );
+    const here = { path: "/work/wt", branch: "shepherd/y", repoRoot: "/work", base: "b", leftBehind: 0 };
+    await assert.rejects(routed.isolate({ cwd: "/srv", agentId: "a_next", label: "y", host: "gpu", from: here }), /on host "gpu", but .* is on this machine/);
     await routed.inspect(made.worktree);
     const b = await routed.baseline("/srv", "a_remote");
     assert.equal(b!.host, "gpu");
