@@ -167,7 +167,7 @@ export class PanelServer {
     });
     if (path === "/metrics") {
       where.route = "/metrics";
-      allow(method, ["GET"]);
+      allow(method, ["GET", "HEAD"]);
       this.counters.clients = this.hub.size;
       const text = metricsText(shepherd, feed.counters, this.counters);
       res.writeHead(200, { ...COMMON_HEADERS, "content-type": "text/plain; version=0.0.4; charset=utf-8" });
@@ -205,7 +205,7 @@ export class PanelServer {
     if (c !== "sheep") throw notFound(path);
     if (id === undefined) {
       where.route = "/api/v1/sheep";
-      allow(method, ["GET"]);
+      allow(method, ["GET", "HEAD"]);
       sendJson(res, 200, feed.herd());
       return;
     }
@@ -219,8 +219,10 @@ export class PanelServer {
     const takes = Object.keys(SHEEP_ROUTES).filter((m) => Object.hasOwn(SHEEP_ROUTES[m]!, key));
     if (takes.length === 0) throw notFound(path);
     where.route = pattern;
+    // HEAD is GET without the body (node's response sends none for it).
+    if (takes.includes("GET")) takes.splice(takes.indexOf("GET") + 1, 0, "HEAD");
     if (!takes.includes(method)) throw new HttpError(405, "method_not_allowed", `${pattern} takes ${takes.join(", ")}.`, takes);
-    const handler = SHEEP_ROUTES[method]![key]!;
+    const handler = SHEEP_ROUTES[method === "HEAD" ? "GET" : method]![key]!;
     sendJson(res, 200, (await handler(await ctx(), id)) ?? {});
   }
 }

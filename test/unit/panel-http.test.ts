@@ -219,8 +219,13 @@ describe("panel HTTP: who may ask", () => {
     assert.equal((m.json() as { code: string }).code, "method_not_allowed");
     const g = await ask(w.port, { method: "GET", path: `/api/v1/sheep/${id}/prompt`, headers: w.authed() });
     assert.equal(g.status, 405);
-    // Allow names what the route takes, as its message does.
-    assert.equal(m.headers.allow, "GET");
+    // Allow names what the route takes, as its message does; HEAD is GET without the body.
+    assert.equal(m.headers.allow, "GET, HEAD");
+    for (const path of ["/api/v1/sheep", `/api/v1/sheep/${id}`, `/api/v1/sheep/${id}/screen`, "/metrics"]) {
+      const head = await ask(w.port, { method: "HEAD", path, headers: w.authed() });
+      assert.equal(head.status, 200, `HEAD ${path}: ${head.text}`);
+      assert.equal(head.text, "", "no body");
+    }
     assert.equal(g.headers.allow, "POST");
     assert.equal((await ask(w.port, { method: "GET", path: "/api/v1/session", headers: w.authed() })).headers.allow, "POST");
     assert.equal((await ask(w.port, { method: "POST", path: "/healthz", headers: JSON_TYPE, body: {} })).headers.allow, "GET, HEAD");
