@@ -37,3 +37,6 @@ export function idKind(id: string): IdKind | undefined {
 export function isWellFormedId(id: string, kind: IdKind): boolean {
   return new RegExp(`^${prefixes[kind]}[0-9a-z]{10}$`).test(id);
 }
+
+/** A multiplexer's pane id as records keep it (never an option: no leading -). */
+export const PANE_ID = /^(?!-)[A-Za-z0-9%_:.-]{1,64}$/;

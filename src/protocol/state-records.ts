@@ -1,6 +1,6 @@
 import { HOST_NAME } from "../domain/hosts.ts";
 import { isRecord } from "../domain/guards.ts";
-import { isWellFormedId } from "../domain/ids.ts";
+import { isWellFormedId, PANE_ID } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
 import { FIRST_LINE_CHARS, MAX_QUEUED } from "../domain/bounds.ts";
 import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../ports/types.ts";
@@ -27,8 +27,6 @@ const MAX_DELEGATION_ITEMS = 64;
 /** C0, DEL, C1 and the bidi overrides: any of them lets a value repaint or reorder the user's screen. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 /** tmux `%12`, herdr `w1:p3` and kin; never an option (`-t`) or anything a shell would split. */
-/** A multiplexer's pane id as records keep it (never an option: no leading -). */
-export const PANE_ID = /^(?!-)[A-Za-z0-9%_:.-]{1,64}$/;
 
 type Problem = string | undefined;
 

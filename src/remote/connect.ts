@@ -6,6 +6,7 @@
 import type { RemotePorts } from "../hosts/table.ts";
 import type { HostSettings } from "../settings.ts";
 import { remoteBundle } from "./bundle.ts";
+import { attachHintVia } from "./link/attach-hint.ts";
 import { RemoteSession } from "./link/session.ts";
 import { remotePorts } from "./rpc/ports.ts";
 
@@ -41,7 +42,7 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
   const ports = remotePorts(session, {
     host: name,
     runtime: () => session.initAnswer()?.runtime ?? (h.runtime === "herdr" ? "herdr" : "tmux"),
-    attachVia: { ssh: h.ssh, ...(h.sshOptions ? { sshOptions: h.sshOptions } : {}) },
+    attachHere: attachHintVia({ ssh: h.ssh, ...(h.sshOptions ? { sshOptions: h.sshOptions } : {}) }),
   });
   void session.connect().catch(() => undefined); // a host that does not answer is told at its first call
   return {

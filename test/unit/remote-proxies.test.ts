@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../src/domain/errors.ts";
 import type { RemoteCall, RemoteEvent } from "../../src/remote/rpc/call.ts";
+import { attachHintVia } from "../../src/remote/link/attach-hint.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 
 class FakeCall implements RemoteCall {
@@ -180,7 +181,7 @@ test("what the proxies send: the port's arguments in order, a pane as {paneId, a
   // host's text is one quoted word of this machine's line, read by the remote shell only.
   const honest = "tmux -S '/srv/pi agent/s' attach -t %9";
   call.answers.set("runtime.createPane", { paneId: "%9", attachHint: honest });
-  const far = remotePorts(call, { host: "h", runtime: "tmux", attachVia: { ssh: "me@gpu", sshOptions: ["-p", "2222"] } }).runtime;
+  const far = remotePorts(call, { host: "h", runtime: "tmux", attachHere: attachHintVia({ ssh: "me@gpu", sshOptions: ["-p", "2222"] }) }).runtime;
   const line = (await far.createPane({} as never)).attachHint!;
   assert.equal(line, `'ssh' '-t' '-p' '2222' '--' 'me@gpu' 'tmux -S '\\''/srv/pi agent/s'\\'' attach -t %9'`);
   const words = await execa("sh", ["-c", `printf '%s\\n' ${line}`]);
@@ -198,7 +199,7 @@ test("what the proxies send: the port's arguments in order, a pane as {paneId, a
   call.answers.set("runtime.createPane", { paneId: "%9", attachHint: "tmux attach\u001b]2;retitled\u0007" });
   assert.equal((await far.createPane({} as never)).attachHint, undefined, "a hint with a control character is dropped");
   call.answers.set("runtime.createPane", { paneId: "%9", attachHint: "run `herdr` and open workspace w1 (pane p1)" });
-  const herdr = remotePorts(call, { host: "h", runtime: "herdr", attachVia: { ssh: "me@gpu" } }).runtime;
+  const herdr = remotePorts(call, { host: "h", runtime: "herdr", attachHere: attachHintVia({ ssh: "me@gpu" }) }).runtime;
   assert.equal((await herdr.createPane({} as never)).attachHint, "'ssh' '-t' '--' 'me@gpu', then there: run `herdr` and open workspace w1 (pane p1)");
   call.answers.set("runtime.createPane", { paneId: "%9", attachHint: "tmux -S /run/s attach -t %9" });
   assert.equal((await lazy.createPane({} as never)).attachHint, "tmux -S /run/s attach -t %9", "no destination: the hint as it came");

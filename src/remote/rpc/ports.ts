@@ -23,13 +23,13 @@ export interface RemotePortSet {
 export interface RemotePortOptions {
   host: string;
   runtime: RuntimeName | (() => RuntimeName);
-  /** How a person here reaches the host (its destination and options): a created pane's attach hint is run through ssh. */
-  attachVia?: { ssh: string; sshOptions?: readonly string[] };
+  /** A created pane's attach hint as a line a person runs here (link/attach-hint.ts); absent: as it came. */
+  attachHere?: (hint: string, runtime: RuntimeName) => string | undefined;
 }
 
 export function remotePorts(remote: RemoteCall, o: RemotePortOptions): RemotePortSet {
   return {
-    runtime: new RemoteRuntime(remote, o.runtime, o.host, o.attachVia),
+    runtime: new RemoteRuntime(remote, o.runtime, o.host, o.attachHere),
     host: new RemoteSheepHost(remote, o.host),
     workspace: new RemoteWorkspace(remote, o.host),
     dir: async (path) => expect<string>(await remote.call("sys.dir", [path ?? null]), isString, "sys.dir", o.host),

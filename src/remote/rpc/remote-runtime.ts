@@ -1,8 +1,6 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
-import { isWellFormedId } from "../../domain/ids.ts";
-import { PANE_ID } from "../../protocol/state-records.ts";
-import { shellLine } from "../../runtimes/shell-line.ts";
+import { isWellFormedId, PANE_ID } from "../../domain/ids.ts";
 import type { RemoteCall } from "./call.ts";
 import { arrayOf, expect, fields, type Guard, isObject, isString, oneOf, optional } from "./shape.ts";
 
@@ -18,8 +16,8 @@ export class RemoteRuntime implements Runtime {
     private readonly runtimeName: RuntimeName | (() => RuntimeName),
     /** The host's name, for the words of errors. */
     private readonly host: string,
-    /** How a person here reaches that machine: the multiplexer's attach hint is for there, run through ssh. */
-    private readonly attachVia?: { ssh: string; sshOptions?: readonly string[] },
+    /** The host's attach hint as a line a person runs here (connect.ts: through ssh); absent: as it came. */
+    private readonly attachHere?: (hint: string, runtime: RuntimeName) => string | undefined,
   ) {}
 
   get name(): RuntimeName {
@@ -35,20 +33,8 @@ export class RemoteRuntime implements Runtime {
       this.host,
     );
     const runtime = pane.runtime ?? this.name;
-    const hint = pane.attachHint === undefined ? undefined : this.attachVia === undefined ? pane.attachHint : this.viaSsh(pane.attachHint, runtime);
+    const hint = pane.attachHint === undefined ? undefined : this.attachHere ? this.attachHere(pane.attachHint, runtime) : pane.attachHint;
     return { paneId: pane.paneId, runtime, ...(hint !== undefined ? { attachHint: hint } : {}) };
-  }
-
-  /**
-   * The hint as a line a person runs here. The host's text is never a part of this machine's shell
-   * line: tmux's command goes to ssh as one quoted word, for the remote shell to read; herdr's hint
-   * is words to follow there, after the ssh line. A hint with a control character is dropped.
-   */
-  private viaSsh(hint: string, runtime: RuntimeName): string | undefined {
-    if (/[\u0000-\u001f\u007f-\u009f]/.test(hint)) return undefined;
-    const via = this.attachVia!;
-    const ssh = ["ssh", "-t", ...(via.sshOptions ?? []), "--", via.ssh];
-    return runtime === "tmux" ? shellLine([...ssh, hint]) : `${shellLine(ssh)}, then there: ${hint}`;
   }
 
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
