@@ -282,8 +282,24 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     await page.locator(".conv-answer .conv-text", { hasText: "steps done" }).waitFor({ timeout: 120_000 });
   });
 
+  it("what a person selected in the herd's table stays selected while another sheep's row changes", async () => {
+    if (await page.locator(".back").isVisible()) await page.locator(".back").click();
+    await page.locator(".sheep-row").nth(1).waitFor();
+    const betaAgent = page.locator(".sheep-row", { hasText: "beta" }).locator("th .muted");
+    await betaAgent.selectText();
+    const selected = () => page.evaluate(() => getSelection()?.toString());
+    const before = await selected();
+    assert.match(before ?? "", /echo/);
+    await scene.prompt(alpha.agentId, directive({ reply: "alpha once more", delayMs: 1500, tag: "ROW" }));
+    const alphaRow = page.locator(".sheep-row", { hasText: "alpha" });
+    await alphaRow.locator(".state-working").waitFor();
+    assert.equal(await selected(), before, "beta's row kept its nodes, and the selection in it");
+    await alphaRow.locator(".state-idle").waitFor({ timeout: 60_000 });
+    assert.equal(await selected(), before);
+  });
+
   it("a sheep started from the page's form is listed and opened; a start the tool refuses shows its code", async () => {
-    await page.locator(".back").click();
+    if (await page.locator(".back").isVisible()) await page.locator(".back").click();
     await page.locator("details.start summary").click();
     await page.locator("#start-agent").fill("no-such-agent");
     await page.locator("#start-label").fill("ghost");

@@ -50,11 +50,13 @@ export function fill(el, ...children) {
  * in it would go to the page instead.
  */
 export function arrange(el, nodes) {
+  // What goes is taken out first: a kept node after a replaced one then need not move.
+  const keep = new Set(nodes);
+  for (const child of [...el.childNodes]) if (!keep.has(child)) child.remove();
   nodes.forEach((node, i) => {
     const at = el.childNodes[i];
     if (at !== node) el.insertBefore(node, at ?? null);
   });
-  while (el.childNodes.length > nodes.length) el.lastChild.remove();
   return el;
 }
 

@@ -2,7 +2,7 @@
  * The herd at a glance: every sheep grouped by host, with its state, what it works on and for
  * how long, its queue, questions waiting, tokens and cost; the herd's totals above.
  */
-import { asText, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
+import { arrange, asText, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
 
 export const sheepHref = (agentId) => `#/sheep/${encodeURIComponent(asText(agentId))}`;
 
@@ -56,22 +56,50 @@ function row(s) {
   );
 }
 
-function hostTable(host, sheep) {
+/** Rows and host tables drawn before, by what they show: a redraw keeps the nodes of what did not change. */
+const drawnRows = new Map();
+const drawnHosts = new Map();
+
+function hostTable(host, sheep, rows) {
+  let t = drawnHosts.get(host);
+  if (!t) {
+    const caption = h("h3");
+    const tbody = h("tbody");
+    const section = h(
+      "section",
+      { class: "host", "data-host": host },
+      caption,
+      h(
+        "table",
+        { class: "fleet-table" },
+        h(
+          "thead",
+          {},
+          h("tr", {}, ...["Sheep", "State", "Working on", "For", "Queue", "Questions", "Tokens", "Cost"].map((c) => h("th", { scope: "col" }, c))),
+        ),
+        tbody,
+      ),
+    );
+    t = { section, caption, tbody };
+  }
   const caption = `${host} · ${sheep.length} sheep`;
-  return h(
-    "section",
-    { class: "host", "data-host": host },
-    h("h3", {}, caption),
-    h(
-      "table",
-      { class: "fleet-table" },
-      h("thead", {}, h("tr", {}, ...["Sheep", "State", "Working on", "For", "Queue", "Questions", "Tokens", "Cost"].map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, sheep.map(row)),
-    ),
+  if (t.caption.textContent !== caption) t.caption.textContent = caption;
+  arrange(
+    t.tbody,
+    sheep.map((s) => {
+      const key = JSON.stringify(s);
+      const tr = (!rows.has(key) && drawnRows.get(key)) || row(s);
+      if (!rows.has(key)) rows.set(key, tr);
+      return tr;
+    }),
   );
+  return t;
 }
 
-/** Draws the fleet into `root`; the focused link keeps its focus across a redraw. */
+/**
+ * Draws the fleet into `root`. A row whose sheep did not change is the same node as before, so a
+ * selection in it (an id, a label to copy) stays; the focused link keeps its focus across a redraw.
+ */
 export function renderFleet(root, data) {
   const focused = document.activeElement?.dataset?.focus;
   const list = Array.isArray(data?.sheep) ? data.sheep : [];
@@ -83,11 +111,17 @@ export function renderFleet(root, data) {
   }
   const names = [...hosts.keys()].sort((a, b) => (a === "local" ? -1 : b === "local" ? 1 : a.localeCompare(b)));
   for (const sheep of hosts.values()) sheep.sort((a, b) => asText(a.label).localeCompare(asText(b.label)));
-  fill(
-    root,
-    list.length === 0
-      ? h("p", { class: "empty" }, "No sheep yet. Start one from the shepherd (the shepherd tool's start, or /shepherd start).")
-      : names.map((host) => hostTable(host, hosts.get(host))),
-  );
-  if (focused) root.querySelector(`[data-focus="${CSS.escape(focused)}"]`)?.focus();
+  const rows = new Map();
+  const tables = new Map(names.map((host) => [host, hostTable(host, hosts.get(host), rows)]));
+  drawnRows.clear();
+  for (const [k, v] of rows) drawnRows.set(k, v);
+  drawnHosts.clear();
+  for (const [k, v] of tables) drawnHosts.set(k, v);
+  if (list.length === 0) fill(root, h("p", { class: "empty" }, "No sheep yet. Start one from the shepherd (the shepherd tool's start, or /shepherd start)."));
+  else
+    arrange(
+      root,
+      names.map((host) => tables.get(host).section),
+    );
+  if (focused && document.activeElement?.dataset?.focus !== focused) root.querySelector(`[data-focus="${CSS.escape(focused)}"]`)?.focus();
 }
