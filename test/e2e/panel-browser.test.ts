@@ -13,20 +13,12 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page, Response } from "playwright-core";
-import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import type { E2eWorld } from "../support/e2e-world.ts";
 import { git, lines } from "../support/git-repo.ts";
 import { pidAlive } from "../support/leftovers.ts";
-import { launchChromium, openPage, type PageTrouble, panelOn } from "../support/panel-browser.ts";
-import { repoRoot } from "../support/rpc-shepherd.ts";
+import { launchChromium, openPage, type PageTrouble, panelHerd, type StartedSheep, XSS } from "../support/panel-browser.ts";
 import { type Scene, tmuxPanes } from "../support/scene.ts";
 import { directive, type ScriptedModel } from "../support/scripted-model.ts";
-
-const XSS = [
-  `<img src=x onerror="window.__xss = 'img'">`,
-  `<script>window.__xss = 'script'</script>`,
-  `[a link](javascript:window.__xss='md')`,
-  `<a href="javascript:window.__xss = 'a'">click me</a>`,
-].join(" ");
 
 type Call = { name: string; arguments: unknown };
 const write = (path: string, content: string): Call => ({ name: "write", arguments: { path, content } });
@@ -40,8 +32,8 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
   let page: Page;
   let trouble: PageTrouble;
   let url: string;
-  let alpha: { agentId: string; paneId: string; pid: number };
-  let beta: { agentId: string; paneId: string; pid: number };
+  let alpha: StartedSheep;
+  let beta: StartedSheep;
 
   /** Sends a prompt from the sheep's page: typed into its box, sent with Ctrl+Enter. */
   const typePrompt = async (text: string) => {
@@ -58,12 +50,7 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
   const answers = () => page.locator(".conv-answer .conv-text").allTextContents();
 
   before(async () => {
-    world = await e2eWorld("panel-browser", { repo: { "a.txt": lines(3), "README.md": "# pasture\n" } });
-    model = world.model;
-    scene = world.scene({ extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
-    alpha = await scene.start("alpha");
-    beta = await scene.start("beta", { isolate: true });
-    url = await panelOn(scene.shepherd);
+    ({ world, scene, model, alpha, beta, url } = await panelHerd("panel-browser"));
     browser = await launchChromium();
     world.defer(() => browser.close());
     ({ page, trouble } = await openPage(browser));

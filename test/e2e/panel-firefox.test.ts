@@ -8,23 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "puppeteer-core";
-import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
-import { lines } from "../support/git-repo.ts";
+import type { E2eWorld } from "../support/e2e-world.ts";
 import { pidAlive } from "../support/leftovers.ts";
-import { launchFirefox, panelOn } from "../support/panel-browser.ts";
-import { repoRoot } from "../support/rpc-shepherd.ts";
+import { launchFirefox, panelHerd, type StartedSheep, XSS } from "../support/panel-browser.ts";
 import { type Scene, tmuxPanes } from "../support/scene.ts";
 import { directive, type ScriptedModel } from "../support/scripted-model.ts";
-
-const XSS = [
-  `<img src=x onerror="window.__xss = 'img'">`,
-  `<script>window.__xss = 'script'</script>`,
-  `[a link](javascript:window.__xss='md')`,
-  `<a href="javascript:window.__xss = 'a'">click me</a>`,
-].join(" ");
 
 describe("the panel in Firefox", { timeout: 900_000 }, () => {
   let world: E2eWorld | undefined;
@@ -34,8 +24,8 @@ describe("the panel in Firefox", { timeout: 900_000 }, () => {
   let page: Page;
   const errors: string[] = [];
   let url: string;
-  let alpha: { agentId: string; paneId: string; pid: number };
-  let beta: { agentId: string; paneId: string; pid: number };
+  let alpha: StartedSheep;
+  let beta: StartedSheep;
 
   /** Waits until an element of `selector` holds `text`. */
   const waitText = (selector: string, text: string, timeout = 30_000) =>
@@ -59,12 +49,7 @@ describe("the panel in Firefox", { timeout: 900_000 }, () => {
   const answers = () => texts(".conv-answer .conv-text");
 
   before(async () => {
-    world = await e2eWorld("panel-firefox", { repo: { "a.txt": lines(3), "README.md": "# pasture\n" } });
-    model = world.model;
-    scene = world.scene({ extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
-    alpha = await scene.start("alpha");
-    beta = await scene.start("beta", { isolate: true });
-    url = await panelOn(scene.shepherd);
+    ({ world, scene, model, alpha, beta, url } = await panelHerd("panel-firefox"));
     browser = await launchFirefox();
     world.defer(() => browser.close());
     page = await browser.newPage();

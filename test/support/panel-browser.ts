@@ -9,7 +9,20 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 import puppeteer, { type Browser as BidiBrowser } from "puppeteer-core";
-import type { RpcShepherd } from "./rpc-shepherd.ts";
+import { join } from "node:path";
+import { type E2eWorld, e2eWorld } from "./e2e-world.ts";
+import { lines } from "./git-repo.ts";
+import { repoRoot, type RpcShepherd } from "./rpc-shepherd.ts";
+import type { Scene } from "./scene.ts";
+import type { ScriptedModel } from "./scripted-model.ts";
+
+/** An answer no page may draw as anything but text: an image's handler, a script, javascript: links. */
+export const XSS = [
+  `<img src=x onerror="window.__xss = 'img'">`,
+  `<script>window.__xss = 'script'</script>`,
+  `[a link](javascript:window.__xss='md')`,
+  `<a href="javascript:window.__xss = 'a'">click me</a>`,
+].join(" ");
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const FIREFOX = "/usr/bin/firefox-esr";
@@ -70,4 +83,27 @@ export async function openPage(browser: Browser): Promise<{ page: Page; trouble:
       violations: () => page.evaluate(() => (window as unknown as { __violations: string[] }).__violations),
     },
   };
+}
+
+export type StartedSheep = { agentId: string; paneId: string; pid: number };
+
+/**
+ * The herd both browsers' suites stand on: a real pi shepherd (with the test's /reload command) in
+ * a git repository, alpha and an isolated beta, and the panel on. A setup that fails half-way ends
+ * what it made.
+ */
+export async function panelHerd(
+  name: string,
+): Promise<{ world: E2eWorld; scene: Scene; model: ScriptedModel; alpha: StartedSheep; beta: StartedSheep; url: string }> {
+  const world = await e2eWorld(name, { repo: { "a.txt": lines(3), "README.md": "# pasture\n" } });
+  try {
+    const scene = world.scene({ extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
+    const alpha = await scene.start("alpha");
+    const beta = await scene.start("beta", { isolate: true });
+    const url = await panelOn(scene.shepherd);
+    return { world, scene, model: world.model, alpha, beta, url };
+  } catch (e) {
+    await world.cleanup();
+    throw e;
+  }
 }
