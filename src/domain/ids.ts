@@ -38,5 +38,5 @@ export function isWellFormedId(id: string, kind: IdKind): boolean {
   return new RegExp(`^${prefixes[kind]}[0-9a-z]{10}$`).test(id);
 }
 
-/** A multiplexer's pane id as records keep it (never an option: no leading -). */
+/** A multiplexer's pane id as records keep it: tmux `%12`, herdr `w1:p3` and kin; never an option (`-t`) or anything a shell would split. */
 export const PANE_ID = /^(?!-)[A-Za-z0-9%_:.-]{1,64}$/;

@@ -26,7 +26,6 @@ const MAX_DELEGATION_ITEMS = 64;
 
 /** C0, DEL, C1 and the bidi overrides: any of them lets a value repaint or reorder the user's screen. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
-/** tmux `%12`, herdr `w1:p3` and kin; never an option (`-t`) or anything a shell would split. */
 
 type Problem = string | undefined;
 

@@ -22,11 +22,11 @@ export class ApiError extends Error {
  * cookies to every port; sessionStorage is kept by origin, port included). It lasts while the tab does.
  */
 const SESSION_KEY = "pi-shepherd-session";
-let sessionHeader = "x-pi-shepherd-session";
+const SESSION_HEADER = "x-pi-shepherd-session";
 
 function withSession(headers) {
   const key = sessionStorage.getItem(SESSION_KEY);
-  return key ? { ...headers, [sessionHeader]: key } : headers;
+  return key ? { ...headers, [SESSION_HEADER]: key } : headers;
 }
 
 async function call(path, init) {
@@ -72,7 +72,6 @@ export async function openSession(token) {
     headers: { Accept: "application/json", "Content-Type": "application/json", Authorization: `Bearer ${token}` },
     body: "{}",
   });
-  if (typeof r?.header === "string") sessionHeader = r.header;
   if (typeof r?.session === "string") sessionStorage.setItem(SESSION_KEY, r.session);
 }
 

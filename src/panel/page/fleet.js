@@ -57,8 +57,8 @@ function row(s) {
 }
 
 /** Rows and host tables drawn before, by what they show: a redraw keeps the nodes of what did not change. */
-const drawnRows = new Map();
-const drawnHosts = new Map();
+let drawnRows = new Map();
+let drawnHosts = new Map();
 
 function hostTable(host, sheep, rows) {
   let t = drawnHosts.get(host);
@@ -113,10 +113,8 @@ export function renderFleet(root, data) {
   for (const sheep of hosts.values()) sheep.sort((a, b) => asText(a.label).localeCompare(asText(b.label)));
   const rows = new Map();
   const tables = new Map(names.map((host) => [host, hostTable(host, hosts.get(host), rows)]));
-  drawnRows.clear();
-  for (const [k, v] of rows) drawnRows.set(k, v);
-  drawnHosts.clear();
-  for (const [k, v] of tables) drawnHosts.set(k, v);
+  drawnRows = rows;
+  drawnHosts = tables;
   if (list.length === 0) fill(root, h("p", { class: "empty" }, "No sheep yet. Start one from the shepherd (the shepherd tool's start, or /shepherd start)."));
   else
     arrange(

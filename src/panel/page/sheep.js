@@ -55,8 +55,7 @@ export class SheepView {
     this.build();
     this.turnNodes = new Map();
     this.screenTimer = setInterval(() => {
-      if (document.hidden || this.gone) return;
-      this.loadScreen();
+      if (!document.hidden && !this.gone) this.loadScreen();
     }, SCREEN_MS);
   }
 

@@ -174,6 +174,11 @@ export class RemoteSession implements RemoteCall {
     return this.st.status === "closed";
   }
 
+  /** A step of a connection on its way ends here once close() has come. */
+  private stillOpen(): void {
+    if (this.closed()) throw new Error("closed");
+  }
+
   private downError(): ShepherdError {
     if (this.st.status === "closed")
       return new ShepherdError("host_unreachable", `host "${this.name}": its connection was closed by this shepherd. Start again (a new call connects anew).`);
@@ -213,13 +218,13 @@ export class RemoteSession implements RemoteCall {
 
   private async ensureMaster(): Promise<ControlMaster> {
     // A closed session starts no master: close() may have come while a step was on its way.
-    if (this.closed()) throw new Error("closed");
+    this.stillOpen();
     if (!this.master) {
       const [socket, effective] = await Promise.all([
         controlSocketPath(this.o.localStateDir, this.name, this.o.tmpDir),
         effectiveConfig(this.o.host, this.o.env),
       ]);
-      if (this.closed()) throw new Error("closed");
+      this.stillOpen();
       if (!this.master) {
         this.master = new ControlMaster(this.o.host, socket, defaultsFor(effective), this.o.env, this.o.masterIdleSeconds);
         // Before ours starts: a crashed shepherd's master to this host ends now, not at its idle timeout.
@@ -236,20 +241,17 @@ export class RemoteSession implements RemoteCall {
     this.attempting = true;
     this.lastAttemptAt = Date.now();
     // A close() while this runs does not wait for it: each step looks, and what it made is ended here.
-    const stillOpen = () => {
-      if (this.closed()) throw new Error("closed");
-    };
     try {
       const master = await this.ensureMaster();
-      stillOpen();
+      this.stillOpen();
       const bundle = await this.o.bundle();
-      stillOpen();
+      this.stillOpen();
       const deployed = await deployBundle(this.exec, {
         node: this.o.host.node ?? "node",
         ...(this.o.host.agentDir ? { agentDir: this.o.host.agentDir } : {}),
         bundle,
       });
-      stillOpen();
+      this.stillOpen();
       await this.startAgent(master, deployed, bundle.hash);
     } catch (e) {
       this.attempting = false;
@@ -265,7 +267,7 @@ export class RemoteSession implements RemoteCall {
     const argv = master.channelArgv(remoteLine([this.o.host.node ?? "node", `${deployed.dir}/agent.mjs`]));
     const child = openChannel(argv, this.o.env);
     this.channel = child;
-    if (this.closed()) throw new Error("closed");
+    this.stillOpen();
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => {
       stderr = (stderr + d.toString("utf8")).slice(-4000);
@@ -297,7 +299,7 @@ export class RemoteSession implements RemoteCall {
         this.subscribed.delete(id);
       });
     }
-    if (this.closed()) throw new Error("closed");
+    this.stillOpen();
     this.answer = answer;
     this.client = client;
     const masterPid = (await master.pid()) ?? 0;

@@ -1,14 +1,14 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
-import { isWellFormedId, PANE_ID } from "../../domain/ids.ts";
+import { PANE_ID } from "../../domain/ids.ts";
 import type { RemoteCall } from "./call.ts";
-import { arrayOf, expect, fields, type Guard, isObject, isString, oneOf, optional } from "./shape.ts";
+import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, oneOf, optional } from "./shape.ts";
 
 const exitStatus = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString) });
 const liveness: Guard = (v) => isObject(v) && (v.state === "alive" || v.state === "gone" || (v.state === "exited" && exitStatus(v.exit)));
 /** A pane id the records can keep: any other would be set aside at the next load, and the sheep with it. */
 const isPaneId: Guard = (v) => typeof v === "string" && PANE_ID.test(v);
-const paneRef = fields({ paneId: isPaneId, agentId: (v) => typeof v === "string" && isWellFormedId(v, "agent") });
+const paneRef = fields({ paneId: isPaneId, agentId: isAgentId });
 
 export class RemoteRuntime implements Runtime {
   constructor(

@@ -5,16 +5,14 @@
  */
 import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
 import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
-import { isWellFormedId } from "../../domain/ids.ts";
 import type { RemoteCall } from "./call.ts";
-import { arrayOf, expect, fields, type Guard, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
+import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
 
 const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrings, reporting: isStrings }) });
 const result = (promptId: string): Guard =>
   optional(fields({ promptId: (v) => v === promptId, status: oneOf("completed", "failed", "cancelled"), text: isString }));
 const message = fields({ messageId: isString, kind: isString, text: isString, at: isString });
-const agentId: Guard = (v) => typeof v === "string" && isWellFormedId(v, "agent");
-const card = fields({ agentId, agent: isString, label: isString, cwd: isString, sessionPath: isString, createdAt: isString, definition: isObject });
+const card = fields({ agentId: isAgentId, agent: isString, label: isString, cwd: isString, sessionPath: isString, createdAt: isString, definition: isObject });
 const line = fields({ kind: oneOf("prompt", "answer", "tool", "error"), text: isString, failed: optional(oneOf(true, false)) });
 const conversation = fields({
   sessionPath: isString,

@@ -3,11 +3,14 @@
  * core sees it, and one that does not fit is a [protocol_error], never a value taken on trust.
  */
 import { ShepherdError } from "../../domain/errors.ts";
+import { isWellFormedId } from "../../domain/ids.ts";
 
 export type Guard = (v: unknown) => boolean;
 
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 export const isString: Guard = (v) => typeof v === "string";
+/** An agent id of ours: one that becomes a directory name and a record's key. */
+export const isAgentId: Guard = (v) => typeof v === "string" && isWellFormedId(v, "agent");
 export const isStrings: Guard = (v) => Array.isArray(v) && v.every((x) => typeof x === "string");
 export const optional =
   (g: Guard): Guard =>
