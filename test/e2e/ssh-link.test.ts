@@ -46,6 +46,23 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 60
   }
 }
 
+/** Every state the session goes through, and what a call made the moment it went down answered. */
+function followStates(s: RemoteSession): { seen: string[]; downCalls: Promise<unknown>[] } {
+  const seen: string[] = [];
+  const downCalls: Promise<unknown>[] = [];
+  s.onState((st) => {
+    seen.push(st.status);
+    if (st.status === "down")
+      downCalls.push(
+        s.call("echo", ["while down"]).then(
+          () => "answered",
+          (e: Error) => e.message,
+        ),
+      );
+  });
+  return { seen, downCalls };
+}
+
 describe("the ssh link", { timeout: 600_000 }, () => {
   let r: RemoteHost;
   let dir: string;
@@ -190,18 +207,7 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     await s.connect();
     await s.call("host.subscribe", ["a_0123456789"]);
     const first = s.state() as Up;
-    const seen: string[] = [];
-    const downCalls: Promise<unknown>[] = [];
-    s.onState((st) => {
-      seen.push(st.status);
-      if (st.status === "down")
-        downCalls.push(
-          s.call("echo", ["while down"]).then(
-            () => "answered",
-            (e: Error) => e.message,
-          ),
-        );
-    });
+    const { seen, downCalls } = followStates(s);
     let reconnected = 0;
     s.onReconnect(() => reconnected++);
     // Only what the agent after the reconnect sends (the old one's channel is gone once down is told;
@@ -231,18 +237,7 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     await r.restartSshd();
     assert.deepEqual(await s.call("echo", ["after restart"]), ["after restart"], "a restarted sshd leaves the connection");
     assert.equal((s.state() as Up).masterPid, first.masterPid);
-    const seen: string[] = [];
-    const downCalls: Promise<unknown>[] = [];
-    s.onState((st) => {
-      seen.push(st.status);
-      if (st.status === "down")
-        downCalls.push(
-          s.call("echo", ["while down"]).then(
-            () => "answered",
-            (e: Error) => e.message,
-          ),
-        );
-    });
+    const { seen, downCalls } = followStates(s);
     await r.restartSshd({ dropConnections: true });
     await until("up again", () => s.state().status === "up" && seen.includes("down"));
     assert.match(String((await Promise.all(downCalls))[0]), /^\[host_unreachable\] host "box" unreachable since /);

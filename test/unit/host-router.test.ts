@@ -67,6 +67,18 @@ function setup() {
   };
 }
 
+/** This machine and host gpu, in-memory, each with the workspace `ws` names for it. */
+function workspacesTable(ws: (name: string) => Workspace, hostOf: (agentId: string) => string | undefined): HostTable {
+  const local = new MemoryWorld();
+  const gpu = new MemoryWorld();
+  return new HostTable({
+    local: { runtime: local.runtime, host: local.host, workspace: ws("local") },
+    hosts: ["gpu"],
+    connect: () => ({ runtime: gpu.runtime, host: gpu.host, workspace: ws("gpu"), down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
+    hostOf,
+  });
+}
+
 describe("host router", () => {
   it("starts a sheep where its start says, records the host, and keeps pane ids unique across machines", async () => {
     const s = setup();
@@ -153,14 +165,7 @@ describe("host router", () => {
       },
       conflicts: async () => [],
     });
-    const local = new MemoryWorld();
-    const gpu = new MemoryWorld();
-    const table = new HostTable({
-      local: { runtime: local.runtime, host: local.host, workspace: ws("local") },
-      hosts: ["gpu"],
-      connect: () => ({ runtime: gpu.runtime, host: gpu.host, workspace: ws("gpu"), down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
-      hostOf: (id) => (id === "a_remote" ? "gpu" : undefined),
-    });
+    const table = workspacesTable(ws, (id) => (id === "a_remote" ? "gpu" : undefined));
     const routed = new RoutedWorkspace(table);
     const made = await routed.isolate({ cwd: "/srv", agentId: "a_new", label: "x", host: "gpu" });
     assert.equal(made.worktree.host, "gpu");
@@ -198,14 +203,7 @@ describe("host router", () => {
       };
     };
     const ws = (name: string) => ({ diff: diffOf(name) }) as unknown as Workspace;
-    const local = new MemoryWorld();
-    const gpu = new MemoryWorld();
-    const table = new HostTable({
-      local: { runtime: local.runtime, host: local.host, workspace: ws("local") },
-      hosts: ["gpu"],
-      connect: () => ({ runtime: gpu.runtime, host: gpu.host, workspace: ws("gpu"), down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
-      hostOf: () => "gpu",
-    });
+    const table = workspacesTable(ws, () => "gpu");
     const routed = new RoutedWorkspace(table);
     const first = await routed.diff({ root: "/srv/repo", tree: "t1", takenAt: "then", host: "gpu" }, { patchPath: "/p", inlineLines: 1 });
     assert.equal(first.baseline.host, "gpu", "the evidence's baseline is stamped with its host");
