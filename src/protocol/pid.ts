@@ -13,16 +13,26 @@ export function pidAlive(pid: number): boolean {
 /**
  * Whether a process runs and has not merely ended unreaped: a pi killed a moment ago stays a
  * zombie until its parent (the tmux server) collects it, and kill(pid, 0) still answers for it.
- * Linux says so in /proc; elsewhere the answer is pidAlive's.
+ * Linux says so in /proc; elsewhere the answer is pidAlive's. `probe` is for tests.
  */
-export function pidRunning(pid: number): boolean {
-  if (!pidAlive(pid)) return false;
+export function pidRunning(pid: number, probe: PidProbe = systemProbe): boolean {
+  if (!probe.alive(pid)) return false;
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    stat = probe.stat(pid);
   } catch {
-    return true; // no /proc here, or not ours to read: kill(0) is the best witness there is
+    // Reaped between the two looks (its /proc entry went with it), no /proc here, or not ours
+    // to read: kill(0) asked again is the best witness there is, and it knows the first.
+    return probe.alive(pid);
   }
   // The state follows the command name, which is in parentheses and may hold spaces or ")".
   return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
 }
+
+/** The two system calls pidRunning asks. */
+export interface PidProbe {
+  alive(pid: number): boolean;
+  stat(pid: number): string;
+}
+
+const systemProbe: PidProbe = { alive: pidAlive, stat: (pid) => readFileSync(`/proc/${pid}/stat`, "latin1") };

@@ -30,6 +30,8 @@ export class LivenessMonitor {
   private readonly panes = new Map<string, string>();
   private inflight: Promise<void> | undefined;
   private inflightIds = new Set<string>();
+  /** When the question on its way was asked: an answer is as old as its question. */
+  private inflightAt = 0;
 
   constructor(
     private readonly runtime: Runtime,
@@ -46,6 +48,7 @@ export class LivenessMonitor {
    * cannot see a result land, and the call goes on to serve its next look.
    */
   async get(pane: PaneRef, maxAgeMs = this.intervalMs): Promise<PaneLiveness | undefined> {
+    const asked = this.clock.now();
     this.panes.set(pane.agentId, pane.paneId);
     const cached = this.cache.get(pane.agentId);
     if (cached && (cached.value.state === "gone" || this.clock.now() - cached.at < maxAgeMs)) return cached.value;
@@ -54,7 +57,7 @@ export class LivenessMonitor {
     // is asked all the same, for what the pid cannot tell (a pid taken over, a missed SIGCHLD).
     if (cached?.value.state === "alive" && maxAgeMs > 0 && this.clock.now() - cached.at < WITNESSED_INTERVALS * maxAgeMs && this.running(pane.agentId) === true)
       return cached.value;
-    const refreshed = this.refresh([pane.agentId]);
+    const refreshed = this.refresh([pane.agentId], asked - maxAgeMs);
     if (cached && maxAgeMs > 0 && this.clock.now() - cached.at < 2 * maxAgeMs) {
       await this.within(refreshed, PATIENCE_MS);
       return this.cache.get(pane.agentId)?.value ?? cached.value;
@@ -67,7 +70,7 @@ export class LivenessMonitor {
   async fresh(pane: PaneRef): Promise<PaneLiveness | undefined> {
     const cached = this.cache.get(pane.agentId);
     if (cached?.value.state !== "gone") this.cache.delete(pane.agentId);
-    return this.get(pane);
+    return this.get(pane, 0);
   }
 
   /**
@@ -90,18 +93,25 @@ export class LivenessMonitor {
     this.panes.delete(agentId);
   }
 
-  private async refresh(agentIds: string[]): Promise<void> {
-    if (this.inflight) {
-      const missing = agentIds.filter((id) => !this.inflightIds.has(id));
+  /**
+   * Asks the multiplexer about agentIds (and every watched sheep), or joins the question on its
+   * way when that one covers them and was asked no earlier than `since`: one asked before a pane
+   * died would answer "alive" to a caller that asked after (a warm sheep killed from outside was
+   * handed out so).
+   */
+  private async refresh(agentIds: string[], since: number): Promise<void> {
+    while (this.inflight) {
+      const joins = this.inflightAt >= since && agentIds.every((id) => this.inflightIds.has(id));
       await this.inflight;
-      if (missing.length === 0) return;
+      if (joins) return;
     }
     this.inflightIds = new Set([...this.watched(), ...agentIds]);
     const refs: PaneRef[] = [...this.inflightIds].map((agentId) => ({ agentId, paneId: this.panes.get(agentId)! }));
+    // An answer is as old as its question: dating it by the reply would let a slow
+    // multiplexer stretch the interval between questions by its own latency.
+    const at = this.clock.now();
+    this.inflightAt = at;
     this.inflight = (async () => {
-      // An answer is as old as its question: dating it by the reply would let a slow
-      // multiplexer stretch the interval between questions by its own latency.
-      const at = this.clock.now();
       try {
         const result = await this.runtime.liveness(refs);
         for (const [id, value] of result) this.cache.set(id, { value, at });
