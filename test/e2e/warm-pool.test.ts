@@ -123,7 +123,8 @@ describe("the warm pool with real pi", { timeout: 600_000 }, () => {
     process.kill(pid, "SIGKILL");
     // Dead as far as the system can tell (a zombie tmux has not reaped yet counts as dead): a pi on
     // a loaded machine may take a while to be scheduled and die, and before that nobody can know.
-    for (let i = 0; i < 200 && pidRunning(pid); i++) await sleep(10);
+    for (let i = 0; i < 1000 && pidRunning(pid); i++) await sleep(10);
+    assert.ok(!pidRunning(pid), "the killed pi ended");
     const started = await scene.start("gamma");
     assert.notEqual(started.agentId, victim, "the dead sheep was not handed out");
     const item = await scene.wait(await scene.prompt(started.agentId, directive({ reply: "alive", tag: "G1" })), 60);
