@@ -85,6 +85,48 @@ describe("core: resume", () => {
     assert.deepEqual(workspace.removed, [], "the worktree holds the first sheep's work: nothing removes it");
   });
 
+  it("a prune while a resume of an isolated sheep starts leaves the worktree to the resume (it is the sheep's cwd)", async () => {
+    const { world, workspace, shepherd, a } = await closedIsolated();
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const prepare = world.host.prepare;
+    world.host.prepare = async (req) => {
+      await gate;
+      return prepare(req);
+    };
+    const resumed = resume(shepherd, "iso");
+    await new Promise((r) => setImmediate(r));
+    const pruned = shepherd.prune();
+    await new Promise((r) => setImmediate(r));
+    open();
+    const [b] = await Promise.all([resumed, pruned]);
+    assert.deepEqual(b.worktree, a.worktree, "the resumed sheep holds its worktree");
+    assert.deepEqual(shepherd.registry.agents.get(b.agentId)!.worktree, a.worktree);
+    assert.deepEqual(workspace.removed, [], "nothing removed the worktree the sheep runs in");
+  });
+
+  it("a resume that fails after a prune forgot the closed sheep gives the worktree back to it, record and all", async () => {
+    const { world, workspace, shepherd, a } = await closedIsolated();
+    workspace.dirty(a.worktree!.path); // the first sheep's work, not landed
+    world.onLaunch = "exit";
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const read = world.runtime.read;
+    // The failed start reads its pane's last words first: a prune runs meanwhile.
+    world.runtime.read = async (...args) => {
+      await gate;
+      return read(...args);
+    };
+    const resumed = resume(shepherd, "iso").catch((e: unknown) => e);
+    for (let i = 0; i < 20 && shepherd.registry.agents.get(a.agentId)?.worktree; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(shepherd.registry.agents.get(a.agentId)?.worktree, undefined, "the resume's record took the worktree");
+    await shepherd.prune();
+    open();
+    assert.match(String(await resumed), /^ShepherdError: \[start_failed\]/);
+    assert.deepEqual(shepherd.registry.agents.get(a.agentId)?.worktree, a.worktree, "the closed sheep leads to the work again");
+    assert.deepEqual(workspace.removed, []);
+  });
+
   it("a running sheep, an unknown one, a promptId and a sheep that never talked are refused with a code", async () => {
     const { shepherd, world } = setup();
     const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha" });

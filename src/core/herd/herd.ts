@@ -132,6 +132,12 @@ export class Herd {
     });
     return run;
   }
+  /** An exclusive turn on a sheep held across steps that are not one function: resolves with its release. */
+  hold(agentId: string): Promise<() => void> {
+    return new Promise((held) => {
+      void this.exclusive(agentId, () => new Promise<void>((release) => held(release)));
+    });
+  }
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */
   watch(agentId: string): void {

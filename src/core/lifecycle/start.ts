@@ -82,9 +82,14 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     : undefined;
   const cwd = isolated?.cwd ?? req.cwd;
   // A resumed isolated sheep runs in the worktree its conversation began in, and takes it over.
-  const holder = req.resume ? worktreeHolder(herd, req.resume) : undefined;
+  // Its holder is held from here until the record that takes the worktree is written: a prune
+  // or close meanwhile would remove it from under the sheep starting in it.
+  const candidate = req.resume ? worktreeHolder(herd, req.resume) : undefined;
+  const releaseHolder = candidate ? await herd.hold(candidate.agentId) : () => {};
+  const holder = candidate?.worktree && herd.registry.agents.get(candidate.agentId) === candidate ? candidate : undefined;
   // Until the record holds it, a failed start removes the fresh worktree: it holds nothing of anyone's.
   const discard = async (e: unknown): Promise<never> => {
+    releaseHolder();
     if (isolated) await herd.opts.workspace?.remove(isolated.worktree).catch(() => undefined);
     throw e;
   };
@@ -141,6 +146,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
   // Recorded before waiting for the sheep: whatever happens next, we know the pane is ours.
   if (warm) herd.registry.warm.set(agentId, rec);
   else herd.registry.agents.set(agentId, rec);
+  releaseHolder(); // the record holds the worktree now
   req.onRecorded?.(agentId, label);
   await herd.persist();
   herd.audit({
@@ -254,8 +260,11 @@ async function abandon(herd: Herd, rec: AgentRecord, cause: unknown, lent?: Agen
     await host.cleanup(rec.agentId).catch(() => undefined);
     // The sheep never became ready, so it wrote nothing into its worktree: a fresh one goes, and one
     // taken over from the sheep it was to resume goes back to it, with the work in it.
-    if (rec.worktree && lent) lent.worktree = rec.worktree;
-    else if (rec.worktree) await herd.opts.workspace?.remove(rec.worktree).catch(() => undefined);
+    if (rec.worktree && lent) {
+      lent.worktree = rec.worktree;
+      // Pruned meanwhile (closed, it held nothing then): it is the record that leads to the work again.
+      if (!herd.registry.agents.has(lent.agentId)) herd.registry.agents.set(lent.agentId, lent);
+    } else if (rec.worktree) await herd.opts.workspace?.remove(rec.worktree).catch(() => undefined);
     herd.forget(rec);
   }
   await herd.persist();
