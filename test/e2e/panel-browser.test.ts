@@ -235,6 +235,18 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.equal(await selected(), "Counted 40 sheep in the north field", "the earlier turn kept its nodes, and the selection in it");
   });
 
+  it("what a person selected in the sheep's facts stays selected while its other facts change", async () => {
+    const cwd = page.locator(".meta dd code", { hasText: world!.cwd });
+    await cwd.selectText();
+    const selected = () => page.evaluate(() => getSelection()?.toString());
+    assert.equal(await selected(), world!.cwd);
+    await scene.prompt(alpha.agentId, directive({ reply: "Still counting", delayMs: 1500, tag: "FACTS" }));
+    await page.locator(".sheep-head .state-working").waitFor();
+    await page.locator(".conv-answer .conv-text", { hasText: "Still counting" }).waitFor({ timeout: 120_000 });
+    await page.locator(".sheep-head .state-idle").waitFor();
+    assert.equal(await selected(), world!.cwd, "the cwd kept its node, and the selection in it");
+  });
+
   it("an isolated sheep's evidence is drawn as a per-file diff; the user's checkout never sees it", async () => {
     await openSheep("beta");
     assert.match((await page.locator(".meta").textContent()) ?? "", /worktree.*pi-shepherd\/beta|worktree/);

@@ -187,22 +187,46 @@ export class SheepView {
     this.closeBtn.disabled = d.state === "closed";
     // The core interrupts a running prompt only: a sheep starting up, or between prompts, has none.
     this.interruptBtn.disabled = ended || !d.activePromptId;
-    const item = (term, ...value) => [h("dt", {}, term), h("dd", {}, ...value)];
     const working = workingOn(d);
-    fill(
-      this.meta,
-      item("id", h("code", {}, asText(d.agentId))),
-      item("agent", asText(d.agent)),
-      item("host", asText(d.host) || "local"),
-      d.model ? item("model", asText(d.model)) : "",
-      item("cwd", h("code", {}, asText(d.cwd))),
-      d.worktree ? item("worktree", h("code", {}, asText(d.worktree.path)), " on ", h("code", {}, asText(d.worktree.branch))) : "",
-      working ? item("working on", working) : "",
-      item("queue", String(Number(d.queue) || 0)),
-      item("tokens", `${tokens(d.usage?.input)} in · ${tokens(d.usage?.output)} out`),
-      item("cost", cost(d.usage?.cost)),
-    );
+    const code = (text) => h("code", {}, text);
+    const wt = d.worktree;
+    this.drawMeta([
+      ["id", code, asText(d.agentId)],
+      ["agent", asText(d.agent)],
+      ["host", asText(d.host) || "local"],
+      d.model ? ["model", asText(d.model)] : undefined,
+      ["cwd", code, asText(d.cwd)],
+      wt ? ["worktree", (path, branch) => [code(path), " on ", code(branch)], asText(wt.path), asText(wt.branch)] : undefined,
+      working ? ["working on", working] : undefined,
+      ["queue", String(Number(d.queue) || 0)],
+      ["tokens", `${tokens(d.usage?.input)} in · ${tokens(d.usage?.output)} out`],
+      ["cost", cost(d.usage?.cost)],
+    ]);
     this.drawPrompts(Array.isArray(d.prompts) ? d.prompts : []);
+  }
+
+  /**
+   * The sheep's facts, each [term, text] or [term, draw, ...texts]: a fact is redrawn only when
+   * its text changed, so what a person selected in the others (the cwd, to copy it) stays selected.
+   */
+  drawMeta(rows) {
+    const shown = [];
+    const kept = new Map();
+    for (const row of rows) {
+      if (!row) continue;
+      const [term, draw, ...texts] = typeof row[1] === "function" ? row : [row[0], undefined, row[1]];
+      const key = JSON.stringify(texts);
+      let fact = this.metaFacts?.get(term);
+      if (!fact) fact = { dt: h("dt", {}, term), dd: h("dd"), key: undefined };
+      if (fact.key !== key) {
+        fill(fact.dd, ...(draw ? [draw(...texts)].flat() : texts));
+        fact.key = key;
+      }
+      kept.set(term, fact);
+      shown.push(fact.dt, fact.dd);
+    }
+    this.metaFacts = kept;
+    arrange(this.meta, shown);
   }
 
   drawPrompts(prompts) {
