@@ -36,7 +36,7 @@ export type ErrorCode =
   | "messages_unreadable"
   /** A host name the `hosts` setting does not have. */
   | "host_unknown"
-  /** A host of the `hosts` setting that ssh cannot reach now (ssh's reason and the fix follow), or whose agent's stream closed: nothing was done there. */
+  /** A host of the `hosts` setting that ssh cannot reach now (ssh's reason and the fix follow), or whose agent's stream closed: nothing was done there, unless the words say the call was on its way. */
   | "host_unreachable"
   /** A start's cwd that is no directory on the sheep's host. */
   | "cwd_invalid"

@@ -16,6 +16,7 @@ import { remoteBundle } from "../../src/remote/bundle.ts";
 import { alive } from "../../src/remote/link/master.ts";
 import { remoteLine } from "../../src/remote/link/quote.ts";
 import { type LinkState, RemoteSession, type RemoteSessionOptions } from "../../src/remote/link/session.ts";
+import { CallLost } from "../../src/remote/rpc/call.ts";
 import { linkBundle } from "../support/link-bundle.ts";
 import { shellPayloads, UNICODE } from "../support/payloads.ts";
 import { type RemoteHost, startRemoteHost } from "../support/remote-host.ts";
@@ -216,7 +217,14 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     s.onEvent((e) => {
       if (seen.includes("down")) events.push(e.agentId);
     });
+    const onItsWay = s.call("hang", []).catch((e: unknown) => e);
     process.kill(first.masterPid, "SIGKILL");
+    const lost = await onItsWay;
+    assert.ok(lost instanceof CallLost, `the call on its way is told it may have been done there: ${String(lost)}`);
+    assert.match(
+      (lost as CallLost).message,
+      /^\[host_unreachable\] host "box" unreachable since \S+: .* The call was on its way when the connection went: it may have been done there\.$/,
+    );
     await until("up again", () => s.state().status === "up" && seen.includes("down"));
     assert.deepEqual(seen.slice(0, 2), ["down", "up"]);
     const [whileDown] = await Promise.all(downCalls);
@@ -228,6 +236,27 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     assert.deepEqual(await s.call("echo", ["after"]), ["after"]);
     assert.equal(await r.connections(), 1);
     await s.close();
+  });
+
+  it("an agent that ends right after each init is tried again ever later, and a connection that held starts the waits over", async () => {
+    const exits = join(r.home, "exits-left");
+    await writeFile(r.hostPath(exits), "3");
+    const s = session({
+      init: (d) => ({ agentDir: d.agentDir, runtime: "tmux", piCommand: ["pi"], depth: 1, env: { LINK_AGENT_EXITS: exits } }),
+      backoff: { firstMs: 50, maxMs: 150, stableMs: 2000 },
+    });
+    const waits: number[] = [];
+    s.onState((st) => {
+      if (st.status === "down" && st.retryInMs !== undefined) waits.push(st.retryInMs);
+    });
+    await s.connect().catch(() => undefined);
+    await until("the fourth agent up (it stays)", () => waits.length >= 3 && s.state().status === "up");
+    assert.deepEqual(waits, [50, 100, 150], "each agent that fell at once made the next wait longer, up to maxMs");
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    process.kill((s.state() as Up).masterPid, "SIGKILL");
+    await until("down", () => waits.length === 4);
+    assert.equal(waits[3], 50, "a connection that held 2 s starts over");
+    await until("up again", () => s.state().status === "up");
   });
 
   it("rides out an sshd restart; after a restart that drops the connection it is down, then up again", async () => {

@@ -1,6 +1,7 @@
 // A stand-in for the remote agent, for the link's own tests (the real one is src/remote/agent):
 // it speaks the agent protocol's framing (hello, answers, change events) and nothing else.
 // `link.init` answers what init carried, so a test can see the secrets arrived over stdin.
+import { readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { homedir } from "node:os";
@@ -21,6 +22,13 @@ process.stdin.on("data", (d) => {
     if (m === "init") {
       init = p[0];
       out({ id, ok: { runtime: "tmux", stateDir: `${init.agentDir}/pi-shepherd`, home: homedir() } });
+      // LINK_AGENT_EXITS names a file holding how many agents yet are to end right after init.
+      const exits = init.env?.LINK_AGENT_EXITS;
+      const left = exits ? Number(readFileSync(exits, "utf8")) : 0;
+      if (left > 0) {
+        writeFileSync(exits, String(left - 1));
+        process.exit(0);
+      }
     } else if (m === "link.init") out({ id, ok: init ?? null });
     else if (m === "sys.info") out({ id, ok: { node: process.version, pid: process.pid, stateDirMode: null } });
     else if (m === "echo") out({ id, ok: p });
@@ -28,7 +36,9 @@ process.stdin.on("data", (d) => {
       out({ id });
       out({ ev: "change", agentId: p[0] });
     } else if (m === "host.unsubscribe") out({ id });
-    else out({ id, err: { code: "protocol_error", message: `unknown method ${m}` } });
+    else if (m === "hang") {
+      // never answered: a call still on its way when the connection goes
+    } else out({ id, err: { code: "protocol_error", message: `unknown method ${m}` } });
   }
 });
 process.stdin.on("end", () => process.exit(0));

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../src/domain/errors.ts";
-import type { RemoteCall, RemoteEvent } from "../../src/remote/rpc/call.ts";
+import { CallLost, type RemoteCall, type RemoteEvent } from "../../src/remote/rpc/call.ts";
 import { attachHintVia } from "../../src/remote/link/attach-hint.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 
@@ -17,11 +17,17 @@ class FakeCall implements RemoteCall {
   readonly sent: [string, unknown[]][] = [];
   answers = new Map<string, unknown>();
   down = false;
+  /** The next calls of these methods go out and their connection goes with them. */
+  lose = new Set<string>();
   private readonly events = new Set<(e: RemoteEvent) => void>();
   private readonly reconnects = new Set<() => void>();
 
   async call(method: string, params: unknown[]): Promise<unknown> {
     this.sent.push([method, params]);
+    if (this.lose.delete(method)) {
+      this.down = true;
+      throw new CallLost('host "h" unreachable: test, while the call was on its way: it may have been done there.');
+    }
     if (this.down) throw new ShepherdError("host_unreachable", 'host "h" unreachable since now: test.');
     return this.answers.get(method);
   }
@@ -205,4 +211,48 @@ test("what the proxies send: the port's arguments in order, a pane as {paneId, a
   assert.equal((await lazy.createPane({} as never)).attachHint, "tmux -S /run/s attach -t %9", "no destination: the hint as it came");
   call.down = true;
   await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "host_unreachable"));
+});
+
+const PROMPT = { kind: "prompt" as const, promptId: "p_0123456789", text: "count the sheep" };
+
+test("a delivery lost on its way is sent again once the host is back (the sheep takes it once by its id), and the caller is told it went", async () => {
+  const call = new FakeCall();
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux", resendWithinMs: 60_000 });
+  call.lose.add("host.submit");
+  let done = false;
+  const submitted = host.submit(A, PROMPT).then(() => (done = true));
+  await settle();
+  assert.equal(call.methods("host.submit").length, 2, "lost, then tried at once and refused: the host is down");
+  assert.equal(done, false, "it waits for the host");
+  call.down = false;
+  call.reconnect();
+  await submitted;
+  assert.deepEqual(
+    call.methods("host.submit"),
+    [
+      [A, PROMPT],
+      [A, PROMPT],
+      [A, PROMPT],
+    ],
+    "the same delivery, its id kept",
+  );
+});
+
+test("a delivery lost on its way whose host does not come back in time: the caller is told it may have reached the sheep", async () => {
+  const call = new FakeCall();
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux", resendWithinMs: 30 });
+  call.lose.add("host.submit");
+  await assert.rejects(
+    host.submit(A, PROMPT),
+    (e) => e instanceof CallLost && isShepherdError(e, "host_unreachable") && /did not take it again within 0 s: it may have reached the sheep/.test(e.message),
+  );
+  assert.ok(call.methods("host.submit").length >= 3, "sent again at the end, once more");
+});
+
+test("a delivery refused while the host is down is not sent again: nothing was done there", async () => {
+  const call = new FakeCall();
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux", resendWithinMs: 60_000 });
+  call.down = true;
+  await assert.rejects(host.submit(A, PROMPT), (e) => isShepherdError(e, "host_unreachable") && !(e instanceof CallLost));
+  assert.equal(call.methods("host.submit").length, 1);
 });

@@ -13,7 +13,7 @@
 import { dirname } from "node:path";
 import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../domain/errors.ts";
-import type { InitAnswer, InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
+import { CallLost, type InitAnswer, type InitParams, type RemoteCall, type RemoteEvent } from "../rpc/call.ts";
 import { RpcClient } from "../rpc/client.ts";
 import { expect, fields, isString, oneOf, optional } from "../rpc/shape.ts";
 import { controlSocketPath } from "./control-dir.ts";
@@ -40,8 +40,8 @@ export interface RemoteSessionOptions {
   init(deployed: Deployed): InitParams | Promise<InitParams>;
   /** The environment of every ssh (the person's SSH_AUTH_SOCK among it); default process.env. */
   env?: NodeJS.ProcessEnv;
-  /** The first wait before a reconnect, doubled up to maxMs. */
-  backoff?: { firstMs: number; maxMs: number };
+  /** The first wait before a reconnect, doubled up to maxMs; back to firstMs after a connection that held stableMs (default 10 s). */
+  backoff?: { firstMs: number; maxMs: number; stableMs?: number };
   /** Where the short socket dir goes when the state dir's path is too long; default /tmp. */
   tmpDir?: string;
   /** How long the master outlives its last channel (after a crash of this process); default MASTER_IDLE_S. */
@@ -51,12 +51,15 @@ export interface RemoteSessionOptions {
 export type LinkState =
   | { status: "connecting" }
   | { status: "up"; since: Date; masterPid: number; agentPid: number }
-  | { status: "down"; since: Date; reason: string }
+  /** retryInMs: the wait before the next try in the background (none for a reason only the person can fix). */
+  | { status: "down"; since: Date; reason: string; retryInMs?: number }
   | { status: "closed" };
 
 /** How long a started agent may take to say hello, and to answer init: an attempt never hangs (the next one would never come). */
 /** How often calls may try again a host that is down for a reason only the person can fix. */
 const LASTING_RETRY_MS = 30_000;
+/** A connection up this long before it fell starts the backoff over. */
+const STABLE_MS = 10_000;
 const HELLO_MS = 30_000;
 const CALL_MS = 60_000;
 /** init's answer feeds the sheep's records (their runtime) and every start's cwd: checked like every answer. */
@@ -71,6 +74,7 @@ export class RemoteSession implements RemoteCall {
   private channel: Channel | undefined;
   private first: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private timerWait = 0;
   private delay: number;
   private attempting = false;
   private readonly subscribed = new Set<string>();
@@ -139,7 +143,12 @@ export class RemoteSession implements RemoteCall {
     try {
       return await client.call(method, params);
     } catch (e) {
-      // The channel went while the call was out: say it as the session says it, with since and why.
+      // The channel went while the call was out: say it as the session says it, with since and
+      // why, and that it may have been done there.
+      if (e instanceof CallLost && this.st.status !== "up") {
+        const down = this.downError().message.replace(/^\[host_unreachable\] /, "");
+        throw new CallLost(`${down} The call was on its way when the connection went: it may have been done there.`);
+      }
       if (isShepherdError(e, "host_unreachable") && this.st.status !== "up") throw this.downError();
       throw e;
     }
@@ -199,21 +208,25 @@ export class RemoteSession implements RemoteCall {
     this.everDown = true;
     // since stays the moment it first went down; the reason is the latest attempt's.
     const since = this.st.status === "down" ? this.st.since : new Date();
-    this.setState({ status: "down", since, reason });
     this.lastingDown = lasting(reason);
     // A host key to check or a key not accepted: a connection every 15 s would change nothing.
-    if (!this.lastingDown) this.schedule();
+    const retryInMs = this.lastingDown ? undefined : this.schedule();
+    this.setState({ status: "down", since, reason, ...(retryInMs !== undefined ? { retryInMs } : {}) });
   }
 
-  private schedule(): void {
-    if (this.timer || this.attempting || this.st.status === "closed") return;
+  /** Plans the next try (unless one is planned or on its way); returns its wait. */
+  private schedule(): number | undefined {
+    if (this.timer) return this.timerWait;
+    if (this.attempting || this.st.status === "closed") return undefined;
     const wait = this.delay;
     this.delay = Math.min(this.delay * 2, this.o.backoff?.maxMs ?? 15_000);
+    this.timerWait = wait;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.attempt();
     }, wait);
     this.timer.unref?.();
+    return wait;
   }
 
   private async ensureMaster(): Promise<ControlMaster> {
@@ -261,6 +274,8 @@ export class RemoteSession implements RemoteCall {
       return;
     }
     this.attempting = false;
+    // Fallen again before this try was over (no next try could be planned while it ran): plan it now.
+    if (this.st.status === "down" && !this.lastingDown && !this.timer) this.down(this.st.reason);
   }
 
   private async startAgent(master: ControlMaster, deployed: Deployed, hash: string): Promise<void> {
@@ -299,14 +314,20 @@ export class RemoteSession implements RemoteCall {
         this.subscribed.delete(id);
       });
     }
+    const masterPid = (await master.pid()) ?? 0;
     this.stillOpen();
+    // An agent that ended already (it died right after init) is no connection: down, not up.
+    if (client.closed !== undefined) throw new Error(stderr.trim() ? sshReason(stderr) : `the remote agent ended right after init (${client.closed})`);
     this.answer = answer;
     this.client = client;
-    const masterPid = (await master.pid()) ?? 0;
+    const upAt = Date.now();
     client.onClose((why) => {
       if (this.client !== client) return;
       this.client = undefined;
       if (this.channel === child) this.channel = undefined;
+      // Only a connection that held is a fresh start: one that falls at once (an agent that dies
+      // right after init) goes on waiting longer each time, not every quarter second.
+      if (Date.now() - upAt >= (this.o.backoff?.stableMs ?? STABLE_MS)) this.delay = this.o.backoff?.firstMs ?? 250;
       this.down(stderr.trim() ? sshReason(stderr) : why);
       const st = this.st;
       // ssh's last words say more than "the stream ended"; they come as it exits, which it must (bounded).
@@ -315,7 +336,6 @@ export class RemoteSession implements RemoteCall {
         if (this.st === st && st.status === "down" && stderr.trim()) st.reason = sshReason(stderr);
       });
     });
-    this.delay = this.o.backoff?.firstMs ?? 250;
     // Up again after being down, or up at last after a first connection that failed: what changed
     // meanwhile was told to nobody, so the listeners look (and a first success counts too).
     const again = this.everUp || this.everDown;

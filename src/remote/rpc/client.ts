@@ -5,7 +5,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { ShepherdError, shorten } from "../../domain/errors.ts";
-import { type Hello, PROTOCOL_VERSION, type RemoteCall, type RemoteEvent } from "./call.ts";
+import { CallLost, type Hello, PROTOCOL_VERSION, type RemoteCall, type RemoteEvent } from "./call.ts";
 import { LineSplitter } from "./lines.ts";
 import { fromWireError } from "./wire-error.ts";
 
@@ -162,7 +162,9 @@ export class RpcClient implements RemoteCall {
     this.helloReject(err);
     const pending = [...this.pending.values()];
     this.pending.clear();
-    for (const p of pending) p.reject(err);
+    // What was on its way may have been done there: "nothing was done" is only true of what comes after.
+    const lost = new CallLost(`host "${this.o.host}" unreachable: ${reason}, while the call was on its way: it may have been done there.`);
+    for (const p of pending) p.reject(lost);
     for (const cb of [...this.closeListeners]) cb(reason);
     this.closeListeners.clear();
   }
