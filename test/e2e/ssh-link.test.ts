@@ -16,7 +16,7 @@ import { remoteBundle } from "../../src/remote/bundle.ts";
 import { alive } from "../../src/remote/link/master.ts";
 import { remoteLine } from "../../src/remote/link/quote.ts";
 import { type LinkState, RemoteSession, type RemoteSessionOptions } from "../../src/remote/link/session.ts";
-import { CallLost } from "../../src/remote/rpc/call.ts";
+import { CallLost } from "../../src/remote/rpc/lost-call.ts";
 import { linkBundle } from "../support/link-bundle.ts";
 import { shellPayloads, UNICODE } from "../support/payloads.ts";
 import { type RemoteHost, startRemoteHost } from "../support/remote-host.ts";

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../src/domain/errors.ts";
-import { CallLost, type RemoteCall, type RemoteEvent } from "../../src/remote/rpc/call.ts";
+import type { RemoteCall, RemoteEvent } from "../../src/remote/rpc/call.ts";
+import { CallLost } from "../../src/remote/rpc/lost-call.ts";
 import { attachHintVia } from "../../src/remote/link/attach-hint.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 
@@ -217,7 +218,7 @@ const PROMPT = { kind: "prompt" as const, promptId: "p_0123456789", text: "count
 
 test("a delivery lost on its way is sent again once the host is back (the sheep takes it once by its id), and the caller is told it went", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux", resendWithinMs: 60_000 });
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
   call.lose.add("host.submit");
   let done = false;
   const submitted = host.submit(A, PROMPT).then(() => (done = true));
@@ -240,7 +241,7 @@ test("a delivery lost on its way is sent again once the host is back (the sheep 
 
 test("a delivery lost on its way whose host does not come back in time: the caller is told it may have reached the sheep", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux", resendWithinMs: 30 });
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 30 });
   call.lose.add("host.submit");
   await assert.rejects(
     host.submit(A, PROMPT),
@@ -251,8 +252,49 @@ test("a delivery lost on its way whose host does not come back in time: the call
 
 test("a delivery refused while the host is down is not sent again: nothing was done there", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux", resendWithinMs: 60_000 });
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
   call.down = true;
   await assert.rejects(host.submit(A, PROMPT), (e) => isShepherdError(e, "host_unreachable") && !(e instanceof CallLost));
   assert.equal(call.methods("host.submit").length, 1);
+});
+
+test("a pane create lost on its way: once the host is back the pane it made there, found by its mark, is closed, and the start is told", async () => {
+  const call = new FakeCall();
+  const { runtime } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
+  call.lose.add("runtime.createPane");
+  const req = {
+    agentId: A,
+    placement: "tab" as const,
+    direction: "right" as const,
+    cwd: "/w",
+    label: "iso",
+    command: { argv: ["pi"], reporting: ["sh", "x", "pi"] },
+  };
+  const created = runtime.createPane(req).catch((e: unknown) => e);
+  await settle();
+  call.answers.set("runtime.markedPanes", [
+    { paneId: "%7", agentId: A },
+    { paneId: "%8", agentId: B },
+  ]);
+  call.down = false;
+  call.reconnect();
+  const e = await created;
+  assert.ok(e instanceof CallLost && /back again, the pane it had made there is closed\. Start the sheep again\.$/.test(e.message), String(e));
+  assert.deepEqual(call.methods("runtime.close"), [["%7", A]], "only its own pane, by its mark");
+});
+
+test("a pane create lost on its way whose host stays away: the start is told a pane may run there", async () => {
+  const call = new FakeCall();
+  const { runtime } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 30 });
+  call.lose.add("runtime.createPane");
+  const req = {
+    agentId: A,
+    placement: "tab" as const,
+    direction: "right" as const,
+    cwd: "/w",
+    label: "iso",
+    command: { argv: ["pi"], reporting: ["sh", "x", "pi"] },
+  };
+  await assert.rejects(runtime.createPane(req), (e) => e instanceof CallLost && /a pane may run there with pi in it that nothing here holds/.test(e.message));
+  assert.deepEqual(call.methods("runtime.close"), []);
 });

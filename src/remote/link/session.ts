@@ -13,7 +13,8 @@
 import { dirname } from "node:path";
 import { execa } from "execa";
 import { isShepherdError, ShepherdError } from "../../domain/errors.ts";
-import { CallLost, type InitAnswer, type InitParams, type RemoteCall, type RemoteEvent } from "../rpc/call.ts";
+import type { InitAnswer, InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
+import { CallLost } from "../rpc/lost-call.ts";
 import { RpcClient } from "../rpc/client.ts";
 import { expect, fields, isString, oneOf, optional } from "../rpc/shape.ts";
 import { controlSocketPath } from "./control-dir.ts";

@@ -4,7 +4,6 @@
  * protocol"). `RemoteCall` is all the proxies need of a connection: the RpcClient over a child's
  * pipes is one, a reconnecting ssh session (src/remote/link) another.
  */
-import { ShepherdError } from "../../domain/errors.ts";
 import type { RuntimeName } from "../../ports/runtime.ts";
 
 export const PROTOCOL_VERSION = 1;
@@ -24,17 +23,6 @@ export interface RemoteCall {
   onEvent(cb: (event: RemoteEvent) => void): () => void;
   /** After a lost connection came back (a new agent process, initialised again): subscriptions are gone there. */
   onReconnect(cb: () => void): () => void;
-}
-
-/**
- * [host_unreachable] for a call that was on its way when the connection went: unlike one refused
- * while the host is down, it may have been done there. A caller whose call is safe to make twice
- * (a delivery the sheep takes once by its id) makes it again once the host is back.
- */
-export class CallLost extends ShepherdError {
-  constructor(message: string) {
-    super("host_unreachable", message);
-  }
 }
 
 /** The agent's first line. */

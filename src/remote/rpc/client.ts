@@ -5,7 +5,8 @@
  */
 import type { Readable, Writable } from "node:stream";
 import { ShepherdError, shorten } from "../../domain/errors.ts";
-import { CallLost, type Hello, PROTOCOL_VERSION, type RemoteCall, type RemoteEvent } from "./call.ts";
+import { type Hello, PROTOCOL_VERSION, type RemoteCall, type RemoteEvent } from "./call.ts";
+import { CallLost } from "./lost-call.ts";
 import { LineSplitter } from "./lines.ts";
 import { fromWireError } from "./wire-error.ts";
 

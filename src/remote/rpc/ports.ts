@@ -25,14 +25,14 @@ export interface RemotePortOptions {
   runtime: RuntimeName | (() => RuntimeName);
   /** A created pane's attach hint as a line a person runs here (link/attach-hint.ts); absent: as it came. */
   attachHere?: (hint: string, runtime: RuntimeName) => string | undefined;
-  /** How long a delivery lost on its way waits for the host to come back (default 30 s). */
-  resendWithinMs?: number;
+  /** How long a delivery or pane create lost on its way waits for the host to come back (default 30 s). */
+  lostCallWaitMs?: number;
 }
 
 export function remotePorts(remote: RemoteCall, o: RemotePortOptions): RemotePortSet {
   return {
-    runtime: new RemoteRuntime(remote, o.runtime, o.host, o.attachHere),
-    host: new RemoteSheepHost(remote, o.host, o.resendWithinMs),
+    runtime: new RemoteRuntime(remote, o.runtime, o.host, o.attachHere, o.lostCallWaitMs),
+    host: new RemoteSheepHost(remote, o.host, o.lostCallWaitMs),
     workspace: new RemoteWorkspace(remote, o.host),
     dir: async (path) => expect<string>(await remote.call("sys.dir", [path ?? null]), isString, "sys.dir", o.host),
   };

@@ -6,7 +6,8 @@
 import { isShepherdError } from "../../domain/errors.ts";
 import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
 import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
-import { CallLost, type RemoteCall } from "./call.ts";
+import type { RemoteCall } from "./call.ts";
+import { CallLost, LOST_CALL_WAIT_MS, whenBack } from "./lost-call.ts";
 import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
 
 const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrings, reporting: isStrings }) });
@@ -37,7 +38,7 @@ export class RemoteSheepHost implements SheepHost {
     private readonly remote: RemoteCall,
     private readonly host: string,
     /** How long a delivery lost on its way waits for the host to come back to be sent again. */
-    private readonly resendWithinMs = 30_000,
+    private readonly resendWithinMs = LOST_CALL_WAIT_MS,
   ) {
     remote.onEvent((e) => {
       if (e.ev === "change") this.fire(e.agentId);
@@ -101,21 +102,8 @@ export class RemoteSheepHost implements SheepHost {
           `host "${this.host}" went away while a ${delivery.kind} for ${agentId} was on its way, and did not take it again within ${Math.round(this.resendWithinMs / 1000)} s: it may have reached the sheep (it takes each one once). Once the host is back, action status shows whether the sheep works on it.`,
         );
       }
-      await this.reconnected(until);
+      await whenBack(this.remote, until);
     }
-  }
-
-  /** Resolves at the next reconnect, or at `until`. */
-  private reconnected(until: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(), Math.max(0, until - Date.now()));
-      const off = this.remote.onReconnect(() => done());
-      const done = () => {
-        clearTimeout(timer);
-        off();
-        resolve();
-      };
-    });
   }
 
   messages(agentId: string): Promise<SheepMessage[]> {
