@@ -10,14 +10,15 @@ import { ownerAlive, processOwner } from "../../src/compose.ts";
 
 describe("ownerAlive", () => {
   it("takes a zombie (ended, not reaped) for gone, a running process for alive, and our own token only for us", async () => {
-    // The shell's background child ends at once; the shell then becomes a sleep that never reaps it.
-    const parent = execa("sh", ["-c", "true & echo $!; exec sleep 30"], { stdin: "ignore", buffer: false });
+    // The shell's background child ends once the shell has become a sleep that never reaps it. A
+    // child that ended at once could be reaped by the shell itself before its exec (dash does, now and then).
+    const parent = execa("sh", ["-c", "sleep 0.5 & echo $!; exec sleep 30"], { stdin: "ignore", buffer: false });
     try {
       const zombie = await new Promise<number>((resolve, reject) => {
         parent.stdout!.once("data", (d: Buffer) => resolve(Number(String(d).trim())));
         parent.once("error", reject);
       });
-      for (let i = 0; i < 50 && !(await isZombie(zombie)); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 150 && !(await isZombie(zombie)); i++) await new Promise((r) => setTimeout(r, 20));
       assert.ok(await isZombie(zombie), "the child is a zombie");
       assert.equal(ownerAlive(`${zombie}:somebody`), false, "a zombie owner is gone");
       assert.equal(ownerAlive(`${parent.pid}:somebody`), true, "a running owner is alive");
