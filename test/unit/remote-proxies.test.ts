@@ -258,19 +258,20 @@ test("a delivery refused while the host is down is not sent again: nothing was d
   assert.equal(call.methods("host.submit").length, 1);
 });
 
+const PANE = {
+  agentId: A,
+  placement: "tab" as const,
+  direction: "right" as const,
+  cwd: "/w",
+  label: "iso",
+  command: { argv: ["pi"], reporting: ["sh", "x", "pi"] },
+};
+
 test("a pane create lost on its way: once the host is back the pane it made there, found by its mark, is closed, and the start is told", async () => {
   const call = new FakeCall();
   const { runtime } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
   call.lose.add("runtime.createPane");
-  const req = {
-    agentId: A,
-    placement: "tab" as const,
-    direction: "right" as const,
-    cwd: "/w",
-    label: "iso",
-    command: { argv: ["pi"], reporting: ["sh", "x", "pi"] },
-  };
-  const created = runtime.createPane(req).catch((e: unknown) => e);
+  const created = runtime.createPane(PANE).catch((e: unknown) => e);
   await settle();
   call.answers.set("runtime.markedPanes", [
     { paneId: "%7", agentId: A },
@@ -287,14 +288,6 @@ test("a pane create lost on its way whose host stays away: the start is told a p
   const call = new FakeCall();
   const { runtime } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 30 });
   call.lose.add("runtime.createPane");
-  const req = {
-    agentId: A,
-    placement: "tab" as const,
-    direction: "right" as const,
-    cwd: "/w",
-    label: "iso",
-    command: { argv: ["pi"], reporting: ["sh", "x", "pi"] },
-  };
-  await assert.rejects(runtime.createPane(req), (e) => e instanceof CallLost && /a pane may run there with pi in it that nothing here holds/.test(e.message));
+  await assert.rejects(runtime.createPane(PANE), (e) => e instanceof CallLost && /a pane may run there with pi in it that nothing here holds/.test(e.message));
   assert.deepEqual(call.methods("runtime.close"), []);
 });

@@ -132,6 +132,7 @@ export class Herd {
     });
     return run;
   }
+
   /** An exclusive turn on a sheep held across steps that are not one function: resolves with its release. */
   hold(agentId: string): Promise<() => void> {
     return new Promise((held) => {

@@ -51,14 +51,14 @@ export class LivenessMonitor {
     const asked = this.clock.now();
     this.panes.set(pane.agentId, pane.paneId);
     const cached = this.cache.get(pane.agentId);
-    if (cached && (cached.value.state === "gone" || this.clock.now() - cached.at < maxAgeMs)) return cached.value;
+    if (cached && (cached.value.state === "gone" || asked - cached.at < maxAgeMs)) return cached.value;
     // A pi whose pid still runs has not ended, and its pane is there (closing a pane ends the pi
     // in it): one spawn of the multiplexer a second would only say so again. Now and then it
     // is asked all the same, for what the pid cannot tell (a pid taken over, a missed SIGCHLD).
-    if (cached?.value.state === "alive" && maxAgeMs > 0 && this.clock.now() - cached.at < WITNESSED_INTERVALS * maxAgeMs && this.running(pane.agentId) === true)
+    if (cached?.value.state === "alive" && maxAgeMs > 0 && asked - cached.at < WITNESSED_INTERVALS * maxAgeMs && this.running(pane.agentId) === true)
       return cached.value;
     const refreshed = this.refresh([pane.agentId], asked - maxAgeMs);
-    if (cached && maxAgeMs > 0 && this.clock.now() - cached.at < 2 * maxAgeMs) {
+    if (cached && maxAgeMs > 0 && asked - cached.at < 2 * maxAgeMs) {
       await this.within(refreshed, PATIENCE_MS);
       return this.cache.get(pane.agentId)?.value ?? cached.value;
     }

@@ -77,6 +77,8 @@ export class RemoteSession implements RemoteCall {
   private timer: NodeJS.Timeout | undefined;
   private timerWait = 0;
   private delay: number;
+  /** The wait before the first reconnect, and again after a connection that held. */
+  private readonly firstDelayMs: number;
   private attempting = false;
   private readonly subscribed = new Set<string>();
   private readonly events = new Set<(e: RemoteEvent) => void>();
@@ -90,7 +92,8 @@ export class RemoteSession implements RemoteCall {
   private answer: InitAnswer | undefined;
 
   constructor(private readonly o: RemoteSessionOptions) {
-    this.delay = o.backoff?.firstMs ?? 250;
+    this.firstDelayMs = o.backoff?.firstMs ?? 250;
+    this.delay = this.firstDelayMs;
   }
 
   get name(): string {
@@ -328,7 +331,7 @@ export class RemoteSession implements RemoteCall {
       if (this.channel === child) this.channel = undefined;
       // Only a connection that held is a fresh start: one that falls at once (an agent that dies
       // right after init) goes on waiting longer each time, not every quarter second.
-      if (Date.now() - upAt >= (this.o.backoff?.stableMs ?? STABLE_MS)) this.delay = this.o.backoff?.firstMs ?? 250;
+      if (Date.now() - upAt >= (this.o.backoff?.stableMs ?? STABLE_MS)) this.delay = this.firstDelayMs;
       this.down(stderr.trim() ? sshReason(stderr) : why);
       const st = this.st;
       // ssh's last words say more than "the stream ended"; they come as it exits, which it must (bounded).

@@ -1,9 +1,8 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
 import { PANE_ID } from "../../domain/ids.ts";
-import { isShepherdError } from "../../domain/errors.ts";
 import type { RemoteCall } from "./call.ts";
-import { CallLost, LOST_CALL_WAIT_MS, whenBack } from "./lost-call.ts";
+import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
 import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, oneOf, optional } from "./shape.ts";
 
 const exitStatus = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString) });
@@ -21,7 +20,7 @@ export class RemoteRuntime implements Runtime {
     /** The host's attach hint as a line a person runs here (connect.ts: through ssh); absent: as it came. */
     private readonly attachHere?: (hint: string, runtime: RuntimeName) => string | undefined,
     /** How long a pane create lost on its way waits for the host to come back, to close what it made. */
-    private readonly lostWaitMs = LOST_CALL_WAIT_MS,
+    private readonly lostCallWaitMs = LOST_CALL_WAIT_MS,
   ) {}
 
   get name(): RuntimeName {
@@ -53,23 +52,18 @@ export class RemoteRuntime implements Runtime {
    * nothing). The error says which it was.
    */
   private async closeLost(agentId: string): Promise<CallLost> {
-    const until = Date.now() + this.lostWaitMs;
-    for (;;) {
-      try {
-        const ours = (await this.markedPanes()).filter((p) => p.agentId === agentId);
-        for (const p of ours) await this.close(p.paneId, agentId);
-        const made = ours.length > 0 ? "the pane it had made there is closed" : "it had made no pane there";
-        return new CallLost(`host "${this.host}" went away while the pane of ${agentId} was being made; back again, ${made}. Start the sheep again.`);
-      } catch (e) {
-        if (!isShepherdError(e, "host_unreachable")) throw e;
-      }
-      if (Date.now() >= until) {
-        return new CallLost(
-          `host "${this.host}" went away while the pane of ${agentId} was being made, and did not come back within ${Math.round(this.lostWaitMs / 1000)} s: a pane may run there with pi in it that nothing here holds. Once the host is back, close it there (its tmux window or herdr tab is named for the sheep's label).`,
-        );
-      }
-      await whenBack(this.remote, until);
+    const closed = await whileAway(this.remote, this.lostCallWaitMs, async () => {
+      const ours = (await this.markedPanes()).filter((p) => p.agentId === agentId);
+      for (const p of ours) await this.close(p.paneId, agentId);
+      return ours.length;
+    });
+    if (!closed) {
+      return new CallLost(
+        `host "${this.host}" went away while the pane of ${agentId} was being made, and did not come back within ${Math.round(this.lostCallWaitMs / 1000)} s: a pane may run there with pi in it that nothing here holds. Once the host is back, close it there (its tmux window or herdr tab is named for the sheep's label).`,
+      );
     }
+    const made = closed.value > 0 ? "the pane it had made there is closed" : "it had made no pane there";
+    return new CallLost(`host "${this.host}" went away while the pane of ${agentId} was being made; back again, ${made}. Start the sheep again.`);
   }
 
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {

@@ -3,11 +3,10 @@
  * by the agent's FileSheepHost; changes come back as events on the same connection, never as a
  * poll per sheep.
  */
-import { isShepherdError } from "../../domain/errors.ts";
 import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
 import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
 import type { RemoteCall } from "./call.ts";
-import { CallLost, LOST_CALL_WAIT_MS, whenBack } from "./lost-call.ts";
+import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
 import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
 
 const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrings, reporting: isStrings }) });
@@ -38,7 +37,7 @@ export class RemoteSheepHost implements SheepHost {
     private readonly remote: RemoteCall,
     private readonly host: string,
     /** How long a delivery lost on its way waits for the host to come back to be sent again. */
-    private readonly resendWithinMs = LOST_CALL_WAIT_MS,
+    private readonly lostCallWaitMs = LOST_CALL_WAIT_MS,
   ) {
     remote.onEvent((e) => {
       if (e.ev === "change") this.fire(e.agentId);
@@ -79,7 +78,7 @@ export class RemoteSheepHost implements SheepHost {
   /**
    * A delivery whose connection went while it was on its way may have reached the sheep or not.
    * The sheep takes each delivery once by its id (a second copy is dropped there), so it is sent
-   * again when the host is back, within resendWithinMs; after that the caller is told it may
+   * again when the host is back, within lostCallWaitMs; after that the caller is told it may
    * have arrived, never that nothing was done.
    */
   async submit(agentId: string, delivery: Delivery): Promise<void> {
@@ -89,20 +88,11 @@ export class RemoteSheepHost implements SheepHost {
     } catch (e) {
       if (!(e instanceof CallLost)) throw e;
     }
-    const until = Date.now() + this.resendWithinMs;
-    for (;;) {
-      try {
-        await this.remote.call("host.submit", [agentId, delivery]);
-        return;
-      } catch (e) {
-        if (!isShepherdError(e, "host_unreachable")) throw e;
-      }
-      if (Date.now() >= until) {
-        throw new CallLost(
-          `host "${this.host}" went away while a ${delivery.kind} for ${agentId} was on its way, and did not take it again within ${Math.round(this.resendWithinMs / 1000)} s: it may have reached the sheep (it takes each one once). Once the host is back, action status shows whether the sheep works on it.`,
-        );
-      }
-      await whenBack(this.remote, until);
+    const sent = await whileAway(this.remote, this.lostCallWaitMs, () => this.remote.call("host.submit", [agentId, delivery]));
+    if (!sent) {
+      throw new CallLost(
+        `host "${this.host}" went away while a ${delivery.kind} for ${agentId} was on its way, and did not take it again within ${Math.round(this.lostCallWaitMs / 1000)} s: it may have reached the sheep (it takes each one once). Once the host is back, action status shows whether the sheep works on it.`,
+      );
     }
   }
 
