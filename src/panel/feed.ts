@@ -7,6 +7,7 @@
  * settle and pushes go out.
  */
 import type { Shepherd } from "../core/shepherd.ts";
+import { countOf, MAX_COST } from "../domain/sheep-data.ts";
 import type { WaitItem } from "../ports/types.ts";
 import type { SseHub } from "./sse.ts";
 import { type MailCount, panelHerd, type PanelSheep } from "./views.ts";
@@ -202,12 +203,13 @@ export class PanelFeed {
     this.settled.add(promptId);
     const c = this.counters;
     if (s.usage) {
-      c.tokens.input += s.usage.input ?? 0;
-      c.tokens.output += s.usage.output ?? 0;
-      c.cost += s.usage.cost ?? 0;
+      c.tokens.input += countOf(s.usage.input) ?? 0;
+      c.tokens.output += countOf(s.usage.output) ?? 0;
+      c.cost += countOf(s.usage.cost, MAX_COST) ?? 0;
     }
-    if (s.durationMs !== undefined) {
-      const sec = s.durationMs / 1000;
+    const ms = countOf(s.durationMs);
+    if (ms !== undefined) {
+      const sec = ms / 1000;
       c.durations.count++;
       c.durations.sum += sec;
       DURATION_BUCKETS.forEach((b, i) => {

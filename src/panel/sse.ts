@@ -1,14 +1,20 @@
 /**
  * The event stream: clients held open, each event sent to all with an id, and the last
- * RING_SIZE events kept so a client that reconnects with Last-Event-ID misses nothing still held
- * (what it missed, when that fits in MAX_UNSENT_BYTES; else one reset).
+ * RING_SIZE events (MAX_RING_BYTES at most) kept so a client that reconnects with Last-Event-ID
+ * misses nothing still held (what it missed, when that fits in MAX_UNSENT_BYTES; else one reset).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { COMMON_HEADERS, HttpError } from "./errors.ts";
 
 export const MAX_CLIENTS = 100;
-/** Events held for replay. */
+/** Events held for replay, at most, and the most bytes they may hold together. */
 export const RING_SIZE = 1024;
+export const MAX_RING_BYTES = 256 * 1024;
+/**
+ * The most one event may be: a larger one would be dropped with its client (past MAX_UNSENT_BYTES)
+ * or push the whole ring out. It goes out as a reset instead, and clients fetch what is new.
+ */
+export const MAX_EVENT_BYTES = 128 * 1024;
 /** A client that leaves this much unsent is not reading: it is let go. */
 export const MAX_UNSENT_BYTES = 256 * 1024;
 export const PING_MS = 15_000;
@@ -18,11 +24,13 @@ export type EventName = "sheep" | "result" | "message" | "blocked" | "exited" | 
 interface Held {
   id: number;
   frame: string;
+  bytes: number;
 }
 
 export class SseHub {
   private readonly clients = new Set<ServerResponse>();
   private readonly ring: Held[] = [];
+  private ringBytes = 0;
   /**
    * Ids only grow, and start at the clock's microseconds: a reloaded panel's ids are above its
    * predecessor's, so a client's old id is known to be older than anything held.
@@ -32,6 +40,11 @@ export class SseHub {
 
   get size(): number {
     return this.clients.size;
+  }
+
+  /** What the ring holds now: events and their bytes. */
+  get held(): { events: number; bytes: number } {
+    return { events: this.ring.length, bytes: this.ringBytes };
   }
 
   /** Takes a client; replays what it missed, or tells it to fetch everything again. */
@@ -57,9 +70,15 @@ export class SseHub {
   /** Sends one event to every client; returns its id. */
   send(event: Exclude<EventName, "reset">, data: unknown): number {
     const id = ++this.lastId;
-    const frame = `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    this.ring.push({ id, frame });
-    if (this.ring.length > RING_SIZE) this.ring.shift();
+    let frame = `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    let bytes = Buffer.byteLength(frame);
+    if (bytes > MAX_EVENT_BYTES) {
+      frame = `id: ${id}\nevent: reset\ndata: {}\n\n`;
+      bytes = Buffer.byteLength(frame);
+    }
+    this.ring.push({ id, frame, bytes });
+    this.ringBytes += bytes;
+    while (this.ring.length > RING_SIZE || this.ringBytes > MAX_RING_BYTES) this.ringBytes -= this.ring.shift()!.bytes;
     for (const res of this.clients) this.write(res, frame);
     return id;
   }
@@ -78,7 +97,7 @@ export class SseHub {
     if (first !== undefined && last >= first - 1 && last < this.lastId) {
       const missed = this.ring.filter((held) => held.id > last);
       // More than a client may leave unsent would drop it in the middle of the replay: it reads everything afresh instead.
-      if (missed.reduce((n, held) => n + Buffer.byteLength(held.frame), 0) <= MAX_UNSENT_BYTES) {
+      if (missed.reduce((n, held) => n + held.bytes, 0) <= MAX_UNSENT_BYTES) {
         for (const held of missed) this.write(res, held.frame);
         return;
       }

@@ -7,6 +7,7 @@
 import type { Shepherd } from "../core/shepherd.ts";
 import type { AgentRecord, AgentState, PromptRecord } from "../ports/types.ts";
 import { LOCAL_HOST } from "../domain/hosts.ts";
+import { countOf, MAX_COST } from "../domain/sheep-data.ts";
 
 export interface PanelUsage {
   input: number;
@@ -71,9 +72,11 @@ export function usageBySheep(prompts: Iterable<PromptRecord>): Map<string, Panel
     const u = p.settled?.usage;
     if (!u) continue;
     const sum = out.get(p.agentId) ?? { input: 0, output: 0 };
-    sum.input += u.input ?? 0;
-    sum.output += u.output ?? 0;
-    if (u.cost !== undefined) sum.cost = (sum.cost ?? 0) + u.cost;
+    // Checked where they were read; a sum still takes numbers only, so it never turns to text.
+    sum.input += countOf(u.input) ?? 0;
+    sum.output += countOf(u.output) ?? 0;
+    const cost = countOf(u.cost, MAX_COST);
+    if (cost !== undefined) sum.cost = (sum.cost ?? 0) + cost;
     out.set(p.agentId, sum);
   }
   return out;
@@ -132,7 +135,7 @@ export function panelPrompts(shepherd: Shepherd, rec: AgentRecord): PanelPrompt[
     if (p.agentId !== rec.agentId) continue;
     const s = p.settled;
     const status = s ? s.status : p === active ? "working" : queued.has(p.promptId) ? "queued" : "pending";
-    const finished = s?.durationMs !== undefined ? new Date(Date.parse(p.submittedAt) + s.durationMs).toISOString() : undefined;
+    const finished = s?.durationMs !== undefined ? isoAt(Date.parse(p.submittedAt) + s.durationMs) : undefined;
     out.push({
       promptId: p.promptId,
       status,
@@ -143,4 +146,10 @@ export function panelPrompts(shepherd: Shepherd, rec: AgentRecord): PanelPrompt[
     });
   }
   return out;
+}
+
+/** An instant as ISO text, or nothing where there is none to show: a view never throws on a time. */
+function isoAt(ms: number): string | undefined {
+  const d = new Date(ms);
+  return Number.isFinite(d.getTime()) ? d.toISOString() : undefined;
 }

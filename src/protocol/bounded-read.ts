@@ -7,6 +7,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, type Stats } from "node:fs";
 import { lstat, open, type FileHandle } from "node:fs/promises";
+import { MAX_RESULT_BYTES } from "../domain/sheep-data.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -20,7 +21,7 @@ const MiB = 1024 * KiB;
 export const READ_LIMITS = {
   status: 256 * KiB,
   exit: 64 * KiB,
-  result: 16 * MiB,
+  result: MAX_RESULT_BYTES,
   reply: 64 * KiB,
   resume: 1 * MiB,
   messages: 4 * MiB,

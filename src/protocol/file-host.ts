@@ -3,6 +3,8 @@ import { basename, dirname } from "node:path";
 import { lstat, readdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
+import { MAX_PATH_CHARS, stringOf, timeOf } from "../domain/sheep-data.ts";
+import { sheepResultOf } from "../ports/sheep-result.ts";
 import type { SheepMessage } from "../ports/types.ts";
 import { buildLaunchSpec } from "./launch-spec.ts";
 import type { Conversation, ResumeCard } from "../ports/types.ts";
@@ -19,7 +21,7 @@ import {
 import { READ_LIMITS, readBounded, readJsonBounded, readJsonBoundedSync, refusalText, jsonValue, type JsonRead } from "./bounded-read.ts";
 import { ensurePrivateDir, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
 import { cardsDir, INBOX_FILE, sheepDir, sheepLayout } from "./layout.ts";
-import { parseMessageLog } from "./message-log.ts";
+import { MAX_MESSAGE_CHARS, parseMessageLog } from "./message-log.ts";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
 import { pidRunning } from "./pid.ts";
 import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts";
@@ -118,11 +120,14 @@ export class FileSheepHost implements SheepHost {
     const exit = exitReport(jsonValue(readJsonBoundedSync<unknown>(layout.exit, "exit")));
     const snap: SheepSnapshot = {};
     if (status && typeof status === "object") {
-      snap.ready = { pid: status.pid, readyAt: status.readyAt, ...(status.sessionPath ? { sessionPath: status.sessionPath } : {}) };
-      if (status.blocked !== undefined) snap.blocked = status.blocked;
+      // The sheep's own report: each field checked and bounded, a time that is none is the time it was read.
+      const sessionPath = typeof status.sessionPath === "string" && status.sessionPath.length <= MAX_PATH_CHARS ? status.sessionPath : undefined;
+      snap.ready = { pid: status.pid, readyAt: timeOf(status.readyAt) ?? new Date().toISOString(), ...(sessionPath ? { sessionPath } : {}) };
+      const blocked = stringOf(status.blocked, MAX_MESSAGE_CHARS);
+      if (blocked !== undefined) snap.blocked = blocked;
       const asking = status.asking;
       if (asking && typeof asking.messageId === "string" && isWellFormedId(asking.messageId, "message") && typeof asking.text === "string") {
-        snap.asking = { messageId: asking.messageId, text: asking.text };
+        snap.asking = { messageId: asking.messageId, text: stringOf(asking.text, MAX_MESSAGE_CHARS)! };
       }
     }
     if (status && Number.isSafeInteger(status.pid) && status.pid > 0) this.pids.set(agentId, status.pid);
@@ -373,28 +378,7 @@ function resultOf(read: JsonRead<unknown>, promptId: string): SheepResult | unde
     const reason = `${refusalText(`the sheep's result file outbox/${promptId}.json`, read)}; the sheep's session file still holds its answer (action "read").`;
     return { promptId, status: "failed", text: "", refused: { code, reason } };
   }
-  const v = read.value;
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
-  const r = v as Record<string, unknown>;
-  const str = (k: string) => (typeof r[k] === "string" ? { [k]: r[k] as string } : {});
-  const status = r.status === "completed" || r.status === "failed" || r.status === "cancelled" ? r.status : "failed";
-  return {
-    promptId,
-    status,
-    text: typeof r.text === "string" ? r.text : "",
-    ...str("stopReason"),
-    ...(typeof r.errorMessage === "string"
-      ? { errorMessage: r.errorMessage }
-      : status !== r.status
-        ? { errorMessage: "the sheep's result file named no status" }
-        : {}),
-    ...(typeof r.usage === "object" && r.usage !== null && !Array.isArray(r.usage) ? { usage: r.usage as NonNullable<SheepResult["usage"]> } : {}),
-    ...str("model"),
-    ...str("sessionPath"),
-    ...str("startedAt"),
-    ...str("finishedAt"),
-    ...(Array.isArray(r.steered) ? { steered: r.steered.filter((x): x is string => typeof x === "string") } : {}),
-  };
+  return sheepResultOf(read.value, promptId);
 }
 
 /** A reply file's word: an expiry note, or a reply (any other file there holds the name, so a reply cannot be written). */
@@ -411,5 +395,5 @@ function exitReport(v: unknown): ExitReport | undefined {
   if (!(code === null || Number.isSafeInteger(code)) || !(signal === null || (typeof signal === "string" && /^SIG[A-Z0-9+]{1,14}$/.test(signal))))
     return undefined;
   if (code === null && signal === null) return undefined;
-  return { code: code as number | null, signal: signal as string | null, at: typeof at === "string" ? at : new Date().toISOString() };
+  return { code: code as number | null, signal: signal as string | null, at: timeOf(at) ?? new Date().toISOString() };
 }

@@ -1,4 +1,5 @@
 import { HOST_NAME } from "../domain/hosts.ts";
+import { countOf } from "../domain/sheep-data.ts";
 import { isRecord } from "../domain/guards.ts";
 import { isWellFormedId, PANE_ID } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
@@ -143,6 +144,9 @@ export function promptProblem(r: unknown): Problem {
     optional(s, "text", (x) => typeof x === "string") ??
     optional(s, "error", (x) => typeof x === "string") ??
     optional(s, "evidenceError", (x) => typeof x === "string") ??
+    // Summed into totals and /metrics: counts in range, never text a sheep once wrote there.
+    optional(s, "usage", (x) => isRecord(x) && Object.values(x).every((n) => countOf(n) !== undefined)) ??
+    optional(s, "durationMs", (x) => countOf(x) !== undefined) ??
     (s.evidence === undefined ? undefined : evidenceProblem(s.evidence))
   );
 }

@@ -323,7 +323,7 @@ describe("sheep host: launch and exit reports", () => {
       await writeFile(join(dir, "exit.json"), body);
     };
     await write("a_exitgood01", '{"code":null,"signal":"SIGKILL","at":"2026-01-01T00:00:00Z"}\n');
-    assert.deepEqual((await host().snapshot("a_exitgood01")).exited, { code: null, signal: "SIGKILL", at: "2026-01-01T00:00:00Z" });
+    assert.deepEqual((await host().snapshot("a_exitgood01")).exited, { code: null, signal: "SIGKILL", at: "2026-01-01T00:00:00.000Z" });
     await write("a_exitgood02", '{"code":3,"signal":null,"at":"2026-01-01T00:00:00Z"}\n');
     assert.equal((await host().snapshot("a_exitgood02")).exited?.code, 3);
     for (const [n, forged] of [

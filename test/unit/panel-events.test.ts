@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { MAX_EVENT_TEXT } from "../../src/panel/feed.ts";
-import { MAX_CLIENTS, MAX_UNSENT_BYTES, RING_SIZE } from "../../src/panel/sse.ts";
+import { MAX_CLIENTS, MAX_EVENT_BYTES, MAX_RING_BYTES, MAX_UNSENT_BYTES, RING_SIZE } from "../../src/panel/sse.ts";
 import { ask, openEvents, type PanelWorld, panelWorld, type SseClient } from "../support/panel-world.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -133,6 +133,22 @@ describe("panel events", () => {
     assert.equal(settled?.text?.length, MAX_EVENT_TEXT + 5000, "the record keeps it whole");
     s.close();
     await post(`/api/v1/sheep/${agentId}/close`, {});
+  });
+
+  it("an event over 128 KiB goes out as a reset, and the ring holds at most 256 KiB of events (issue 31)", async () => {
+    const s = await openEvents(w.port, w.authed());
+    const big = w.server.hub.send("message", { agentId: "a_0000000000", message: { at: "2".repeat(3.5 * 1024 * 1024) } });
+    const got = await s.next((e) => e.id === String(big));
+    assert.equal(got.event, "reset", "sent as a reset: the client fetches again");
+    assert.equal(got.data, "{}");
+    const after = w.server.hub.send("blocked", { agentId: "a_0000000000", label: "still here" });
+    await s.next((e) => e.id === String(after));
+    for (let i = 0; i < 64; i++) w.server.hub.send("result", { agentId: "a_0000000000", promptId: `p_${i}`, text: "r".repeat(12 * 1024) });
+    const held = w.server.hub.held;
+    assert.ok(held.bytes <= MAX_RING_BYTES && held.events < 64, JSON.stringify(held));
+    assert.ok(held.bytes > MAX_RING_BYTES - MAX_EVENT_BYTES, "the newest events are held up to the bound");
+    s.close();
+    await s.closed;
   });
 
   it(`${MAX_CLIENTS} clients are held at once and each gets the same event; the next is refused 503; closed ones are let go`, async () => {

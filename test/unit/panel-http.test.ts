@@ -400,6 +400,25 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     assert.deepEqual(list.totals.byState, { working: 1, idle: 1 });
     assert.equal(list.totals.sheep, 2);
   });
+
+  it("a record holding what no reader passes (a duration past any date, usage as text) never makes a view throw or a total text (issue 31)", async () => {
+    const a = (await post("/api/v1/start", { agent: "scout", label: "f-bad" })).json() as { agentId: string };
+    const { promptId } = (await post(`/api/v1/sheep/${a.agentId}/prompt`, { message: "go" })).json() as { promptId: string };
+    w.world.answer(a.agentId, promptId, "done");
+    await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    const settled = w.shepherd.registry.prompts.get(promptId)!.settled!;
+    settled.durationMs = 1.7e16;
+    settled.usage = { input: "05<img>" as unknown as number, output: 3, cost: "00.011e400" as unknown as number };
+    const detail = await get(`/api/v1/sheep/${a.agentId}`);
+    assert.equal(detail.status, 200, detail.text);
+    const d = detail.json() as { usage: { input: number; output: number; cost?: number }; prompts: { promptId: string; finishedAt?: string }[] };
+    assert.deepEqual(d.usage, { input: 0, output: 3 });
+    assert.equal(d.prompts.find((p) => p.promptId === promptId)?.finishedAt, undefined);
+    const list = (await get("/api/v1/sheep")).json() as { totals: { input: unknown; cost: unknown } };
+    assert.equal(typeof list.totals.input, "number");
+    assert.equal(typeof list.totals.cost, "number");
+    await post(`/api/v1/sheep/${a.agentId}/close`, {});
+  });
 });
 
 describe("panel HTTP: a prompt's evidence", () => {

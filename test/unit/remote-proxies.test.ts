@@ -128,8 +128,8 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
     call.answers.set("host.snapshot", forged);
     await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "protocol_error"), JSON.stringify(forged));
   }
-  call.answers.set("host.snapshot", { ready: { pid: 7, readyAt: "t" }, piGone: true });
-  assert.deepEqual(await host.snapshot(A), { ready: { pid: 7, readyAt: "t" }, piGone: true });
+  call.answers.set("host.snapshot", { ready: { pid: 7, readyAt: "2026-01-01T00:00:00.000Z" }, piGone: true });
+  assert.deepEqual(await host.snapshot(A), { ready: { pid: 7, readyAt: "2026-01-01T00:00:00.000Z" }, piGone: true });
   call.answers.set("host.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "prompt", text: 5 }] }] });
   await assert.rejects(host.conversation(A, 3), (e) => isShepherdError(e, "protocol_error"));
   call.answers.set("host.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "answer", text: "hi" }] }] });

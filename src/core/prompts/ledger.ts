@@ -137,7 +137,8 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
     ...(r.usage !== undefined ? { usage: r.usage } : {}),
     ...(r.model !== undefined ? { model: r.model } : {}),
     sessionPath: r.sessionPath ?? rec.sessionPath,
-    ...(Number.isFinite(finished - started) ? { durationMs: finished - started } : {}),
+    // The host clamped both times to real instants; a finish before the start (a clock set back) is no time at all.
+    ...(Number.isFinite(finished - started) ? { durationMs: Math.max(0, finished - started) } : {}),
     ...(sent.length > 0 ? { steered: got, ...(sent.length > got ? { steersMissed: sent.length - got } : {}) } : {}),
   };
 }

@@ -5,6 +5,9 @@
  */
 import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
 import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
+import { isWellFormedId } from "../../domain/ids.ts";
+import { MAX_ERROR_CHARS, MAX_MESSAGE_CHARS, stringOf, timeOf } from "../../domain/sheep-data.ts";
+import { sheepResultOf } from "../../ports/sheep-result.ts";
 import type { RemoteCall } from "./call.ts";
 import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
 import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
@@ -62,8 +65,14 @@ export class RemoteSheepHost implements SheepHost {
     return this.ask("host.prepare", [req], prepared);
   }
 
-  snapshot(agentId: string): Promise<SheepSnapshot> {
-    return this.ask("host.snapshot", [agentId], snapshot);
+  async snapshot(agentId: string): Promise<SheepSnapshot> {
+    const s = await this.ask<SheepSnapshot>("host.snapshot", [agentId], snapshot);
+    // Times and texts as a status file read here gives them.
+    if (s.ready) s.ready.readyAt = timeOf(s.ready.readyAt) ?? new Date().toISOString();
+    if (s.exited) s.exited.at = timeOf(s.exited.at) ?? new Date().toISOString();
+    if (s.blocked !== undefined) s.blocked = stringOf(s.blocked, MAX_MESSAGE_CHARS)!;
+    if (s.asking) s.asking.text = stringOf(s.asking.text, MAX_MESSAGE_CHARS)!;
+    return s;
   }
 
   /** Not forwarded: a system call on another machine is a round trip; liveness is the multiplexer's then. */
@@ -71,8 +80,18 @@ export class RemoteSheepHost implements SheepHost {
     return undefined;
   }
 
-  result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
-    return this.ask("host.result", [agentId, promptId], result(promptId));
+  /**
+   * The host's answer gets the bounds of a result file read here: its fields checked, its text no
+   * longer than a result file may be (else refused as one would be), whatever the host sent.
+   */
+  async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
+    const r = await this.ask<(SheepResult & Record<string, unknown>) | undefined>("host.result", [agentId, promptId], result(promptId));
+    if (r === undefined) return undefined;
+    const refused = r.refused;
+    if (isObject(refused) && (refused.code === "result_too_large" || refused.code === "result_unreadable") && isString(refused.reason)) {
+      return { promptId, status: "failed", text: "", refused: { code: refused.code, reason: stringOf(refused.reason, MAX_ERROR_CHARS)! } };
+    }
+    return sheepResultOf(r, promptId);
   }
 
   /**
@@ -96,8 +115,16 @@ export class RemoteSheepHost implements SheepHost {
     }
   }
 
-  messages(agentId: string): Promise<SheepMessage[]> {
-    return this.ask("host.messages", [agentId], arrayOf(message));
+  /** Checked as a message log read here is: a message with no time is none, its text bounded. */
+  async messages(agentId: string): Promise<SheepMessage[]> {
+    const list = await this.ask<SheepMessage[]>("host.messages", [agentId], arrayOf(message));
+    const out: SheepMessage[] = [];
+    for (const m of list) {
+      const at = timeOf(m.at);
+      if (at === undefined || m.text.length > MAX_MESSAGE_CHARS || !isWellFormedId(m.messageId, "message")) continue;
+      out.push({ ...m, at });
+    }
+    return out;
   }
 
   async replies(agentId: string): Promise<Map<string, "replied" | "expired">> {
