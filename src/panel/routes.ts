@@ -67,7 +67,7 @@ const conversation: Handler = async (c, id) => {
   onlyQuery(c.query, ["turns"], "GET …/conversation");
   const turns = numberParam(c.query, "turns", 1, 100);
   const d = await tool(c, { action: "read", target: id, source: "session", ...(turns !== undefined ? { turns } : {}) });
-  return { turns: d.turns ?? [] };
+  return { turns: d.turns ?? [], earlier: d.earlier === true };
 };
 
 const screen: Handler = async (c, id) => {

@@ -260,6 +260,8 @@ export interface ConversationLine {
 export interface ConversationTurn {
   at?: string;
   lines: ConversationLine[];
+  /** Its start (the prompt, perhaps more) is earlier in the session file than what was read. */
+  cut?: true;
 }
 
 /** The last turns of a sheep's conversation, from its session file. */

@@ -60,7 +60,7 @@ export function conversation(text: string, cut: boolean): ConversationTurn[] {
     const entry = entryOf(row);
     if (entry) entries.push(entry);
   }
-  return turnsOf(branch(entries));
+  return turnsOf(branch(entries), cut);
 }
 
 interface Entry {
@@ -104,9 +104,20 @@ function branch(entries: Entry[]): Entry[] {
   return chain.reverse();
 }
 
-/** A turn starts at each prompt the sheep got; what comes before the first one in the tail is dropped. */
-function turnsOf(entries: Entry[]): ConversationTurn[] {
-  const turns: ConversationTurn[] = [];
+/**
+ * A turn starts at each prompt the sheep got. In a tail (`cut`), what comes before the first prompt
+ * is the end of a turn whose start is earlier: kept as a turn marked `cut` where it holds anything,
+ * or where nothing else was found (one turn larger than the tail), so a reader is told what is there
+ * and that more is earlier, never that nothing was said.
+ */
+function turnsOf(entries: Entry[], cut: boolean): ConversationTurn[] {
+  const turns = cutTurnFirst(entries, cut);
+  if (turns.length > 1 && turns[0]!.cut && turns[0]!.lines.length === 0) turns.shift();
+  return turns;
+}
+
+function cutTurnFirst(entries: Entry[], cut: boolean): ConversationTurn[] {
+  const turns: ConversationTurn[] = cut ? [{ cut: true, lines: [] }] : [];
   const toolLines = new Map<string, ConversationLine>();
   for (const e of entries) {
     const m = e.message;

@@ -201,6 +201,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
         text,
         sessionPath: conversation.sessionPath,
         turns: conversation.turns ?? [],
+        earlier: conversation.earlier,
       });
     }
     case "delegate": {

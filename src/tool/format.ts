@@ -253,14 +253,15 @@ export function sheepText(agents: AgentDefinition[], skipped: SkippedFile[]): st
 export function turnsText(turns: ConversationTurn[]): string {
   return turns
     .map((t) =>
-      t.lines
-        .map((l) => {
+      [
+        ...(t.cut ? ["… (this turn began earlier in the session file than was read)"] : []),
+        ...t.lines.map((l) => {
           if (l.kind === "prompt") return l.text.replace(/^/gm, "> ");
           if (l.kind === "tool") return `· ${l.text}${l.failed ? " (failed)" : ""}`;
           if (l.kind === "error") return `! ${l.text}`;
           return l.text;
-        })
-        .join("\n"),
+        }),
+      ].join("\n"),
     )
     .join("\n\n");
 }

@@ -401,6 +401,23 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     assert.equal(list.totals.sheep, 2);
   });
 
+  it("conversation says when more is earlier, also when one huge turn filled the whole tail (issue 31, item 3)", async () => {
+    const a = (await post("/api/v1/start", { agent: "scout", label: "f-conv" })).json() as { agentId: string };
+    const before = w.world.host.conversation;
+    w.world.host.conversation = async (_id, _turns) => ({
+      sessionPath: "/s.jsonl",
+      turns: [{ cut: true, lines: [{ kind: "answer", text: "done" }] }],
+      earlier: true,
+    });
+    try {
+      const c = (await get(`/api/v1/sheep/${a.agentId}/conversation`)).json();
+      assert.deepEqual(c, { turns: [{ cut: true, lines: [{ kind: "answer", text: "done" }] }], earlier: true });
+    } finally {
+      w.world.host.conversation = before;
+    }
+    await post(`/api/v1/sheep/${a.agentId}/close`, {});
+  });
+
   it("a record holding what no reader passes (a duration past any date, usage as text) never makes a view throw or a total text (issue 31)", async () => {
     const a = (await post("/api/v1/start", { agent: "scout", label: "f-bad" })).json() as { agentId: string };
     const { promptId } = (await post(`/api/v1/sheep/${a.agentId}/prompt`, { message: "go" })).json() as { promptId: string };

@@ -142,4 +142,34 @@ describe("a sheep's conversation from its session file", () => {
     assert.equal(turnsText(tail!.turns), "> late question\nlate answer", "the first turn lies beyond the tail and is not read");
     assert.equal(tail!.earlier, true);
   });
+
+  it("one turn larger than the tail: what the tail holds of it, marked cut, and more is earlier (issue 31, item 3)", async () => {
+    const s = new Session();
+    s.user("write a novel");
+    s.assistant([{ type: "text", text: "n".repeat(9 * 1024 * 1024) }]);
+    s.assistant([{ type: "toolCall", id: "c9", name: "bash", arguments: { command: "wc -c novel" } }]);
+    s.assistant([{ type: "text", text: "done" }]);
+    const path = join(dir, "one-huge-turn.jsonl");
+    await writeFile(path, s.text);
+    const tail = await readSessionTail(path, 3);
+    assert.equal(tail!.earlier, true);
+    assert.deepEqual(tail!.turns, [
+      {
+        cut: true,
+        lines: [
+          { kind: "tool", text: 'bash {"command":"wc -c novel"}' },
+          { kind: "answer", text: "done" },
+        ],
+      },
+    ]);
+    assert.match(turnsText(tail!.turns), /^… \(this turn began earlier/);
+    // Nothing but the one huge answer after its prompt: still a turn that says more is earlier.
+    const t = new Session();
+    t.user("write a novel");
+    t.assistant([{ type: "text", text: "n".repeat(9 * 1024 * 1024) }]);
+    const only = join(dir, "only-huge.jsonl");
+    await writeFile(only, t.text);
+    const bare = await readSessionTail(only, 3);
+    assert.deepEqual(bare, { turns: [{ cut: true, lines: [] }], earlier: true });
+  });
 });

@@ -320,7 +320,8 @@ export class SheepView {
         return node;
       });
       this.turnNodes = drawn;
-      const empty = turns.length === 0 ? this.emptyNote : undefined;
+      // "Nothing said yet" only when there is nothing earlier either: one huge turn can fill the whole tail.
+      const empty = turns.length === 0 && !c?.earlier ? this.emptyNote : undefined;
       const earlier = c?.earlier ? this.earlierNote : undefined;
       arrange(this.conversation, [empty, earlier, ...nodes].filter(Boolean));
       if (atBottom) this.conversation.scrollTop = this.conversation.scrollHeight;
@@ -507,6 +508,7 @@ function drawTurn(t) {
     "article",
     { class: "turn" },
     t.at ? h("p", { class: "muted small" }, clock(t.at)) : "",
+    t.cut === true ? h("p", { class: "muted small" }, "… this turn began earlier in the session file than was read") : "",
     (Array.isArray(t.lines) ? t.lines : []).map((l) => {
       const kind = LINE_KINDS.has(l.kind) ? l.kind : "other";
       return h(

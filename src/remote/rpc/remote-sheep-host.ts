@@ -21,7 +21,7 @@ const line = fields({ kind: oneOf("prompt", "answer", "tool", "error"), text: is
 const conversation = fields({
   sessionPath: isString,
   earlier: oneOf(true, false),
-  turns: optional(arrayOf(fields({ at: optional(isString), lines: arrayOf(line) }))),
+  turns: optional(arrayOf(fields({ at: optional(isString), lines: arrayOf(line), cut: optional(oneOf(true)) }))),
 });
 const exitedAt = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString), at: isString, inferred: optional(oneOf(true)) });
 const snapshot = fields({
