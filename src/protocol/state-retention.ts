@@ -8,7 +8,7 @@ import {
 import type { AgentRecord, DelegationRecord, PromptRecord } from "../ports/types.ts";
 
 /**
- * Results are kept exact (never truncated), so state.json is bounded by counts instead: every
+ * Records are bounded by counts here (their texts in bytes by state-texts.ts): every
  * live sheep, at most MAX_CLOSED_AGENTS closed ones, and per sheep its unsettled prompts (the
  * active one and at most MAX_QUEUED follow-ups), the settled ones still owed to the conversation
  * (a push or a delegation not yet delivered) and at most MAX_SETTLED_PER_AGENT other settled

@@ -6,6 +6,7 @@ import { ensurePrivateDir, writeJsonAtomic } from "./files.ts";
 import { withFileLock } from "./state-lock.ts";
 import { checkRecords, rejectionSummary, type RejectedRecord } from "./state-records.ts";
 import { withinBounds } from "./state-retention.ts";
+import { boundedTexts } from "./state-texts.ts";
 
 interface StateFile extends StoredState {
   version: 1;
@@ -76,8 +77,10 @@ export class FileStateStore implements StateStore {
         let merged = state;
         for (const [owner, mine] of jobs) merged = mergeOwner(merged, owner, mine);
         const bounded = withinBounds(merged.agents, merged.prompts, merged.delegations ?? []);
+        // Bounded in bytes too: one sheep's huge answers never make the file too big to write for everyone.
+        const texts = boundedTexts(bounded.prompts, bounded.delegations);
         // Only what a load accepts is written: a record every load set aside would be set aside again after every save.
-        const checked = checkRecords(bounded.agents, bounded.prompts, bounded.delegations);
+        const checked = checkRecords(bounded.agents, texts.prompts, texts.delegations);
         this.warnUnwritable(checked.rejected);
         const out: StateFile = { version: 1, agents: checked.agents, prompts: checked.prompts, delegations: checked.delegations };
         await writeJsonAtomic(this.file, out);

@@ -497,4 +497,37 @@ describe("state.json store", () => {
     for (const a of bAgents.slice(0, 16)) assert.equal(of(a.agentId).length, 0, "a dropped sheep's prompts go with it");
     assert.equal(state.prompts.length, 33 + 50 * 32 + 14);
   });
+
+  it("bounds its texts in bytes: 33 results of 16 MiB are saved, each at most 1 MiB, all within 16 MiB, the oldest cut to 4 KiB saying where each is whole; another sheep's record is saved too (issue 31, item 6)", async () => {
+    const d = join(dir, "texts");
+    const s = new FileStateStore(d);
+    // One string shared by every record: 33 of them whole are more than a JSON text may be (Invalid string length).
+    const big = "r".repeat(16 * 1024 * 1024);
+    const sheep = [agent("a_huge000001", "A"), agent("a_huge000002", "A")];
+    const prompts: PromptRecord[] = Array.from({ length: 33 }, (_, i) => {
+      const promptId = `p_huge${String(i).padStart(6, "0")}`;
+      const agentId = sheep[i % 2]!.agentId;
+      return {
+        promptId,
+        agentId,
+        submittedAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`,
+        settled: { promptId, agentId, status: "completed", text: big, sessionPath: `/sessions/${agentId}.jsonl` },
+      };
+    });
+    await s.save("A", { agents: sheep, prompts });
+    await s.save("B", { agents: [agent("a_other00001", "B")], prompts: [] });
+    const size = (await stat(join(d, "state.json"))).size;
+    assert.ok(size <= 16 * 1024 * 1024 + 64 * 1024, `state.json is ${size} bytes`);
+    const { state } = await s.load();
+    assert.deepEqual(state.agents.map((a) => a.agentId).sort(), ["a_huge000001", "a_huge000002", "a_other00001"], "every sheep's record saved");
+    const texts = state.prompts.sort((a, b) => (a.submittedAt < b.submittedAt ? -1 : 1)).map((p) => p.settled!.text!);
+    assert.equal(texts.length, 33);
+    for (const t of texts) assert.ok(Buffer.byteLength(t) <= 1024 * 1024 + 1024, `${Buffer.byteLength(t)} bytes`);
+    assert.match(
+      texts[0]!,
+      /^r{4096}\n… \[cut in state\.json at 4096 of its 16777216 bytes; the whole answer is in the sheep's session file \/sessions\/a_huge000001\.jsonl: action "read" of a_huge000001 shows it\]$/,
+    );
+    assert.match(texts[32]!, /^r{1048576}\n… \[cut in state\.json at 1048576 of its 16777216 bytes/, "the newest kept at the per-result bound");
+    assert.equal(prompts[0]!.settled!.text, big, "the records in memory stay whole");
+  });
 });
