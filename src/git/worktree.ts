@@ -63,7 +63,11 @@ export async function addWorktree(git: Git, o: IsolateRequest & { worktreesDir: 
   const leftBehind = (await uncommittedPaths(git, root, 0)).count;
   const branch = branchFor(o.label, o.agentId);
   await ensurePrivateDir(o.worktreesDir);
-  await git.run(root, ["worktree", "add", "--quiet", "-b", branch, "--", path, base]);
+  // Made without files first: git reads config in the new worktree's own context (its gitdir, the
+  // sheep's branch) only once it exists, and an includeIf there may name a filter the checkout's
+  // context does not. The files are then written by a git run in that context, its drivers off.
+  await git.run(root, ["worktree", "add", "--quiet", "--no-checkout", "-b", branch, "--", path, base]);
+  await git.run(path, ["reset", "--hard", "--quiet", "--no-recurse-submodules"]);
   const sub = join(path, prefix);
   const cwd = prefix !== "" && isDir(sub) ? sub.replace(/\/+$/, "") : path;
   return { worktree: { path, branch, repoRoot: root, base, leftBehind }, cwd };
@@ -132,7 +136,7 @@ export async function removeWorktree(git: Git, wt: Worktree): Promise<void> {
   const path = checkedPath(wt.path);
   const branch = checkedBranch(wt.branch);
   const repo = checkedPath(wt.repoRoot);
-  if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path]);
+  if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path], { contexts: [path] });
   else await git.run(repo, ["worktree", "prune"]);
   await git.run(repo, ["branch", "-D", "--", branch], { ok: [1] });
 }
