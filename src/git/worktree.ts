@@ -7,6 +7,7 @@ import { isAbsolute, join, relative } from "node:path";
 import { ShepherdError } from "../domain/errors.ts";
 import { ensurePrivateDir } from "../protocol/files.ts";
 import { type IsolateRequest, type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
+import { swapRef } from "./branch-move.ts";
 import { branchTip, commitTree, landable, treeOf } from "./merge.ts";
 import { type Git, objectId } from "./run.ts";
 import { headCommit, snapshotTree, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
@@ -112,7 +113,9 @@ export async function recordWork(git: Git, wt: Worktree, tip: string, message: s
 /** Moves the worktree's branch from tip to work (a commit of workCommit's), its index following. */
 export async function adoptWork(git: Git, wt: Worktree, tip: string, work: string): Promise<void> {
   if (work === tip) return;
-  await git.run(checkedPath(wt.repoRoot), ["update-ref", `refs/heads/${checkedBranch(wt.branch)}`, objectId(work, "a commit"), objectId(tip, "a commit")]);
+  const branch = checkedBranch(wt.branch);
+  if (!(await swapRef(git, checkedPath(wt.repoRoot), `refs/heads/${branch}`, tip, work, `work of ${branch} made a commit`)))
+    throw new ShepherdError("git_error", `the sheep's branch ${branch} moved while its work was being committed; nothing was changed.`);
   await git.run(checkedPath(wt.path), ["reset", "--quiet"]);
 }
 

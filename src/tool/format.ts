@@ -214,7 +214,7 @@ export function diffText(d: LatestEvidence, stat: boolean): string {
 
 export function landText(l: LandOutcome): string {
   if (!l.landed) return `Nothing to land: ${l.into} already holds everything ${l.label} (${l.agentId}) did on ${l.branch}.`;
-  const how = l.squash ? "as one squashed commit" : "merged";
+  const how = l.squash ? "as one squashed commit" : l.fastForward ? "by a fast-forward (no new commit)" : "by a merge commit";
   return [
     `Landed ${l.branch} of ${l.label} (${l.agentId}) into ${l.into} ${how} (${l.commit?.slice(0, 10)}): ${changeSummary(l)}.`,
     ...fileLines(l.files, l.fileCount),
