@@ -58,9 +58,10 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   },
   {
     name: "land",
-    usage: "land <id|label> [--squash]",
+    usage: "land <id|label> [--squash] [--message TEXT]",
     summary: "merge an isolated sheep's work into your current branch (only if your tree and the merge are clean)",
     switches: { squash: "squash" },
+    flags: { message: "message" },
   },
   {
     name: "sync",

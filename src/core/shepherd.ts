@@ -263,7 +263,7 @@ export class Shepherd {
   }
 
   /** Brings an isolated sheep's work into the branch checked out in the user's checkout. */
-  land(agentId: unknown, options: { squash: boolean }): Promise<LandOutcome> {
+  land(agentId: unknown, options: { squash: boolean; message?: string }): Promise<LandOutcome> {
     return land(this.herdState, agentId, options);
   }
 

@@ -4,8 +4,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants, type ReadStream } from "node:fs";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { type FileHandle, lstat, open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { ShepherdError } from "../domain/errors.ts";
 import type { Baseline, Diffstat, FileChange, FileStatus } from "../ports/workspace.ts";
 import { MAX_EVIDENCE_FILES } from "../ports/workspace.ts";
 import { type Git, nulFields, objectId } from "./run.ts";
@@ -68,20 +69,65 @@ async function linkTargets(git: Git, root: string, ids: readonly string[]): Prom
  * Writes the whole patch between two trees to patchPath (0600); returns its first lines. patchPath
  * is in the sheep's own directory, where a sheep may have put a FIFO or a link to a file of yours:
  * that name is never opened. The patch goes into a new private file (exclusive, no link followed),
- * is written and read back through its own descriptor, and only then renamed over the name.
+ * is written and read back through its own descriptor, and only then renamed over the name. The
+ * directory is opened once (no link followed), checked to be a directory of ours, and held: both
+ * names are reached through it, so a link put in its place meanwhile leads nowhere.
  */
 async function writePatch(git: Git, root: string, from: string, to: string, patchPath: string, inlineLines: number) {
-  const tmp = join(dirname(patchPath), `.${randomBytes(6).toString("hex")}.patch.tmp`);
-  const file = await open(tmp, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const held = await holdDirectory(dirname(patchPath));
   try {
-    await git.run(root, [...DIFF, "-p", "--binary", from, to, "--"], { stdoutFd: file.fd });
-    await rename(tmp, patchPath);
-    return await headLines(file, inlineLines, MAX_INLINE_CHARS);
-  } catch (e) {
-    await unlink(tmp).catch(() => undefined);
-    throw e;
+    const name = basename(patchPath);
+    const tmpName = `.${randomBytes(6).toString("hex")}.patch.tmp`;
+    const tmp = held.path(tmpName);
+    const file = await open(tmp, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      await git.run(root, [...DIFF, "-p", "--binary", from, to, "--"], { stdoutFd: file.fd });
+      await held.check();
+      await rename(tmp, held.path(name));
+      return await headLines(file, inlineLines, MAX_INLINE_CHARS);
+    } catch (e) {
+      await unlink(tmp).catch(() => undefined);
+      throw e;
+    } finally {
+      await file.close();
+    }
   } finally {
-    await file.close();
+    await held.close();
+  }
+}
+
+/**
+ * A directory opened without following a link and checked to be a real one owned by this user.
+ * path() names a file in it through /proc/self/fd (Linux), which reaches the opened directory
+ * whatever has been put at its name since; where there is no /proc, check() looks again that the
+ * name still leads to the directory that was opened, right before the rename.
+ */
+export async function holdDirectory(dir: string): Promise<{ path: (name: string) => string; check: () => Promise<void>; close: () => Promise<void> }> {
+  const refuse = (why: string) => new ShepherdError("git_error", `the evidence directory ${dir} ${why}; no patch was written.`);
+  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch((e: NodeJS.ErrnoException) => {
+    throw refuse(e.code === "ELOOP" || e.code === "ENOTDIR" ? "is not a real directory (a link or a file)" : `could not be opened (${e.code ?? e.message})`);
+  });
+  try {
+    const st = await handle.stat();
+    if (!st.isDirectory()) throw refuse("is not a directory");
+    if (typeof process.getuid === "function" && st.uid !== process.getuid()) throw refuse("is not the shepherd user's own");
+    const viaProc = `/proc/self/fd/${handle.fd}`;
+    const proc = await lstat(viaProc).then(
+      () => true,
+      () => false,
+    );
+    return {
+      path: (name) => join(proc ? viaProc : dir, name),
+      check: async () => {
+        if (proc) return;
+        const now = await lstat(dir).catch(() => undefined);
+        if (!now?.isDirectory() || now.ino !== st.ino || now.dev !== st.dev) throw refuse("was replaced while the patch was written");
+      },
+      close: () => handle.close(),
+    };
+  } catch (e) {
+    await handle.close();
+    throw e;
   }
 }
 

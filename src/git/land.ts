@@ -1,7 +1,7 @@
 /**
  * Landing a sheep's work in the user's checkout: everything is checked and built in the object
  * store first (the sheep's uncommitted files as a commit, the merge as a tree); only a clean,
- * conflict-free result moves anything, and the user's branch then moves by a fast-forward.
+ * conflict-free result moves anything, and the user's branch then moves to it (see branch-move.ts).
  */
 import { ShepherdError } from "../domain/errors.ts";
 import { shellQuote } from "../runtimes/shell-line.ts";
@@ -9,8 +9,9 @@ import { type Landed, MAX_EVIDENCE_FILES, type Worktree } from "../ports/workspa
 import { diffTrees } from "./diff.ts";
 import { branchTip, commitTree, isAncestor, mergeTree, treeOf } from "./merge.ts";
 import type { Git } from "./run.ts";
-import { headCommit, uncommittedPaths, untrackedInTheWay } from "./snapshot.ts";
-import { unmergedPaths } from "./sync.ts";
+import { moveCheckedOut, repairLeftIndex } from "./branch-move.ts";
+import { changedTracked, headCommit, untrackedInTheWay } from "./snapshot.ts";
+import { mergeHead, unmergedPaths } from "./sync.ts";
 import { adoptWork, checkedBranch, checkedPath, workCommit } from "./worktree.ts";
 
 const refused = (message: string) => new ShepherdError("land_refused", `${message} Nothing was changed.`);
@@ -21,16 +22,23 @@ const typed = (words: string | readonly string[]) =>
 
 const listed = (paths: readonly string[], count: number) => paths.join(", ") + (count > paths.length ? ` and ${count - paths.length} more` : "");
 
-export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+export interface LandOptions {
+  squash: boolean;
+  label: string;
+  /** The commit message of a merge or squash (a fast-forward makes no commit). */
+  message?: string;
+}
+
+export async function land(git: Git, wt: Worktree, o: LandOptions): Promise<Landed> {
   const repo = checkedPath(wt.repoRoot);
   const branch = checkedBranch(wt.branch);
   const into = (await git.run(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"], { ok: [1] })).stdout.replace(/\n$/, "");
   if (into === "") throw refused(`your checkout ${repo} is not on a branch (detached HEAD); check out the branch to land into.`);
+  await repairLeftIndex(git, repo, refused);
   const head = await headCommit(git, repo);
   if (!head) throw refused(`the branch ${into} in ${repo} has no commit yet.`);
-  const dirty = await uncommittedPaths(git, repo, 20);
-  if (dirty.count > 0)
-    throw refused(`your checkout ${repo} has uncommitted changes (${listed(dirty.paths, dirty.count)}); commit or stash them, then land again.`);
+  if (await mergeHead(git, repo))
+    throw refused(`your checkout ${repo} has a merge in progress; finish it (git commit) or abort it (git merge --abort), then land again.`);
   const tip = await branchTip(git, repo, branch);
   if (!tip) throw refused(`the sheep's branch ${branch} no longer exists.`);
 
@@ -46,7 +54,8 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
   const nothing: Landed = { landed: false, branch, into, squash: o.squash, files: [], fileCount: 0, insertions: 0, deletions: 0 };
   if (await isAncestor(git, repo, work, head)) return nothing;
   let commit: string;
-  if (!o.squash && (await isAncestor(git, repo, head, work))) {
+  const fastForward = !o.squash && (await isAncestor(git, repo, head, work));
+  if (fastForward) {
     commit = work; // nothing happened on the user's side: a fast-forward, as git merge would do
   } else {
     const merged = await mergeTree(git, repo, head, work);
@@ -56,12 +65,21 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
       );
     }
     if (merged.tree === (await treeOf(git, repo, head))) return nothing;
-    const message = o.squash ? `shepherd: land sheep "${o.label}" (squash of ${branch})` : `Merge branch '${branch}' (sheep "${o.label}")`;
+    const custom = typeof o.message === "string" ? o.message.trim() : "";
+    const message = custom || (o.squash ? `shepherd: land sheep "${o.label}" (squash of ${branch})` : `Merge branch '${branch}' (sheep "${o.label}")`);
     commit = await commitTree(git, repo, merged.tree, o.squash ? [head] : [head, work], message);
   }
 
-  // git's fast-forward would replace ignored files of the user's without a word (untracked ones it refuses).
+  // Only what the landing writes over stops it: your changes to other files, and files git does not track elsewhere, stay as they are.
   const files = await diffTrees(git, repo, head, commit);
+  const yours = await changedTracked(git, repo);
+  const touched = files.map((f) => f.path).filter((p) => yours.has(p));
+  if (touched.length > 0) {
+    throw refused(
+      `your checkout ${repo} has uncommitted changes in files the landing would write: ${listed(touched.slice(0, 20), touched.length)}; commit or stash them, then land again.`,
+    );
+  }
+  // git's checkout would replace ignored files of the user's without a word (untracked ones it refuses).
   const inTheWay = await untrackedInTheWay(git, repo, files);
   if (inTheWay.length > 0) {
     throw refused(
@@ -69,15 +87,23 @@ export async function land(git: Git, wt: Worktree, o: { squash: boolean; label: 
     );
   }
 
-  // From here on things move: first the sheep's branch (only if nobody moved it meanwhile), then the user's.
+  // From here on things move: first the sheep's branch (only if nobody moved it meanwhile), then the
+  // user's: exactly the branch checked, only from the commit checked.
   await adoptWork(git, wt, tip, work);
-  await git.run(repo, ["merge", "--ff-only", "--quiet", "--no-stat", "--no-verify-signatures", commit]);
+  await moveCheckedOut(git, repo, into, head, commit, `land ${branch} into ${into}`, refused);
+  // After a squash the sheep goes on from what landed: a later sync or land then brings no merge of
+  // the user's branch and no commit of the sheep's from before the squash into the user's history.
+  if (o.squash)
+    await moveCheckedOut(git, checkedPath(wt.path), branch, work, commit, `${branch} goes on from the squash landed in ${into}`, refused).catch(
+      () => undefined,
+    );
   return {
     landed: true,
     branch,
     into,
     commit,
     squash: o.squash,
+    ...(fastForward ? { fastForward: true } : {}),
     files: files.slice(0, MAX_EVIDENCE_FILES),
     fileCount: files.length,
     insertions: files.reduce((s, f) => s + f.insertions, 0),

@@ -4,6 +4,7 @@
  * with settings that keep every program a repository's config names from running.
  */
 import { execa } from "execa";
+import { existsSync } from "node:fs";
 import { ShepherdError } from "../domain/errors.ts";
 import { OBJECT_ID } from "../ports/workspace.ts";
 
@@ -70,6 +71,12 @@ export interface GitCall {
   ok?: number[];
   /** Write stdout to this open file (a descriptor the caller made private) instead of keeping it in memory. */
   stdoutFd?: number;
+  /**
+   * Other working trees the command reads or writes (`worktree remove` looks at one's files): git
+   * reads config there in that tree's context (its gitdir, its branch), where an includeIf may name
+   * drivers the context of dir does not. Their drivers are turned off too.
+   */
+  contexts?: readonly string[];
 }
 
 export interface GitResult {
@@ -87,7 +94,7 @@ export class Git {
 
   async run(dir: string, args: readonly string[], o: GitCall = {}): Promise<GitResult> {
     const config = (o.config ?? []).flatMap((c) => ["-c", c]);
-    const drivers = NO_CONTENT.has(args[0] ?? "") ? {} : await this.driverOverrides(dir);
+    const drivers = NO_CONTENT.has(args[0] ?? "") ? {} : await this.driverOverrides([dir, ...(o.contexts ?? [])]);
     const r = await execa("git", [...ALWAYS, ...config, "-C", dir, ...args], {
       env: { ...this.env, ...drivers, ...o.env },
       extendEnv: false,
@@ -111,7 +118,8 @@ export class Git {
 
   /**
    * Every filter and merge driver the repository's own config defines (its `.git/config` and
-   * `config.worktree`, with the files they include, as git reads them in dir), turned off for one
+   * `config.worktree`, with the files they include, as git reads them in each dir's context: an
+   * includeIf gitdir:/onbranch: applies in one working tree and not another), turned off for one
    * call. The user's own (global, system) drivers, such as git-lfs, run as the user set them up. The
    * overrides travel as GIT_CONFIG_COUNT/KEY/VALUE, which take a driver's name as it is (a name may
    * hold "=" or spaces, which `-c` cannot), outrank every config file, and reach the git processes
@@ -119,15 +127,19 @@ export class Git {
    * required, no failure); a merge driver becomes `exit 1`, which the shell answers without running
    * a program, so the path counts as a conflict.
    */
-  private async driverOverrides(dir: string): Promise<Record<string, string>> {
-    const r = await execa("git", [...ALWAYS, "-C", dir, "config", "--show-scope", "-z", "--get-regexp", DRIVER_KEYS], {
-      env: this.env,
-      extendEnv: false,
-      reject: false,
-      stdin: "ignore",
-      stripFinalNewline: false,
-    });
-    const fields = nulFields(String(r.stdout ?? ""));
+  private async driverOverrides(dirs: readonly string[]): Promise<Record<string, string>> {
+    const fields: string[] = [];
+    for (const dir of dirs) {
+      if (dir !== dirs[0] && !existsSync(dir)) continue;
+      const r = await execa("git", [...ALWAYS, "-C", dir, "config", "--show-scope", "-z", "--get-regexp", DRIVER_KEYS], {
+        env: this.env,
+        extendEnv: false,
+        reject: false,
+        stdin: "ignore",
+        stripFinalNewline: false,
+      });
+      fields.push(...nulFields(String(r.stdout ?? "")));
+    }
     const overrides: [string, string][] = [];
     const seen = new Set<string>();
     for (let i = 0; i + 1 < fields.length; i += 2) {

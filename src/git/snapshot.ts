@@ -86,6 +86,19 @@ export async function uncommittedPaths(git: Git, dir: string, max = 50): Promise
   return { paths, count };
 }
 
+/** Tracked paths whose index or file differs from HEAD (both names of a rename), with no bound: land compares them with what it writes. */
+export async function changedTracked(git: Git, dir: string): Promise<Set<string>> {
+  const out = await git.value(dir, ["status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=none"]);
+  const fields = out.split("\0").filter((f) => f !== "");
+  const paths = new Set<string>();
+  for (let i = 0; i < fields.length; i++) {
+    const entry = fields[i]!;
+    paths.add(entry.slice(3));
+    if (/^[RC]|^.[RC]/.test(entry) && fields[i + 1] !== undefined) paths.add(fields[++i]!);
+  }
+  return paths;
+}
+
 /**
  * What a checkout holds that git does not track and that writing these changes into it would
  * replace: a file, link or directory (with its untracked contents) at a path that comes in new, or a

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { ShepherdError } from "../domain/errors.ts";
 import { MAX_EVIDENCE_FILES, type Synced, type Worktree } from "../ports/workspace.ts";
+import { repairLeftIndex } from "./branch-move.ts";
 import { diffTrees } from "./diff.ts";
 import { branchTip, isAncestor } from "./merge.ts";
 import { type Git, nulFields, objectId } from "./run.ts";
@@ -36,6 +37,7 @@ export async function sync(git: Git, wt: Worktree, o: { label: string }): Promis
   // The worktree must still be on the sheep's own branch: a merge there must never commit onto a branch of the user's.
   const on = (await git.run(path, ["symbolic-ref", "--quiet", "HEAD"], { ok: [1] })).stdout.replace(/\n$/, "");
   if (on !== `refs/heads/${branch}`) throw refused(`the worktree ${path} is not on the sheep's branch ${branch} (it is on ${on || "a detached HEAD"}).`);
+  await repairLeftIndex(git, path, refused);
   if (await mergeHead(git, path)) {
     const open = await unmergedPaths(git, path);
     throw refused(

@@ -48,7 +48,7 @@ export class GitWorkspace implements Workspace {
     return removeWorktree(this.git, wt);
   }
 
-  land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+  land(wt: Worktree, o: { squash: boolean; label: string; message?: string }): Promise<Landed> {
     return land(this.git, wt, o);
   }
 

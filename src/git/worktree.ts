@@ -7,6 +7,7 @@ import { isAbsolute, join, relative } from "node:path";
 import { ShepherdError } from "../domain/errors.ts";
 import { ensurePrivateDir } from "../protocol/files.ts";
 import { type IsolateRequest, type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
+import { swapRef } from "./branch-move.ts";
 import { branchTip, commitTree, landable, treeOf } from "./merge.ts";
 import { type Git, objectId } from "./run.ts";
 import { headCommit, snapshotTree, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
@@ -63,7 +64,11 @@ export async function addWorktree(git: Git, o: IsolateRequest & { worktreesDir: 
   const leftBehind = (await uncommittedPaths(git, root, 0)).count;
   const branch = branchFor(o.label, o.agentId);
   await ensurePrivateDir(o.worktreesDir);
-  await git.run(root, ["worktree", "add", "--quiet", "-b", branch, "--", path, base]);
+  // Made without files first: git reads config in the new worktree's own context (its gitdir, the
+  // sheep's branch) only once it exists, and an includeIf there may name a filter the checkout's
+  // context does not. The files are then written by a git run in that context, its drivers off.
+  await git.run(root, ["worktree", "add", "--quiet", "--no-checkout", "-b", branch, "--", path, base]);
+  await git.run(path, ["reset", "--hard", "--quiet", "--no-recurse-submodules"]);
   const sub = join(path, prefix);
   const cwd = prefix !== "" && isDir(sub) ? sub.replace(/\/+$/, "") : path;
   return { worktree: { path, branch, repoRoot: root, base, leftBehind }, cwd };
@@ -108,7 +113,9 @@ export async function recordWork(git: Git, wt: Worktree, tip: string, message: s
 /** Moves the worktree's branch from tip to work (a commit of workCommit's), its index following. */
 export async function adoptWork(git: Git, wt: Worktree, tip: string, work: string): Promise<void> {
   if (work === tip) return;
-  await git.run(checkedPath(wt.repoRoot), ["update-ref", `refs/heads/${checkedBranch(wt.branch)}`, objectId(work, "a commit"), objectId(tip, "a commit")]);
+  const branch = checkedBranch(wt.branch);
+  if (!(await swapRef(git, checkedPath(wt.repoRoot), `refs/heads/${branch}`, tip, work, `work of ${branch} made a commit`)))
+    throw new ShepherdError("git_error", `the sheep's branch ${branch} moved while its work was being committed; nothing was changed.`);
   await git.run(checkedPath(wt.path), ["reset", "--quiet"]);
 }
 
@@ -132,7 +139,7 @@ export async function removeWorktree(git: Git, wt: Worktree): Promise<void> {
   const path = checkedPath(wt.path);
   const branch = checkedBranch(wt.branch);
   const repo = checkedPath(wt.repoRoot);
-  if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path]);
+  if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path], { contexts: [path] });
   else await git.run(repo, ["worktree", "prune"]);
   await git.run(repo, ["branch", "-D", "--", branch], { ok: [1] });
 }

@@ -49,7 +49,7 @@ export class RoutedWorkspace implements Workspace {
     return this.#on(wt.host).remove(wt);
   }
 
-  land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+  land(wt: Worktree, o: { squash: boolean; label: string; message?: string }): Promise<Landed> {
     return this.#on(wt.host).land(wt, o);
   }
 

@@ -104,6 +104,8 @@ export interface Landed {
   into: string;
   commit?: string;
   squash: boolean;
+  /** The user's branch moved to the sheep's commit itself: no commit was made. */
+  fastForward?: boolean;
   files: FileChange[];
   fileCount: number;
   insertions: number;
@@ -148,7 +150,7 @@ export interface Workspace {
    * the user's checkout, only when that checkout is clean and the merge is; otherwise throws
    * [land_refused] naming the paths and changes nothing.
    */
-  land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed>;
+  land(wt: Worktree, o: { squash: boolean; label: string; message?: string }): Promise<Landed>;
   /**
    * Merges the commit checked out in the user's checkout into the worktree's branch, in the
    * worktree only (the user's checkout, index and branches are not touched); conflicts are left

@@ -26,6 +26,9 @@ const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;
 const DIRECTIONS = ["right", "down"] as const;
 const SOURCES = ["session", "screen"] as const;
+
+/** A commit message, not a document: git takes any length, the log shows it whole. */
+const MAX_LAND_MESSAGE = 10_000;
 export type ReadSource = (typeof SOURCES)[number];
 const DELIVER_AS = ["steer", "followUp"] as const;
 
@@ -68,7 +71,7 @@ export type ToolCommand =
   /** Aborts the sheep's running turn; its prompt settles cancelled and the sheep stays. */
   | { action: "interrupt"; target: string }
   | { action: "diff"; target: string; stat?: boolean }
-  | { action: "land"; target: string; squash?: boolean }
+  | { action: "land"; target: string; squash?: boolean; message?: string }
   /** Merges the user's current branch into an isolated sheep's worktree. */
   | { action: "sync"; target: string }
   | { action: "sheep"; agentScope?: AgentScope }
@@ -120,7 +123,7 @@ export const ACTION_FIELDS: Record<Action, readonly string[]> = {
   prune: [],
   delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate"],
   diff: ["target", "stat"],
-  land: ["agentId", "squash"],
+  land: ["agentId", "squash", "message"],
   sync: ["agentId"],
   doctor: [],
   messages: ["agentId", "unreadOnly"],
@@ -206,8 +209,17 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     }
     case "diff":
       return defined<CommandOf<"diff">>({ action, target: requireString(p, "target", action), stat: optionalBoolean(p, "stat") });
-    case "land":
-      return defined<CommandOf<"land">>({ action, target: requireString(p, "agentId", action), squash: optionalBoolean(p, "squash") });
+    case "land": {
+      const message = optionalString(p, "message");
+      if (message !== undefined && (message.length > MAX_LAND_MESSAGE || message.includes("\0")))
+        throw new ShepherdError("invalid_params", `land's "message" is a commit message of at most ${MAX_LAND_MESSAGE} characters, with no NUL.`);
+      return defined<CommandOf<"land">>({
+        action,
+        target: requireString(p, "agentId", action),
+        squash: optionalBoolean(p, "squash"),
+        message,
+      });
+    }
     case "sync":
       return { action, target: requireString(p, "agentId", action) };
     case "sheep":

@@ -134,7 +134,10 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
     }
     case "land": {
       // A closed isolated sheep keeps its worktree: it can still be landed, by id or its last label.
-      const landed = await shepherd.land(shepherd.registry.resolve(cmd.target, { closed: true }), { squash: cmd.squash === true });
+      const landed = await shepherd.land(shepherd.registry.resolve(cmd.target, { closed: true }), {
+        squash: cmd.squash === true,
+        ...(cmd.message !== undefined ? { message: cmd.message } : {}),
+      });
       return result(action, landText(landed), { landed });
     }
     case "sync": {

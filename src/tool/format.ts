@@ -202,6 +202,8 @@ export function pruneText(p: PruneOutcome): string {
   const lines = gone.length ? [`Pruned ${gone.length}: ${gone.join(", ")}.`] : [];
   for (const e of p.exited) lines.push(`Closed the dead pane of ${e.label} (${e.agentId}) and pruned it: its pi had exited (${e.exit}).`);
   for (const u of p.unclosed) lines.push(`Could not close the dead pane of ${u.label} (${u.agentId}): ${u.reason} It stays recorded; prune or close it again.`);
+  if (p.forgotten.length) lines.push(`Forgot ${p.forgotten.length} closed: ${p.forgotten.map((f) => `${f.label} (${f.agentId})`).join(", ")}.`);
+  for (const w of p.worktrees) lines.push(`Removed the worktree of ${w.label} (${w.agentId}) at ${w.path} and its branch ${w.branch}.`);
   if (lines.length === 0) lines.push("Nothing to prune: every recorded pane is alive.");
   for (const k of p.kept) lines.push(`Kept the worktree of ${k.label} (${k.agentId}) at ${k.path}, branch ${k.branch}: it has ${k.reason}.`);
   return lines.join("\n");
@@ -214,7 +216,7 @@ export function diffText(d: LatestEvidence, stat: boolean): string {
 
 export function landText(l: LandOutcome): string {
   if (!l.landed) return `Nothing to land: ${l.into} already holds everything ${l.label} (${l.agentId}) did on ${l.branch}.`;
-  const how = l.squash ? "as one squashed commit" : "merged";
+  const how = l.squash ? "as one squashed commit" : l.fastForward ? "by a fast-forward (no new commit)" : "by a merge commit";
   return [
     `Landed ${l.branch} of ${l.label} (${l.agentId}) into ${l.into} ${how} (${l.commit?.slice(0, 10)}): ${changeSummary(l)}.`,
     ...fileLines(l.files, l.fileCount),

@@ -60,7 +60,9 @@ export const shepherdParameters = Type.Object({
   agentId: Type.Optional(
     Type.String({ description: "prompt/status/close/interrupt/land/sync/reply (messages: optional): the id start returned, or the sheep's label." }),
   ),
-  message: Type.Optional(Type.String({ description: "prompt: the text to send." })),
+  message: Type.Optional(
+    Type.String({ description: "prompt: the text to send. land: the message of the merge or squash commit (a fast-forward makes no commit)." }),
+  ),
   notify: Type.Optional(
     Type.Boolean({ description: "prompt: when the answer is final and no wait returned it, it comes to you as a new message by itself (default false)." }),
   ),

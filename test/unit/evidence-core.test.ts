@@ -4,6 +4,7 @@
  * keeping, removing and landing an isolated sheep's worktree.
  */
 import assert from "node:assert/strict";
+import { pruneText } from "../../src/tool/format.ts";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -240,6 +241,13 @@ describe("core: isolated sheep", () => {
       ],
     );
     assert.deepEqual(s.workspace.removed, [clean.worktree!.path]);
+    // Item 22: it says what it removed, not "Nothing to prune".
+    assert.deepEqual(out.forgotten, [{ agentId: clean.agentId, label: "clean" }]);
+    assert.deepEqual(out.worktrees, [{ agentId: clean.agentId, label: "clean", path: clean.worktree!.path, branch: clean.worktree!.branch }]);
+    const text = pruneText(out);
+    assert.doesNotMatch(text, /Nothing to prune/);
+    assert.match(text, new RegExp(`Forgot 1 closed: clean \\(${clean.agentId}\\)\\.`));
+    assert.ok(text.includes(`Removed the worktree of clean (${clean.agentId}) at ${clean.worktree!.path} and its branch ${clean.worktree!.branch}.`));
     assert.equal(s.shepherd.registry.agents.has(clean.agentId), false);
     assert.equal(s.shepherd.registry.agents.get(gone.agentId)?.state, "closed");
     assert.equal((await s.shepherd.status(busy.agentId)).state, "closed");

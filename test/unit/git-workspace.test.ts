@@ -337,17 +337,17 @@ describe("git workspace: worktrees and landing", () => {
     assert.equal(again.landed, false, "landing twice brings nothing");
   });
 
-  it("refuses to land into a checkout with uncommitted changes, naming them", async () => {
+  it("refuses to land into a checkout with uncommitted changes to a file it would write, naming it", async () => {
     const { repo, a } = await twoSheep("dirty");
     await writeFiles(a.path, { "other.txt": "changed by the sheep\n" });
-    await writeFiles(repo, { "mine.txt": "mine\n" });
+    await writeFiles(repo, { "other.txt": "mine\n" });
     const head = (await git(repo, "rev-parse", "HEAD")).trim();
     await assert.rejects(
       ws.land(a, { squash: false, label: "one" }),
-      /^ShepherdError: \[land_refused\] your checkout .* has uncommitted changes \(mine\.txt\)/,
+      /^ShepherdError: \[land_refused\] your checkout .* has uncommitted changes in files the landing would write: other\.txt;/,
     );
     assert.equal((await git(repo, "rev-parse", "HEAD")).trim(), head);
-    assert.equal(await readFile(join(repo, "other.txt"), "utf8"), "o\n");
+    assert.equal(await readFile(join(repo, "other.txt"), "utf8"), "mine\n");
     assert.equal((await git(a.path, "rev-parse", "HEAD")).trim(), a.base, "the sheep's branch did not move either");
   });
 

@@ -97,6 +97,10 @@ export interface PruneOutcome {
   unclosed: { agentId: string; label: string; reason: string }[];
   /** Worktrees prune left alone because they hold work; their records stay (closed). */
   kept: KeptWorktree[];
+  /** Closed sheep whose records prune dropped (their worktrees, if any, removed: see worktrees). */
+  forgotten: { agentId: string; label: string }[];
+  /** Worktrees and branches prune removed, of closed and of gone sheep alike. */
+  worktrees: { agentId: string; label: string; path: string; branch: string }[];
 }
 
 const keptOf = (rec: AgentRecord, reason: string): KeptWorktree => ({
@@ -113,12 +117,18 @@ const keptOf = (rec: AgentRecord, reason: string): KeptWorktree => ({
  * it is never removed.
  */
 export async function prune(herd: Herd): Promise<PruneOutcome> {
-  const out: PruneOutcome = { removed: [], exited: [], unclosed: [], kept: [] };
+  const out: PruneOutcome = { removed: [], exited: [], unclosed: [], kept: [], forgotten: [], worktrees: [] };
+  const wasRemoved = (rec: AgentRecord, wt: AgentRecord["worktree"]) => {
+    if (wt && !rec.worktree) out.worktrees.push({ agentId: rec.agentId, label: rec.label, path: wt.path, branch: wt.branch });
+  };
   for (const rec of [...herd.registry.agents.values()]) {
+    const wt = rec.worktree;
     if (rec.state === "closed") {
       const why = await herd.exclusive(rec.agentId, () => tidyWorktree(herd, rec));
+      wasRemoved(rec, wt);
       if (why) out.kept.push(keptOf(rec, why));
       else {
+        out.forgotten.push({ agentId: rec.agentId, label: rec.label });
         herd.forget(rec);
         herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
       }
@@ -133,6 +143,7 @@ export async function prune(herd: Herd): Promise<PruneOutcome> {
       out.exited.push({ agentId: rec.agentId, label: rec.label, exit: dead.exit });
     }
     const gone = await dropGone(herd, rec);
+    wasRemoved(rec, wt);
     out.removed.push(...gone.ids);
     if (gone.kept) out.kept.push(keptOf(rec, gone.kept));
   }

@@ -10,19 +10,23 @@ export interface LandOutcome extends Landed {
   label: string;
 }
 
-export async function land(herd: Herd, agentId: unknown, o: { squash: boolean }): Promise<LandOutcome> {
+export async function land(herd: Herd, agentId: unknown, o: { squash: boolean; message?: string }): Promise<LandOutcome> {
   const rec = await findRecord(herd, agentId);
   return herd.audited("land", rec, () => landRecord(herd, rec, o));
 }
 
-async function landRecord(herd: Herd, rec: AgentRecord, o: { squash: boolean }): Promise<LandOutcome> {
+async function landRecord(herd: Herd, rec: AgentRecord, o: { squash: boolean; message?: string }): Promise<LandOutcome> {
   const texts = {
     verb: "land",
     notOwned: "land its work",
     noWorktree: `its changes, if any, are already in its cwd ${rec.cwd}.`,
   };
   return onIdleWorktree(herd, rec, texts, async (worktree, workspace) => {
-    const landed = await workspace.land(worktree, { squash: o.squash, label: rec.label });
+    const landed = await workspace.land(worktree, {
+      squash: o.squash,
+      label: rec.label,
+      ...(o.message !== undefined ? { message: o.message } : {}),
+    });
     herd.audit({
       event: "land",
       agentId: rec.agentId,

@@ -62,7 +62,7 @@ export class RemoteWorkspace implements Workspace {
     await this.remote.call("ws.remove", [wt]);
   }
 
-  land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
+  land(wt: Worktree, o: { squash: boolean; label: string; message?: string }): Promise<Landed> {
     return this.ask("ws.land", [wt, o], landed);
   }
 
