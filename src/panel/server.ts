@@ -94,6 +94,7 @@ export class PanelServer {
         busy
           ? `port ${port} on 127.0.0.1 is taken; set another "panel": {"port": …} in your user settings (0 takes a free one), then /reload.`
           : `the panel could not listen on 127.0.0.1:${port}: ${errorText(e)}.`,
+        { cause: e },
       );
     }
     // pi's own work keeps it running, never the panel: a pi that ends does not wait on this port.
