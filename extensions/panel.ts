@@ -16,7 +16,17 @@ import { parts } from "./lazy-parts.ts";
 interface Held {
   on: boolean;
   port?: number;
+  /** The settings' `panel.port` it was bound for: another one there is a change that applies on reload. */
+  setting?: number;
   auth?: PanelAuth;
+}
+
+/** The panel goes off: nothing of it is held for the next reload. */
+function letGo(h: Held): void {
+  h.on = false;
+  delete h.auth;
+  delete h.port;
+  delete h.setting;
 }
 
 const HELD = Symbol.for("pi-shepherd.panel");
@@ -47,10 +57,7 @@ export class PanelGlue {
     if (want === "off") {
       const port = this.server?.port;
       await this.stop();
-      const h = held();
-      h.on = false;
-      delete h.auth;
-      delete h.port;
+      letGo(held());
       return panelOffText(port);
     }
     const already = this.server !== undefined;
@@ -74,19 +81,27 @@ export class PanelGlue {
   private start(ctx: ExtensionContext, again: boolean): Promise<PanelServer> {
     if (this.server) return Promise.resolve(this.server);
     this.starting ??= (async () => {
-      const { PanelAuth, PanelServer } = await parts();
+      const { PanelAuth, PanelServer, panelLostText } = await parts();
       const h = held();
-      const settings = await this.access.settings(ctx);
-      const port = again && h.port !== undefined ? h.port : settings.panel.port;
-      const server = new PanelServer({
-        entry: panelEntry(this.access.entry(ctx)),
-        port,
-        ...(again && h.auth ? { auth: h.auth } : { auth: new PanelAuth() }),
-      });
-      await server.start();
+      const setting = (await this.access.settings(ctx)).panel.port;
+      // Back on the port it had, with its token and sessions, unless the settings name another
+      // port now: then there, with a new token (a page of the old port's origin cannot follow).
+      const same = again && h.port !== undefined && h.auth !== undefined && h.setting === setting;
+      const port = same ? h.port! : setting;
+      const server = new PanelServer({ entry: panelEntry(this.access.entry(ctx)), port, auth: same ? h.auth! : new PanelAuth() });
+      try {
+        await server.start();
+      } catch (e) {
+        if (!again) throw e;
+        // Whatever holds the port now may be given an open page's cookie and key at its next
+        // request: that session, and the token, must open nothing when a later reload gets the port back.
+        letGo(h);
+        throw new Error(panelLostText(port, e));
+      }
       this.server = server;
       h.on = true;
       h.port = server.port;
+      h.setting = setting;
       h.auth = server.auth;
       return server;
     })().finally(() => {

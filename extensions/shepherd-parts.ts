@@ -19,4 +19,4 @@ export { pushMessage } from "../src/tool/push-text.ts";
 export { quitText } from "../src/tool/quit-text.ts";
 export { PanelAuth } from "../src/panel/auth.ts";
 export { PanelServer } from "../src/panel/server.ts";
-export { panelOffText, panelOnText, panelUrlText } from "../src/panel/text.ts";
+export { panelLostText, panelOffText, panelOnText, panelUrlText } from "../src/panel/text.ts";

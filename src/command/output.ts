@@ -14,6 +14,20 @@ export interface OutputEntry {
   /** The words after /shepherd, as typed. */
   args: string;
   notices: Notice[];
+  /** Names this answer's unredacted text, held in this pi's memory only until it is drawn once. */
+  reveal?: string;
+}
+
+/**
+ * A panel URL's token: a key to the herd, so never in the session file (0644 in directories
+ * 0755, read by anything of the user's). The file keeps the URL with the token replaced.
+ */
+const TOKEN_IN_URL = /#token=[A-Za-z0-9_-]+/g;
+export const REDACTED_TOKEN = "#token=… (shown once; /shepherd panel url shows it again)";
+const REVEAL_ID = /^[0-9a-f]{32}$/;
+
+export function redactSecrets(text: string): string {
+  return text.replace(TOKEN_IN_URL, REDACTED_TOKEN);
 }
 
 /** Lines shown before Ctrl+O expands an answer. */
@@ -32,17 +46,19 @@ export function outputRoute(pi: { entryRenderers: boolean }, ctx: { mode?: strin
   return ctx.hasUI ? "notify" : "console";
 }
 
-export function outputEntry(args: string, notices: Notice[]): OutputEntry {
+/** An answer as kept in the session file: cut, and without a secret (unless `keepSecrets`: the copy held in memory to draw once). */
+export function outputEntry(args: string, notices: Notice[], keepSecrets = false): OutputEntry {
+  const kept = (text: string) => (keepSecrets ? text : redactSecrets(text));
   return {
     args,
-    notices: notices.map((n) => ({ level: n.level, text: n.text.length > MAX_TEXT ? `${n.text.slice(0, MAX_TEXT)}\n… (cut)` : n.text })),
+    notices: notices.map((n) => ({ level: n.level, text: kept(n.text.length > MAX_TEXT ? `${n.text.slice(0, MAX_TEXT)}\n… (cut)` : n.text) })),
   };
 }
 
 export function outputEntryOf(data: unknown): OutputEntry | undefined {
   if (!isRecord(data) || typeof data.args !== "string" || !Array.isArray(data.notices)) return undefined;
   const notices = data.notices.filter((n): n is Notice => isRecord(n) && typeof n.text === "string" && LEVELS.has(n.level as string));
-  return { args: data.args, notices };
+  return { args: data.args, notices, ...(typeof data.reveal === "string" && REVEAL_ID.test(data.reveal) ? { reveal: data.reveal } : {}) };
 }
 
 export function outputText(entry: OutputEntry, expanded: boolean, t: Paint): string {

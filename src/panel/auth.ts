@@ -23,6 +23,19 @@ export function cookieName(port: number): string {
 export const SESSION_HEADER = "x-pi-shepherd-session";
 /** Sessions held at once; the oldest goes first. A page makes one per load. */
 export const MAX_SESSIONS = 64;
+/**
+ * A session no request used for this long is let go: a page left open overnight, or a cookie and
+ * key taken from one, opens nothing the next day. An event stream is no use of it: it only
+ * listens, and it is ended at its next ping once its session is let go.
+ */
+export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
+/**
+ * A token nothing showed for this long is let go, and the next URL printed has a new one: the
+ * copy a browser keeps in its history files opens nothing once the panel stopped being used with it.
+ */
+export const TOKEN_IDLE_MS = 12 * 60 * 60 * 1000;
+/** Cookies of the panel's name looked at in one request: a page elsewhere may have tossed in its own. */
+const MAX_COOKIES_CHECKED = 16;
 
 export type Credential = "bearer" | "cookie";
 
@@ -32,20 +45,44 @@ export function newSecret(): string {
   return randomBytes(32).toString("base64url");
 }
 
+interface Session {
+  /** The digest of its key. */
+  key: Buffer;
+  /** When a request last showed it (ms). */
+  used: number;
+}
+
 /** The token and the sessions of one panel; kept across a reload with the panel. */
 export class PanelAuth {
-  /** The digest of each session's cookie (hex), to the digest of its key. */
-  private readonly sessions = new Map<string, Buffer>();
+  /** The digest of each session's cookie (hex), to its key's digest and last use. */
+  private readonly sessions = new Map<string, Session>();
+  private currentToken: string;
   private tokenDigest: Buffer;
+  private tokenUsed: number;
 
-  constructor(readonly token: string = newSecret()) {
+  constructor(
+    token: string = newSecret(),
+    private readonly now: () => number = Date.now,
+  ) {
+    this.currentToken = token;
     this.tokenDigest = digest(token);
+    this.tokenUsed = now();
+  }
+
+  /** The token a URL carries now: a new one when the last went unused for TOKEN_IDLE_MS (its sessions stay). */
+  get token(): string {
+    if (this.now() - this.tokenUsed >= TOKEN_IDLE_MS) {
+      this.currentToken = newSecret();
+      this.tokenDigest = digest(this.currentToken);
+      this.tokenUsed = this.now();
+    }
+    return this.currentToken;
   }
 
   /** A fresh session for a request that showed the token: its cookie's value and its key. */
   newSession(): { cookie: string; key: string } {
     const session = { cookie: newSecret(), key: newSecret() };
-    this.sessions.set(digest(session.cookie).toString("hex"), digest(session.key));
+    this.sessions.set(digest(session.cookie).toString("hex"), { key: digest(session.key), used: this.now() });
     for (const old of this.sessions.keys()) {
       if (this.sessions.size <= MAX_SESSIONS) break;
       this.sessions.delete(old);
@@ -53,20 +90,39 @@ export class PanelAuth {
     return session;
   }
 
-  /** How the request proves it knows the token; undefined when it does not. */
-  credential(req: IncomingMessage, port: number): Credential | undefined {
+  /**
+   * How the request proves it knows the token; undefined when it does not. The token's or the
+   * session's use counts from now (unless `touch` is false: an event stream asking whether its
+   * credential still holds); either is let go only after its idle time with none.
+   */
+  credential(req: IncomingMessage, port: number, touch = true): Credential | undefined {
+    const now = this.now();
     const auth = req.headers.authorization;
     if (typeof auth === "string") {
       const m = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(auth.trim());
+      if (!m || now - this.tokenUsed >= TOKEN_IDLE_MS) return undefined;
       // Hashes of equal length, so the comparison takes as long for every wrong token.
-      if (m && timingSafeEqual(digest(m[1]!), this.tokenDigest)) return "bearer";
-      return undefined;
+      if (!timingSafeEqual(digest(m[1]!), this.tokenDigest)) return undefined;
+      if (touch) this.tokenUsed = now;
+      return "bearer";
     }
-    const cookie = cookieValue(req.headers.cookie, cookieName(port));
     const key = req.headers[SESSION_HEADER];
-    if (cookie === undefined || typeof key !== "string") return undefined;
-    const want = this.sessions.get(digest(cookie).toString("hex"));
-    return want !== undefined && timingSafeEqual(digest(key), want) ? "cookie" : undefined;
+    if (typeof key !== "string") return undefined;
+    // Every cookie of the name, not the first: a page on another port of 127.0.0.1 can set one of
+    // the same name with a longer path, which the browser sends first.
+    for (const cookie of cookieValues(req.headers.cookie, cookieName(port))) {
+      const hex = digest(cookie).toString("hex");
+      const session = this.sessions.get(hex);
+      if (session === undefined) continue;
+      if (now - session.used >= SESSION_IDLE_MS) {
+        this.sessions.delete(hex);
+        continue;
+      }
+      if (!timingSafeEqual(digest(key), session.key)) continue;
+      if (touch) session.used = now;
+      return "cookie";
+    }
+    return undefined;
   }
 
   /** A `Bearer` credential only: what the session exchange needs. */
@@ -75,14 +131,17 @@ export class PanelAuth {
   }
 }
 
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
+/** The values of every cookie of that name in a Cookie header, at most MAX_COOKIES_CHECKED. */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
+  if (!header) return values;
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
-    if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    values.push(part.slice(eq + 1).trim());
+    if (values.length >= MAX_COOKIES_CHECKED) break;
   }
-  return undefined;
+  return values;
 }
 
 /** The names the panel answers to on its port: what a browser sends as Host, and as Origin with http://. */

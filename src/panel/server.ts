@@ -9,7 +9,7 @@ import type { Shepherd } from "../core/shepherd.ts";
 import { errorText, ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
 import type { EntryDeps } from "../tool/entry.ts";
-import { checkHost, checkOrigin, cookieName, PanelAuth, SESSION_HEADER } from "./auth.ts";
+import { checkHost, checkOrigin, cookieName, PanelAuth, SESSION_HEADER, SESSION_IDLE_MS, TOKEN_IDLE_MS } from "./auth.ts";
 import { jsonBody } from "./body.ts";
 import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";
 import { PanelFeed } from "./feed.ts";
@@ -17,6 +17,16 @@ import { metricsText, type ServerCounters } from "./metrics.ts";
 import { isPagePath, sendPage } from "./page.ts";
 import { type RouteContext, SHEEP_ROUTES, startRoute } from "./routes.ts";
 import { SseHub } from "./sse.ts";
+
+/**
+ * Connections held at once: the event streams' 100 and a page's few requests fit many times over;
+ * a local process opening more gets each closed at once instead of the shepherd's descriptors.
+ */
+export const MAX_CONNECTIONS = 128;
+/** A connection that has not sent its request's headers by then is closed (a few seconds: a real client sends them at once). */
+export const HEADERS_TIMEOUT_MS = 5000;
+/** How often node looks for connections past HEADERS_TIMEOUT_MS (its default, 30 s, would let them stay that long). */
+const CONNECTIONS_CHECK_MS = 1000;
 
 export interface PanelOptions {
   /** The tool's entry on the composed shepherd: the panel runs every action through it. */
@@ -61,10 +71,11 @@ export class PanelServer {
     this.shepherd = ctx.shepherd;
     this.feed = new PanelFeed(ctx.shepherd, this.hub);
     await this.feed.start();
-    const server = createServer((req, res) => void this.handle(req, res));
-    server.keepAliveTimeout = 5000;
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 60_000;
+    const server = createServer(
+      { connectionsCheckingInterval: CONNECTIONS_CHECK_MS, headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: 60_000, keepAliveTimeout: 5000 },
+      (req, res) => void this.handle(req, res),
+    );
+    server.maxConnections = MAX_CONNECTIONS;
     try {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
@@ -83,6 +94,7 @@ export class PanelServer {
         busy
           ? `port ${port} on 127.0.0.1 is taken; set another "panel": {"port": …} in your user settings (0 takes a free one), then /reload.`
           : `the panel could not listen on 127.0.0.1:${port}: ${errorText(e)}.`,
+        { cause: e },
       );
     }
     // pi's own work keeps it running, never the panel: a pi that ends does not wait on this port.
@@ -133,7 +145,7 @@ export class PanelServer {
         throw new HttpError(
           401,
           "unauthorized",
-          `this needs the panel's token (Authorization: Bearer …), or a session of its page (its cookie and the ${SESSION_HEADER} header together); /shepherd panel url prints the URL.`,
+          `this needs the panel's token (Authorization: Bearer …), or a session of its page (its cookie and the ${SESSION_HEADER} header together); a session ends after ${SESSION_IDLE_MS / 3_600_000} hours unused, a token after ${TOKEN_IDLE_MS / 3_600_000}. /shepherd panel url in the shepherd's pi prints a URL that opens it.`,
         );
       }
       checkOrigin(req, this.boundPort, credential, method !== "GET" && method !== "HEAD");
@@ -193,7 +205,7 @@ export class PanelServer {
     if (path === "/api/v1/events") {
       where.route = "/api/v1/events";
       allow(method, ["GET"]);
-      this.hub.open(req, res);
+      this.hub.open(req, res, undefined, () => this.auth.credential(req, this.boundPort, false) !== undefined);
       return;
     }
     if (path === "/api/v1/start") {

@@ -27,8 +27,11 @@ interface Held {
   bytes: number;
 }
 
+/** Whether a client's credential still holds: asked at each ping. */
+type StillAllowed = () => boolean;
+
 export class SseHub {
-  private readonly clients = new Set<ServerResponse>();
+  private readonly clients = new Map<ServerResponse, StillAllowed>();
   private readonly ring: Held[] = [];
   private ringBytes = 0;
   /**
@@ -47,14 +50,17 @@ export class SseHub {
     return { events: this.ring.length, bytes: this.ringBytes };
   }
 
-  /** Takes a client; replays what it missed, or tells it to fetch everything again. */
-  open(req: IncomingMessage, res: ServerResponse, onClose?: () => void): void {
+  /**
+   * Takes a client; replays what it missed, or tells it to fetch everything again. A client whose
+   * credential no longer holds (`allowed`: its session or token let go) is ended at the next ping.
+   */
+  open(req: IncomingMessage, res: ServerResponse, onClose?: () => void, allowed: StillAllowed = () => true): void {
     if (this.clients.size >= MAX_CLIENTS) throw new HttpError(503, "too_many_clients", `${MAX_CLIENTS} event streams are open; close one first.`);
     res.writeHead(200, { ...COMMON_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive", "x-accel-buffering": "no" });
     res.write("retry: 1000\n\n");
     req.socket.setNoDelay(true);
     req.socket.setKeepAlive(true);
-    this.clients.add(res);
+    this.clients.set(res, allowed);
     const done = () => {
       if (!this.clients.delete(res)) return;
       if (this.clients.size === 0) this.stopPing();
@@ -79,14 +85,14 @@ export class SseHub {
     this.ring.push({ id, frame, bytes });
     this.ringBytes += bytes;
     while (this.ring.length > RING_SIZE || this.ringBytes > MAX_RING_BYTES) this.ringBytes -= this.ring.shift()!.bytes;
-    for (const res of this.clients) this.write(res, frame);
+    for (const res of this.clients.keys()) this.write(res, frame);
     return id;
   }
 
   /** Ends every stream (the panel stops); clients reconnect to the next panel by themselves. */
   closeAll(): void {
     this.stopPing();
-    for (const res of [...this.clients]) res.end();
+    for (const res of [...this.clients.keys()]) res.end();
     this.clients.clear();
   }
 
@@ -116,7 +122,10 @@ export class SseHub {
   private startPing(): void {
     if (this.ping) return;
     this.ping = setInterval(() => {
-      for (const res of this.clients) this.write(res, ": ping\n\n");
+      for (const [res, allowed] of this.clients) {
+        if (allowed()) this.write(res, ": ping\n\n");
+        else res.end();
+      }
     }, PING_MS);
     this.ping.unref();
   }

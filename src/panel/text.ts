@@ -1,4 +1,5 @@
 /** What `/shepherd panel` answers. */
+import { errorText } from "../domain/errors.ts";
 
 export function panelOnText(url: string, port: number, already: boolean): string {
   return [
@@ -14,4 +15,16 @@ export function panelOffText(port: number | undefined): string {
 
 export function panelUrlText(url: string | undefined): string {
   return url ?? "The panel is off; /shepherd panel on starts it.";
+}
+
+/** A reload could not bind the panel's port again: it is off, and nothing of its old URL or pages opens anything. */
+export function panelLostText(port: number, failure: unknown): string {
+  const taken = (failure as { cause?: { code?: unknown } } | undefined)?.cause?.code === "EADDRINUSE";
+  return [
+    taken
+      ? `the panel is off: something else took port ${port} on 127.0.0.1 while pi reloaded.`
+      : `the panel is off: it could not listen on 127.0.0.1:${port} again after the reload (${errorText(failure)}).`,
+    "Its token and every page's session are let go, so whatever holds the port now got nothing that opens the herd.",
+    "/shepherd panel on turns it on again with a new URL.",
+  ].join(" ");
 }

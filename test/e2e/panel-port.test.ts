@@ -2,12 +2,13 @@
  * The panel's port on a real pi shepherd: `/shepherd panel on` prints a URL with a token that
  * the port answers to; the port closes while a /reload holds the shepherd away and opens again
  * after it on the same port with the same token (so an open page goes on); `off` closes it and a
- * reload keeps it off; the user's `panel.autostart` turns it on when the session begins; and it
- * closes when pi quits.
+ * reload keeps it off; a port another process took during a reload leaves it off with its token
+ * and sessions let go; a port changed in the settings applies on reload; the user's
+ * `panel.autostart` turns it on when the session begins; and it closes when pi quits.
  */
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
+import { type AddressInfo, connect, createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
@@ -83,6 +84,82 @@ describe("e2e: the panel's port", () => {
     const r = await sheepWith(port, tokenOf(url));
     assert.equal(r.status, 200, r.text);
     assert.ok((await panelText("url")).includes(url), "the same URL");
+  });
+
+  it("a port taken while a /reload holds the shepherd away: the panel is off, says to turn it on again, and its token and sessions open nothing ever after", async () => {
+    const port = portOf(url);
+    const opened = await ask(port, {
+      method: "POST",
+      path: "/api/v1/session",
+      headers: { authorization: `Bearer ${tokenOf(url)}`, "content-type": "application/json" },
+      body: {},
+    });
+    assert.equal(opened.status, 200, opened.text);
+    const key = (opened.json() as { session: string }).session;
+    const cookieValue = String(opened.headers["set-cookie"]).split(";")[0]!.split("=")[1]!;
+    const session = (p: number) => ({ cookie: `pi_shepherd_panel_${p}=${cookieValue}`, "x-pi-shepherd-session": key });
+    await scene.shepherd.idle();
+    const lost = scene.shepherd.next(
+      (e) => e.type === "extension_ui_request" && e.method === "notify" && /pi-shepherd panel: /.test(String(e.message)),
+      60_000,
+    );
+    const reload = scene.shepherd.command({ type: "prompt", message: "/test-reload 3000" });
+    await until("the port closed during the reload", async () => !(await listening(port)));
+    // Another local process takes the port while no shepherd holds it: an open page would send it its cookie and key.
+    const impostor = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      impostor.once("error", reject);
+      impostor.listen({ host: "127.0.0.1", port, exclusive: true }, () => resolve());
+    });
+    try {
+      await reload;
+      const told = String(((await lost) as { message?: unknown }).message);
+      assert.match(told, new RegExp(`the panel is off: something else took port ${port} on 127\\.0\\.0\\.1 while pi reloaded`));
+      assert.match(told, /token and every page's session are let go.*\/shepherd panel on turns it on again/s);
+    } finally {
+      await new Promise<void>((resolve) => impostor.close(() => resolve()));
+    }
+    // The port is free again and another reload follows: the panel stays off; nothing held comes back.
+    await scene.shepherd.idle();
+    await scene.shepherd.command({ type: "prompt", message: "/test-reload" });
+    await until("the reloaded shepherd answers", async () => /The panel is off/.test(await panelText("url")));
+    assert.equal(await listening(port), false, "no panel came back on the port");
+    const again = await panelOn(scene.shepherd);
+    assert.notEqual(tokenOf(again), tokenOf(url));
+    assert.equal((await sheepWith(portOf(again), tokenOf(url))).status, 401, "the old token opens nothing");
+    assert.equal((await ask(portOf(again), { path: "/api/v1/sheep", headers: session(portOf(again)) })).status, 401, "the captured session opens nothing");
+    assert.equal((await sheepWith(portOf(again), tokenOf(again))).status, 200);
+    url = again;
+  });
+
+  it("a port changed in the user's settings applies on reload, with a new token", async () => {
+    const free = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen({ host: "127.0.0.1", port: 0 }, () => {
+        const p = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const settingsPath = join(scene.agentDir, "pi-shepherd", "settings.json");
+    const before = JSON.parse(await readFile(settingsPath, "utf8").catch(() => "{}")) as Record<string, unknown>;
+    await writeFile(settingsPath, JSON.stringify({ ...before, panel: { port: free } }));
+    try {
+      await scene.shepherd.idle();
+      const back = scene.shepherd.next(
+        (e) => e.type === "extension_ui_request" && e.method === "notify" && /pi-shepherd panel: http/.test(String(e.message)),
+        60_000,
+      );
+      await scene.shepherd.command({ type: "prompt", message: "/test-reload" });
+      const moved = /http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]+/.exec(String(((await back) as { message?: unknown }).message))?.[0];
+      assert.ok(moved);
+      assert.equal(portOf(moved), free, "on the port the settings name now");
+      assert.notEqual(tokenOf(moved), tokenOf(url));
+      assert.equal(await listening(portOf(url)), false, "the old port stays closed");
+      assert.equal((await sheepWith(free, tokenOf(moved))).status, 200);
+      url = moved;
+    } finally {
+      await writeFile(settingsPath, JSON.stringify(before));
+    }
   });
 
   it("off closes the port and its token is gone; a reload keeps it off; on again is a new token", async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import { report } from "../../src/doctor/types.ts";
+import type { PanelAuth } from "../../src/panel/auth.ts";
 import { PanelServer } from "../../src/panel/server.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/settings.ts";
 import type { DispatchContext } from "../../src/tool/context.ts";
@@ -84,7 +85,7 @@ export interface PanelWorld {
 }
 
 export async function panelWorld(
-  o: { pageDir?: string; settings?: Partial<Settings>; projectTrusted?: boolean; workspace?: (cwd: string) => Workspace } = {},
+  o: { pageDir?: string; settings?: Partial<Settings>; projectTrusted?: boolean; workspace?: (cwd: string) => Workspace; auth?: PanelAuth } = {},
 ): Promise<PanelWorld> {
   const root = await mkdtemp(join(tmpdir(), "pi-shepherd-panel-"));
   const bundledDir = join(root, "bundled");
@@ -116,7 +117,7 @@ export async function panelWorld(
     trust: { hasUI: false, ...(o.projectTrusted ? { isProjectTrusted: () => true } : {}) },
   });
   const entry: EntryDeps = { context, doctor: async () => report([]), audit: (e) => audited.push(e) };
-  const server = new PanelServer({ entry, ...(o.pageDir ? { pageDir: o.pageDir } : {}) });
+  const server = new PanelServer({ entry, ...(o.pageDir ? { pageDir: o.pageDir } : {}), ...(o.auth ? { auth: o.auth } : {}) });
   await server.start();
   const port = server.port;
   return {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { outputEntry, outputEntryOf, outputRoute, outputText } from "../../src/command/output.ts";
+import { outputEntry, outputEntryOf, outputRoute, outputText, REDACTED_TOKEN } from "../../src/command/output.ts";
 import type { Paint } from "../../src/tool/render-text.ts";
 
 const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };
@@ -57,5 +57,15 @@ describe("/shepherd answers kept in the transcript", () => {
     });
     assert.deepEqual(forged?.notices.length, 1);
     assert.equal(outputText(forged!, false, tags), "<accent>*/shepherd herd*</accent>\nok evil");
+  });
+
+  it("keeps a panel URL's token out of what goes to the session file; the copy to draw once keeps it", () => {
+    const text = "Panel on: http://127.0.0.1:4242/#token=abc_DEF-123\nOpen it in a browser.";
+    const kept = outputEntry("panel on", [{ level: "info", text }]);
+    assert.equal(kept.notices[0]!.text, `Panel on: http://127.0.0.1:4242/${REDACTED_TOKEN}\nOpen it in a browser.`);
+    assert.ok(!JSON.stringify(kept).includes("abc_DEF-123"));
+    assert.equal(outputEntry("panel on", [{ level: "info", text }], true).notices[0]!.text, text);
+    assert.equal(outputEntryOf({ ...kept, reveal: "0123456789abcdef0123456789abcdef" })?.reveal, "0123456789abcdef0123456789abcdef");
+    assert.equal(outputEntryOf({ ...kept, reveal: "../x" })?.reveal, undefined);
   });
 });

@@ -60,12 +60,16 @@ function coalesced(fn) {
   return run;
 }
 
+/** What a page whose session ended says: why it may have, and how to get a new address. */
+const SIGNED_OUT =
+  "Not signed in: this page's session ended (a session ends after 12 hours unused, and when the panel is turned off or cannot come back after a reload). For a new address, type /shepherd panel url in the shepherd's pi and open what it prints.";
+
 const refreshFleet = coalesced(async () => {
   try {
     fleetData = await get("/api/v1/sheep");
     notice(undefined);
   } catch (e) {
-    if (e instanceof ApiError && e.status === 401) notice("Not signed in: open the address the shepherd printed (/shepherd panel prints it again).");
+    if (e instanceof ApiError && e.status === 401) notice(SIGNED_OUT);
     else notice(e instanceof ApiError ? e.text : String(e));
     return;
   }
@@ -142,7 +146,9 @@ async function main() {
     try {
       await openSession(decodeURIComponent(m[1]));
     } catch (e) {
-      notice(`The shepherd refused this address's token (${e instanceof ApiError ? e.text : String(e)}). /shepherd panel prints a fresh one.`);
+      notice(
+        `The shepherd refused this address's token (${e instanceof ApiError ? e.text : String(e)}). A token ends after 12 hours unused: /shepherd panel url in the shepherd's pi prints a new address.`,
+      );
     }
     // The token leaves the address bar and the history at once, whatever the answer.
     history.replaceState(null, "", `${location.pathname}${location.search}`);
