@@ -156,6 +156,11 @@ export class Shepherd {
     return listMessages(this.herdState, agentId, unreadOnly);
   }
 
+  /** The reply a sheep's question got, as its host keeps it (none when unanswered or not known). */
+  async replyText(agentId: string, messageId: string): Promise<string | undefined> {
+    return (await this.herdState.opts.host.replyText?.(agentId, messageId).catch(() => undefined)) ?? undefined;
+  }
+
   /** One sheep's messages with their read state, as `messages` lists them, but marking none read (a live view counts them). */
   messageLog(agentId: string): Promise<ListedMessage[]> {
     return listMessages(this.herdState, agentId, false, false);

@@ -38,6 +38,11 @@ export class RoutedSheepHost implements SheepHost {
     return this.table.forAgent(agentId).host.replies(agentId);
   }
 
+  async replyText(agentId: string, messageId: string): Promise<string | undefined> {
+    const { host } = this.table.forAgent(agentId);
+    return host.replyText ? host.replyText(agentId, messageId) : undefined;
+  }
+
   reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome> {
     return this.table.forAgent(agentId).host.reply(agentId, messageId, text);
   }

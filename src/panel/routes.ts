@@ -80,14 +80,17 @@ const messages: Handler = async (c, id) => {
   onlyQuery(c.query, [], "GET …/messages");
   const d = await tool(c, { action: "messages", agentId: id });
   const list = (d.messages ?? []) as ListedMessage[];
+  // What an answered question was told, for its card: read only for the questions answered.
+  const replies = await Promise.all(list.map((m) => (m.answer === "replied" ? c.shepherd.replyText(id, m.messageId) : undefined)));
   return {
-    messages: list.map((m) => ({
+    messages: list.map((m, i) => ({
       messageId: m.messageId,
       kind: m.kind,
       text: m.text,
       at: m.at,
       ...(m.awaitReply ? { awaitReply: true } : {}),
       ...(m.answer === "replied" ? { replied: true } : {}),
+      ...(replies[i] !== undefined ? { reply: replies[i] } : {}),
       ...(m.answer === "expired" ? { expired: true } : {}),
     })),
   };
@@ -173,6 +176,13 @@ export async function startRoute(c: RouteContext): Promise<unknown> {
   }
   const raw = { ...rest, ...(host !== undefined && takesHost ? { host } : {}), action: "start" };
   return (await tool(c, raw)).agent;
+}
+
+/** The agent definitions a start may name (the tool's `sheep`): what the page's start form offers. */
+export async function agentsRoute(c: RouteContext): Promise<unknown> {
+  onlyQuery(c.query, [], "GET /api/v1/agents");
+  const agents = ((await tool(c, { action: "sheep" })).agents ?? []) as { name: string; description: string; source: string }[];
+  return { agents: agents.map((a) => ({ name: a.name, description: a.description, source: a.source })) };
 }
 
 /** Routes under /api/v1/sheep/:id, by method and the segment after the id ("" for the sheep itself). */

@@ -15,7 +15,7 @@ import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";
 import { PanelFeed } from "./feed.ts";
 import { metricsText, type ServerCounters } from "./metrics.ts";
 import { isPagePath, sendPage } from "./page.ts";
-import { type RouteContext, SHEEP_ROUTES, startRoute } from "./routes.ts";
+import { agentsRoute, type RouteContext, SHEEP_ROUTES, startRoute } from "./routes.ts";
 import { SseHub } from "./sse.ts";
 
 /**
@@ -212,6 +212,12 @@ export class PanelServer {
       where.route = "/api/v1/start";
       allow(method, ["POST"]);
       sendJson(res, 200, await startRoute(await ctx()));
+      return;
+    }
+    if (path === "/api/v1/agents") {
+      where.route = "/api/v1/agents";
+      allow(method, ["GET", "HEAD"]);
+      sendJson(res, 200, await agentsRoute(await ctx()));
       return;
     }
     if (c !== "sheep") throw notFound(path);

@@ -93,7 +93,8 @@ export function panelSheep(shepherd: Shepherd, rec: AgentRecord, mail: MailCount
     agent: rec.agent,
     host: hostOf(rec),
     state: rec.state,
-    since: view?.since ?? rec.createdAt,
+    // A working sheep counts from its prompt (the clock every live view has); any other from its last change of state.
+    since: view?.since ?? rec.stateSince ?? rec.createdAt,
     ...(rec.model !== undefined ? { model: rec.model } : {}),
     cwd: rec.cwd,
     ...(active ? { activePromptId: active.promptId } : {}),

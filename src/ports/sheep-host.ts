@@ -108,6 +108,8 @@ export interface SheepHost {
   messages(agentId: string): Promise<SheepMessage[]>;
   /** Which of the sheep's questions were answered, and which it stopped waiting for. */
   replies(agentId: string): Promise<Map<string, "replied" | "expired">>;
+  /** The reply a question got, as written (none for one unanswered, expired, or not readable). */
+  replyText?(agentId: string, messageId: string): Promise<string | undefined>;
   /** Answers a question the sheep waits on; exactly one reply (or its expiry) ever counts. */
   reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome>;
   /** Calls onChange whenever anything the sheep reports may have changed. */

@@ -55,6 +55,8 @@ export interface AgentRecord {
   /** The shepherd that created the pane; only it may close it. */
   owner: string;
   state: AgentState;
+  /** When `state` last changed (ISO time); absent on records written before it was kept. */
+  stateSince?: string;
   activePromptId?: string;
   /** Follow-up prompts queued behind the active one, oldest first; the sheep answers them in order. */
   queue?: string[];

@@ -238,6 +238,12 @@ export class FileSheepHost implements SheepHost {
     return out;
   }
 
+  async replyText(agentId: string, messageId: string): Promise<string | undefined> {
+    if (!isWellFormedId(messageId, "message")) return undefined;
+    const r = jsonValue(await readJsonBounded<ReplyFile>(this.layout(agentId).replyFile(messageId), "reply"));
+    return typeof r === "object" && r !== null && "text" in r && typeof r.text === "string" ? r.text : undefined;
+  }
+
   async reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome> {
     const path = this.layout(agentId).replyFile(messageId);
     const reply: ReplyFile = { messageId, text, at: new Date().toISOString() };

@@ -44,6 +44,8 @@ function optional(r: Record<string, unknown>, key: string, ok: (x: unknown) => b
 }
 
 const id = (kind: Parameters<typeof isWellFormedId>[1]) => (x: unknown) => typeof x === "string" && isWellFormedId(x, kind);
+/** A time as the core writes it (toISOString): one a view can count from and print without throwing. */
+const isoTime = (x: unknown) => typeof x === "string" && x.length <= 32 && Number.isFinite(Date.parse(x));
 const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
 const ids = (kind: Parameters<typeof isWellFormedId>[1], max: number) => (x: unknown) => Array.isArray(x) && x.length <= max && x.every(id(kind));
 
@@ -220,6 +222,8 @@ export function checkRecords(agents: readonly unknown[], prompts: readonly unkno
     const a = record as AgentRecord;
     const reason = agentProblem(record) ?? (agentIds.get(a.agentId)! > 1 ? "agentId appears more than once" : undefined);
     if (reason === undefined) {
+      // Only a view counts from it: one that is not a time is dropped, never the sheep's record.
+      if (a.stateSince !== undefined && !isoTime(a.stateSince)) delete a.stateSince;
       out.agents.push(a);
       return;
     }

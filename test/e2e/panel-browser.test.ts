@@ -66,6 +66,15 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.equal(await page.evaluate(() => location.hash), "", "the token is gone from the address");
     assert.doesNotMatch(await page.evaluate(() => location.href), /token/);
     assert.equal(await page.evaluate(() => document.cookie), "", "the session cookie is HttpOnly: no script reads it");
+    // The tab's icon is the page's own, asked for without a session (issue 31, item 24): no 401, nothing logged.
+    const icon = await page.evaluate(async () => {
+      const r = await fetch("/favicon.ico", { credentials: "omit" });
+      return { status: r.status, type: r.headers.get("content-type") };
+    });
+    assert.deepEqual(icon, { status: 200, type: "image/svg+xml" });
+    await page.waitForTimeout(300);
+    assert.deepEqual(trouble.failed, [], "no request of the page was refused");
+    assert.deepEqual(trouble.console, [], "the browser logged no error");
     // The browser sends the cookie by itself, as it would to any port of 127.0.0.1: alone it opens nothing.
     assert.equal(await page.evaluate(async () => (await fetch("/api/v1/sheep")).status), 401, "the cookie without the page's key");
     assert.deepEqual(await page.locator(".host h3").allTextContents(), ["local · 2 sheep"]);
@@ -205,6 +214,9 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.match(followup.toolTexts.at(-1) ?? "", /South, by the river/, "the tool returned the reply typed in the page");
     await item.locator(".msg-head", { hasText: "answered" }).waitFor();
     assert.equal(await item.locator(".reply-form").isHidden(), true, "an answered question has no reply box");
+    // Its card says what it was told, not only that it was answered (issue 31, item 24).
+    await item.locator(".msg-reply .reply-text").waitFor();
+    assert.equal(await item.locator(".msg-reply .reply-text").textContent(), "South, by the river");
     assert.equal(await item.evaluate((el) => el === document.activeElement), true, "the focus left with the box stays on its message");
     // The follow-up ran after it, and alpha is idle again for what comes next.
     await page.locator(".conv-answer .conv-text", { hasText: "The gate is shut behind them" }).waitFor({ timeout: 120_000 });
@@ -270,6 +282,55 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.equal(await git(world!.cwd, "status", "--porcelain"), "");
   });
 
+  it("a path or a prompt with a bidi override or right-to-left letters reorders nothing beside it: the mark is shown, the counts read left to right", async () => {
+    const rlo = "\u202E";
+    await typePrompt(
+      directive({
+        rounds: [[write(`evil${rlo}gpj.exe`, "one\ntwo\nthree\n")], [write("\u05E9\u05DC\u05D5\u05DD", "x\n")]],
+        afterTool: `bidi ${rlo}done`,
+        tag: `BIDI${rlo}flip`,
+      }),
+    );
+    await page.locator(".conv-answer .conv-text", { hasText: "bidi" }).waitFor({ timeout: 120_000 });
+    assert.equal((await answers()).at(-1), "bidi ⟨U+202E⟩done", "the answer's override shown as its code point");
+    const prompt = page.locator("details.prompt").first();
+    await prompt.locator(".ps-completed").waitFor();
+    assert.match((await prompt.locator(".prompt-line").textContent()) ?? "", /BIDI⟨U\+202E⟩flip/);
+    await prompt.locator("summary").click();
+    await prompt.locator(".file").nth(1).waitFor();
+    const paths = await prompt.locator(".file-path").allTextContents();
+    assert.deepEqual(paths.sort(), ["evil⟨U+202E⟩gpj.exe", "\u05E9\u05DC\u05D5\u05DD"].sort());
+    // Where each thing is drawn, left to right: the path before its counts, "+" before its digit, + before −.
+    const order = await page.evaluate(() => {
+      const x = (node: Node, at: number) => {
+        const r = document.createRange();
+        r.setStart(node, at);
+        r.setEnd(node, at + 1);
+        return r.getBoundingClientRect().left;
+      };
+      const left = (el: Element) => el.getBoundingClientRect().left;
+      const heads = [...document.querySelectorAll("details.prompt[open] .file-head")].map((head) => {
+        const path = head.querySelector(".file-path")!;
+        const ins = head.querySelector(".ins")!;
+        const del = head.querySelector(".del")!;
+        const plus = ins.firstChild!;
+        return {
+          pathBeforeCounts: left(path) < left(ins),
+          insBeforeDel: left(ins) < left(del),
+          plusBeforeDigit: x(plus, 0) < x(plus, 1),
+        };
+      });
+      // The prompt's id and times after its line read as written: "p_…" from the left.
+      const summary = document.querySelector("details.prompt summary")!;
+      const id = summary.querySelector(".prompt-line + .muted, .prompt-line ~ .muted")!.firstChild!;
+      return { heads, idInOrder: x(id, 0) < x(id, 1) && x(id, 1) < x(id, 2) };
+    });
+    assert.equal(order.heads.length, 2);
+    for (const head of order.heads) assert.deepEqual(head, { pathBeforeCounts: true, insBeforeDel: true, plusBeforeDigit: true });
+    assert.equal(order.idInOrder, true, "the prompt's id after its line is not reversed");
+    assert.deepEqual(trouble.errors, []);
+  });
+
   it("a running turn's steps appear while it runs, though nothing is told until it ends", async () => {
     await openSheep("alpha");
     await typePrompt(
@@ -297,14 +358,19 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.equal(await selected(), before);
   });
 
-  it("a sheep started from the page's form is listed and opened; a start the tool refuses shows its code", async () => {
+  it("the start form offers the agent definitions there are; a sheep started from it is listed and opened; a start the tool refuses shows its code", async () => {
     if (await page.locator(".back").isVisible()) await page.locator(".back").click();
     await page.locator("details.start summary").click();
-    await page.locator("#start-agent").fill("no-such-agent");
-    await page.locator("#start-label").fill("ghost");
+    // A list of the real definitions, as the tool's sheep lists them, not a free text field (issue 31, item 24).
+    const defined = ((await scene.ok({ action: "sheep" })).details.agents as { name: string }[]).map((a) => a.name);
+    await page.locator("#start-agent option[value=echo]").waitFor({ state: "attached" });
+    assert.equal(await page.locator("#start-agent").evaluate((el) => el.tagName), "SELECT");
+    assert.deepEqual(await page.locator("#start-agent option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value)), defined);
+    assert.match((await page.locator("#start-agent option[value=echo]").textContent()) ?? "", /^echo — answers as scripted$/);
+    await page.locator("#start-agent").selectOption("echo");
+    await page.locator("#start-label").fill("beta");
     await page.locator(".start-form button[type=submit]").click();
-    await page.locator(".start-form .note", { hasText: /^\[unknown_definition\]/ }).waitFor();
-    await page.locator("#start-agent").fill("echo");
+    await page.locator(".start-form .note", { hasText: /^\[invalid_params\] label "beta" is already used/ }).waitFor();
     await page.locator("#start-label").fill("gamma");
     await page.locator(".start-form button[type=submit]").click();
     await page.locator(".sheep-title", { hasText: "gamma" }).waitFor({ timeout: 120_000 });
@@ -326,8 +392,22 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     await dialog.waitFor({ state: "hidden" });
     assert.ok((await panes()).includes(alpha.paneId), "cancelled: the pane is still there");
     await page.locator("button", { hasText: "Close…" }).click();
+    const screens: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      if (new URL(r.url()).pathname === `/api/v1/sheep/${alpha.agentId}/screen`) screens.push(r.url());
+    };
+    page.on("request", onRequest);
     await dialog.locator("button[value=ok]").click();
     await page.locator("#announce", { hasText: "alpha closed." }).waitFor();
+    // Longer than one of the screen's reads (every 2 s): a closed sheep's pane is never asked for (issue 31, item 24).
+    await page.waitForTimeout(2500);
+    page.off("request", onRequest);
+    assert.deepEqual(screens, [], "no read of the closed sheep's screen");
+    assert.deepEqual(
+      trouble.failed.filter((f) => f.includes(alpha.agentId)),
+      [],
+      "nothing about the closed sheep was refused",
+    );
     await page.locator(".sheep-row").first().waitFor();
     await page.locator(".sheep-row", { hasText: "alpha" }).waitFor({ state: "detached" });
     assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["beta", "gamma"], "the fleet no longer lists alpha");
@@ -335,6 +415,32 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     assert.equal((await panes()).includes(alpha.paneId), false, "alpha's pane is gone");
     assert.equal(pidAlive(alpha.pid), false, "alpha's pi has ended");
     assert.equal((await scene.state(beta.agentId)).paneAlive, true, "beta is untouched");
+  });
+
+  it("at 420 px wide nothing is wider than the window: the herd's rows are cards, a sheep's page fits", async () => {
+    await page.setViewportSize({ width: 420, height: 800 });
+    try {
+      if (await page.locator(".back").isVisible()) await page.locator(".back").click();
+      await page.locator(".sheep-row").first().waitFor();
+      const width = () => page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok((await width()) <= 420, `the herd is ${await width()} px wide`);
+      assert.equal(
+        await page
+          .locator(".sheep-row")
+          .first()
+          .locator("td")
+          .nth(1)
+          .evaluate((el) => getComputedStyle(el, "::before").content),
+        '"Working on: "',
+        "each cell names its column",
+      );
+      await page.locator(".sheep-link", { hasText: "beta" }).click();
+      await page.locator(".sheep-title", { hasText: "beta" }).waitFor();
+      await page.locator("details.prompt").first().waitFor();
+      assert.ok((await width()) <= 420, `beta's page is ${await width()} px wide`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 
   it("a stream lost to a /reload of the shepherd comes back by itself, says so, and is live again", async () => {

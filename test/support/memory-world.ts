@@ -130,6 +130,10 @@ export class MemoryWorld {
       for (const [id, r] of this.mem(agentId).replies) out.set(id, "expired" in r ? "expired" : "replied");
       return out;
     },
+    replyText: async (agentId, messageId) => {
+      const r = this.mem(agentId).replies.get(messageId);
+      return r && "text" in r ? r.text : undefined;
+    },
     reply: async (agentId, messageId, text) => {
       const s = this.mem(agentId);
       const there = s.replies.get(messageId);

@@ -60,17 +60,29 @@ export async function panelOn(shepherd: RpcShepherd): Promise<string> {
   return url;
 }
 
-/** What the page hears that a test asserts never happens: script errors and CSP violations. */
+/** What the page hears that a test asserts never happens: script errors, CSP violations, console errors, failed requests. */
 export interface PageTrouble {
   errors: string[];
   violations(): Promise<string[]>;
+  /** What the browser logged as an error (a request answered 4xx is one: "Failed to load resource"). */
+  console: string[];
+  /** Every request answered 400 or more, as `<status> <method> <path>`. */
+  failed: string[];
 }
 
 /** A new page at 1280×800 that records its script errors and every CSP violation it meets. */
 export async function openPage(browser: Browser): Promise<{ page: Page; trouble: PageTrouble }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const errors: string[] = [];
+  const logged: string[] = [];
+  const failed: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => {
+    if (m.type() === "error") logged.push(`${m.text()} (${m.location().url})`);
+  });
+  page.on("response", (r) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+  });
   await page.addInitScript(() => {
     const w = window as unknown as { __violations: string[] };
     w.__violations = [];
@@ -80,6 +92,8 @@ export async function openPage(browser: Browser): Promise<{ page: Page; trouble:
     page,
     trouble: {
       errors,
+      console: logged,
+      failed,
       violations: () => page.evaluate(() => (window as unknown as { __violations: string[] }).__violations),
     },
   };

@@ -21,6 +21,7 @@ function routes(id: string): { method: string; path: string; body?: object }[] {
   return [
     { method: "GET", path: "/metrics" },
     { method: "GET", path: "/api/v1/sheep" },
+    { method: "GET", path: "/api/v1/agents" },
     { method: "GET", path: `/api/v1/sheep/${id}` },
     { method: "GET", path: `/api/v1/sheep/${id}/conversation?turns=2` },
     { method: "GET", path: `/api/v1/sheep/${id}/screen` },
@@ -67,6 +68,31 @@ describe("panel HTTP: who may ask", () => {
     const health = await ask(w.port, { path: "/healthz" });
     assert.equal(health.status, 200);
     assert.deepEqual(health.json(), { ok: true, sheep: 1 });
+  });
+
+  it("/favicon.ico answers without the token: the page's small icon, no 401 for a browser to log (issue 31, item 24)", async () => {
+    for (const path of ["/favicon.ico", "/assets/favicon.svg"]) {
+      const icon = await ask(w.port, { path });
+      assert.equal(icon.status, 200, `${path}: ${icon.text}`);
+      assert.equal(icon.headers["content-type"], "image/svg+xml");
+      assert.match(icon.text, /^<svg [^>]*viewBox="0 0 32 32"/);
+      assert.ok(icon.text.length < 2048, "a small icon");
+      assert.doesNotMatch(icon.text, /<script|\son[a-z]+=|href=/i, "an image that runs and links nothing");
+    }
+  });
+
+  it("/api/v1/agents lists the agent definitions a start may name (the start form's choices), with the token only", async () => {
+    const s = await w.session();
+    const r = await ask(w.port, { path: "/api/v1/agents", headers: s.headers });
+    assert.equal(r.status, 200, r.text);
+    const { agents } = r.json() as { agents: { name: string; description: string; source: string }[] };
+    assert.deepEqual(
+      agents.map((a) => [a.name, a.source]).sort(),
+      [["scout", "bundled"]],
+      "the bundled scout; the repository's helper is not read without trust",
+    );
+    assert.deepEqual(Object.keys(agents[0]!).sort(), ["description", "name", "source"], "no path of the user's disk");
+    assert.equal((await ask(w.port, { path: "/api/v1/agents?x=1", headers: s.headers })).status, 400);
   });
 
   it("the token buys a session: an HttpOnly SameSite=Strict cookie and a key; the two together answer, either alone is 401, and neither buys another session", async () => {
@@ -304,6 +330,12 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     const replied = await post(`/api/v1/sheep/${agentId}/reply`, { messageId: "m_aaaaaaaaaa", text: "src/a.ts" });
     assert.equal(replied.status, 200, replied.text);
     assert.deepEqual(replied.json(), { agentId, messageId: "m_aaaaaaaaaa" });
+    // The answered question's card says what it was told (issue 31, item 24).
+    const answered = (await get(`/api/v1/sheep/${agentId}/messages`)).json() as { messages: { replied?: boolean; reply?: string }[] };
+    assert.deepEqual(
+      answered.messages.map((m) => [m.replied, m.reply]),
+      [[true, "src/a.ts"]],
+    );
     const twice = await post(`/api/v1/sheep/${agentId}/reply`, { messageId: "m_aaaaaaaaaa", text: "again" });
     assert.equal(twice.status, 409, twice.text);
     assert.equal((twice.json() as { code: string }).code, "reply_refused");

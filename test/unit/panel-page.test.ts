@@ -23,6 +23,7 @@ interface PageModules {
   cost: Fn<string>;
   elapsed: Fn<string>;
   firstLine: Fn<string>;
+  visible: Fn<string>;
 }
 const load = (name: string) => import(pathToFileURL(join(PAGE_DIR, name)).href) as Promise<PageModules>;
 
@@ -33,7 +34,7 @@ describe("the panel's page files", () => {
     for (const name of names) assert.ok(isPagePath(name === "index.html" ? "/" : `/assets/${name}`), `${name} is served`);
     const html = await read("index.html");
     const refs = [...html.matchAll(/(?:src|href)="([^"#][^"]*)"/g)].map((m) => m[1]!);
-    assert.deepEqual(refs.sort(), ["/assets/app.css", "/assets/app.js"]);
+    assert.deepEqual(refs.sort(), ["/assets/app.css", "/assets/app.js", "/assets/favicon.svg"]);
     for (const name of names.filter((n) => n.endsWith(".js"))) {
       for (const m of (await read(name)).matchAll(/^import .* from "([^"]+)";$/gm)) {
         assert.match(m[1]!, /^\.\/[a-z-]+\.js$/, `${name} imports only the page's own modules`);
@@ -59,6 +60,15 @@ describe("the panel's page files", () => {
       }
       if (name.endsWith(".css")) assert.doesNotMatch(text, /@import|url\(/, `${name} loads nothing`);
     }
+  });
+
+  it("every text the page draws shows its control characters as code points: a bidi override or an escape is seen, never obeyed", async () => {
+    const { visible } = await load("dom.js");
+    assert.equal(visible("evil\u202Egpj.exe"), "evil⟨U+202E⟩gpj.exe");
+    assert.equal(visible("a\u2066b\u2069c\u200Fd\u061Ce"), "a⟨U+2066⟩b⟨U+2069⟩c⟨U+200F⟩d⟨U+061C⟩e");
+    assert.equal(visible("\u001b[2Jx\u009b\u007f"), "⟨U+001B⟩[2Jx⟨U+009B⟩⟨U+007F⟩");
+    assert.equal(visible("two\nlines\tand a tab, שלום"), "two\nlines\tand a tab, שלום", "newlines, tabs and right-to-left letters are text");
+    assert.equal(visible(42), "42");
   });
 
   it("the patch is cut at each diff --git line, one part per file in order; a path with spaces or unicode stays whole", async () => {

@@ -9,7 +9,7 @@ import { errorText, ShepherdError, shorten } from "../../domain/errors.ts";
 import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
-import type { AgentRecord, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
+import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
 
 export interface ShepherdOptions {
   runtime: Runtime;
@@ -138,6 +138,16 @@ export class Herd {
     return new Promise((held) => {
       void this.exclusive(agentId, () => new Promise<void>((release) => held(release)));
     });
+  }
+
+  /**
+   * Every change of a sheep's state goes through here: a change starts the state's clock
+   * (`stateSince`, what the panel counts "For" from); setting the state it already has keeps it.
+   */
+  setState(rec: AgentRecord, state: AgentState): void {
+    if (rec.state === state) return;
+    rec.state = state;
+    rec.stateSince = new Date(this.clock.now()).toISOString();
   }
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */

@@ -33,7 +33,7 @@ async function closeRecord(herd: Herd, rec: AgentRecord, o: CloseOptions): Promi
     // The answer may have landed while the pane went; what is left, active or queued, is cancelled.
     await refresh(herd, rec);
     const cancelled = await settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
-    rec.state = "closed";
+    herd.setState(rec, "closed");
     delete rec.activePromptId;
     herd.unwatch(rec.agentId);
     // Only now that the pane is confirmed gone can nothing still be reading these files.
@@ -171,7 +171,7 @@ async function closeExited(herd: Herd, rec: AgentRecord, asked: PaneLiveness): P
     }
     const exit = howEnded(snap, live) ?? (snap.piGone ? { code: null, signal: null, at: new Date(herd.clock.now()).toISOString(), inferred: true } : undefined);
     if (!exit) return {};
-    rec.state = "exited";
+    herd.setState(rec, "exited");
     const error = `[pi_exited] pi in sheep ${rec.agentId} exited (${exitText(exit)}) before answering.`;
     for (const p of pendingPrompts(herd, rec)) await settle(herd, p, { status: "failed", error });
     const why = await closeAndConfirm(herd, rec);
@@ -196,7 +196,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[];
       herd.forget(rec);
       return { ids: [rec.agentId] };
     }
-    rec.state = "closed";
+    herd.setState(rec, "closed");
     delete rec.activePromptId;
     return { ids: [rec.agentId], kept };
   });

@@ -77,7 +77,7 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     if (rec?.state !== "starting") continue;
     const snap = await host.snapshot(rec.agentId);
     if (snap.ready && !snap.exited && !snap.piGone && (await herd.liveness.get(rec, 0))?.state === "alive") {
-      rec.state = "idle";
+      herd.setState(rec, "idle");
       continue;
     }
     // A pane that would not close stays recorded (still starting): close or prune finds it later.

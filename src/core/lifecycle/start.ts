@@ -121,6 +121,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
       return discard(e);
     });
   const model = req.model ?? req.definition.model;
+  const createdAt = new Date(herd.clock.now()).toISOString();
   const rec: AgentRecord = {
     agentId,
     agent: req.definition.name,
@@ -131,9 +132,10 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     cwd,
     ...(model !== undefined ? { model } : {}),
     sessionPath: prepared.sessionPath,
-    createdAt: new Date(herd.clock.now()).toISOString(),
+    createdAt,
     owner: herd.opts.owner,
     state: "starting",
+    stateSince: createdAt,
     ...(pane.attachHint !== undefined ? { attachHint: pane.attachHint } : {}),
     ...(isolated ? { worktree: isolated.worktree } : holder ? { worktree: holder.worktree! } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
@@ -173,7 +175,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     }
     await abandon(herd, rec, e, holder);
   }
-  rec.state = first ? "working" : "idle";
+  herd.setState(rec, first ? "working" : "idle");
   // A warm sheep's files change only once it is taken: until then nobody needs its bell.
   if (warm) herd.unwatch(agentId);
   await herd.persist();

@@ -213,7 +213,7 @@ export class WarmPool implements WarmSource {
         delete rec.queue;
         this.herd.registry.agents.delete(rec.agentId);
         rec.warm = true;
-        rec.state = "starting";
+        this.herd.setState(rec, "starting");
         rec.label = warmLabel(rec.agent);
         this.herd.registry.warm.set(rec.agentId, rec);
         this.prints.set(rec.agentId, print);
@@ -236,7 +236,7 @@ export class WarmPool implements WarmSource {
     }
     if (renewed.sessionPath)
       rec.sessionPath = (await this.herd.opts.host.renewed?.(rec.agentId, renewed.sessionPath).catch(() => undefined)) ?? rec.sessionPath;
-    rec.state = "idle";
+    this.herd.setState(rec, "idle");
     rec.renewed = true;
     this.returned.add(rec.agentId);
     this.herd.unwatch(rec.agentId);
@@ -279,7 +279,7 @@ export class WarmPool implements WarmSource {
     this.herd.registry.warm.delete(rec.agentId);
     this.prints.delete(rec.agentId);
     delete rec.warm;
-    rec.state = "idle";
+    this.herd.setState(rec, "idle");
     rec.label = label;
     this.herd.registry.agents.set(rec.agentId, rec);
     await this.herd.persist();
@@ -430,7 +430,7 @@ export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<bool
 
 /** A warm sheep whose pane could not be closed: never handed out, closed again by the pool's next pass or at quit. */
 export function keepToClose(herd: Herd, rec: AgentRecord): void {
-  rec.state = "exited";
+  herd.setState(rec, "exited");
   rec.owner = herd.opts.owner;
   herd.registry.warm.set(rec.agentId, rec);
 }

@@ -54,10 +54,10 @@ function advance(herd: Herd, rec: AgentRecord, settled: PromptRecord): void {
     const next = rec.queue?.shift();
     if (next) {
       rec.activePromptId = next;
-      if (rec.state === "idle" || rec.state === "blocked") rec.state = "working";
+      if (rec.state === "idle" || rec.state === "blocked") herd.setState(rec, "working");
       const queued = herd.registry.prompts.get(next);
       if (queued) nextBaseline(settled, queued);
-    } else if (rec.state === "working") rec.state = "idle";
+    } else if (rec.state === "working") herd.setState(rec, "idle");
   }
   if (rec.queue?.length === 0) delete rec.queue;
 }

@@ -50,7 +50,7 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
     // Where the multiplexer reports pi's end (tmux) there is no exit report to read, but a pi
     // that is not running answers no prompt either.
     if (snap.exited || snap.piGone) {
-      rec.state = "exited";
+      herd.setState(rec, "exited");
       refuseIfGone(rec);
     }
     if (active && opts.deliverAs === "steer") return steer(herd, rec, active, message, opts);
@@ -77,7 +77,7 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
     if (active) rec.queue = [...(rec.queue ?? []), promptId];
     else {
       rec.activePromptId = promptId;
-      rec.state = "working";
+      herd.setState(rec, "working");
     }
     // A prompt that starts now starts from this state of the sheep's working tree, taken before the
     // sheep can see it; a queued follow-up starts where the prompt before it ends (see the ledger).

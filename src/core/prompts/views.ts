@@ -148,15 +148,15 @@ export async function readConversation(herd: Herd, agentId: unknown, turns: numb
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {
   if (rec.state === "closed") return;
   if (!paneAlive || snap.exited || snap.piGone) {
-    rec.state = "exited";
+    herd.setState(rec, "exited");
     return;
   }
   if (rec.state === "starting") return;
   if (snap.blocked !== undefined) {
-    rec.state = "blocked";
+    herd.setState(rec, "blocked");
     return;
   }
-  rec.state = activePrompt(herd, rec) ? "working" : "idle";
+  herd.setState(rec, activePrompt(herd, rec) ? "working" : "idle");
 }
 
 function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatus?: string): AgentStatus {

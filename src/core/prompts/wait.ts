@@ -182,7 +182,7 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
     // The result may have landed just before pi or its pane went: look once more.
     await settleFromDisk(herd, rec, prompt);
     if (prompt.settled) return prompt.settled;
-    rec.state = "exited";
+    herd.setState(rec, "exited");
     return settle(
       herd,
       prompt,

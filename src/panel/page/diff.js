@@ -82,7 +82,7 @@ export function renderDiff(diff) {
       h("span", { class: FILE_STATUSES.has(status) ? `file-status fs-${status}` : "file-status" }, status || "changed"),
       " ",
       h("code", { class: "file-path" }, asText(file.path)),
-      file.link !== undefined ? h("span", { class: "muted" }, ` → ${asText(file.link)}`) : "",
+      file.link !== undefined ? [" → ", h("code", { class: "muted link-target" }, asText(file.link))] : "",
       " ",
       file.binary
         ? h("span", { class: "muted" }, "binary")

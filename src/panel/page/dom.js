@@ -22,17 +22,31 @@ export function h(tag, attrs = {}, ...children) {
     } else if (REFUSED.has(lower) || (lower === "href" && !String(value).startsWith("#"))) {
       throw new TypeError(`h(): ${name}=${JSON.stringify(String(value).slice(0, 40))} is not set by the page`);
     } else if (lower === "class") el.className = value;
+    // What a person reads in a tooltip or hears read out shows its control characters too.
+    else if (lower === "title" || lower === "aria-label") el.setAttribute(name, visible(value));
     else el.setAttribute(name, value === true ? "" : String(value));
   }
   append(el, children);
   return el;
 }
 
-/** Appends nodes and strings (as text nodes); arrays are flattened, empty values skipped. */
+/**
+ * Characters a text cannot show: C0 but tab and newline, DEL, C1, and the bidi marks, embeddings,
+ * overrides and isolates, which reorder what comes after them (a file `evil\u202Egpj.exe` read
+ * as `exe.jpg`, the counts after it reversed).
+ */
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** The text with each control character shown as its code point, `⟨U+202E⟩`: seen, never obeyed. */
+export function visible(text) {
+  return String(text).replace(CONTROLS, (c) => `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
+}
+
+/** Appends nodes and strings (as text nodes, their control characters shown); arrays are flattened, empty values skipped. */
 export function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    el.append(c instanceof Node ? c : document.createTextNode(visible(c)));
   }
   return el;
 }

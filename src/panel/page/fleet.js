@@ -2,7 +2,7 @@
  * The herd at a glance: every sheep grouped by host, with its state, what it works on and for
  * how long, its queue, questions waiting, tokens and cost; the herd's totals above.
  */
-import { arrange, asText, cost, fill, firstLine, h, since, stateBadge, tokens } from "./dom.js";
+import { arrange, asText, cost, fill, firstLine, h, since, stateBadge, tokens, visible } from "./dom.js";
 
 export const sheepHref = (agentId) => `#/sheep/${encodeURIComponent(asText(agentId))}`;
 
@@ -28,31 +28,41 @@ export function totalsText(totals) {
   return `${n} sheep${states ? ` (${states})` : ""} · ${tokens(totals.input)} in · ${tokens(totals.output)} out · ${cost(totals.cost)}`;
 }
 
+const COLUMNS = ["Sheep", "State", "Working on", "For", "Queue", "Questions", "Tokens", "Cost"];
+
+/**
+ * A cell of a row; on a narrow screen the rows are stacked as cards and each cell names its
+ * column itself (`data-label`, drawn by the stylesheet). The roles keep it a table to a screen
+ * reader whatever the stylesheet makes of it.
+ */
+const cell = (column, attrs, ...children) => h("td", { role: "cell", "data-label": COLUMNS[column], ...attrs }, ...children);
+
 function row(s) {
   const questions = Number(s.questions) || 0;
   const unread = Number(s.unread) || 0;
   return h(
     "tr",
-    { class: "sheep-row", "data-agent-id": asText(s.agentId) },
+    { class: "sheep-row", role: "row", "data-agent-id": asText(s.agentId) },
     h(
       "th",
-      { scope: "row" },
+      { scope: "row", role: "rowheader" },
       h("a", { href: sheepHref(s.agentId), class: "sheep-link", "data-focus": `sheep:${asText(s.agentId)}` }, asText(s.label) || asText(s.agentId)),
-      h("span", { class: "muted small" }, ` ${asText(s.agent)}`),
+      " ",
+      h("span", { class: "muted small agent-name" }, asText(s.agent)),
       s.isolated ? h("span", { class: "tag", title: asText(s.worktree?.branch) }, "isolated") : "",
     ),
-    h("td", {}, stateBadge(s.state)),
-    h("td", { class: "working-on" }, workingOn(s) || h("span", { class: "muted" }, "–")),
-    h("td", { class: "num" }, since(s.since)),
-    h("td", { class: "num" }, String(Number(s.queue) || 0)),
-    h(
-      "td",
+    cell(1, {}, stateBadge(s.state)),
+    cell(2, { class: "working-on" }, workingOn(s) || h("span", { class: "muted" }, "–")),
+    cell(3, { class: "num" }, since(s.since)),
+    cell(4, { class: "num" }, String(Number(s.queue) || 0)),
+    cell(
+      5,
       { class: questions > 0 ? "num attention" : "num" },
       String(questions),
       unread > questions ? h("span", { class: "muted small" }, ` (${unread} unread)`) : "",
     ),
-    h("td", { class: "num" }, usageText(s.usage)),
-    h("td", { class: "num" }, cost(s.usage?.cost)),
+    cell(6, { class: "num" }, usageText(s.usage)),
+    cell(7, { class: "num" }, cost(s.usage?.cost)),
   );
 }
 
@@ -64,25 +74,21 @@ function hostTable(host, sheep, rows) {
   let t = drawnHosts.get(host);
   if (!t) {
     const caption = h("h3");
-    const tbody = h("tbody");
+    const tbody = h("tbody", { role: "rowgroup" });
     const section = h(
       "section",
       { class: "host", "data-host": host },
       caption,
       h(
         "table",
-        { class: "fleet-table" },
-        h(
-          "thead",
-          {},
-          h("tr", {}, ...["Sheep", "State", "Working on", "For", "Queue", "Questions", "Tokens", "Cost"].map((c) => h("th", { scope: "col" }, c))),
-        ),
+        { class: "fleet-table", role: "table" },
+        h("thead", { role: "rowgroup" }, h("tr", { role: "row" }, ...COLUMNS.map((c) => h("th", { scope: "col", role: "columnheader" }, c)))),
         tbody,
       ),
     );
     t = { section, caption, tbody };
   }
-  const caption = `${host} · ${sheep.length} sheep`;
+  const caption = visible(`${host} · ${sheep.length} sheep`);
   if (t.caption.textContent !== caption) t.caption.textContent = caption;
   arrange(
     t.tbody,

@@ -5,7 +5,7 @@
  * Interrupt and close ask first. Boxes a person types in are built once and kept across redraws.
  */
 import { ApiError, get, post, sheepPath } from "./api.js";
-import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, since, stateBadge, tokens } from "./dom.js";
+import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, since, stateBadge, tokens, visible } from "./dom.js";
 import { renderDiff } from "./diff.js";
 import { workingOn } from "./fleet.js";
 
@@ -55,13 +55,18 @@ export class SheepView {
     this.build();
     this.turnNodes = new Map();
     this.screenTimer = setInterval(() => {
-      if (!document.hidden && !this.gone) this.loadScreen();
+      if (!document.hidden && this.hasPane()) this.loadScreen();
     }, SCREEN_MS);
   }
 
   dispose() {
     clearInterval(this.screenTimer);
     this.disposed = true;
+  }
+
+  /** A closed sheep's pane is gone: its screen is not asked for (the answer would be 409 agent_closed). */
+  hasPane() {
+    return !this.disposed && !this.gone && !this.closed && this.detail?.state !== "closed";
   }
 
   build() {
@@ -154,9 +159,16 @@ export class SheepView {
 
   /** Reads everything again; a sheep that is gone says so. */
   async refresh() {
+    if (this.disposed) return;
     await this.loadDetail();
-    if (this.gone) return;
-    await Promise.all([this.loadConversation(), this.loadMessages(), this.loadScreen()]);
+    if (this.gone || this.disposed) return;
+    if (!this.hasPane()) this.noScreen();
+    await Promise.all([this.loadConversation(), this.loadMessages(), this.hasPane() ? this.loadScreen() : undefined]);
+  }
+
+  noScreen() {
+    if (this.screen.textContent !== "") fill(this.screen);
+    fill(this.screenNote, "Its pane is closed: no screen to show.");
   }
 
   async loadDetail() {
@@ -181,7 +193,7 @@ export class SheepView {
   drawDetail() {
     const d = this.detail;
     fill(this.title, asText(d.label) || asText(d.agentId));
-    document.title = `${asText(d.label) || asText(d.agentId)} · pi-shepherd`;
+    document.title = visible(`${asText(d.label) || asText(d.agentId)} · pi-shepherd`);
     fill(this.stateEl, stateBadge(d.state), " ", since(d.since));
     const ended = d.state === "closed" || d.state === "exited";
     this.closeBtn.disabled = d.state === "closed";
@@ -333,8 +345,8 @@ export class SheepView {
   async loadScreen() {
     try {
       const s = await get(sheepPath(this.agentId, "/screen"));
-      if (this.disposed) return;
-      const text = asText(s?.text);
+      if (!this.hasPane()) return;
+      const text = visible(asText(s?.text));
       if (this.screen.textContent !== text) {
         // Like a terminal: the newest lines stay in sight unless the person scrolled up to read.
         const atBottom = this.screen.textContent === "" || this.screen.scrollTop + this.screen.clientHeight >= this.screen.scrollHeight - 8;
@@ -399,21 +411,31 @@ export class SheepView {
         if (!e.repeat) form.requestSubmit();
       }
     });
+    const reply = h("div", { class: "msg-reply", hidden: true });
     const li = h(
       "li",
       { class: `message msg-${kind}`, "data-message-id": id, tabindex: "-1" },
       h("p", { class: "msg-head" }, h("span", { class: "badge" }, kind), " ", h("span", { class: "muted small" }, `${clock(m.at)} · ${id}`), " ", state),
       h("div", { class: "msg-text" }, asText(m.text)),
+      reply,
       form,
     );
     oneAtATime(form, () => this.sendReply(id, input, note, form, li));
-    return { li, form, state };
+    return { li, form, state, reply, replyText: undefined };
   }
 
   updateMessageItem(item, m) {
     const waits = m.kind === "question" && m.awaitReply === true && !m.replied && !m.expired;
     const state = m.replied ? "answered" : m.expired ? "no longer waits (its time ran out)" : waits ? "waits for a reply" : "";
     fill(item.state, state);
+    // An answered question shows what it was told, under it.
+    const replyText = m.replied && typeof m.reply === "string" ? m.reply : undefined;
+    if (replyText !== item.replyText) {
+      item.replyText = replyText;
+      if (replyText === undefined) fill(item.reply);
+      else fill(item.reply, h("p", { class: "field-label" }, "Reply"), h("div", { class: "reply-text" }, replyText));
+      item.reply.hidden = replyText === undefined;
+    }
     if (!waits) item.form.hidden = true;
     else if (item.form.hidden) item.form.hidden = false;
   }
@@ -492,11 +514,15 @@ export class SheepView {
     if (answer.removeWorktree || answer.force) body.removeWorktree = true;
     if (answer.force) body.force = true;
     fill(this.actionNote, "Closing…");
+    // From now on nothing is read of its pane (going, then gone), not even by an event that comes
+    // before the herd is drawn; a close that fails gives it back.
+    this.closed = true;
     try {
       await post(sheepPath(this.agentId, "/close"), body);
       this.say(`${label} closed.`);
       location.hash = "#/";
     } catch (err) {
+      this.closed = false;
       fill(this.actionNote, errorText(err));
     }
   }

@@ -2,16 +2,52 @@
  * Starting a sheep from the page: the tool's start with the same trust (a project agent that
  * needs a confirmation is refused here, as in a pi without UI, with its code shown).
  */
-import { ApiError, post } from "./api.js";
-import { asText, fill, h, oneAtATime } from "./dom.js";
+import { ApiError, get, post } from "./api.js";
+import { asText, fill, firstLine, h, oneAtATime } from "./dom.js";
 import { sheepHref } from "./fleet.js";
+
+/** The agent definitions a start may name, as the tool's `sheep` lists them: one option each. */
+async function loadAgents(select, note) {
+  let list;
+  try {
+    const r = await get("/api/v1/agents");
+    list = Array.isArray(r?.agents) ? r.agents : [];
+  } catch (err) {
+    fill(note, err instanceof ApiError ? err.text : String(err));
+    return;
+  }
+  const chosen = select.value;
+  if (list.length === 0) {
+    fill(select, h("option", { value: "" }, "No agent definitions found"));
+    fill(note, "Add an agent file (~/.pi/agent/agents/<name>.md) to start a sheep; docs/agent-files-and-trust.md in pi-shepherd says how.");
+    return;
+  }
+  fill(
+    select,
+    list.map((a) => {
+      const name = asText(a.name);
+      const description = firstLine(a.description, 60);
+      const source = asText(a.source);
+      return h(
+        "option",
+        { value: name, title: asText(a.description) },
+        `${name}${source && source !== "user" ? ` (${source})` : ""}${description ? ` — ${description}` : ""}`,
+      );
+    }),
+  );
+  if (list.some((a) => asText(a.name) === chosen)) select.value = chosen;
+}
 
 export function startForm(say) {
   const field = (name, label, attrs = {}) => {
     const input = h("input", { id: `start-${name}`, name, type: "text", autocomplete: "off", ...attrs });
     return { input, row: h("p", { class: "start-field" }, h("label", { for: `start-${name}`, class: "field-label" }, label), input) };
   };
-  const agent = field("agent", "Agent", { required: true, placeholder: "e.g. echo" });
+  const agentSelect = h("select", { id: "start-agent", name: "agent", required: true }, h("option", { value: "" }, "Reading the agent definitions…"));
+  const agent = {
+    input: agentSelect,
+    row: h("p", { class: "start-field" }, h("label", { for: "start-agent", class: "field-label" }, "Agent"), agentSelect),
+  };
   const label = field("label", "Label (optional)");
   const cwd = field("cwd", "Working directory (optional)");
   const isolate = h("input", { id: "start-isolate", name: "isolate", type: "checkbox" });
@@ -29,7 +65,7 @@ export function startForm(say) {
     note,
   );
   oneAtATime(form, async () => {
-    const body = { agent: agent.input.value.trim() };
+    const body = { agent: agent.input.value };
     if (label.input.value.trim()) body.label = label.input.value.trim();
     if (cwd.input.value.trim()) body.cwd = cwd.input.value.trim();
     if (isolate.checked) body.isolate = true;
@@ -37,12 +73,19 @@ export function startForm(say) {
     try {
       const r = await post("/api/v1/start", body);
       fill(note, "");
+      const chosen = agent.input.value;
       form.reset();
+      agent.input.value = chosen;
       say(`${asText(r?.label) || asText(r?.agentId)} started.`);
       if (r?.agentId) location.hash = sheepHref(r.agentId);
     } catch (err) {
       fill(note, err instanceof ApiError ? err.text : String(err));
     }
   });
-  return h("details", { class: "start panel-box" }, h("summary", {}, "Start a sheep"), form);
+  const details = h("details", { class: "start panel-box" }, h("summary", {}, "Start a sheep"), form);
+  // Read each time the form opens: an agent file added meanwhile is offered.
+  details.addEventListener("toggle", () => {
+    if (details.open) loadAgents(agentSelect, note);
+  });
+  return details;
 }

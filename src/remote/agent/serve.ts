@@ -174,6 +174,8 @@ export class AgentServer {
         return host.messages(agentId(p, 0, method));
       case "host.replies":
         return [...(await host.replies(agentId(p, 0, method))).entries()];
+      case "host.replyText":
+        return host.replyText?.(agentId(p, 0, method), arg(p, 1, "string", method));
       case "host.reply":
         return host.reply(agentId(p, 0, method), arg(p, 1, "string", method), arg(p, 2, "string", method));
       case "host.subscribe": {

@@ -91,6 +91,7 @@ export const METHODS = [
   "host.submit",
   "host.messages",
   "host.replies",
+  "host.replyText",
   "host.reply",
   "host.subscribe",
   "host.unsubscribe",

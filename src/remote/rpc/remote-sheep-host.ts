@@ -131,6 +131,10 @@ export class RemoteSheepHost implements SheepHost {
     return new Map(await this.ask<[string, "replied" | "expired"][]>("host.replies", [agentId], replyPairs));
   }
 
+  replyText(agentId: string, messageId: string): Promise<string | undefined> {
+    return this.ask("host.replyText", [agentId, messageId], optional(isString));
+  }
+
   reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome> {
     return this.ask("host.reply", [agentId, messageId, text], oneOf("delivered", "already_replied", "expired"));
   }
