@@ -44,6 +44,8 @@ function optional(r: Record<string, unknown>, key: string, ok: (x: unknown) => b
 
 const id = (kind: Parameters<typeof isWellFormedId>[1]) => (x: unknown) => typeof x === "string" && isWellFormedId(x, kind);
 const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
+/** A time this shepherd wrote (new Date().toISOString()): short, and a date. */
+const isoTime = (x: unknown) => typeof x === "string" && x.length <= 32 && Number.isFinite(Date.parse(x));
 const ids = (kind: Parameters<typeof isWellFormedId>[1], max: number) => (x: unknown) => Array.isArray(x) && x.length <= max && x.every(id(kind));
 
 /** A path git will be pointed at: absolute, normalized (no ".." steps), nothing a terminal would act on. */
@@ -134,7 +136,9 @@ export function promptProblem(r: unknown): Problem {
     optional(r, "delegationId", id("delegation")) ??
     (r.baseline === undefined ? undefined : baselineProblem(r.baseline)) ??
     optional(r, "evidenceError", (x) => typeof x === "string") ??
-    optional(r, "firstLine", (x) => typeof x === "string" && x.length <= FIRST_LINE_CHARS);
+    optional(r, "firstLine", (x) => typeof x === "string" && x.length <= FIRST_LINE_CHARS) ??
+    optional(r, "startedAt", isoTime) ??
+    optional(r, "finishedAt", isoTime);
   if (extra) return extra;
   if (r.settled === undefined) return undefined;
   const s = r.settled;
