@@ -83,7 +83,7 @@ function intoDelegation(herd: Herd, prompt: PromptRecord): void {
 /** Settles the prompt when its result file is there; returns the sheep's latest report. */
 export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: PromptRecord): Promise<SheepSnapshot> {
   const result = await herd.opts.host.result(rec.agentId, prompt.promptId);
-  if (result) await settle(herd, prompt, fromResult(herd, result, prompt, rec));
+  if (result) await settle(herd, prompt, fromResult(result, prompt, rec));
   return herd.opts.host.snapshot(rec.agentId);
 }
 
@@ -96,7 +96,7 @@ export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapsh
     const active = activePrompt(herd, rec);
     const result = active ? await herd.opts.host.result(rec.agentId, active.promptId) : undefined;
     if (!active || !result) return herd.opts.host.snapshot(rec.agentId);
-    await settle(herd, active, fromResult(herd, result, active, rec));
+    await settle(herd, active, fromResult(result, active, rec));
   }
 }
 
@@ -119,11 +119,11 @@ export async function settleAll(herd: Herd, rec: AgentRecord, outcome: Outcome):
   return pending.map((p) => p.promptId);
 }
 
-function fromResult(herd: Herd, r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Outcome {
+function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Outcome {
   // A result the host would not read is still final: waiting longer would not make it readable.
   if (r.refused)
     return { status: "failed", text: "", error: `[${r.refused.code}] ${r.refused.reason}`, ...(rec.sessionPath ? { sessionPath: rec.sessionPath } : {}) };
-  const { started, finished } = turnTimes(herd, r, prompt);
+  const { started, finished } = turnTimes(r, prompt);
   const error =
     r.status === "failed"
       ? `[provider_error] ${r.errorMessage ?? "the model call failed"}`
@@ -146,21 +146,16 @@ function fromResult(herd: Herd, r: SheepResult, prompt: PromptRecord, rec: Agent
 }
 
 /**
- * When the prompt's turn ran, as the sheep says, within what the shepherd knows: not before the
- * prompt was sent, not after now. A follow-up queued behind another starts when the sheep took
- * it, not when it was sent; without the sheep's word, when it became the active prompt. The
- * times are kept on the prompt for the views (once: a settled prompt keeps its own).
+ * When the prompt's turn ran, as the sheep says (its own clock: the difference holds on a host
+ * whose clock is off). A follow-up queued behind another starts when the sheep took it, not when
+ * it was sent; without the sheep's word, when it became the active prompt. The times are kept on
+ * the prompt for the views (once: a settled prompt keeps its own).
  */
-function turnTimes(herd: Herd, r: SheepResult, prompt: PromptRecord): { started: number; finished: number } {
-  const now = herd.clock.now();
-  const sent = Date.parse(prompt.submittedAt);
-  const within = (at: string | undefined) => {
-    const t = at === undefined ? NaN : Date.parse(at);
-    return Number.isFinite(t) ? Math.min(Math.max(t, Number.isFinite(sent) ? sent : t), now) : NaN;
-  };
-  const sheepStarted = within(r.startedAt);
+function turnTimes(r: SheepResult, prompt: PromptRecord): { started: number; finished: number } {
+  const at = (t: string | undefined) => (t === undefined ? NaN : Date.parse(t));
+  const sheepStarted = at(r.startedAt);
   const started = Number.isFinite(sheepStarted) ? sheepStarted : Date.parse(prompt.startedAt ?? prompt.submittedAt);
-  const finished = within(r.finishedAt);
+  const finished = at(r.finishedAt);
   if (!prompt.settled) {
     if (Number.isFinite(started)) prompt.startedAt = new Date(started).toISOString();
     if (Number.isFinite(finished) && finished >= started) prompt.finishedAt = new Date(finished).toISOString();
