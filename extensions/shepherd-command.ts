@@ -11,7 +11,7 @@ import type { ShepherdApp } from "../src/compose.ts";
 import { errorText } from "../src/domain/errors.ts";
 import { printable } from "../src/domain/printable.ts";
 import { stateDir } from "../src/protocol/layout.ts";
-import { agentDirOf, loadSettings, type LoadedSettings } from "../src/settings.ts";
+import { agentDirOf, envOverrides, loadSettings, type LoadedSettings } from "../src/settings.ts";
 import type { DispatchContext } from "../src/tool/context.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
 import { parts } from "./lazy-parts.ts";
@@ -114,11 +114,11 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
           const present = (loaded: LoadedSettings) => [loaded.paths.user, loaded.paths.project].filter((p) => existsSync(p));
           try {
             const app = await access.appFor(ctx);
-            return { loaded: app.loaded, runtime: app.runtime, presentNow: present(app.loaded) };
+            return { loaded: app.loaded, runtime: app.runtime, presentNow: present(app.loaded), overrides: envOverrides(process.env) };
           } catch (e) {
             // No runtime is exactly when a person needs to see the settings.
             const loaded = await settingsNow();
-            return { loaded, runtimeError: errorText(e), presentNow: present(loaded) };
+            return { loaded, runtimeError: errorText(e), presentNow: present(loaded), overrides: envOverrides(process.env) };
           }
         },
         now: () => Date.now(),

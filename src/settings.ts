@@ -213,6 +213,12 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
 /** Every known key, in the order they are documented. */
 export const SETTING_KEYS = Object.keys(CHECKS) as (keyof Settings)[];
 
+/** Environment variables that rule over a setting, as `NAME="value"` by the key they override (the runtime's choice reads them so). */
+export function envOverrides(env: Readonly<Record<string, string | undefined>>): Partial<Record<keyof Settings, string>> {
+  const runtime = env.PI_SHEPHERD_RUNTIME?.trim();
+  return runtime ? { runtime: `PI_SHEPHERD_RUNTIME=${JSON.stringify(runtime)}` } : {};
+}
+
 /** What a person does about an untrusted project's files. */
 export const UNTRUSTED_HINT = "/shepherd trust shows its files and asks you";
 

@@ -1,5 +1,7 @@
 import { findSubcommand, PANEL_MODES, SUBCOMMANDS } from "./parse.ts";
 import { quoteWord, tokenize } from "./tokens.ts";
+import { oneLine } from "../domain/labels.ts";
+import { ageText } from "../tool/format.ts";
 
 /** pi's autocomplete item: `value` replaces the whole argument text typed so far. */
 export interface CompletionItem {
@@ -12,7 +14,27 @@ export interface CompletionSources {
   agents(): Promise<{ name: string; source: string; description: string }[]>;
   sheep(): { agentId: string; label: string; agent: string; state: string; isolated?: boolean }[];
   /** Closed or exited sheep whose conversation can be resumed, newest last. */
-  resumable(): Promise<{ agentId: string; label: string; agent: string }[]>;
+  resumable(): Promise<ResumableSheep[]>;
+  /** The clock for ages (tests fix it). */
+  now?: () => number;
+}
+
+/** A sheep that can be resumed, with what tells it from others of the same label or agent. */
+export interface ResumableSheep {
+  agentId: string;
+  label: string;
+  agent: string;
+  /** When it started (its resume card's). */
+  createdAt?: string;
+  /** The first line of the last task it was given, where the records still hold it. */
+  lastTask?: string;
+}
+
+/** `a_… · scout · 2h 5m ago · "find the parser"`: the id, the agent, its age and its last task. */
+export function resumableDescription(s: ResumableSheep, now: number, first = s.agentId): string {
+  const age = s.createdAt && Number.isFinite(Date.parse(s.createdAt)) ? `started ${ageText(now - Date.parse(s.createdAt))} ago` : undefined;
+  const task = s.lastTask ? `last: ${JSON.stringify(oneLine(s.lastTask).slice(0, 60))}` : "no task on record";
+  return [first, s.agent, age, task].filter(Boolean).join(" · ");
 }
 
 const FLAG_VALUES: Record<string, string[]> = {
@@ -83,11 +105,13 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
       if (current.startsWith("a_")) candidates = live.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent} · ${s.state}` }));
     } else if (positional === 0 && info.name === "resume") {
       const all = await src.resumable();
-      // One entry per label (the newest: resume by label takes that one), ids when typing one.
+      const now = src.now?.() ?? Date.now();
+      // One entry per label (the newest: resume by label takes that one), ids when typing one;
+      // each says its age and last task, which tell apart sheep of one agent or label.
       const byLabel = new Map(all.map((s) => [s.label, s]));
       candidates = current.startsWith("a_")
-        ? all.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent}` }))
-        : [...byLabel.values()].map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent}` }));
+        ? all.map((s) => ({ word: s.agentId, description: resumableDescription(s, now, s.label) }))
+        : [...byLabel.values()].map((s) => ({ word: s.label, description: resumableDescription(s, now) }));
     } else if (positional === 0 && info.name === "sheep") {
       candidates = SCOPES.map((word) => ({ word }));
     } else if (positional === 0 && info.name === "panel") {

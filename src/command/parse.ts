@@ -100,7 +100,7 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     usage: "trust",
     summary: "decide whether this project's .pi/shepherd.json and agent files apply: shows what they would change and asks you",
   },
-  { name: "help", usage: "help", summary: "this help" },
+  { name: "help", usage: "help", summary: "every subcommand and its flags (this list)" },
 ];
 
 export type ParsedCommand =

@@ -1,14 +1,24 @@
-import { errorText, ShepherdError } from "../domain/errors.ts";
+import { errorText, isShepherdError, ShepherdError } from "../domain/errors.ts";
 import type { AuditEvent } from "../ports/audit.ts";
 import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../ports/types.ts";
-import type { LoadedSettings } from "../settings.ts";
+import type { LoadedSettings, Settings } from "../settings.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import { visibleControls } from "../tool/evidence-text.ts";
 import { parseShepherdCommand, type PanelMode, type ParsedCommand } from "./parse.ts";
 import type { ListedMessage } from "../core/async/mail.ts";
 import type { WaitProgress, WarmCount } from "../core/shepherd.ts";
 import { closeText, herdText, isolationText, messagesText, promptText, sheepLine, startedLine, waitText, warmPoolLines } from "../tool/format.ts";
-import { COMMAND_WAIT_STEPS, commandReplyHowTo, commandWorktreeSteps, helpText, logNotice, settingsNotice, waitProgressText } from "./text.ts";
+import {
+  COMMAND_WAIT_STEPS,
+  commandBusyText,
+  commandReplyHowTo,
+  commandWorktreeSteps,
+  helpText,
+  logNotice,
+  settingsNotice,
+  shortHelpText,
+  waitProgressText,
+} from "./text.ts";
 import { quoteWord } from "./tokens.ts";
 
 export interface Notice {
@@ -45,7 +55,14 @@ export interface CommandDeps {
   /** The last events of the audit log, oldest first; with `agent`, of that sheep only. */
   log(o: { limit: number; agent?: string }): Promise<AuditEvent[]>;
   /** The settings in effect (even when no runtime could be set up), and the runtime if there is one. */
-  settings(): Promise<{ loaded: LoadedSettings; runtime?: string; runtimeError?: string; presentNow?: string[] }>;
+  settings(): Promise<{
+    loaded: LoadedSettings;
+    runtime?: string;
+    runtimeError?: string;
+    presentNow?: string[];
+    /** Environment variables that rule over a setting (settings.ts envOverrides). */
+    overrides?: Partial<Record<keyof Settings, string>>;
+  }>;
   /** `/shepherd panel`: turns the browser panel on or off, or says its URL; its answer's text. */
   panel?(mode: PanelMode | undefined): Promise<string>;
   /** `/shepherd trust`: shows the project's files, asks the person and records the answer (src/command/trust.ts). */
@@ -69,14 +86,14 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       if (!deps.trust) throw new ShepherdError("trust_refused", "this /shepherd has no way to ask you about trust here.");
       return await deps.trust();
     case "settings": {
-      const { loaded, runtime, runtimeError, presentNow } = await deps.settings();
+      const { loaded, runtime, runtimeError, presentNow, overrides } = await deps.settings();
       const level = loaded.problems.length || runtimeError ? "warning" : "info";
-      return [{ level, text: settingsNotice(loaded, runtime ?? (runtimeError ? `none: ${runtimeError}` : undefined), presentNow) }];
+      return [{ level, text: settingsNotice(loaded, runtime ?? (runtimeError ? `none: ${runtimeError}` : undefined), presentNow, overrides) }];
     }
     case "overview": {
       // The herd first; when it cannot be shown (no runtime yet), say why and still help.
       const herd = await run({ sub: "herd", command: { action: "herd" } }, deps).catch((e): Notice[] => [{ level: "error", text: errorText(e) }]);
-      return [...herd, { level: "info", text: helpText() }];
+      return [...herd, { level: "info", text: shortHelpText() }];
     }
     case "herd": {
       const { details } = await deps.execute(cmd.command);
@@ -131,7 +148,14 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       return info(textOf(await deps.execute(cmd.command)));
     case "prompt": {
       const target = cmd.command.action === "prompt" ? cmd.command.target : "";
-      const submitted = (await deps.execute(cmd.command)).details.prompt as SubmittedPrompt;
+      const submitted = (
+        await deps.execute(cmd.command).catch((e: unknown) => {
+          // Refused because the sheep works: the way on, in the flags a person types.
+          if (isShepherdError(e, "prompt_pending"))
+            throw new ShepherdError("prompt_pending", commandBusyText(e.message, target).slice("[prompt_pending] ".length));
+          throw e;
+        })
+      ).details.prompt as SubmittedPrompt;
       return info(promptText(submitted, `Its answer: /shepherd wait ${quoteWord(target)}`));
     }
     case "wait":

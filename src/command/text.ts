@@ -1,12 +1,13 @@
 /** What only /shepherd shows: help, settings and screens. Facts about sheep are worded in src/tool/format.ts. */
 import { oneLine } from "../domain/labels.ts";
 import type { AuditEvent } from "../ports/audit.ts";
-import { SETTING_KEYS, USER_ONLY, type LoadedSettings } from "../settings.ts";
+import { SETTING_KEYS, type Settings, USER_ONLY, type LoadedSettings } from "../settings.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
 import type { WaitSteps, WorktreeSteps } from "../tool/format.ts";
 import { sheepName } from "../tool/widget-text.ts";
 import { SUBCOMMANDS } from "./parse.ts";
 import { quoteWord } from "./tokens.ts";
+import { BUSY_WAYS_TOOL } from "../core/prompts/prompt.ts";
 
 /** The next steps for a kept worktree, as a person types them. */
 export function commandWorktreeSteps(name: string): WorktreeSteps {
@@ -16,6 +17,36 @@ export function commandWorktreeSteps(name: string): WorktreeSteps {
 /** How a person answers a sheep's question. */
 export function commandReplyHowTo(name: string, messageId: string): string {
   return `Answer it: /shepherd reply ${quoteWord(name)} ${messageId} <your answer>`;
+}
+
+/** The few subcommands most used, for `/shepherd` with no argument: what a person needs first, and where the rest is. */
+const FIRST_STEPS: readonly [usage: string, what: string][] = [
+  ["start <agent> [--label L]", "a new sheep in a pane of its own"],
+  ["prompt <id|label> <text…>", "a task (--steer or --follow-up while it works)"],
+  ["wait [<id|label>]", "its answer"],
+  ["read <id|label>", "what it said and did"],
+  ["close <id|label>", "end it"],
+  ["panel on", "the herd in your browser"],
+];
+
+/** The short help under the herd: at most ten lines, and the way to the whole help. */
+export function shortHelpText(): string {
+  const width = Math.max(...FIRST_STEPS.map(([u]) => u.length));
+  return [
+    "/shepherd <subcommand>; the most used:",
+    ...FIRST_STEPS.map(([usage, what]) => `  ${usage.padEnd(width)}  ${what}`),
+    "Every subcommand and flag: /shepherd help",
+  ].join("\n");
+}
+
+/**
+ * The busy refusal in a person's words: the tool's says deliverAs "steer"/"followUp", a person at
+ * /shepherd has --steer and --follow-up. Anything else is left as it is.
+ */
+export function commandBusyText(text: string, target: string): string {
+  if (!text.startsWith("[prompt_pending]") || !text.endsWith(BUSY_WAYS_TOOL)) return text;
+  const name = quoteWord(target);
+  return `${text.slice(0, -BUSY_WAYS_TOOL.length)}wait for its answer (/shepherd wait ${name}), or send again with --steer (into its running turn) or --follow-up (queued behind it): /shepherd prompt ${name} --follow-up <text…>`;
 }
 
 /** A wait's next steps as a person types them. */
@@ -33,20 +64,27 @@ export function waitProgressText(p: WaitProgress): string {
 
 export function helpText(): string {
   return [
-    "/shepherd <subcommand> (no argument: the herd and this help)",
+    "/shepherd <subcommand> (no argument: the herd and the few most used)",
     ...SUBCOMMANDS.map((s) => `  ${s.usage} — ${s.summary}${s.aliases ? ` (alias: ${s.aliases.join(", ")})` : ""}`),
   ].join("\n");
 }
 
 /** `presentNow`: the settings files there now, which may have come after they were read. */
-export function settingsNotice(loaded: LoadedSettings, runtime?: string, presentNow?: readonly string[]): string {
+export function settingsNotice(
+  loaded: LoadedSettings,
+  runtime?: string,
+  presentNow?: readonly string[],
+  overrides: Partial<Record<keyof Settings, string>> = {},
+): string {
   const { settings, origins, paths, files, problems } = loaded;
   const lines = ["Settings in effect:"];
   for (const key of SETTING_KEYS) {
     const value = settings[key];
     const origin = origins[key];
     const shown = value === undefined ? "(the shepherd's own node and pi)" : JSON.stringify(value);
-    lines.push(`  ${key}: ${shown}${origin === "default" ? " (default)" : ` (${origin})`}${USER_ONLY.has(key) ? " [user-only]" : ""}`);
+    // An environment variable that rules over the setting is said on its line: which one wins.
+    const over = overrides[key] ? `; ${overrides[key]} overrides it, and wins` : "";
+    lines.push(`  ${key}: ${shown}${origin === "default" ? ` (default${over})` : ` (${origin}${over})`}${USER_ONLY.has(key) ? " [user-only]" : ""}`);
   }
   if (runtime) lines.push(`Runtime in use: ${runtime}`);
   const state = (p: string) => {

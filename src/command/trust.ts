@@ -70,10 +70,14 @@ export async function trustCommand(d: TrustDeps): Promise<Notice[]> {
   }
   const lines = previewLines(await preview(d));
   if (lines.length === 0) {
+    // Nothing to ask about: no state line, whose "(/shepherd trust asks you)" would send the person round in a circle.
+    const earlier = now.recorded ? ` Your earlier answer is kept: ${now.reason}.` : "";
     return [
       {
         level: "info",
-        text: printable(`${now.project} has no pi-shepherd files (.pi/shepherd.json, .pi/agents, .agents/agents): nothing to trust. ${stateLine(now)}`),
+        text: printable(
+          `${now.project} has no pi-shepherd files (.pi/shepherd.json, .pi/agents, .agents/agents), so there is nothing to trust and nothing to decide.${earlier}`,
+        ),
       },
     ];
   }

@@ -1,5 +1,5 @@
 /** The runtime port routed by host (see table.ts): this machine's multiplexer, or a host's. */
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../ports/runtime.ts";
+import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../ports/runtime.ts";
 import { type HostTable, PANE_SEP } from "./table.ts";
 
 export class RoutedRuntime implements Runtime {
@@ -55,6 +55,11 @@ export class RoutedRuntime implements Runtime {
   async relabel(pane: PaneRef, label: string, placement: Placement): Promise<void> {
     const at = this.table.pane(pane.paneId, pane.agentId);
     await this.table.portsOf(at.host).runtime.relabel?.({ agentId: pane.agentId, paneId: at.paneId }, label, placement);
+  }
+
+  async place(pane: PaneRef, placement: "pane" | "tab", direction: Direction): Promise<void> {
+    const at = this.table.pane(pane.paneId, pane.agentId);
+    await this.table.portsOf(at.host).runtime.place?.({ agentId: pane.agentId, paneId: at.paneId }, placement, direction);
   }
 
   async agentStatus(paneId: string): Promise<string | undefined> {

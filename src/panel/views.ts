@@ -136,12 +136,14 @@ export function panelPrompts(shepherd: Shepherd, rec: AgentRecord): PanelPrompt[
     if (p.agentId !== rec.agentId) continue;
     const s = p.settled;
     const status = s ? s.status : p === active ? "working" : queued.has(p.promptId) ? "queued" : "pending";
-    const finished = s?.durationMs !== undefined ? isoAt(Date.parse(p.submittedAt) + s.durationMs) : undefined;
+    // A follow-up still queued has not started; one the sheep took started then, not when it was sent.
+    const started = p.startedAt ?? (status === "queued" ? undefined : p.submittedAt);
+    const finished = p.finishedAt ?? (s?.durationMs !== undefined && started ? isoAt(Date.parse(started) + s.durationMs) : undefined);
     out.push({
       promptId: p.promptId,
       status,
       firstLine: p.firstLine ?? "",
-      startedAt: p.submittedAt,
+      ...(started ? { startedAt: started } : {}),
       ...(finished ? { finishedAt: finished } : {}),
       evidence: s?.evidence !== undefined,
     });

@@ -92,6 +92,14 @@ export interface Runtime {
    * the pane is named then.
    */
   relabel?(pane: PaneRef, label: string, placement: Placement): Promise<void>;
+  /**
+   * Moves a running sheep's pane to where a placement puts it: "pane" into a split of the
+   * shepherd's own pane, "tab" out into a window of its own. The warm pool boots a sheep for
+   * placement "pane" in a window of its own (it never takes room in the shepherd's window) and
+   * moves it when a start takes it; one that comes back to the pool moves out again. A runtime
+   * that cannot move a pane has no place(): the sheep stays where it is.
+   */
+  place?(pane: PaneRef, placement: "pane" | "tab", direction: Direction): Promise<void>;
   /** The multiplexer's own view of the agent in the pane, for display only. */
   agentStatus?(paneId: string): Promise<string | undefined>;
 }

@@ -97,6 +97,13 @@ export interface PromptRecord {
   evidenceError?: string;
   /** The first line of the message (at most FIRST_LINE_CHARS): what the sheep works on, for live views. */
   firstLine?: string;
+  /**
+   * When the sheep took it: its result's word once answered; before that, when it became the active
+   * prompt. Absent while queued; a prompt that was never queued started when it was submitted.
+   */
+  startedAt?: string;
+  /** When the sheep answered it (its result's word). */
+  finishedAt?: string;
 }
 
 /** What changed in the sheep's working tree during one prompt. */

@@ -28,7 +28,8 @@ export async function delegateAction(cmd: Extract<ToolCommand, { action: "delega
     const place = t.cwd === undefined ? bases.get(host)! : await placeOn(ctx, host, t.cwd, bases.get(host));
     // The task's word, then the call's, then the agent file's `isolation: worktree`.
     const isolate = t.isolate ?? cmd.isolate ?? definition.isolation === "worktree";
-    tasks.push({ definition, task: t.task, ...place, ...(isolate ? { isolate } : {}) });
+    // Every sheep follows the placement settings, a delegated one as a started one.
+    tasks.push({ definition, task: t.task, ...place, placement: settings.placement, direction: settings.direction, ...(isolate ? { isolate } : {}) });
   }
   if (cmd.background) {
     const started = await ctx.shepherd.delegateInBackground(mode, tasks, {

@@ -232,7 +232,7 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
       ["info", "info"],
     );
     assert.match(notices[0]!.text, new RegExp(`^Herd \\(1\\):\\n  probe-1 \\(${probe.agentId}, probe\\): idle · tmux · \\d+[smh]`));
-    assert.match(notices[1]!.text, /^\/shepherd <subcommand> \(no argument: the herd and this help\)\n/);
+    assert.match(notices[1]!.text, /^\/shepherd <subcommand>; the most used:\n[\s\S]*\nEvery subcommand and flag: \/shepherd help$/);
     assert.match(await slash("help"), /\n {2}start <agent> \[--label L\] .* — start a sheep from an agent definition/);
   });
 
@@ -313,7 +313,11 @@ describe("agent definitions, trust, operational actions and /shepherd with real 
 
   it("/shepherd settings shows the settings in effect, their files and problems; they were reported once", async () => {
     const text = await slash("settings", "warning");
-    assert.match(text, /^Settings in effect:\n {2}runtime: "auto" \(default\)\n {2}placement: "tab" \(user\)\n/);
+    // The world's shepherd runs with PI_SHEPHERD_RUNTIME=tmux: its line says that wins.
+    assert.match(
+      text,
+      /^Settings in effect:\n {2}runtime: "auto" \(default; PI_SHEPHERD_RUNTIME="tmux" overrides it, and wins\)\n {2}placement: "tab" \(user\)\n/,
+    );
     assert.match(text, /\n {2}maxDepth: 0 \(default\) \[user-only\]\n/);
     assert.match(text, /\nRuntime in use: tmux\n/);
     assert.ok(text.includes(`\n  user: ${userSettings} (read, 1 problem)\n  project: ${join(work, ".pi", "shepherd.json")} (read, 1 problem)\n`), text);

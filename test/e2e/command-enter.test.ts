@@ -76,7 +76,7 @@ describe("/shepherd in pi's interactive TUI: one Enter runs a whole command", { 
   it("every subcommand of the help runs on one Enter, with a sheep where it takes one; a person prompts the sheep and waits for its answer", async () => {
     // Each subcommand help lists, in an order where each finds what it needs (a sheep, an answer, a closed sheep).
     const plan: [sub: string, args: string, answer?: RegExp][] = [
-      ["help", "help", /\/shepherd <subcommand> \(no argument: the herd and this help\)/],
+      ["help", "help", /\/shepherd <subcommand> \(no argument: the herd and the few most used\)/],
       ["herd", "herd", /No live sheep\./],
       ["sheep", "sheep", /Agent definitions \(scope /],
       ["sheep", "agents", /Agent definitions \(scope /],

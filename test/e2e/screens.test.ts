@@ -33,7 +33,7 @@ describe("the shepherd in pi's interactive TUI", { timeout: 600_000 }, () => {
 
   it("/shepherd answers stay on screen: the overview, then a start, then the herd", async () => {
     await tui.type("/shepherd");
-    await tui.until(/No live sheep\.[\s\S]*\/shepherd <subcommand> \(no argument: the herd and this help\)/);
+    await tui.until(/No live sheep\.[\s\S]*\/shepherd <subcommand>; the most used:[\s\S]*Every subcommand and flag: \/shepherd help/);
     await tui.type("/shepherd start echo --label a");
     const started = await tui.until(/Started "a" \(echo\) as (a_\w{10})/, 60_000);
     const id = /Started "a" \(echo\) as (a_\w{10})/.exec(started)![1]!;

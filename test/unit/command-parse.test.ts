@@ -231,6 +231,29 @@ describe("/shepherd completions", () => {
     assert.equal(await values("bogus "), null);
   });
 
+  it("tells resumable sheep apart: each offered with its id, agent, age and last task", async () => {
+    const now = Date.parse("2026-12-05T12:00:00Z");
+    const many: CompletionSources = {
+      ...src,
+      now: () => now,
+      resumable: async () => [
+        { agentId: "a_cccccccccc", label: "scout", agent: "scout", createdAt: "2026-12-05T09:55:00Z", lastTask: "find the parser" },
+        { agentId: "a_dddddddddd", label: "scout 2", agent: "scout", createdAt: "2026-12-05T11:48:00Z" },
+        { agentId: "a_eeeeeeeeee", label: "scout", agent: "scout", createdAt: "2026-12-05T11:59:15Z", lastTask: "read the tests" },
+      ],
+    };
+    const items = async (prefix: string) => (await completeShepherdArgs(prefix, many))?.map((i) => [i.label, i.description]) ?? null;
+    assert.deepEqual(await items("resume "), [
+      ["scout", 'a_eeeeeeeeee · scout · started 45s ago · last: "read the tests"'],
+      ["scout 2", "a_dddddddddd · scout · started 12m ago · no task on record"],
+    ]);
+    assert.deepEqual(await items("resume a_"), [
+      ["a_cccccccccc", 'scout · scout · started 2h 5m ago · last: "find the parser"'],
+      ["a_dddddddddd", "scout 2 · scout · started 12m ago · no task on record"],
+      ["a_eeeeeeeeee", 'scout · scout · started 45s ago · last: "read the tests"'],
+    ]);
+  });
+
   it("completes flags and their values, never one already given", async () => {
     assert.deepEqual(await values("start scout "), [
       "start scout --label ",

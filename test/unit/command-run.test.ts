@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { runShepherdCommand, type CommandDeps } from "../../src/command/run.ts";
 import { ShepherdError } from "../../src/domain/errors.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
-import { DEFAULT_SETTINGS, loadSettings, type LoadedSettings } from "../../src/settings.ts";
+import { DEFAULT_SETTINGS, envOverrides, loadSettings, type LoadedSettings } from "../../src/settings.ts";
 import { report, type DoctorReport } from "../../src/doctor/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
 import { runCommand } from "../../src/tool/entry.ts";
@@ -72,13 +72,20 @@ describe("/shepherd subcommands run the tool's core", () => {
     return notices[0]!;
   };
 
-  it("no argument shows the herd and a short help", async () => {
+  it("no argument shows the herd and a short help: at most ten lines, the most used, and the way to the whole help", async () => {
     const notices = await runShepherdCommand("", deps);
     assert.equal(notices.length, 2);
     assert.match(notices[0]!.text, /^No live sheep\. Start one with \/shepherd start <agent>/);
-    assert.match(notices[1]!.text, /^\/shepherd <subcommand> \(no argument: the herd and this help\)\n/);
-    for (const sub of ["herd", "sheep", "start", "status", "read", "close", "prune", "settings"]) assert.match(notices[1]!.text, new RegExp(`\\n  ${sub} `));
+    const short = notices[1]!.text.split("\n");
+    assert.ok(short.length <= 10, `${short.length} lines:\n${notices[1]!.text}`);
+    assert.equal(short[0], "/shepherd <subcommand>; the most used:");
+    assert.equal(short.at(-1), "Every subcommand and flag: /shepherd help");
+    for (const sub of ["start", "prompt", "wait", "read", "close", "panel"]) assert.match(notices[1]!.text, new RegExp(`\\n  ${sub} `));
     assert.deepEqual(dispatched.pop(), { action: "herd" });
+    const help = (await one("help")).text;
+    assert.match(help, /^\/shepherd <subcommand> \(no argument: the herd and the few most used\)\n/);
+    for (const sub of ["herd", "sheep", "start", "status", "read", "close", "prune", "settings", "interrupt", "trust", "help"])
+      assert.match(help, new RegExp(`\\n  ${sub} `));
   });
 
   it("sheep lists definitions and the skipped file, as a warning", async () => {
@@ -234,6 +241,16 @@ describe("/shepherd subcommands run the tool's core", () => {
       /\n {2}user: .*\/agent\/pi-shepherd\/settings\.json \(read, 1 problem\)\n {2}project: .*\/work\/\.pi\/shepherd\.json \(not present\)\n/,
     );
     assert.match(n.text, /\nProblems:\n {2}- .*settings\.json: unknown key "colour"/);
+    assert.match(n.text, /\n {2}runtime: "auto" \(default\)\n/, "no variable: the setting rules");
+  });
+
+  it("settings says which wins when an environment variable overrides a setting", async () => {
+    const over: CommandDeps = { ...deps, settings: async () => ({ loaded, runtime: "tmux", overrides: envOverrides({ PI_SHEPHERD_RUNTIME: "tmux" }) }) };
+    const [n] = await runShepherdCommand("settings", over);
+    assert.match(n!.text, /\n {2}runtime: "auto" \(default; PI_SHEPHERD_RUNTIME="tmux" overrides it, and wins\)\n/);
+    assert.match(n!.text, /\n {2}placement: "pane" \(user\)\n/, "the other settings are not overridden");
+    assert.deepEqual(envOverrides({ PI_SHEPHERD_RUNTIME: "  " }), {}, "an empty variable overrides nothing");
+    assert.deepEqual(envOverrides({}), {});
   });
 
   it("the overview and settings still help when there is no runtime", async () => {
@@ -356,6 +373,20 @@ describe("/shepherd prompt and wait", () => {
     );
     assert.deepEqual(t.dispatched.at(-1), { action: "prompt", target: "alpha", message: "what's up?" });
     const promptId = /Prompt (p_\w+)/.exec(sent.text)![1]!;
+
+    // Busy: the refusal offers the flags a person types, never the tool's deliverAs.
+    const busy = await one(t.deps, "prompt alpha one more thing");
+    assert.equal(busy.level, "error");
+    assert.equal(
+      busy.text,
+      `[prompt_pending] sheep ${a.agentId} (alpha) is still working on ${promptId}; wait for its answer (/shepherd wait alpha), or send again with --steer (into its running turn) or --follow-up (queued behind it): /shepherd prompt alpha --follow-up <text…>`,
+    );
+    assert.doesNotMatch(busy.text, /deliverAs|followUp/);
+    // The tool keeps its own words.
+    await assert.rejects(
+      t.shepherd.prompt(a.agentId, "again"),
+      /; wait for it, or send with deliverAs "steer" \(into its running turn\) or "followUp" \(queued behind it\)\.$/,
+    );
 
     const steered = await one(t.deps, "prompt alpha --steer shorter, please");
     assert.match(steered.text, new RegExp(`^Steered ${a.agentId}: s_\\w+ goes into the running turn of ${promptId}`));

@@ -24,6 +24,7 @@ interface PageModules {
   elapsed: Fn<string>;
   firstLine: Fn<string>;
   visible: Fn<string>;
+  promptRefusalText: Fn<string>;
 }
 const load = (name: string) => import(pathToFileURL(join(PAGE_DIR, name)).href) as Promise<PageModules>;
 
@@ -137,5 +138,22 @@ describe("the panel's page files", () => {
     );
     assert.equal(firstLine("one\ntwo"), "one");
     assert.equal(firstLine("x".repeat(200), 10), `${"x".repeat(9)}…`);
+  });
+
+  it("a busy sheep's refusal names the page's own buttons, Steer and Follow-up, not the API's deliverAs", async () => {
+    const { promptRefusalText } = await load("dom.js");
+    const api =
+      '[prompt_pending] sheep a_x (alpha) is still working on p_y; wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).';
+    const said = promptRefusalText("prompt_pending", "alpha", api);
+    assert.equal(
+      said,
+      "alpha is still working on a prompt. Choose Steer (into its running turn) or Follow-up (queued behind it) and Send again, or wait for its answer.",
+    );
+    assert.doesNotMatch(said, /deliverAs|followUp/);
+    assert.equal(promptRefusalText("queue_full", "alpha", "[queue_full] eight queued"), "[queue_full] eight queued", "any other refusal as sent");
+    const sheepJs = await read("sheep.js");
+    assert.match(sheepJs, /promptRefusalText\(err\?\.code,/, "the prompt form shows it");
+    assert.match(sheepJs, /mode\("steer", "Steer",/);
+    assert.match(sheepJs, /mode\("followUp", "Follow-up",/);
   });
 });

@@ -195,7 +195,11 @@ describe("/shepherd trust", () => {
     assert.equal(projectTrust({ agentDir, cwd: repo }).recorded, undefined, "nothing was recorded");
     await rm(join(repo, ".pi"), { recursive: true });
     const notices = await trustCommand(deps());
-    assert.match(notices[0]!.text, /has no pi-shepherd files .*nothing to trust/);
+    assert.match(
+      notices[0]!.text,
+      /has no pi-shepherd files \(\.pi\/shepherd\.json, \.pi\/agents, \.agents\/agents\), so there is nothing to trust and nothing to decide\.$/,
+    );
+    assert.doesNotMatch(notices[0]!.text, /asks you|Now: /, "no way round in a circle: nothing says trust would ask");
     assert.equal(asked.length, 0);
   });
 

@@ -6,6 +6,7 @@ import { errorText, isShepherdError, ShepherdError } from "../../domain/errors.t
 import type { Registry } from "../herd/registry.ts";
 import type { WaitOptions } from "../prompts/wait.ts";
 import type { Worktree } from "../../ports/workspace.ts";
+import type { Direction, Placement } from "../../ports/runtime.ts";
 import type {
   AgentDefinition,
   AgentState,
@@ -56,6 +57,9 @@ export interface DelegateTask {
   host?: string;
   /** The sheep works in a worktree of its own; it is kept after the sheep closes, for land. */
   isolate?: boolean;
+  /** Where its pane goes (the settings' placement and direction), as for any start. */
+  placement?: Placement;
+  direction?: Direction;
 }
 
 export interface DelegateItem {
@@ -223,6 +227,8 @@ export class Delegation {
         definition: t.definition,
         cwd: t.cwd,
         ...(t.host !== undefined ? { host: t.host } : {}),
+        ...(t.placement !== undefined ? { placement: t.placement } : {}),
+        ...(t.direction !== undefined ? { direction: t.direction } : {}),
         onRecorded,
         ...isolation,
         prompt: { text: task, ...delegated },

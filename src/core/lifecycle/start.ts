@@ -9,6 +9,7 @@ import { takeSession } from "./resume.ts";
 import { takeBaseline } from "../prompts/evidence.ts";
 import { prompt } from "../prompts/prompt.ts";
 import type { AgentRecord, PromptRecord, ResumeCard, StartedAgent, StartRequest } from "../../ports/types.ts";
+import type { Placement } from "../../ports/runtime.ts";
 import { isolate } from "./worktrees.ts";
 
 export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
@@ -49,13 +50,28 @@ async function handOver(herd: Herd, rec: AgentRecord, req: StartRequest, label: 
   herd.registry.agents.set(rec.agentId, rec);
   req.onRecorded?.(rec.agentId, label);
   herd.watch(rec.agentId);
+  // A warm sheep waits in a window of its own (warm.ts, waitingPlace); a start that splits the
+  // shepherd's pane moves it there. A move that fails leaves it in its window: still the sheep asked for.
+  const placement = req.placement ?? "tab";
+  const moved =
+    placement === "pane" && runtime.place
+      ? await runtime.place(rec, "pane", req.direction ?? "right").then(
+          () => true,
+          () => false,
+        )
+      : false;
   // Names are for people: the start does not wait for them, and a pane still called after the
   // pool is no reason to fail it.
-  void runtime.relabel?.(rec, label, req.placement ?? "tab").catch(() => undefined);
+  void runtime.relabel?.(rec, label, moved ? "pane" : waitingPlace(placement)).catch(() => undefined);
   void host.relabel?.(rec.agentId, label).catch(() => undefined);
   await herd.persist();
   herd.audit({ event: "take", agentId: rec.agentId, label, agent: rec.agent, paneId: rec.paneId, ...(rec.model !== undefined ? { model: rec.model } : {}) });
   return startedOf(rec);
+}
+
+/** Where a warm sheep waits: where the setting puts sheep, but a split of the shepherd's pane waits in a window of its own. */
+export function waitingPlace(placement: Placement): Placement {
+  return placement === "pane" ? "tab" : placement;
 }
 
 function startedOf(rec: AgentRecord): StartedAgent {

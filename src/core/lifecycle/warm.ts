@@ -11,7 +11,7 @@ import { closeAndConfirm } from "./close.ts";
 import { errorText } from "../../domain/errors.ts";
 import type { Herd, WarmSource } from "../herd/herd.ts";
 import { howEnded } from "../herd/liveness.ts";
-import { launchWarm } from "./start.ts";
+import { launchWarm, waitingPlace } from "./start.ts";
 import { WARM_SHEEP_MB } from "../../domain/bounds.ts";
 import { newId } from "../../domain/ids.ts";
 import { pendingPrompts } from "../prompts/ledger.ts";
@@ -226,7 +226,16 @@ export class WarmPool implements WarmSource {
       if (this.herd.registry.warm.get(rec.agentId) === rec) await this.backToHerd(rec, label);
       return false;
     }
-    void this.herd.opts.runtime.relabel?.(rec, rec.label, config.placement).catch(() => undefined);
+    // A split of the shepherd's window leaves it for a window of its own while it waits.
+    const { runtime } = this.herd.opts;
+    const out =
+      config.placement === "pane" && runtime.place
+        ? await runtime.place(rec, "tab", config.direction).then(
+            () => true,
+            () => false,
+          )
+        : false;
+    void runtime.relabel?.(rec, rec.label, out ? "tab" : config.placement).catch(() => undefined);
     await this.herd.persist();
     const renewed = await this.renewed(rec, renewId);
     if (typeof renewed === "string") {
@@ -372,7 +381,9 @@ export class WarmPool implements WarmSource {
     const req: StartRequest = {
       definition,
       cwd: config.cwd,
-      placement: config.placement,
+      // Never a split of the shepherd's window while it waits: a window of its own, moved into the
+      // split when a start takes it (see handOver).
+      placement: waitingPlace(config.placement),
       direction: config.direction,
       // Known from the moment the record exists, so no pass takes a booting sheep for a stale one.
       onRecorded: (agentId) => {

@@ -56,7 +56,11 @@ function advance(herd: Herd, rec: AgentRecord, settled: PromptRecord): void {
       rec.activePromptId = next;
       if (rec.state === "idle" || rec.state === "blocked") herd.setState(rec, "working");
       const queued = herd.registry.prompts.get(next);
-      if (queued) nextBaseline(settled, queued);
+      if (queued) {
+        nextBaseline(settled, queued);
+        // The sheep takes it now; its result's own time replaces this once it answers.
+        queued.startedAt = new Date(herd.clock.now()).toISOString();
+      }
     } else if (rec.state === "working") herd.setState(rec, "idle");
   }
   if (rec.queue?.length === 0) delete rec.queue;
@@ -119,8 +123,7 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
   // A result the host would not read is still final: waiting longer would not make it readable.
   if (r.refused)
     return { status: "failed", text: "", error: `[${r.refused.code}] ${r.refused.reason}`, ...(rec.sessionPath ? { sessionPath: rec.sessionPath } : {}) };
-  const started = r.startedAt ? Date.parse(r.startedAt) : Date.parse(prompt.submittedAt);
-  const finished = r.finishedAt ? Date.parse(r.finishedAt) : NaN;
+  const { started, finished } = turnTimes(r, prompt);
   const error =
     r.status === "failed"
       ? `[provider_error] ${r.errorMessage ?? "the model call failed"}`
@@ -141,4 +144,22 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
     ...(Number.isFinite(finished - started) ? { durationMs: Math.max(0, finished - started) } : {}),
     ...(sent.length > 0 ? { steered: got, ...(sent.length > got ? { steersMissed: sent.length - got } : {}) } : {}),
   };
+}
+
+/**
+ * When the prompt's turn ran, as the sheep says (its own clock: the difference holds on a host
+ * whose clock is off). A follow-up queued behind another starts when the sheep took it, not when
+ * it was sent; without the sheep's word, when it became the active prompt. The times are kept on
+ * the prompt for the views (once: a settled prompt keeps its own).
+ */
+function turnTimes(r: SheepResult, prompt: PromptRecord): { started: number; finished: number } {
+  const at = (t: string | undefined) => (t === undefined ? NaN : Date.parse(t));
+  const sheepStarted = at(r.startedAt);
+  const started = Number.isFinite(sheepStarted) ? sheepStarted : Date.parse(prompt.startedAt ?? prompt.submittedAt);
+  const finished = at(r.finishedAt);
+  if (!prompt.settled) {
+    if (Number.isFinite(started)) prompt.startedAt = new Date(started).toISOString();
+    if (Number.isFinite(finished) && finished >= started) prompt.finishedAt = new Date(finished).toISOString();
+  }
+  return { started, finished };
 }

@@ -13,6 +13,9 @@ import { findRecord } from "../herd/owners.ts";
 import { withConflictNote } from "./sync.ts";
 import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "../../ports/types.ts";
 
+/** How the busy refusal ends for the tool; /shepherd and the panel say it in their own words (their flags, their buttons). */
+export const BUSY_WAYS_TOOL = 'wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).';
+
 /** A requestId is the caller's own name for one prompt: any text, but not a novel. */
 export const MAX_REQUEST_ID_CHARS = 256;
 
@@ -42,10 +45,7 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
     const snap = await refresh(herd, rec);
     const active = activePrompt(herd, rec);
     if (active && opts.deliverAs === undefined) {
-      throw new ShepherdError(
-        "prompt_pending",
-        `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).`,
-      );
+      throw new ShepherdError("prompt_pending", `sheep ${rec.agentId} (${rec.label}) is still working on ${active.promptId}; ${BUSY_WAYS_TOOL}`);
     }
     // Where the multiplexer reports pi's end (tmux) there is no exit report to read, but a pi
     // that is not running answers no prompt either.

@@ -108,6 +108,15 @@ export function asText(value) {
 }
 
 /** The first line of a text, cut to `max` characters. */
+/**
+ * What the page says when a prompt is refused: a busy sheep's refusal names the page's own
+ * buttons (the API's words, deliverAs "steer"/"followUp", are for programs); anything else as sent.
+ */
+export function promptRefusalText(code, label, fallback) {
+  if (code !== "prompt_pending") return fallback;
+  return `${label} is still working on a prompt. Choose Steer (into its running turn) or Follow-up (queued behind it) and Send again, or wait for its answer.`;
+}
+
 export function firstLine(text, max = 120) {
   const line = asText(text).split("\n", 1)[0] ?? "";
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;

@@ -5,7 +5,7 @@
  * Interrupt and close ask first. Boxes a person types in are built once and kept across redraws.
  */
 import { ApiError, get, post, sheepPath } from "./api.js";
-import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, since, stateBadge, tokens, visible } from "./dom.js";
+import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, promptRefusalText, since, stateBadge, tokens, visible } from "./dom.js";
 import { renderDiff } from "./diff.js";
 import { workingOn } from "./fleet.js";
 
@@ -105,7 +105,7 @@ export class SheepView {
           "fieldset",
           { class: "modes" },
           h("legend", { class: "visually-hidden" }, "Deliver as"),
-          mode("prompt", "New prompt", "a prompt of its own (queued when the sheep is busy)", true),
+          mode("prompt", "New prompt", "a prompt of its own (refused while the sheep works: then Steer or Follow-up)", true),
           mode("steer", "Steer", "into the running turn, read at the sheep's next step"),
           mode("followUp", "Follow-up", "queued behind the running prompt"),
         ),
@@ -473,7 +473,7 @@ export class SheepView {
       this.loadDetail();
       this.loadConversation();
     } catch (err) {
-      fill(this.promptNote, errorText(err));
+      fill(this.promptNote, promptRefusalText(err?.code, asText(this.detail?.label) || this.agentId, errorText(err)));
     }
   }
 

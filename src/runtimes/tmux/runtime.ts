@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ShepherdError } from "../../domain/errors.ts";
 import { isWellFormedId } from "../../domain/ids.ts";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.ts";
+import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.ts";
 import { shellQuote } from "../shell-line.ts";
 import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.ts";
 import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.ts";
@@ -288,6 +288,32 @@ export class TmuxRuntime implements Runtime {
     } catch (e) {
       throw this.wrap(e, "could not rename the sheep's window");
     }
+  }
+
+  /**
+   * Into a split of the shepherd's pane (join-pane), or out into a window of its own in the same
+   * session (break-pane); the window it leaves, holding nothing else, goes. Only a pane that
+   * carries this sheep's mark is moved: the server checks it in the same command.
+   */
+  async place(pane: PaneRef, placement: "pane" | "tab", direction: Direction): Promise<void> {
+    if (!/^%\d+$/.test(pane.paneId) || !isWellFormedId(pane.agentId, "agent")) {
+      throw new ShepherdError("invalid_params", `not a sheep's tmux pane: ${JSON.stringify(pane.paneId)}`);
+    }
+    const caller = this.callerPane;
+    if (placement === "pane" && !(caller && /^%\d+$/.test(caller))) {
+      throw new ShepherdError(
+        "invalid_params",
+        'placement "pane" splits the shepherd\'s own pane, which needs the shepherd to run inside tmux; use placement "tab" or "workspace".',
+      );
+    }
+    const move = placement === "pane" ? `join-pane -d ${direction === "down" ? "-v" : "-h"} -s ${pane.paneId} -t ${caller}` : `break-pane -d -s ${pane.paneId}`;
+    let out: string;
+    try {
+      out = await this.cli.run(["if-shell", "-F", "-t", pane.paneId, `#{==:#{${MARK}},${pane.agentId}}`, move, "display-message -p no"]);
+    } catch (e) {
+      throw this.wrap(e, "could not move the sheep's pane");
+    }
+    if (out.trim() === "no") throw new ShepherdError("runtime_error", `pane ${pane.paneId} is not sheep ${pane.agentId}'s; nothing was moved.`);
   }
 
   async close(paneId: string, agentId: string): Promise<boolean> {
