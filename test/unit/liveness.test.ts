@@ -107,7 +107,11 @@ describe("LivenessMonitor", () => {
     await settle();
     assert.equal(stuck.length, 1);
     assert.equal((await live.get(A, 0))?.state, "exited", "this machine's sheep is answered while the host's question hangs");
-    assert.deepEqual(stuck[0]!.map((r) => r.agentId), ["a_far"], "the host's question named only its own sheep");
+    assert.deepEqual(
+      stuck[0]!.map((r) => r.agentId),
+      ["a_far"],
+      "the host's question named only its own sheep",
+    );
   });
 
   it("a later question is asked beside one stuck in flight, never queued behind it", async () => {
