@@ -87,4 +87,45 @@ describe("LivenessMonitor", () => {
     world.questions[1]!.answer();
     assert.equal((await fresh)?.state, "exited");
   });
+
+  it("a machine that never answers delays no other machine's sheep: each machine is asked apart (issue 31, item 4)", async () => {
+    const clock = new FakeClock();
+    const stuck: PaneRef[][] = [];
+    const runtime = {
+      liveness(refs: readonly PaneRef[]) {
+        // The remote host's sheep: its agent stopped, the question never answered.
+        if (refs.some((r) => r.agentId === "a_far")) {
+          stuck.push([...refs]);
+          return new Promise<Map<string, PaneLiveness>>(() => undefined);
+        }
+        return Promise.resolve(new Map(refs.map((r) => [r.agentId, { state: "exited", exit: { code: null, signal: "SIGKILL" } } as PaneLiveness])));
+      },
+    } as unknown as Runtime;
+    const FAR: PaneRef = { agentId: "a_far", paneId: "box/%1" };
+    const live = new LivenessMonitor(runtime, clock, 1000, undefined, (id) => (id === "a_far" ? "box" : undefined));
+    void live.get(FAR, 0);
+    await settle();
+    assert.equal(stuck.length, 1);
+    assert.equal((await live.get(A, 0))?.state, "exited", "this machine's sheep is answered while the host's question hangs");
+    assert.deepEqual(
+      stuck[0]!.map((r) => r.agentId),
+      ["a_far"],
+      "the host's question named only its own sheep",
+    );
+  });
+
+  it("a later question is asked beside one stuck in flight, never queued behind it", async () => {
+    const clock = new FakeClock();
+    const world = heldRuntime();
+    const live = new LivenessMonitor(world.runtime, clock, 1000);
+    void live.get(A, 0);
+    await settle();
+    await clock.advance(5, 5);
+    const later = live.get(A, 0);
+    await settle();
+    assert.equal(world.questions.length, 2, "the later caller asked at once, the first question still unanswered");
+    world.kill();
+    world.questions[1]!.answer();
+    assert.equal((await later)?.state, "alive");
+  });
 });

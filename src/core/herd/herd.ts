@@ -114,7 +114,14 @@ export class Herd {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
     this.clock = options.clock ?? systemClock;
     const host = options.host;
-    this.liveness = new LivenessMonitor(options.runtime, this.clock, this.opts.livenessIntervalMs, (agentId) => host.running?.(agentId));
+    const registry = this.registry;
+    this.liveness = new LivenessMonitor(
+      options.runtime,
+      this.clock,
+      this.opts.livenessIntervalMs,
+      (agentId) => host.running?.(agentId),
+      (agentId) => (registry.agents.get(agentId) ?? registry.warm.get(agentId))?.host,
+    );
   }
 
   /**

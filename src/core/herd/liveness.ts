@@ -24,14 +24,23 @@ const WITNESSED_INTERVALS = 5;
  * by pane id: pane ids are reused, an agent id never is, and the runtime answers "alive" only for
  * a pane that still carries the agent's mark. That is also why "gone" may be kept for good.
  */
+/** One question to the multiplexer on its way: the sheep it covers, and when it was asked. */
+interface Question {
+  group: string | undefined;
+  ids: ReadonlySet<string>;
+  at: number;
+  done: Promise<void>;
+}
+
 export class LivenessMonitor {
   private cache = new Map<string, { value: PaneLiveness; at: number }>();
   /** The panes of the sheep asked about, so one refresh can cover every watched sheep. */
   private readonly panes = new Map<string, string>();
-  private inflight: Promise<void> | undefined;
-  private inflightIds = new Set<string>();
-  /** When the question on its way was asked: an answer is as old as its question. */
-  private inflightAt = 0;
+  /**
+   * Questions on their way. A later caller joins one that covers it, or asks beside it: it never
+   * waits for one to end first, so a question stuck on a silent machine holds up nobody else.
+   */
+  private readonly inflight = new Set<Question>();
 
   constructor(
     private readonly runtime: Runtime,
@@ -39,6 +48,11 @@ export class LivenessMonitor {
     readonly intervalMs: number,
     /** Whether the sheep's pi still runs, by its pid (a system call); undefined when unknown. */
     private readonly running: (agentId: string) => boolean | undefined = () => undefined,
+    /**
+     * The machine a sheep runs on (undefined: this one). Sheep of one machine share a question;
+     * those of another are asked apart, so one machine's silence never delays another's answer.
+     */
+    private readonly machineOf: (agentId: string) => string | undefined = () => undefined,
   ) {}
 
   /**
@@ -94,35 +108,40 @@ export class LivenessMonitor {
   }
 
   /**
-   * Asks the multiplexer about agentIds (and every watched sheep), or joins the question on its
-   * way when that one covers them and was asked no earlier than `since`: one asked before a pane
-   * died would answer "alive" to a caller that asked after (a warm sheep killed from outside was
-   * handed out so).
+   * Asks the multiplexer about agentIds (and every watched sheep of their machine), or joins a
+   * question on its way when that one covers them and was asked no earlier than `since`: one
+   * asked before a pane died would answer "alive" to a caller that asked after (a warm sheep
+   * killed from outside was handed out so). A question it cannot join it does not wait for.
    */
   private async refresh(agentIds: string[], since: number): Promise<void> {
-    while (this.inflight) {
-      const joins = this.inflightAt >= since && agentIds.every((id) => this.inflightIds.has(id));
-      await this.inflight;
-      if (joins) return;
+    const group = this.machineOf(agentIds[0]!);
+    for (const q of this.inflight) {
+      if (q.group === group && q.at >= since && agentIds.every((id) => q.ids.has(id))) return q.done;
     }
-    this.inflightIds = new Set([...this.watched(), ...agentIds]);
-    const refs: PaneRef[] = [...this.inflightIds].map((agentId) => ({ agentId, paneId: this.panes.get(agentId)! }));
+    const ids = new Set([...this.watched().filter((id) => this.machineOf(id) === group), ...agentIds]);
+    const refs: PaneRef[] = [...ids].map((agentId) => ({ agentId, paneId: this.panes.get(agentId)! }));
     // An answer is as old as its question: dating it by the reply would let a slow
     // multiplexer stretch the interval between questions by its own latency.
     const at = this.clock.now();
-    this.inflightAt = at;
-    this.inflight = (async () => {
+    const done = (async () => {
       try {
         const result = await this.runtime.liveness(refs);
-        for (const [id, value] of result) this.cache.set(id, { value, at });
+        for (const [id, value] of result) {
+          const had = this.cache.get(id);
+          // Questions overlap now: an older one answering late never undoes a newer answer, nor a "gone".
+          if (had && (had.value.state === "gone" || had.at > at)) continue;
+          this.cache.set(id, { value, at });
+        }
       } catch {
         // a transient failure is not "gone": leave the cache alone and ask again next time
       }
     })();
+    const q: Question = { group, ids, at, done };
+    this.inflight.add(q);
     try {
-      await this.inflight;
+      await done;
     } finally {
-      this.inflight = undefined;
+      this.inflight.delete(q);
     }
   }
 
