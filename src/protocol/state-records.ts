@@ -47,8 +47,6 @@ const id = (kind: Parameters<typeof isWellFormedId>[1]) => (x: unknown) => typeo
 /** A time as the core writes it (toISOString): one a view can count from and print without throwing. */
 const isoTime = (x: unknown) => typeof x === "string" && x.length <= 32 && Number.isFinite(Date.parse(x));
 const count = (x: unknown) => Number.isSafeInteger(x) && (x as number) >= 0;
-/** A time this shepherd wrote (new Date().toISOString()): short, and a date. */
-const isoTime = (x: unknown) => typeof x === "string" && x.length <= 32 && Number.isFinite(Date.parse(x));
 const ids = (kind: Parameters<typeof isWellFormedId>[1], max: number) => (x: unknown) => Array.isArray(x) && x.length <= max && x.every(id(kind));
 
 /** A path git will be pointed at: absolute, normalized (no ".." steps), nothing a terminal would act on. */
