@@ -7,6 +7,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { isRecord } from "../domain/guards.ts";
 import { printable } from "../domain/printable.ts";
+import { timeOf } from "../domain/sheep-data.ts";
 import type { ConversationLine, ConversationTurn } from "../ports/types.ts";
 import { openRegular, READ_LIMITS } from "./bounded-read.ts";
 
@@ -79,10 +80,12 @@ function entryOf(row: string): Entry | undefined {
     return undefined; // a half-written last line, or damage: skipped, never guessed at
   }
   if (!isRecord(v) || v.type === "session") return undefined;
+  // A time every view can draw, or none.
+  const timestamp = timeOf(v.timestamp);
   return {
     ...(typeof v.id === "string" ? { id: v.id } : {}),
     ...(typeof v.parentId === "string" || v.parentId === null ? { parentId: v.parentId } : {}),
-    ...(typeof v.timestamp === "string" ? { timestamp: v.timestamp } : {}),
+    ...(timestamp !== undefined ? { timestamp } : {}),
     ...(v.type === "message" && isRecord(v.message) ? { message: v.message } : {}),
   };
 }

@@ -115,6 +115,21 @@ describe("sheep data: a result, wherever it was read", () => {
     const snap = await host.snapshot("a_0123456789");
     assert.equal(snap.ready?.readyAt, new Date(EARLIEST_MS).toISOString());
     assert.ok(snap.blocked!.length <= 16 * 1024);
+    answers["host.conversation"] = {
+      sessionPath: "/s.jsonl",
+      earlier: false,
+      turns: Array.from({ length: 50 }, (_, i) => ({
+        at: i % 2 ? "-271821-04-20T00:00:00.000Z" : "no time",
+        lines: [{ kind: "answer", text: "w".repeat(MAX_RESULT_BYTES / 16) }],
+      })),
+    };
+    const c = await host.conversation("a_0123456789", 3);
+    assert.equal(c.turns?.length, 3, "no more turns than asked for");
+    assert.equal(c.earlier, true);
+    for (const t of c.turns!) {
+      assert.ok(t.at === undefined || t.at === new Date(EARLIEST_MS).toISOString(), String(t.at));
+      for (const l of t.lines) assert.ok(l.text.length <= 16_100);
+    }
   });
 });
 

@@ -33,6 +33,9 @@ const snapshot = fields({
 });
 const replyPairs = arrayOf((e) => Array.isArray(e) && e.length === 2 && isString(e[0]) && (e[1] === "replied" || e[1] === "expired"));
 
+/** A conversation line's text at most: a local read cuts answers at 16,000 characters and says so in a few more. */
+const MAX_LINE_CHARS = 16_100;
+
 export class RemoteSheepHost implements SheepHost {
   private readonly listeners = new Map<string, Set<() => void>>();
 
@@ -195,7 +198,14 @@ export class RemoteSheepHost implements SheepHost {
     return this.ask("host.resumeCards", [], arrayOf(card));
   }
 
-  conversation(agentId: string, turns: number): Promise<Conversation> {
-    return this.ask("host.conversation", [agentId, turns], conversation);
+  /** As the session tail is read here: at most the turns asked for, each line's text bounded. */
+  async conversation(agentId: string, turns: number): Promise<Conversation> {
+    const c = await this.ask<Conversation>("host.conversation", [agentId, turns], conversation);
+    if (!c.turns) return c;
+    const kept = c.turns.slice(-Math.max(1, turns)).map(({ at, ...t }) => {
+      const when = timeOf(at);
+      return { ...t, ...(when ? { at: when } : {}), lines: t.lines.map((l) => ({ ...l, text: stringOf(l.text, MAX_LINE_CHARS)! })) };
+    });
+    return { ...c, turns: kept, earlier: c.earlier || kept.length < c.turns.length };
   }
 }
