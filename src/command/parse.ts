@@ -79,7 +79,12 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
     usage: "interrupt <id|label>",
     summary: "abort a sheep's running turn (its prompt settles cancelled); the sheep stays, and its queued follow-ups go on",
   },
-  { name: "prune", usage: "prune", summary: "forget sheep whose panes are gone" },
+  {
+    name: "prune",
+    usage: "prune [--force]",
+    summary: "forget sheep whose panes are gone, and remove worktrees no record knows (--force: those holding work too)",
+    switches: { force: "force" },
+  },
   { name: "doctor", usage: "doctor", summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)" },
   { name: "log", usage: "log [N] [--agent ID|LABEL]", summary: "the last N events of the audit log (default 20)", flags: { agent: "agent" } },
   {
@@ -302,8 +307,10 @@ export function parseShepherdCommand(args: string): ParsedCommand {
     case "wait":
       arity(0, 1, "");
       return { sub: "wait", ...(positional[0] !== undefined ? { target: positional[0] } : {}) };
-    case "herd":
     case "prune":
+      arity(0, 0, "");
+      return { sub: "prune", command: parseToolCommand({ ...flags, action: "prune" }) };
+    case "herd":
     case "doctor":
       arity(0, 0, "");
       return { sub: info.name, command: parseToolCommand({ action: info.name }) };

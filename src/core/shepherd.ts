@@ -258,8 +258,8 @@ export class Shepherd {
     return close(this.herdState, agentId, options);
   }
 
-  prune(): Promise<PruneOutcome> {
-    return prune(this.herdState);
+  prune(o: { force?: boolean } = {}): Promise<PruneOutcome> {
+    return prune(this.herdState, o);
   }
 
   /** The evidence of the sheep's newest settled prompt. */

@@ -12,6 +12,7 @@ import { makeRuntime } from "../runtimes/make.ts";
 import { shellQuote } from "../runtimes/shell-line.ts";
 import { plain } from "./config.ts";
 import { pass, warn, type Check } from "./types.ts";
+import { worktreeChecks } from "./worktrees.ts";
 
 export interface HerdCheckInput {
   stateDir: string;
@@ -36,6 +37,7 @@ export async function herdChecks(o: HerdCheckInput): Promise<Check[]> {
   const live = [...all.values()].filter((r) => r.state !== "closed");
   checks.push(...(await staleChecks(o, live)));
   if (o.chosen) checks.push(...(await orphanChecks(o, o.chosen, new Set(live.map((r) => r.agentId)))));
+  checks.push(...(await worktreeChecks(o, all.values())));
   return checks;
 }
 

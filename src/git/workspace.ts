@@ -1,7 +1,8 @@
 /** The workspace port on git: evidence snapshots, worktrees per sheep, landing and syncing. */
-import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+import type { Baseline, Diffstat, IsolateRequest, MarkedWorktree, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
 import { evidenceDiff } from "./diff.ts";
 import { land } from "./land.ts";
+import { readMarks } from "./marks.ts";
 import { Git } from "./run.ts";
 import { headCommit, snapshotTree, workTreeRoot } from "./snapshot.ts";
 import { sync, unmergedPaths } from "./sync.ts";
@@ -58,5 +59,9 @@ export class GitWorkspace implements Workspace {
 
   conflicts(wt: Worktree): Promise<string[]> {
     return unmergedPaths(this.git, wt.path);
+  }
+
+  marked(): Promise<MarkedWorktree[]> {
+    return readMarks(this.o.worktreesDir);
   }
 }

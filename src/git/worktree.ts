@@ -8,6 +8,7 @@ import { ShepherdError } from "../domain/errors.ts";
 import { ensurePrivateDir } from "../protocol/files.ts";
 import { type IsolateRequest, type Isolated, WORKTREE_BRANCH, type Worktree, type WorktreeState } from "../ports/workspace.ts";
 import { swapRef } from "./branch-move.ts";
+import { removeMark, writeMark } from "./marks.ts";
 import { branchTip, commitTree, landable, treeOf } from "./merge.ts";
 import { type Git, objectId } from "./run.ts";
 import { headCommit, snapshotTree, uncommittedPaths, workTreeRoot } from "./snapshot.ts";
@@ -64,6 +65,9 @@ export async function addWorktree(git: Git, o: IsolateRequest & { worktreesDir: 
   const leftBehind = (await uncommittedPaths(git, root, 0)).count;
   const branch = branchFor(o.label, o.agentId);
   await ensurePrivateDir(o.worktreesDir);
+  // Marked before it exists: a shepherd killed from here until its sheep is recorded leaves a mark
+  // that no record knows, which doctor reports and prune cleans.
+  await writeMark(o.worktreesDir, { agentId: o.agentId, owner: o.owner ?? "", worktree: { path, branch, repoRoot: root, base, leftBehind } });
   // Made without files first: git reads config in the new worktree's own context (its gitdir, the
   // sheep's branch) only once it exists, and an includeIf there may name a filter the checkout's
   // context does not. The files are then written by a git run in that context, its drivers off.
@@ -142,4 +146,5 @@ export async function removeWorktree(git: Git, wt: Worktree): Promise<void> {
   if (existsSync(path)) await git.run(repo, ["worktree", "remove", "--force", "--", path], { contexts: [path] });
   else await git.run(repo, ["worktree", "prune"]);
   await git.run(repo, ["branch", "-D", "--", branch], { ok: [1] });
+  await removeMark(path);
 }

@@ -1,6 +1,6 @@
 /** The workspace port routed by host (see table.ts): git runs on the machine that holds the checkout. */
 import { ShepherdError } from "../domain/errors.ts";
-import type { Baseline, Diffstat, Isolated, IsolateRequest, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+import type { Baseline, Diffstat, Isolated, IsolateRequest, MarkedWorktree, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
 import type { HostTable } from "./table.ts";
 
 export class RoutedWorkspace implements Workspace {
@@ -59,5 +59,10 @@ export class RoutedWorkspace implements Workspace {
 
   conflicts(wt: Worktree): Promise<string[]> {
     return this.#on(wt.host).conflicts(wt);
+  }
+
+  /** This machine's marks only: a host's are its own shepherd's to clean. */
+  async marked(): Promise<MarkedWorktree[]> {
+    return (await this.table.portsOf(undefined).workspace?.marked?.()) ?? [];
   }
 }

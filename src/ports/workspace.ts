@@ -80,6 +80,16 @@ export interface IsolateRequest {
   label: string;
   /** Start from this worktree's work (a chain's step before) instead of the user's HEAD; it is not changed. */
   from?: Worktree;
+  /** The shepherd making it (its owner string), kept in the worktree's mark: see leftovers. */
+  owner?: string;
+}
+
+/** A worktree of ours on this machine, as its mark says (see src/git/marks.ts). */
+export interface MarkedWorktree {
+  agentId: string;
+  /** The shepherd that made it. */
+  owner: string;
+  worktree: Worktree;
 }
 
 export interface Isolated {
@@ -159,4 +169,6 @@ export interface Workspace {
   sync(wt: Worktree, o: { label: string }): Promise<Synced>;
   /** Paths with unresolved merge conflicts in the worktree (a sync's, or the sheep's own merge); [] when none or gone. */
   conflicts(wt: Worktree): Promise<string[]>;
+  /** Every worktree this machine's shepherds made that still has its mark (records or not). */
+  marked?(): Promise<MarkedWorktree[]>;
 }

@@ -78,7 +78,8 @@ export type ToolCommand =
   | { action: "herd"; all?: boolean }
   /** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`. */
   | { action: "read"; target: string; source: ReadSource; turns?: number; lines?: number }
-  | { action: "prune" }
+  /** force: also remove worktrees no record knows that hold work. */
+  | { action: "prune"; force?: boolean }
   | { action: "messages"; agentId?: string; unreadOnly?: boolean }
   | { action: "reply"; agentId: string; messageId: string; text: string }
   | { action: "doctor" }
@@ -120,7 +121,7 @@ export const ACTION_FIELDS: Record<Action, readonly string[]> = {
   sheep: ["agentScope"],
   herd: ["all"],
   read: ["target", "source", "turns", "lines"],
-  prune: [],
+  prune: ["force"],
   delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate"],
   diff: ["target", "stat"],
   land: ["agentId", "squash", "message"],
@@ -234,6 +235,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
       return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), source, turns, lines: optionalNumber(p, "lines", 1, 10_000) });
     }
     case "prune":
+      return defined<CommandOf<"prune">>({ action, force: optionalBoolean(p, "force") });
     case "doctor":
       return { action };
     case "delegate": {

@@ -212,8 +212,15 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, text, details);
     }
     case "prune": {
-      const pruned = await shepherd.prune();
-      return result(action, pruneText(pruned), { removed: pruned.removed, exited: pruned.exited, unclosed: pruned.unclosed, kept: pruned.kept });
+      const pruned = await shepherd.prune({ force: cmd.force === true });
+      return result(action, pruneText(pruned), {
+        removed: pruned.removed,
+        exited: pruned.exited,
+        unclosed: pruned.unclosed,
+        kept: pruned.kept,
+        forgotten: pruned.forgotten,
+        worktrees: pruned.worktrees,
+      });
     }
   }
 }

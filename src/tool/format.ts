@@ -203,9 +203,19 @@ export function pruneText(p: PruneOutcome): string {
   for (const e of p.exited) lines.push(`Closed the dead pane of ${e.label} (${e.agentId}) and pruned it: its pi had exited (${e.exit}).`);
   for (const u of p.unclosed) lines.push(`Could not close the dead pane of ${u.label} (${u.agentId}): ${u.reason} It stays recorded; prune or close it again.`);
   if (p.forgotten.length) lines.push(`Forgot ${p.forgotten.length} closed: ${p.forgotten.map((f) => `${f.label} (${f.agentId})`).join(", ")}.`);
-  for (const w of p.worktrees) lines.push(`Removed the worktree of ${w.label} (${w.agentId}) at ${w.path} and its branch ${w.branch}.`);
+  for (const w of p.worktrees)
+    lines.push(
+      w.label === "no record"
+        ? `Removed the worktree at ${w.path} and its branch ${w.branch}, which no record knew (a start cut short).`
+        : `Removed the worktree of ${w.label} (${w.agentId}) at ${w.path} and its branch ${w.branch}.`,
+    );
   if (lines.length === 0) lines.push("Nothing to prune: every recorded pane is alive.");
-  for (const k of p.kept) lines.push(`Kept the worktree of ${k.label} (${k.agentId}) at ${k.path}, branch ${k.branch}: it has ${k.reason}.`);
+  for (const k of p.kept)
+    lines.push(
+      k.leftover
+        ? `Kept the worktree at ${k.path}, branch ${k.branch}, that no record knows (a start cut short): it has ${k.reason}. Land it by hand or remove it with prune and force (/shepherd prune --force).`
+        : `Kept the worktree of ${k.label} (${k.agentId}) at ${k.path}, branch ${k.branch}: it has ${k.reason}.`,
+    );
   return lines.join("\n");
 }
 

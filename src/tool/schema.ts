@@ -109,7 +109,12 @@ export const shepherdParameters = Type.Object({
     }),
   ),
   removeWorktree: Type.Optional(Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." })),
-  force: Type.Optional(Type.Boolean({ description: "close with removeWorktree: remove it even though it holds work that was never landed." })),
+  force: Type.Optional(
+    Type.Boolean({
+      description:
+        "close with removeWorktree: remove it even though it holds work that was never landed. prune: also remove worktrees no record knows (a start cut short) that hold work.",
+    }),
+  ),
   squash: Type.Optional(Type.Boolean({ description: "land: one new commit on your branch instead of a merge of the sheep's branch." })),
   stat: Type.Optional(Type.Boolean({ description: "diff: only the changed files and line counts, no patch." })),
 });

@@ -61,6 +61,11 @@ describe("/shepherd arguments: subcommands", () => {
     assert.deepEqual(parseShepherdCommand("agents project"), { sub: "sheep", command: { action: "sheep", agentScope: "project" } }, "agents is an alias");
     assert.deepEqual(parseShepherdCommand("herd"), { sub: "herd", command: { action: "herd" } });
     assert.deepEqual(parseShepherdCommand("prune"), { sub: "prune", command: { action: "prune" } });
+    assert.deepEqual(parseShepherdCommand("prune --force"), { sub: "prune", command: { action: "prune", force: true } });
+    assert.deepEqual(parseShepherdCommand("land scout --squash --message 'One line'"), {
+      sub: "land",
+      command: { action: "land", target: "scout", squash: true, message: "One line" },
+    });
     assert.deepEqual(parseShepherdCommand('start scout --label "recon one" --placement=pane --direction down --cwd ../x --scope both --model m/x'), {
       sub: "start",
       command: { action: "start", agent: "scout", label: "recon one", placement: "pane", direction: "down", cwd: "../x", agentScope: "both", model: "m/x" },

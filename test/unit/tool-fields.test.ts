@@ -29,7 +29,7 @@ describe("fields an action does not take", () => {
       { action: "wait", promptid: "p_1" },
       /action "wait" does not take "promptid" \(did you mean "promptId"\?\); it takes "promptId", "promptIds", "timeout"\./,
     );
-    refused({ action: "prune", agentId: "a" }, /action "prune" does not take "agentId"; it takes no other field\./);
+    refused({ action: "doctor", agentId: "a" }, /action "doctor" does not take "agentId"; it takes no other field\./);
     refused({ action: "delegate", agent: "echo", task: "x", label: "l" }, /action "delegate" does not take "label"/);
   });
 

@@ -1,4 +1,5 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
+import { pruneLeftovers } from "./leftovers.ts";
 import type { PaneLiveness } from "../../ports/runtime.ts";
 import { errorText, exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
@@ -86,7 +87,12 @@ export interface KeptWorktree {
   path: string;
   branch: string;
   reason: string;
+  /** A worktree no record knows (left by a start cut short): only prune with force removes it. */
+  leftover?: true;
 }
+
+/** The label of a worktree no record knows: its sheep was never recorded. */
+const NO_RECORD = "no record";
 
 export interface PruneOutcome {
   /** Sheep whose panes were gone, or whose pi had exited (their dead panes closed): dropped, or closed when their worktree is kept. */
@@ -116,7 +122,7 @@ const keptOf = (rec: AgentRecord, reason: string): KeptWorktree => ({
  * exited (tmux keeps such a pane, herdr its shell) before dropping them; a worktree with work in
  * it is never removed.
  */
-export async function prune(herd: Herd): Promise<PruneOutcome> {
+export async function prune(herd: Herd, o: { force?: boolean } = {}): Promise<PruneOutcome> {
   const out: PruneOutcome = { removed: [], exited: [], unclosed: [], kept: [], forgotten: [], worktrees: [] };
   const wasRemoved = (rec: AgentRecord, wt: AgentRecord["worktree"]) => {
     if (wt && !rec.worktree) out.worktrees.push({ agentId: rec.agentId, label: rec.label, path: wt.path, branch: wt.branch });
@@ -147,6 +153,10 @@ export async function prune(herd: Herd): Promise<PruneOutcome> {
     out.removed.push(...gone.ids);
     if (gone.kept) out.kept.push(keptOf(rec, gone.kept));
   }
+  const left = await pruneLeftovers(herd, o.force === true);
+  for (const m of left.removed) out.worktrees.push({ agentId: m.agentId, label: NO_RECORD, path: m.worktree.path, branch: m.worktree.branch });
+  for (const k of left.kept)
+    out.kept.push({ agentId: k.mark.agentId, label: NO_RECORD, path: k.mark.worktree.path, branch: k.mark.worktree.branch, reason: k.reason, leftover: true });
   await herd.persist();
   return out;
 }

@@ -10,7 +10,7 @@ import type { AgentRecord } from "../../ports/types.ts";
 export function isolate(herd: Herd, o: IsolateRequest): Promise<Isolated> {
   const ws = herd.opts.workspace;
   if (!ws) throw new ShepherdError("not_a_repository", "this shepherd has no git support, so it cannot give a sheep a worktree; start it without isolate.");
-  return ws.isolate(o);
+  return ws.isolate({ ...o, owner: herd.opts.owner });
 }
 
 /** What a worktree holds that removing it would lose, in words; undefined when nothing. */

@@ -1,0 +1,47 @@
+/**
+ * Worktrees of ours that no record knows: a shepherd killed while it started an isolated sheep made
+ * the worktree and its branch but never recorded the sheep. Prune removes them (one holding work
+ * only when forced); a worktree whose maker still runs is left alone, its start may be on its way.
+ */
+import type { MarkedWorktree } from "../../ports/workspace.ts";
+import type { Herd } from "../herd/herd.ts";
+import { unlandedWork } from "./worktrees.ts";
+
+/** Marked worktrees on this machine that no record holds and whose maker no longer runs. */
+export async function leftoverWorktrees(herd: Herd): Promise<MarkedWorktree[]> {
+  const marks = (await herd.opts.workspace?.marked?.().catch(() => [])) ?? [];
+  if (marks.length === 0) return [];
+  // By path: a resumed sheep takes over the worktree made for the sheep it continues.
+  const held = new Set<string>();
+  for (const r of [...herd.registry.agents.values(), ...herd.registry.warm.values()])
+    if (r.worktree && r.worktree.host === undefined) held.add(r.worktree.path);
+  const alive = herd.opts.ownerAlive ?? ((o: string) => o === herd.opts.owner);
+  return marks.filter((m) => !held.has(m.worktree.path) && !alive(m.owner));
+}
+
+export interface LeftoverOutcome {
+  removed: MarkedWorktree[];
+  kept: { mark: MarkedWorktree; reason: string }[];
+}
+
+/** Removes each leftover worktree and its branch; one holding work stays unless force. */
+export async function pruneLeftovers(herd: Herd, force: boolean): Promise<LeftoverOutcome> {
+  const out: LeftoverOutcome = { removed: [], kept: [] };
+  const ws = herd.opts.workspace;
+  if (!ws) return out;
+  for (const m of await leftoverWorktrees(herd)) {
+    try {
+      const why = force ? undefined : unlandedWork(await ws.inspect(m.worktree));
+      if (why) {
+        out.kept.push({ mark: m, reason: why });
+        continue;
+      }
+      await ws.remove(m.worktree);
+      herd.audit({ event: "prune", agentId: m.agentId, label: "(no record)" });
+      out.removed.push(m);
+    } catch (e) {
+      out.kept.push({ mark: m, reason: `could not be checked or removed: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300) });
+    }
+  }
+  return out;
+}
