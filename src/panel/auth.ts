@@ -34,8 +34,11 @@ export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
  * copy a browser keeps in its history files opens nothing once the panel stopped being used with it.
  */
 export const TOKEN_IDLE_MS = 12 * 60 * 60 * 1000;
-/** Cookies of the panel's name looked at in one request: a page elsewhere may have tossed in its own. */
-const MAX_COOKIES_CHECKED = 16;
+/**
+ * Cookies of the panel's name looked at in one request: a page elsewhere may have tossed in its own,
+ * one per path that prefixes a route's (about ten for the longest), each sent before the panel's (Path=/).
+ */
+const MAX_COOKIES_CHECKED = 32;
 
 export type Credential = "bearer" | "cookie";
 

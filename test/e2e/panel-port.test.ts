@@ -7,8 +7,9 @@
  * `panel.autostart` turns it on when the session begins; and it closes when pi quits.
  */
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
-import { type AddressInfo, connect, createServer } from "node:net";
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { MAX_CONNECTIONS } from "../../src/panel/server.ts";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
@@ -159,6 +160,32 @@ describe("e2e: the panel's port", () => {
       url = moved;
     } finally {
       await writeFile(settingsPath, JSON.stringify(before));
+    }
+  });
+
+  it("a local process opening 1,100 idle connections: the shepherd holds at most MAX_CONNECTIONS, closes each that sends no headers within seconds, and answers the token after", async () => {
+    const port = portOf(url);
+    const pid = scene.shepherd.proc.pid!;
+    const fds = async () => (await readdir(`/proc/${pid}/fd`)).length;
+    const before = await fds();
+    const sockets: Socket[] = [];
+    let closed = 0;
+    try {
+      for (let i = 0; i < 1100; i++) {
+        const s = connect(port, "127.0.0.1");
+        s.on("error", () => undefined);
+        s.on("close", () => closed++);
+        s.resume(); // reads, so it sees the panel's end
+        sockets.push(s);
+      }
+      await until("every connection made or refused", async () => sockets.every((s) => !s.connecting));
+      assert.ok((await fds()) <= before + MAX_CONNECTIONS + 16, `the shepherd holds ${(await fds()) - before} more descriptors`);
+      // Past the cap each new connection is closed at once; those held are closed for sending no headers.
+      await until("the panel let go of every idle connection", async () => (await fds()) <= before + 16, 20_000);
+      await until("each client saw its connection closed", async () => closed === sockets.length, 10_000);
+      assert.equal((await sheepWith(port, tokenOf(url))).status, 200, "the token still answers");
+    } finally {
+      for (const s of sockets) s.destroy();
     }
   });
 

@@ -9,6 +9,7 @@ import { connect, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { PanelAuth, SESSION_IDLE_MS, TOKEN_IDLE_MS } from "../../src/panel/auth.ts";
 import { HEADERS_TIMEOUT_MS, MAX_CONNECTIONS } from "../../src/panel/server.ts";
+import { PING_MS } from "../../src/panel/sse.ts";
 import { ask, openEvents, type PanelWorld, panelWorld } from "../support/panel-world.ts";
 
 describe("panel sessions: tossed cookies and idle time", () => {
@@ -58,6 +59,16 @@ describe("panel sessions: tossed cookies and idle time", () => {
     assert.notEqual(fresh, old);
     assert.equal((await sheep({ authorization: `Bearer ${new URL(fresh).hash.replace(/^#token=/, "")}` })).status, 200);
     assert.equal((await sheep({ authorization: `Bearer ${token}` })).status, 401, "the old token stays let go");
+  });
+
+  it("an event stream whose session is let go meanwhile is ended at its next ping", { timeout: PING_MS + 10_000 }, async () => {
+    const s = await w.session();
+    const stream = await openEvents(w.port, s.headers);
+    assert.equal(stream.status, 200);
+    t += SESSION_IDLE_MS;
+    const ended = await Promise.race([stream.closed.then(() => "ended"), new Promise<string>((r) => setTimeout(() => r("still open"), PING_MS + 5000))]);
+    stream.close();
+    assert.equal(ended, "ended");
   });
 
   it("an event stream does not open on a session let go", async () => {
