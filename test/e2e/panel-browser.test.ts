@@ -350,7 +350,13 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     await alphaRow.locator(".state-working").waitFor();
     assert.equal(await selected(), before, "beta's row kept its nodes, and the selection in it");
     await alphaRow.locator(".state-idle").waitFor({ timeout: 60_000 });
+    const idleSeen = Date.now();
     assert.equal(await selected(), before);
+    // "For" counts from its answer, not from its start minutes ago (issue 31, item 19).
+    const since = Date.parse((await alphaRow.locator("time.since").getAttribute("datetime")) ?? "");
+    const { createdAt } = (await scene.ok({ action: "status", agentId: alpha.agentId })).details.status as { createdAt: string };
+    assert.ok(since > Date.parse(createdAt), `idle since ${new Date(since).toISOString()}, not its start ${createdAt}`);
+    assert.ok(idleSeen - since < 15_000, `idle since ${new Date(since).toISOString()}: its answer, seconds before ${new Date(idleSeen).toISOString()}`);
   });
 
   it("the start form offers the agent definitions there are; a sheep started from it is listed and opened; a start the tool refuses shows its code", async () => {
