@@ -292,39 +292,34 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
       }),
     );
     await page.locator(".conv-answer .conv-text", { hasText: "bidi" }).waitFor({ timeout: 120_000 });
-    assert.equal((await answers()).at(-1), "bidi ⟨U+202E⟩done", "the answer's override shown as its code point");
     const prompt = page.locator("details.prompt").first();
     await prompt.locator(".ps-completed").waitFor();
-    assert.match((await prompt.locator(".prompt-line").textContent()) ?? "", /BIDI⟨U\+202E⟩flip/);
+    assert.match((await prompt.locator(".prompt-line").textContent()) ?? "", /"evil⟨U\+202E⟩gpj\.exe"/, "the prompt's line shows the override");
     await prompt.locator("summary").click();
     await prompt.locator(".file").nth(1).waitFor();
     const paths = await prompt.locator(".file-path").allTextContents();
     assert.deepEqual(paths.sort(), ["evil⟨U+202E⟩gpj.exe", "\u05E9\u05DC\u05D5\u05DD"].sort());
     // Where each thing is drawn, left to right: the path before its counts, "+" before its digit, + before −.
-    const order = await page.evaluate(() => {
-      const x = (node: Node, at: number) => {
+    // A string, not a function: the test's compiler would name its inner functions with a helper the page lacks.
+    const order = (await page.evaluate(`(() => {
+      const x = (node, at) => {
         const r = document.createRange();
         r.setStart(node, at);
         r.setEnd(node, at + 1);
         return r.getBoundingClientRect().left;
       };
-      const left = (el: Element) => el.getBoundingClientRect().left;
-      const heads = [...document.querySelectorAll("details.prompt[open] .file-head")].map((head) => {
-        const path = head.querySelector(".file-path")!;
-        const ins = head.querySelector(".ins")!;
-        const del = head.querySelector(".del")!;
-        const plus = ins.firstChild!;
-        return {
-          pathBeforeCounts: left(path) < left(ins),
-          insBeforeDel: left(ins) < left(del),
-          plusBeforeDigit: x(plus, 0) < x(plus, 1),
-        };
+      const left = (el) => el.getBoundingClientRect().left;
+      const heads = [...document.querySelector("details.prompt").querySelectorAll(".file-head")].map((head) => {
+        const path = head.querySelector(".file-path");
+        const ins = head.querySelector(".ins");
+        const del = head.querySelector(".del");
+        const plus = ins.firstChild;
+        return { pathBeforeCounts: left(path) < left(ins), insBeforeDel: left(ins) < left(del), plusBeforeDigit: x(plus, 0) < x(plus, 1) };
       });
       // The prompt's id and times after its line read as written: "p_…" from the left.
-      const summary = document.querySelector("details.prompt summary")!;
-      const id = summary.querySelector(".prompt-line + .muted, .prompt-line ~ .muted")!.firstChild!;
+      const id = document.querySelector("details.prompt summary .prompt-line ~ .muted").firstChild;
       return { heads, idInOrder: x(id, 0) < x(id, 1) && x(id, 1) < x(id, 2) };
-    });
+    })()`)) as { heads: Record<string, boolean>[]; idInOrder: boolean };
     assert.equal(order.heads.length, 2);
     for (const head of order.heads) assert.deepEqual(head, { pathBeforeCounts: true, insBeforeDel: true, plusBeforeDigit: true });
     assert.equal(order.idInOrder, true, "the prompt's id after its line is not reversed");
@@ -355,7 +350,13 @@ describe("the panel in a real browser", { timeout: 900_000 }, () => {
     await alphaRow.locator(".state-working").waitFor();
     assert.equal(await selected(), before, "beta's row kept its nodes, and the selection in it");
     await alphaRow.locator(".state-idle").waitFor({ timeout: 60_000 });
+    const idleSeen = Date.now();
     assert.equal(await selected(), before);
+    // "For" counts from its answer, not from its start minutes ago (issue 31, item 19).
+    const since = Date.parse((await alphaRow.locator("time.since").getAttribute("datetime")) ?? "");
+    const { createdAt } = (await scene.ok({ action: "status", agentId: alpha.agentId })).details.status as { createdAt: string };
+    assert.ok(since > Date.parse(createdAt), `idle since ${new Date(since).toISOString()}, not its start ${createdAt}`);
+    assert.ok(idleSeen - since < 15_000, `idle since ${new Date(since).toISOString()}: its answer, seconds before ${new Date(idleSeen).toISOString()}`);
   });
 
   it("the start form offers the agent definitions there are; a sheep started from it is listed and opened; a start the tool refuses shows its code", async () => {

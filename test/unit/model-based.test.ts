@@ -185,9 +185,9 @@ function checkInvariants(m: Model, r: Real): void {
     "state.json does not round-trip: the store and the registry hold different sheep",
   );
   for (const a of storedMine) {
-    // state is derived again from the panes and files by whoever reads the record next
-    const { state: _stored, ...rest } = a;
-    const { state: _held, ...want } = reg.agents.get(a.agentId)!;
+    // state (and when it last changed) is derived again from the panes and files by whoever reads the record next
+    const { state: _stored, stateSince: _storedSince, ...rest } = a;
+    const { state: _held, stateSince: _heldSince, ...want } = reg.agents.get(a.agentId)!;
     assert.deepStrictEqual(rest, want, `state.json does not round-trip: the stored record of ${a.agentId} differs from the registry's`);
   }
   // One record owns a worktree at a time, and one pi runs on a conversation at a time.
