@@ -10,6 +10,7 @@ import type { PanelAuth } from "../src/panel/auth.ts";
 import type { PanelServer } from "../src/panel/server.ts";
 import type { Settings } from "../src/settings.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
+import type { panelReplyText as ReplyText } from "../src/command/person-text.ts";
 import { parts } from "./lazy-parts.ts";
 
 /** What outlives a /reload of this pi: whether the panel was on, where, and with which token and sessions. */
@@ -31,6 +32,8 @@ export interface PanelAccess {
   /** The tool's entry for this context. */
   entry(ctx: ExtensionContext): EntryDeps;
   settings(ctx: ExtensionContext): Promise<Settings>;
+  /** Says something in pi's transcript: a reply given in the panel is mentioned there. */
+  tell?(ctx: ExtensionContext, text: string): void;
 }
 
 export class PanelGlue {
@@ -74,12 +77,12 @@ export class PanelGlue {
   private start(ctx: ExtensionContext, again: boolean): Promise<PanelServer> {
     if (this.server) return Promise.resolve(this.server);
     this.starting ??= (async () => {
-      const { PanelAuth, PanelServer } = await parts();
+      const { PanelAuth, PanelServer, panelReplyText } = await parts();
       const h = held();
       const settings = await this.access.settings(ctx);
       const port = again && h.port !== undefined ? h.port : settings.panel.port;
       const server = new PanelServer({
-        entry: panelEntry(this.access.entry(ctx)),
+        entry: panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText),
         port,
         ...(again && h.auth ? { auth: h.auth } : { auth: new PanelAuth() }),
       });
@@ -107,9 +110,15 @@ export class PanelGlue {
  * The tool's entry as the panel uses it: a person at a page, with no dialog of pi's to confirm a
  * project agent in, so trust answers as it does in a pi without UI.
  */
-function panelEntry(entry: EntryDeps): EntryDeps {
+function panelEntry(entry: EntryDeps, tell: (text: string) => void, replyText: typeof ReplyText): EntryDeps {
   return {
     ...entry,
+    // A reply given in the page is said in the transcript too, where the person at pi reads.
+    done: (cmd, r) => {
+      if (cmd.action !== "reply") return;
+      const replied = r.details.replied as { agentId: string; messageId: string };
+      tell(replyText(replied, typeof r.details.label === "string" ? r.details.label : undefined, cmd.text));
+    },
     context: async () => {
       const c = await entry.context();
       const { confirm: _confirm, ...trust } = c.trust;
