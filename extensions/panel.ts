@@ -10,6 +10,7 @@ import type { PanelAuth } from "../src/panel/auth.ts";
 import type { PanelServer } from "../src/panel/server.ts";
 import type { Settings } from "../src/settings.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
+import type { panelReplyText as ReplyText } from "../src/command/person-text.ts";
 import { parts } from "./lazy-parts.ts";
 
 /** What outlives a /reload of this pi: whether the panel was on, where, and with which token and sessions. */
@@ -41,6 +42,8 @@ export interface PanelAccess {
   /** The tool's entry for this context. */
   entry(ctx: ExtensionContext): EntryDeps;
   settings(ctx: ExtensionContext): Promise<Settings>;
+  /** Says something in pi's transcript: a reply given in the panel is mentioned there. */
+  tell?(ctx: ExtensionContext, text: string): void;
 }
 
 export class PanelGlue {
@@ -81,14 +84,14 @@ export class PanelGlue {
   private start(ctx: ExtensionContext, again: boolean): Promise<PanelServer> {
     if (this.server) return Promise.resolve(this.server);
     this.starting ??= (async () => {
-      const { PanelAuth, PanelServer, panelLostText } = await parts();
+      const { PanelAuth, PanelServer, panelLostText, panelReplyText } = await parts();
       const h = held();
       const setting = (await this.access.settings(ctx)).panel.port;
       // Back on the port it had, with its token and sessions, unless the settings name another
       // port now: then there, with a new token (a page of the old port's origin cannot follow).
       const same = again && h.port !== undefined && h.auth !== undefined && h.setting === setting;
       const port = same ? h.port! : setting;
-      const server = new PanelServer({ entry: panelEntry(this.access.entry(ctx)), port, auth: same ? h.auth! : new PanelAuth() });
+      const server = new PanelServer({ entry: panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText), port, auth: same ? h.auth! : new PanelAuth() });
       try {
         await server.start();
       } catch (e) {
@@ -122,9 +125,15 @@ export class PanelGlue {
  * The tool's entry as the panel uses it: a person at a page, with no dialog of pi's to confirm a
  * project agent in, so trust answers as it does in a pi without UI.
  */
-function panelEntry(entry: EntryDeps): EntryDeps {
+function panelEntry(entry: EntryDeps, tell: (text: string) => void, replyText: typeof ReplyText): EntryDeps {
   return {
     ...entry,
+    // A reply given in the page is said in the transcript too, where the person at pi reads.
+    done: (cmd, r) => {
+      if (cmd.action !== "reply") return;
+      const replied = r.details.replied as { agentId: string; messageId: string };
+      tell(replyText(replied, typeof r.details.label === "string" ? r.details.label : undefined, cmd.text));
+    },
     context: async () => {
       const c = await entry.context();
       const { confirm: _confirm, ...trust } = c.trust;

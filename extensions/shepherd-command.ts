@@ -23,7 +23,7 @@ export interface CommandAppAccess {
   /** The app if it was composed already: completions must not start a runtime. */
   current(): Promise<ShepherdApp> | undefined;
   /** The tool's own entry, for this context: every subcommand that is an action runs through it. */
-  entry(ctx: ExtensionContext, extra?: Pick<DispatchContext, "signal" | "onProgress" | "byPerson">): EntryDeps;
+  entry(ctx: ExtensionContext, extra?: Pick<DispatchContext, "signal" | "onProgress" | "byPerson" | "edge">): EntryDeps;
   /** Called after each subcommand, e.g. to refresh a widget. */
   onChange?(ctx: ExtensionContext): void;
   /** `/shepherd panel`: the browser panel of this pi. */
@@ -102,10 +102,11 @@ export function registerShepherdCommand(pi: ExtensionAPI, access: CommandAppAcce
       const keys = await tuiKeys(ctx);
       const notices = await runShepherdCommand(args, {
         // A person's subcommand: what a wait returns is shown here, and stays owed to the model where it was.
-        execute: (command, o) => runCommand(command, access.entry(ctx, { ...o, byPerson: true })),
+        execute: (command, o) => runCommand(command, access.entry(ctx, { ...o, byPerson: true, edge: "command" })),
+        // An answer to a person's prompt that came in before the wait was typed is shown too.
         pending: async (target) => {
           const { shepherd } = await access.entry(ctx).context();
-          return shepherd.pending(target === undefined ? undefined : shepherd.registry.resolve(target));
+          return shepherd.forPerson(target === undefined ? undefined : shepherd.registry.resolve(target));
         },
         watch: () => waitWatch(ctx, keys),
         log: (o) => readAudit(stateDir(agentDirOf(process.env)), o),

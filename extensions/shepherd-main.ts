@@ -6,6 +6,7 @@
 import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ShepherdApp } from "../src/compose.ts";
+import type { PersonNote } from "../src/core/shepherd.ts";
 import { errorText } from "../src/domain/errors.ts";
 import { warmSheepWithin } from "../src/domain/bounds.ts";
 import { printable } from "../src/domain/printable.ts";
@@ -94,7 +95,8 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   };
 
   /** What the tool and /shepherd both enter through: the shepherd when it can be composed, the doctor always. */
-  const entry = (ctx: ExtensionContext, extra: Pick<DispatchContext, "signal" | "onProgress" | "byPerson"> = {}): EntryDeps => ({
+  const entry = (ctx: ExtensionContext, extra: Pick<DispatchContext, "signal" | "onProgress" | "byPerson" | "edge"> = {}): EntryDeps => ({
+    ...(extra.edge ? { edge: extra.edge } : {}),
     context: async () => {
       await sessionFor(ctx);
       return { ...dispatchContext(await appFor(ctx), ctx), ...extra };
@@ -148,14 +150,21 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   // Not the agent turn's abort signal for /shepherd: ctx.signal belongs to that turn, and Escape on
   // it should not cancel what the person started by hand (a /shepherd wait has its own Escape).
   // The browser panel runs on the same entry as the tool and /shepherd.
-  const panel = new PanelGlue({ entry: (ctx) => entry(ctx), settings: async (ctx) => (await appFor(ctx)).loaded.settings });
+  const show = commandOutput(pi);
+  const panel = new PanelGlue({
+    entry: (ctx) => entry(ctx),
+    settings: async (ctx) => (await appFor(ctx)).loaded.settings,
+    tell: (ctx, text) => {
+      if (ctx.hasUI) show(ctx, "", [{ level: "info", text }]);
+    },
+  });
   registerShepherdCommand(pi, {
     appFor,
     current: () => app,
     entry: (ctx, extra) => entry(ctx, extra),
     panel: (ctx, mode) => panel.command(ctx, mode),
     onChange: (ctx) => widget.touch(ctx),
-    show: commandOutput(pi),
+    show,
   });
   pi.registerMessageRenderer(PUSH_TYPE, (message, options, theme) => renderPush(message, options, theme));
 
@@ -170,7 +179,7 @@ export function shepherdExtension(pi: ExtensionAPI): void {
 
   async function beginSession(ctx: ExtensionContext): Promise<void> {
     const current = await appFor(ctx);
-    const { heldText, noticeText, poolDefinitions, pushMessage, reattachText } = await parts();
+    const { heldText, noticeText, personNoteText, poolDefinitions, pushMessage, reattachText } = await parts();
     const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], live: [], warnings: [errorText(e)] }));
     if (ctx.hasUI) {
       for (const w of report.warnings) ctx.ui.notify(printable(w), "warning");
@@ -188,6 +197,8 @@ export function shepherdExtension(pi: ExtensionAPI): void {
         ctx.ui.notify(printable(noticeText(n)), "info");
         widget.touch(ctx);
       },
+      // A person's prompt's questions and finish: in the transcript, where /shepherd's answers stand.
+      ...(ctx.hasUI ? { person: (n: PersonNote) => show(ctx, "", [{ level: "info", text: personNoteText(n) }]) } : {}),
       // A flood of one sheep's messages held back by the rate limit: one line, not one per message.
       held: (h) => {
         if (ctx.hasUI) ctx.ui.notify(printable(heldText(h.label, h.count)), "info");

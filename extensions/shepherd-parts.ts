@@ -6,6 +6,7 @@
  */
 export { discoverAgents } from "../src/agents/discover.ts";
 export { completeShepherdArgs } from "../src/command/complete.ts";
+export { panelReplyText, personNoteText } from "../src/command/person-text.ts";
 export { runShepherdCommand } from "../src/command/run.ts";
 export { liveSheep, resumableSheep } from "../src/command/target.ts";
 export { trustCommand } from "../src/command/trust.ts";

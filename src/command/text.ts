@@ -155,8 +155,18 @@ function eventLine(e: AuditEvent): string {
       what = ` ${shown(e.action ?? "")} [${shown(e.reason ?? "?")}]${e.error ? ` ${shown(e.error)}` : ""}`;
       break;
   }
-  return `${shown(e.time).slice(0, 19).replace("T", " ")}  ${e.event.padEnd(7)}${who}${prompt}${what}`;
+  const from = typeof e.edge === "string" ? ` · ${EDGE_WORDS[e.edge] ?? shown(e.edge)}` : "";
+  return `${shown(e.time).slice(0, 19).replace("T", " ")}  ${e.event.padEnd(7)}${who}${prompt}${what}${from}`;
 }
+
+/** Where an event came from, as the log says it. */
+const EDGE_WORDS: Readonly<Record<string, string>> = {
+  tool: "by the model (tool)",
+  command: "by you (/shepherd)",
+  panel: "in the panel",
+  api: "by the API (token)",
+  shepherd: "by the shepherd itself",
+};
 
 export function logNotice(events: AuditEvent[], agent?: string): string {
   const whose = agent !== undefined ? ` of ${shown(agent)}` : "";

@@ -28,6 +28,7 @@ import type {
   CloseOutcome,
   Conversation,
   DelegateMode,
+  Edge,
   PromptOptions,
   ResumeCard,
   SheepView,
@@ -36,8 +37,10 @@ import type {
   SubmittedPrompt,
   WaitItem,
 } from "../ports/types.ts";
+import { personEdge } from "../ports/types.ts";
 import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
-import { wait, type WaitOptions } from "./prompts/wait.ts";
+import { markShown, wait, type WaitOptions } from "./prompts/wait.ts";
+import { actingFrom } from "./herd/edge.ts";
 import { type WarmConfig, type WarmCount, WarmPool } from "./lifecycle/warm.ts";
 
 export type { ShepherdOptions } from "./herd/herd.ts";
@@ -50,7 +53,7 @@ export type { KeptAtQuit, QuitOutcome } from "./lifecycle/quit.ts";
 export type { SyncOutcome } from "./prompts/sync.ts";
 export type { AttachReport } from "./lifecycle/persistence.ts";
 export type { WaitProgress } from "./prompts/wait.ts";
-export type { CourierSink, Notice, Push, PushedItem } from "./async/courier.ts";
+export type { CourierSink, Notice, PersonNote, Push, PushedItem } from "./async/courier.ts";
 export type { ListedMessage } from "./async/mail.ts";
 export type { HerdView } from "./prompts/views.ts";
 export type { WarmConfig, WarmCount } from "./lifecycle/warm.ts";
@@ -181,9 +184,30 @@ export class Shepherd {
 
   /** The prompts not settled yet (the running one, then those queued): of this sheep, or of every live one. */
   pending(agentId?: string): string[] {
+    return this.sheepOrAll(agentId).flatMap((rec) => pendingPrompts(this.herdState, rec).map((p) => p.promptId));
+  }
+
+  /**
+   * What a person's wait shows: the answers to a person's prompts that nobody has seen (neither
+   * shown nor given to the conversation), oldest first, then the prompts still pending; of this
+   * sheep, or of every live one. An answer that came in before the wait was typed is not lost.
+   */
+  forPerson(agentId?: string): string[] {
+    const sheep = new Set(this.sheepOrAll(agentId).map((a) => a.agentId));
+    const unseen = [...this.herdState.registry.prompts.values()].filter(
+      (p) => sheep.has(p.agentId) && p.settled && personEdge(p.edge) && !p.shown && !p.delivered && !p.delegationId,
+    );
+    return [...unseen.map((p) => p.promptId), ...this.pending(agentId)];
+  }
+
+  private sheepOrAll(agentId?: string): AgentRecord[] {
     const reg = this.herdState.registry;
-    const sheep = agentId === undefined ? [...reg.agents.values()].filter((a) => a.state !== "closed") : [reg.agent(agentId)];
-    return sheep.flatMap((rec) => pendingPrompts(this.herdState, rec).map((p) => p.promptId));
+    return agentId === undefined ? [...reg.agents.values()].filter((a) => a.state !== "closed") : [reg.agent(agentId)];
+  }
+
+  /** Runs fn as an action of this edge: its audit events and the prompts it sends say where they came from. */
+  actingFrom<T>(edge: Edge, fn: () => T): T {
+    return actingFrom(edge, fn);
   }
 
   status(agentId: unknown): Promise<AgentStatus> {
@@ -230,9 +254,19 @@ export class Shepherd {
     return readScreen(this.herdState, agentId, lines);
   }
 
-  /** The last turns of the sheep's conversation, from its session file. */
-  conversation(agentId: unknown, turns: number): Promise<Conversation> {
-    return readConversation(this.herdState, agentId, turns);
+  /**
+   * The last turns of the sheep's conversation, from its session file. Whoever reads them saw the
+   * answers in them: the newest `turns` settled prompts of the sheep count as received.
+   */
+  async conversation(agentId: unknown, turns: number): Promise<Conversation> {
+    const conversation = await readConversation(this.herdState, agentId, turns);
+    if (conversation.turns?.length && typeof agentId === "string") {
+      const settled = [...this.herdState.registry.prompts.values()].filter((p) => p.agentId === agentId && p.settled);
+      let marked = false;
+      for (const p of settled.slice(-Math.min(turns, conversation.turns.length))) marked = markShown(this.herdState, p) || marked;
+      if (marked) await this.herdState.persist();
+    }
+    return conversation;
   }
 
   /**

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { Shepherd } from "../core/shepherd.ts";
 import { errorText, ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
-import type { EntryDeps } from "../tool/entry.ts";
+import { type EntryDeps, entryFrom } from "../tool/entry.ts";
 import { checkHost, checkOrigin, cookieName, PanelAuth, SESSION_HEADER, SESSION_IDLE_MS, TOKEN_IDLE_MS } from "./auth.ts";
 import { jsonBody } from "./body.ts";
 import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";
@@ -149,7 +149,8 @@ export class PanelServer {
         );
       }
       checkOrigin(req, this.boundPort, credential, method !== "GET" && method !== "HEAD");
-      await this.api(req, res, method, segments, query, where);
+      // The page acts with its session cookie, a program with the Bearer token: the audit log tells them apart.
+      await this.api(req, res, method, segments, query, where, entryFrom(this.opts.entry, credential === "cookie" ? "panel" : "api"));
     } catch (e) {
       this.count(this.counters.errors, sendError(res, e));
     } finally {
@@ -165,6 +166,7 @@ export class PanelServer {
     segments: string[],
     query: URLSearchParams,
     where: { route: string },
+    entry: EntryDeps,
   ): Promise<void> {
     const shepherd = this.shepherd!;
     const feed = this.feed!;
@@ -172,7 +174,7 @@ export class PanelServer {
     const path = `/${segments.join("/")}`;
     const ctx = async (): Promise<RouteContext> => ({
       shepherd,
-      entry: this.opts.entry,
+      entry,
       feed,
       query,
       body: method === "POST" ? await jsonBody(req) : {},

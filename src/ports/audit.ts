@@ -3,7 +3,7 @@
  * here; the file writer (src/protocol/audit-log.ts) stamps nothing the core did not say, and a
  * sink never throws back into the call that reported.
  */
-import type { Usage, WaitStatus } from "./types.ts";
+import type { Edge, Usage, WaitStatus } from "./types.ts";
 
 /**
  * Every action that changes the user's checkout, branch or a sheep is an event: a new one adds its
@@ -36,6 +36,11 @@ export interface AuditEvent {
   time: string;
   /** The shepherd that did it (`<pid>:<token>`). */
   owner: string;
+  /**
+   * Where it came from: the model's tool, a person's /shepherd, the panel's page, the API (its
+   * token), or the shepherd itself. A result names the edge its prompt came from.
+   */
+  edge?: Edge;
   /** The sheep's machine (a name of the `hosts` setting), where it is not this one. */
   host?: string;
   agentId?: string;

@@ -12,6 +12,19 @@ export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blo
 export type DeliverAs = "steer" | "followUp";
 export type MessageKind = "progress" | "question" | "done";
 
+/**
+ * Where an action came from: the model's `shepherd` tool, a person's `/shepherd`, the panel's
+ * page (its session cookie), the HTTP API (its Bearer token), or the shepherd itself (adopting,
+ * the warm pool, the courier). One notion for the audit log and for whom an answer is owed to.
+ */
+export type Edge = "tool" | "command" | "panel" | "api" | "shepherd";
+export const EDGES: readonly Edge[] = ["tool", "command", "panel", "api", "shepherd"];
+
+/** Edges where a person (or a person's script) acts: what they asked is answered to them, not to the model. */
+export function personEdge(edge: Edge | undefined): boolean {
+  return edge === "command" || edge === "panel" || edge === "api";
+}
+
 /** What a definition contributes to a sheep; resolved (and trusted) before the core sees it. */
 export interface AgentDefinition {
   name: string;
@@ -104,6 +117,12 @@ export interface PromptRecord {
   startedAt?: string;
   /** When the sheep answered it (its result's word). */
   finishedAt?: string;
+  /** Where it was sent from: a person's prompt (personEdge) is answered to the person, not to the model. */
+  edge?: Edge;
+  /** Set once: the answer was shown to someone outside the conversation's push (a person's wait, a read, the panel). */
+  shown?: { edge: Edge; at: string };
+  /** A person's prompt that finished while nobody waited: its finish was told in the transcript. */
+  announced?: true;
 }
 
 /** What changed in the sheep's working tree during one prompt. */

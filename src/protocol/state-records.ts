@@ -5,6 +5,7 @@ import { isWellFormedId, PANE_ID } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
 import { FIRST_LINE_CHARS, MAX_QUEUED } from "../domain/bounds.ts";
 import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../ports/types.ts";
+import { EDGES } from "../ports/types.ts";
 import { basename, dirname, isAbsolute, normalize } from "node:path";
 import type { RuntimeName } from "../ports/runtime.ts";
 import { OBJECT_ID, WORKTREE_BRANCH } from "../ports/workspace.ts";
@@ -139,7 +140,10 @@ export function promptProblem(r: unknown): Problem {
     optional(r, "evidenceError", (x) => typeof x === "string") ??
     optional(r, "firstLine", (x) => typeof x === "string" && x.length <= FIRST_LINE_CHARS) ??
     optional(r, "startedAt", isoTime) ??
-    optional(r, "finishedAt", isoTime);
+    optional(r, "finishedAt", isoTime) ??
+    optional(r, "edge", (x) => (EDGES as readonly unknown[]).includes(x)) ??
+    optional(r, "shown", (x) => isRecord(x) && (EDGES as readonly unknown[]).includes(x.edge) && typeof x.at === "string") ??
+    optional(r, "announced", (x) => x === true);
   if (extra) return extra;
   if (r.settled === undefined) return undefined;
   const s = r.settled;

@@ -1,6 +1,6 @@
 import { ShepherdError } from "../domain/errors.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
-import type { AgentStatus } from "../ports/types.ts";
+import { type AgentStatus, personEdge } from "../ports/types.ts";
 import { delegateAction } from "./delegate-action.ts";
 import {
   closeText,
@@ -65,8 +65,15 @@ export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<Tool
 /** A command that needs the composed shepherd: every one but doctor, which must work without one. */
 export type ShepherdCommand = Exclude<ToolCommand, { action: "doctor" }>;
 
-/** Runs one checked command; the /shepherd command builds the same commands. */
-export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
+/**
+ * Runs one checked command; the /shepherd command and the panel build the same commands. What the
+ * core does for it says which edge it came from (the model's tool unless the context says).
+ */
+export function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
+  return ctx.shepherd.actingFrom(ctx.edge ?? "tool", () => run(cmd, ctx));
+}
+
+async function run(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
   const { shepherd, settings } = ctx;
   const { action } = cmd;
   switch (cmd.action) {
@@ -92,13 +99,14 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
     }
     case "reply": {
       const replied = await shepherd.reply(shepherd.registry.resolve(cmd.agentId), cmd.messageId, cmd.text);
-      return result(action, replyText(replied, shepherd.registry.agents.get(replied.agentId)?.label), { replied });
+      const label = shepherd.registry.agents.get(replied.agentId)?.label;
+      return result(action, replyText(replied, label), { replied, ...(label !== undefined ? { label } : {}) });
     }
     case "wait": {
       const settled = await shepherd.wait(cmd.promptIds, {
         timeoutSec: cmd.timeout ?? settings.waitTimeout,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
-        ...(ctx.byPerson ? { byPerson: true } : {}),
+        ...(ctx.byPerson || personEdge(ctx.edge) ? { byPerson: true } : {}),
         ...(ctx.onProgress ? { onProgress: (pr: WaitProgress) => ctx.onProgress!(`${pr.done}/${pr.total} done`, { action, progress: pr }) } : {}),
       });
       // Each result names its sheep, so a person (and the model) sees who answered, not a prompt id.

@@ -7,6 +7,7 @@
 import { errorText, isShepherdError, shorten, ShepherdError } from "../domain/errors.ts";
 import type { DoctorReport } from "../doctor/types.ts";
 import { type AuditInput, notDone, wasTold } from "../ports/audit.ts";
+import type { Edge } from "../ports/types.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
 import type { DispatchContext } from "./context.ts";
 import { execute, result, type ToolResult } from "./dispatch.ts";
@@ -19,6 +20,15 @@ export interface EntryDeps {
   doctor(brief: boolean): Promise<DoctorReport>;
   /** Stamps and writes an audit event; never throws. */
   audit?(event: AuditInput): void;
+  /** Where the calls come from (the model's tool when absent): the context and every audit event say so. */
+  edge?: Edge;
+  /** Told after a command ran, with what it answered: an edge that tells the person elsewhere too (the panel's reply in the transcript). */
+  done?(cmd: ToolCommand, result: ToolResult): void;
+}
+
+/** The same entry for another edge: its context and its audit events name that edge. */
+export function entryFrom(deps: EntryDeps, edge: Edge): EntryDeps {
+  return { ...deps, edge, context: async () => ({ ...(await deps.context()), edge }) };
 }
 
 export async function runToolCall(raw: unknown, deps: EntryDeps): Promise<ToolResult> {
@@ -39,7 +49,14 @@ export async function runCommand(cmd: ToolCommand, deps: EntryDeps): Promise<Too
       const report = await deps.doctor(false);
       return result("doctor", doctorText(report), { checks: report.checks, counts: report.counts });
     }
-    return await execute(cmd, await deps.context());
+    const ctx = await deps.context();
+    const done = await execute(cmd, deps.edge !== undefined && ctx.edge === undefined ? { ...ctx, edge: deps.edge } : ctx);
+    try {
+      deps.done?.(cmd, done);
+    } catch {
+      // telling it elsewhere must never change what the command answered
+    }
+    return done;
   } catch (e) {
     const err = cmd.action === "start" && isShepherdError(e, "runtime_unavailable") ? await withVerdict(e, deps) : e;
     audited(deps, cmd.action, err);
@@ -59,5 +76,5 @@ async function withVerdict(e: ShepherdError, deps: EntryDeps): Promise<ShepherdE
 function audited(deps: EntryDeps, action: string, e: unknown): void {
   // A start that failed, and what the core told itself (it still knew the sheep's id and label), are logged already.
   if (!deps.audit || isShepherdError(e, "start_failed") || wasTold(e)) return;
-  deps.audit(notDone(action, e instanceof ShepherdError ? e.code : "error", shorten(errorText(e))));
+  deps.audit({ ...notDone(action, e instanceof ShepherdError ? e.code : "error", shorten(errorText(e))), edge: deps.edge ?? "tool" });
 }

@@ -132,4 +132,18 @@ describe("/shepherd in pi's interactive TUI: one Enter runs a whole command", { 
     assert.doesNotMatch(after, /Escape stops waiting/, "the progress line went with the wait");
     await once("status echo", /echo \(a_\w{10}, echo\): working, working on p_\w{10}/);
   });
+
+  it("a person's prompt is the person's: its question comes to the transcript, not the model; its answer, in before the wait, is announced and shown by /shepherd wait (issue 31, items 16, 18)", async () => {
+    const shepherdTurns = () => model.log.filter((l) => l.toolNames.includes("shepherd")).length;
+    const before = shepherdTurns();
+    await once("start echo --label asker", /Started "asker" \(echo\) as a_\w{10}/, 120_000);
+    const ask = directive({ tool: { name: "shepherd_message", arguments: { kind: "question", text: "north or south?" } }, afterTool: "asked and done" });
+    await once(`prompt asker ${ask}`, /Prompt p_\w{10} sent to a_\w{10}/);
+    // Both come while nobody waits: the question to the person, then the finish; the answer stays unseen.
+    await tui.until(/asker \(a_\w{10}\) asks you \(m_\w{10}\):\n ?north or south\?\n ?Answer it: \/shepherd reply asker m_\w{10}/, 60_000);
+    await tui.until(/asker \(a_\w{10}\) finished your prompt p_\w{10}: completed\. Its answer: \/shepherd wait asker/, 60_000);
+    await once("wait asker", /## asker \(a_\w{10}, echo\) · completed · p_\w{10}\n ?asked and done/);
+    await once("wait asker", /asker has no prompt pending\./);
+    assert.equal(shepherdTurns(), before, "the shepherd's model took no turn for the person's sheep's question");
+  });
 });

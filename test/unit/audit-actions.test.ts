@@ -147,9 +147,9 @@ describe("audit events of the actions that change a checkout, a branch or a shee
         t.events.map((e) => e.event),
       );
       const text = logNotice(back.filter((e) => ["steer", "reply", "land"].includes(e.event)));
-      assert.match(text, /steer {3}fixer \(a_\w+\) p_\w+ s_\w+, 6 bytes$/m);
-      assert.match(text, /reply {3}fixer \(a_\w+\) to m_000000000b, 3 bytes$/m);
-      assert.match(text, /land {4}fixer \(a_\w+\) shepherd\/\S+ into main as [0-9a-f]{12}, 0 files$/m);
+      assert.match(text, /steer {3}fixer \(a_\w+\) p_\w+ s_\w+, 6 bytes · by the shepherd itself$/m);
+      assert.match(text, /reply {3}fixer \(a_\w+\) to m_000000000b, 3 bytes · by the shepherd itself$/m);
+      assert.match(text, /land {4}fixer \(a_\w+\) shepherd\/\S+ into main as [0-9a-f]{12}, 0 files · by the shepherd itself$/m);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -606,3 +606,45 @@ describe("panel HTTP: the page", () => {
     );
   });
 });
+
+describe("panel HTTP: the audit log tells the page from a program (issue 31, item 15)", () => {
+  it("a prompt with the page's session is audited as `panel`, one with the Bearer token as `api`, and each prompt record keeps its edge", async () => {
+    const w = await panelWorld();
+    try {
+      const a = (await w.start("one")).agentId;
+      const b = (await w.start("two")).agentId;
+      const s = await w.session();
+      const page = await ask(w.port, {
+        method: "POST",
+        path: `/api/v1/sheep/${a}/prompt`,
+        headers: { ...s.headers, ...JSON_TYPE, origin: `http://127.0.0.1:${w.port}` },
+        body: { message: "from the page" },
+      });
+      assert.equal(page.status, 200, page.text);
+      const api = await ask(w.port, { method: "POST", path: `/api/v1/sheep/${b}/prompt`, headers: w.authed(JSON_TYPE), body: { message: "from a program" } });
+      assert.equal(api.status, 200, api.text);
+      const prompts = w.audited.filter((e) => e.event === "prompt");
+      assert.deepEqual(
+        prompts.map((e) => [e.agentId, e.edge]),
+        [
+          [a, "panel"],
+          [b, "api"],
+        ],
+      );
+      const edges = [...w.shepherd.registry.prompts.values()].map((p) => [p.agentId, p.edge]);
+      assert.deepEqual(edges, [
+        [a, "panel"],
+        [b, "api"],
+      ]);
+      // A refusal told by the entry names the edge too.
+      const refused = await ask(w.port, { method: "POST", path: `/api/v1/sheep/${b}/prompt`, headers: w.authed(JSON_TYPE), body: { message: "again" } });
+      assert.equal(refused.status, 409, refused.text);
+      assert.ok(
+        w.audited.some((e) => (e.event === "refusal" || e.event === "failure") && e.edge === "api"),
+        JSON.stringify(w.audited),
+      );
+    } finally {
+      await w.close();
+    }
+  });
+});

@@ -10,11 +10,15 @@
  * and each sheep gets at most PUSHES_PER_WINDOW pushes and as many notices in any WINDOW_MS.
  * What is held back waits, unhandled, for the window to open (it is still listed by `messages`),
  * and is told in one line meanwhile.
+ *
+ * A person's prompt (sent from /shepherd, the panel or the API, without notify) is the person's:
+ * its questions go to the person, not into the conversation, and its finish is told to the
+ * person when nobody waits for it; the answer stays unseen for their next wait.
  */
 import { close } from "../lifecycle/close.ts";
 import { owesDelivery, type Herd } from "../herd/herd.ts";
 import type { DelegateItem } from "../delegation/delegate.ts";
-import type { DelegateMode, DelegationRecord, PromptRecord, SheepMessage, WaitItem } from "../../ports/types.ts";
+import { type DelegateMode, type DelegationRecord, personEdge, type PromptRecord, type SheepMessage, type WaitItem } from "../../ports/types.ts";
 import { look, RECHECK_TICKS, stillAlive } from "../prompts/wait.ts";
 
 /** One task of a pushed background delegation: as a delegate result, with its prompt. */
@@ -37,6 +41,16 @@ export type Push =
       more?: number;
     }
   | { kind: "delegation"; delegationId: string; mode: DelegateMode; items: PushedItem[] };
+
+/** A question push, as the conversation or the person gets it. */
+export type QuestionPush = Extract<Push, { kind: "question" }>;
+
+/** What the courier tells the person rather than the model. */
+export type PersonNote =
+  /** A person's prompt finished while nobody waited: its answer waits, unseen, for their next wait. */
+  | { kind: "answered"; agentId: string; label: string; promptId: string; status: WaitItem["status"] }
+  /** Questions of a sheep working on a person's prompt. */
+  | QuestionPush;
 
 export interface Notice {
   agentId: string;
@@ -61,6 +75,16 @@ export interface CourierSink {
   notice?(notice: Notice): void;
   /** Messages of a sheep held back by the rate limit, for the person: one line. */
   held?(held: Held): void;
+  /**
+   * What is the person's, for the person (transcript, panel): throws when it could not, and it is
+   * tried again later. Without it a person's prompt's questions go to the conversation.
+   */
+  person?(note: PersonNote): void;
+}
+
+/** A prompt a person sent without notify: its questions and its finish are the person's. */
+function persons(p: PromptRecord | undefined): boolean {
+  return p !== undefined && personEdge(p.edge) && !p.notify && !p.delegationId;
 }
 
 /** The window of the rate limit, and what each sheep gets in it: pushes of questions, and notices. */
@@ -187,6 +211,7 @@ export class Courier {
     return [...this.herd.registry.prompts.values()].filter((p) => {
       if (p.settled) return false;
       if (p.notify && !p.delivered) return true;
+      if (persons(p) && this.sink?.person) return true;
       if (!p.delegationId || this.runners.has(p.delegationId)) return false;
       return owesDelivery(this.herd, p);
     });
@@ -214,6 +239,7 @@ export class Courier {
     for (const p of [...reg.prompts.values()]) {
       if (!this.sink) return;
       if (p.notify && p.settled && !p.delivered && !herd.waiting.has(p.promptId)) await this.pushResult(p);
+      else if (persons(p) && p.settled && !p.shown && !p.announced && !herd.waiting.has(p.promptId)) await this.announce(p);
     }
     for (const d of [...reg.delegations.values()]) {
       if (!this.sink) return;
@@ -238,11 +264,17 @@ export class Courier {
     const from = Math.min(rec.messagesHandled ?? 0, messages.length);
     let end = from;
     const questions: number[] = [];
+    // One push goes to one place: the person's questions (of a prompt they sent) or the model's.
+    const toPerson = (m: SheepMessage) => this.sink?.person !== undefined && persons(herd.registry.prompts.get(m.promptId ?? rec.activePromptId ?? ""));
+    let forPerson: boolean | undefined;
     for (; end < messages.length; end++) {
       const m = messages[end]!;
       if (m.kind !== "question" || herd.claimedQuestions.has(m.messageId)) continue;
       // A wait on this sheep returns the question itself (as blocked), answer included in its turn.
       if (m.awaitReply && herd.waiting.has(agentId)) break;
+      const whose = toPerson(m);
+      if (forPerson !== undefined && whose !== forPerson) break;
+      forPerson = whose;
       questions.push(end);
     }
     const now = herd.clock.now();
@@ -268,7 +300,7 @@ export class Courier {
         };
         const before = rec.messagesHandled;
         pushed = await this.deliver(
-          push,
+          forPerson ? { person: push } : push,
           () => (rec.messagesHandled = upTo),
           () => {
             if (before === undefined) delete rec.messagesHandled;
@@ -317,6 +349,17 @@ export class Courier {
     this.sink?.notice?.({ agentId, label, message: latest, ...(count > 1 ? { more: count - 1 } : {}) });
   }
 
+  /** A person's prompt finished and nobody waits: the person is told once; the answer stays unseen. */
+  private async announce(p: PromptRecord): Promise<void> {
+    const rec = this.herd.registry.agents.get(p.agentId);
+    const note: PersonNote = { kind: "answered", agentId: p.agentId, label: rec?.label ?? p.agentId, promptId: p.promptId, status: p.settled!.status };
+    await this.deliver(
+      { person: note },
+      () => (p.announced = true),
+      () => delete p.announced,
+    );
+  }
+
   private async pushResult(p: PromptRecord): Promise<void> {
     const rec = this.herd.registry.agents.get(p.agentId);
     await this.deliver(
@@ -358,14 +401,15 @@ export class Courier {
     }
   }
 
-  /** Marks, writes the mark through, then pushes; a push that fails is unmarked for a later try. */
-  private async deliver(push: Push, mark: () => void, unmark: () => void): Promise<boolean> {
+  /** Marks, writes the mark through, then pushes (to the person, where it is theirs); a push that fails is unmarked for a later try. */
+  private async deliver(push: Push | { person: PersonNote }, mark: () => void, unmark: () => void): Promise<boolean> {
     const sink = this.sink;
-    if (!sink) return false;
+    if (!sink || ("person" in push && !sink.person)) return false;
     mark();
     await this.herd.persist();
     try {
-      sink.deliver(push);
+      if ("person" in push) sink.person!(push.person);
+      else sink.deliver(push);
       return true;
     } catch {
       unmark();

@@ -9,6 +9,7 @@ import { errorText, ShepherdError, shorten } from "../../domain/errors.ts";
 import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
+import { currentEdge } from "./edge.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
 
 export interface ShepherdOptions {
@@ -175,11 +176,12 @@ export class Herd {
     this.watches.clear();
   }
 
-  /** Tells the audit sink, stamped with the time and this shepherd; never throws. */
-  audit(event: AuditInput): void {
+  /** Tells the audit sink, stamped with the time, this shepherd and the edge it came from; never throws. */
+  audit(input: AuditInput): void {
     const sink = this.opts.audit;
     if (!sink) return;
     try {
+      const event: AuditInput = { ...input, edge: input.edge ?? currentEdge() };
       // Every event about a remote sheep names its host, whichever room told it.
       const rec =
         event.agentId !== undefined && event.host === undefined

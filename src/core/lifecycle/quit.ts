@@ -28,9 +28,12 @@ export interface QuitOutcome {
   failed: { agentId: string; label: string; error: string }[];
 }
 
-/** A settled result reached the conversation: a wait returned it, a push carried it, or its background delegation's did. */
+/**
+ * A settled result reached someone: a wait returned it, a push carried it, its background
+ * delegation's did, or it was shown to a person (their /shepherd wait, a read, the panel).
+ */
 function received(herd: Herd, p: PromptRecord): boolean {
-  if (p.delivered) return true;
+  if (p.delivered || p.shown) return true;
   const d = p.delegationId ? herd.registry.delegations.get(p.delegationId) : undefined;
   return d?.delivered !== undefined;
 }

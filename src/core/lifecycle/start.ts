@@ -1,4 +1,5 @@
 /** Starting a sheep: a unique label, a pane recorded before anything runs in it, and readiness. */
+import { currentEdge } from "../herd/edge.ts";
 import { closeAndConfirm } from "./close.ts";
 import { errorText, exitText, shorten, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
@@ -213,6 +214,7 @@ async function firstPrompt(herd: Herd, agentId: string, cwd: string, p: NonNulla
     promptId: newId("prompt"),
     agentId,
     submittedAt: new Date(herd.clock.now()).toISOString(),
+    edge: currentEdge(),
     ...(p.delegationId !== undefined ? { delegationId: p.delegationId } : {}),
   };
   // As any prompt that starts now: from this state of the working tree, taken before the sheep can see it.

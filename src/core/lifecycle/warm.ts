@@ -5,6 +5,7 @@
  * of the herd; one that died, whose definition changed, or that the pool no longer wants is
  * closed, never handed out.
  */
+import { actingFrom } from "../herd/edge.ts";
 import { resolve } from "node:path";
 import type { Direction, Placement } from "../../ports/runtime.ts";
 import { closeAndConfirm } from "./close.ts";
@@ -312,7 +313,8 @@ export class WarmPool implements WarmSource {
       return;
     }
     this.running = true;
-    this.filling = (async () => {
+    // The pool's own work, whichever call made room: its audit events say the shepherd did it.
+    this.filling = actingFrom("shepherd", async () => {
       try {
         do {
           this.again = false;
@@ -321,7 +323,7 @@ export class WarmPool implements WarmSource {
       } finally {
         this.running = false;
       }
-    })();
+    });
   }
 
   private async fill(): Promise<void> {

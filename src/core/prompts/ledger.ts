@@ -25,6 +25,8 @@ export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Prom
     const rec = herd.registry.agents.get(prompt.agentId);
     herd.audit({
       event: "result",
+      // The answer to a prompt belongs to the edge that sent it, whoever looked first.
+      ...(prompt.edge !== undefined ? { edge: prompt.edge } : {}),
       agentId: prompt.agentId,
       ...(rec ? { label: rec.label } : {}),
       promptId: prompt.promptId,

@@ -3,6 +3,7 @@
  * working sheep a prompt is refused ([prompt_pending]) unless it steers the running turn or
  * queues behind it as a follow-up. A caller's requestId makes a prompt idempotent.
  */
+import { currentEdge } from "../herd/edge.ts";
 import { errorText, ShepherdError } from "../../domain/errors.ts";
 import { takeBaseline } from "./evidence.ts";
 import { firstLineOf, MAX_QUEUED } from "../../domain/bounds.ts";
@@ -68,6 +69,7 @@ export async function prompt(herd: Herd, agentId: unknown, message: unknown, opt
       agentId: rec.agentId,
       submittedAt,
       firstLine: firstLineOf(message),
+      edge: currentEdge(),
       ...(opts.notify ? { notify: true as const } : {}),
       ...(requestId !== undefined ? { requestId } : {}),
       ...(opts.delegationId !== undefined ? { delegationId: opts.delegationId } : {}),

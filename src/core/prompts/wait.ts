@@ -11,6 +11,7 @@ import { seenItems, whenChanged } from "./progress.ts";
 import { every } from "../herd/signals.ts";
 import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
 import { sheepView } from "./views.ts";
+import { currentEdge } from "../herd/edge.ts";
 
 export interface WaitProgress {
   done: number;
@@ -96,19 +97,30 @@ export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitO
 }
 
 /**
- * Results returned final and questions returned as blocked reached whoever waited: marks them so
- * (a person's wait marks only the questions). True when a mark is new.
+ * Results returned final and questions returned as blocked reached whoever waited: marks them so.
+ * A person's wait marks a result shown (received, but still owed to the conversation where it was).
+ * True when a mark is new.
  */
 function claimDelivery(herd: Herd, items: readonly WaitItem[], byPerson: boolean): boolean {
   let marked = false;
   for (const item of items) {
     if (item.question) herd.claimedQuestions.add(item.question.messageId);
     const p = herd.registry.prompts.get(item.promptId);
-    if (byPerson || !p || p.delivered || !FINAL.has(item.status)) continue;
-    p.delivered = { by: "wait", at: new Date(herd.clock.now()).toISOString() };
-    marked = true;
+    if (!p || !FINAL.has(item.status)) continue;
+    if (byPerson) marked = markShown(herd, p) || marked;
+    else if (!p.delivered) {
+      p.delivered = { by: "wait", at: new Date(herd.clock.now()).toISOString() };
+      marked = true;
+    }
   }
   return marked;
+}
+
+/** A settled answer was shown outside the conversation's push (a person's wait, a read): received. True when the mark is new. */
+export function markShown(herd: Herd, p: PromptRecord): boolean {
+  if (!p.settled || p.shown) return false;
+  p.shown = { edge: currentEdge(), at: new Date(herd.clock.now()).toISOString() };
+  return true;
 }
 
 async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: AbortSignal): Promise<WaitItem> {
