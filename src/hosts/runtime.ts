@@ -1,5 +1,6 @@
 /** The runtime port routed by host (see table.ts): this machine's multiplexer, or a host's. */
 import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../ports/runtime.ts";
+import { ShepherdError } from "../domain/errors.ts";
 import { type HostTable, PANE_SEP } from "./table.ts";
 
 export class RoutedRuntime implements Runtime {
@@ -57,9 +58,12 @@ export class RoutedRuntime implements Runtime {
     await this.table.portsOf(at.host).runtime.relabel?.({ agentId: pane.agentId, paneId: at.paneId }, label, placement);
   }
 
+  /** A machine whose multiplexer cannot move a pane (herdr, a host's) says so: the caller keeps the pane where it is. */
   async place(pane: PaneRef, placement: "pane" | "tab", direction: Direction): Promise<void> {
     const at = this.table.pane(pane.paneId, pane.agentId);
-    await this.table.portsOf(at.host).runtime.place?.({ agentId: pane.agentId, paneId: at.paneId }, placement, direction);
+    const runtime = this.table.portsOf(at.host).runtime;
+    if (!runtime.place) throw new ShepherdError("runtime_error", `${runtime.name} cannot move a sheep's pane; it stays where it is.`);
+    await runtime.place({ agentId: pane.agentId, paneId: at.paneId }, placement, direction);
   }
 
   async agentStatus(paneId: string): Promise<string | undefined> {

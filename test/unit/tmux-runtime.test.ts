@@ -73,6 +73,39 @@ describe("tmux runtime on a real private server", () => {
     assert.equal(await activeOf("user"), before, await focusState());
   });
 
+  it("moves a sheep's pane into a split of the shepherd's window and out to a window of its own, only a pane with its mark", async () => {
+    const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
+    const before = await activeOf("user");
+    const windowOf = async (pane: string) => (await t.tmux(["display-message", "-p", "-t", pane, "#{window_id}"])).trim();
+    const tab = await rt.createPane({ agentId: "a_000000000m", placement: "tab", direction: "right", cwd: t.dir, label: "warm echo", command: idle });
+    assert.notEqual(await windowOf(tab.paneId), await windowOf(t.userPane), "it waits in a window of its own");
+    await rt.place({ paneId: tab.paneId, agentId: "a_000000000m" }, "pane", "right");
+    assert.equal(await windowOf(tab.paneId), await windowOf(t.userPane), "a split of the shepherd's window");
+    assert.equal(
+      (await t.tmux(["display-message", "-p", "-t", tab.paneId, "#{@pi_shepherd_agent} #{pane_active}"])).trim(),
+      "a_000000000m 0",
+      "marked, not active",
+    );
+    assert.equal(await activeOf("user"), before, await focusState());
+    await assert.rejects(
+      rt.place({ paneId: tab.paneId, agentId: "a_000000000x" }, "tab", "right"),
+      /^ShepherdError: \[runtime_error\] pane %\d+ is not sheep a_000000000x's; nothing was moved\./,
+    );
+    assert.equal(await windowOf(tab.paneId), await windowOf(t.userPane), "another sheep's id moves nothing");
+    await rt.place({ paneId: tab.paneId, agentId: "a_000000000m" }, "tab", "right");
+    assert.notEqual(await windowOf(tab.paneId), await windowOf(t.userPane), "out again, to a window of its own");
+    assert.equal(await activeOf("user"), before, await focusState());
+    await assert.rejects(
+      new TmuxRuntime({ socket: t.socket, env: { ...process.env, TMUX: undefined, TMUX_PANE: undefined } }).place(
+        { paneId: tab.paneId, agentId: "a_000000000m" },
+        "pane",
+        "down",
+      ),
+      /placement "pane" splits the shepherd's own pane/,
+    );
+    assert.equal(await rt.close(tab.paneId, "a_000000000m"), true);
+  });
+
   it("a workspace is a new detached session", async () => {
     const rt = new TmuxRuntime({ socket: t.socket, env: t.insideEnv() });
     const ws = await rt.createPane({ agentId: "a_0000000006", placement: "workspace", direction: "right", cwd: t.dir, label: "big job", command: idle });
