@@ -91,7 +91,11 @@ export class PanelGlue {
       // port now: then there, with a new token (a page of the old port's origin cannot follow).
       const same = again && h.port !== undefined && h.auth !== undefined && h.setting === setting;
       const port = same ? h.port! : setting;
-      const server = new PanelServer({ entry: panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText), port, auth: same ? h.auth! : new PanelAuth() });
+      const server = new PanelServer({
+        entry: panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText),
+        port,
+        auth: same ? h.auth! : new PanelAuth(),
+      });
       try {
         await server.start();
       } catch (e) {
