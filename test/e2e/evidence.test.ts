@@ -157,17 +157,22 @@ describe("evidence and worktrees with real pi sheep", { timeout: 900_000 }, () =
     ]);
   });
 
-  it("land refuses a dirty checkout, brings one sheep's work in, and the conflicting second stops with its path, changing nothing", async () => {
+  it("land refuses a change of yours to a file it writes, brings one sheep's work in, and the conflicting second stops with its path, changing nothing", async () => {
+    const shared = await readFile(join(repo, "shared.txt"), "utf8");
+    await writeFiles(repo, { "shared.txt": `${shared}the person's\n` });
     await scene.fails(
       { action: "land", agentId: one.agentId },
-      /^\[land_refused\] your checkout .* has uncommitted changes \(scratch\.txt\); .*Nothing was changed\./,
+      /^\[land_refused\] your checkout .* has uncommitted changes in files the landing would write: shared\.txt; .*Nothing was changed\./,
     );
-    await rm(join(repo, "scratch.txt"));
+    await writeFiles(repo, { "shared.txt": shared });
+    // The person's untracked scratch.txt is nothing land writes: it stays, and does not stop it.
     const landed = await ok({ action: "land", agentId: one.agentId });
     const l = landed.details.landed as { landed: boolean; into: string; commit: string; files: FileChange[] };
     assert.equal(l.landed, true);
     assert.equal(l.into, "main");
-    assert.match(landed.text, /^Landed shepherd\/one-\w+ of one \(a_\w+\) into main merged \(\w+\): \+2 −1 in 2 files\./);
+    assert.match(landed.text, /^Landed shepherd\/one-\w+ of one \(a_\w+\) into main by a (fast-forward|merge commit) \(\w+\): \+2 −1 in 2 files\./);
+    assert.equal(await readFile(join(repo, "scratch.txt"), "utf8"), "the person's own, uncommitted\n");
+    await rm(join(repo, "scratch.txt"));
     assert.match(await readFile(join(repo, "shared.txt"), "utf8"), /from one/);
     assert.equal(await readFile(join(repo, "one-new.txt"), "utf8"), "new\n");
     assert.equal(await status(repo), "");

@@ -126,11 +126,12 @@ test("git through RemoteWorkspace on a real repository: baseline, diff, isolate,
   await writeFile(join(worktree.path, "b.txt"), "from the sheep\n");
   assert.deepEqual(await ws.inspect(worktree), { exists: true, uncommitted: ["b.txt"], unlanded: false });
   assert.deepEqual(await ws.conflicts(worktree), []);
-  await writeFile(join(repo, "dirty.txt"), "in the way\n");
-  await git(repo, "add", "dirty.txt");
+  // A change of the user's to a file the landing writes stops it.
+  await writeFile(join(repo, "b.txt"), "in the way\n");
+  await git(repo, "add", "b.txt");
   await assert.rejects(ws.land(worktree, { squash: true, label: "remote one" }), (e) => isShepherdError(e, "land_refused"));
-  await git(repo, "rm", "-q", "--cached", "dirty.txt");
-  await rm(join(repo, "dirty.txt"));
+  await git(repo, "rm", "-q", "--cached", "b.txt");
+  await rm(join(repo, "b.txt"));
   const landed = await ws.land(worktree, { squash: true, label: "remote one" });
   assert.equal(landed.landed, true);
   assert.equal(landed.into, "main");
