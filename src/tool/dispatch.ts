@@ -113,7 +113,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, interruptText(interrupted, shepherd.registry.agents.get(interrupted.agentId)?.label), { interrupted });
     }
     case "status": {
-      const status = withHost(ctx, await shepherd.status(shepherd.registry.resolve(cmd.target)));
+      const status = withHost(ctx, await shepherd.status(shepherd.registry.resolve(cmd.target), ctx.signal));
       return result(action, sheepLine(status), { status });
     }
     case "close": {
@@ -157,7 +157,7 @@ export async function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promi
       return result(action, sheepText(found.agents, found.skipped), { agents, skipped: found.skipped, scope });
     }
     case "herd": {
-      const agents = (await shepherd.herd()).map((a) => withHost(ctx, a));
+      const agents = (await shepherd.herd(ctx.signal)).map((a) => withHost(ctx, a));
       const pool = shepherd.warm();
       const poolLines = warmPoolLines(pool.counts, pool.problems);
       const warm = {
