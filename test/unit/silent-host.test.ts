@@ -126,3 +126,13 @@ describe("a host that stopped answering holds up nothing else", () => {
     assert.deepEqual(silent, ["host.snapshot"]);
   });
 });
+
+describe("a start that never launches (issue 31, item 7)", () => {
+  it("removes what prepare wrote (the spec with forwarded secrets) when its first prompt fails", async () => {
+    const local = new MemoryWorld();
+    const shepherd = new Shepherd({ runtime: local.runtime, host: local.host, owner: "s1", clock: new FakeClock(), maxPromptBytes: 4 });
+    await assert.rejects(shepherd.start({ definition: def, cwd: "/work", prompt: { text: "far too long" } }), /\[invalid_params\]/);
+    const agentId = local.prepared[0]!.agentId;
+    assert.equal(local.sheep.get(agentId)?.cleaned, true, "the prepared files were removed");
+  });
+});
