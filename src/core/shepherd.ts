@@ -210,13 +210,13 @@ export class Shepherd {
     return actingFrom(edge, fn);
   }
 
-  status(agentId: unknown): Promise<AgentStatus> {
-    return status(this.herdState, agentId);
+  status(agentId: unknown, signal?: AbortSignal): Promise<AgentStatus> {
+    return status(this.herdState, agentId, signal);
   }
 
   /** Every sheep that is not closed, each asked about as status would. */
-  herd(): Promise<AgentStatus[]> {
-    return herdStatus(this.herdState);
+  herd(signal?: AbortSignal): Promise<AgentStatus[]> {
+    return herdStatus(this.herdState, signal);
   }
 
   /** Updates the records from the files of every sheep, or of those named (no multiplexer call); see views.refreshFromFiles. */

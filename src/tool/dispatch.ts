@@ -121,7 +121,7 @@ async function run(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResu
       return result(action, interruptText(interrupted, shepherd.registry.agents.get(interrupted.agentId)?.label), { interrupted });
     }
     case "status": {
-      const status = withHost(ctx, await shepherd.status(shepherd.registry.resolve(cmd.target)));
+      const status = withHost(ctx, await shepherd.status(shepherd.registry.resolve(cmd.target), ctx.signal));
       return result(action, sheepLine(status), { status });
     }
     case "close": {
@@ -168,7 +168,7 @@ async function run(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResu
       return result(action, sheepText(found.agents, found.skipped), { agents, skipped: found.skipped, scope });
     }
     case "herd": {
-      const agents = (await shepherd.herd()).map((a) => withHost(ctx, a));
+      const agents = (await shepherd.herd(ctx.signal)).map((a) => withHost(ctx, a));
       const pool = shepherd.warm();
       const poolLines = warmPoolLines(pool.counts, pool.problems);
       const warm = {

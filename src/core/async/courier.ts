@@ -20,6 +20,10 @@ import { owesDelivery, type Herd } from "../herd/herd.ts";
 import type { DelegateItem } from "../delegation/delegate.ts";
 import { type DelegateMode, type DelegationRecord, personEdge, type PromptRecord, type SheepMessage, type WaitItem } from "../../ports/types.ts";
 import { look, RECHECK_TICKS, stillAlive } from "../prompts/wait.ts";
+import { bounded } from "../herd/bounded.ts";
+
+/** How long stopping waits for a sweep under way (a look at a silent machine ends at its call's own deadline). */
+const STOP_WAIT_MS = 2_000;
 
 /** One task of a pushed background delegation: as a delegate result, with its prompt. */
 export interface PushedItem extends DelegateItem {
@@ -163,7 +167,8 @@ export class Courier {
     this.stopHearing();
     this.sink = undefined;
     this.wake?.abort();
-    await this.loop;
+    // A look at a machine that does not answer ends at its call's deadline; a quit does not wait for it.
+    if (this.loop) await bounded(this.loop, this.herd.clock, this.herd.clock.now() + STOP_WAIT_MS);
   }
 
   /** Whether a result of this prompt is owed to the conversation and not yet given. */
@@ -226,15 +231,21 @@ export class Courier {
     const { herd } = this;
     const reg = herd.registry;
     if (!quiet) this.holdUntil = undefined;
-    for (const p of this.watched()) {
+    // Each sheep is looked at on its own: one on a machine that does not answer holds up no other's push.
+    await Promise.all(
+      this.watched().map(async (p) => {
+        if (!this.sink) return;
+        const rec = reg.agents.get(p.agentId);
+        if (quiet && (await stillAlive(herd, rec))) return;
+        await look(herd, p, rec).catch(() => undefined);
+      }),
+    );
+    if (!this.sink) return;
+    const unread = quiet ? [] : [...reg.agents.values()].filter((rec) => rec.state !== "closed");
+    const read = await Promise.all(unread.map((rec) => herd.opts.host.messages(rec.agentId).catch(() => undefined)));
+    for (const [i, rec] of unread.entries()) {
       if (!this.sink) return;
-      const rec = reg.agents.get(p.agentId);
-      if (quiet && (await stillAlive(herd, rec))) continue;
-      await look(herd, p, rec);
-    }
-    for (const rec of quiet ? [] : [...reg.agents.values()]) {
-      if (!this.sink) return;
-      if (rec.state !== "closed") await this.readMessages(rec.agentId);
+      await this.readMessages(rec.agentId, read[i]);
     }
     for (const p of [...reg.prompts.values()]) {
       if (!this.sink) return;
@@ -253,13 +264,13 @@ export class Courier {
    * unhandled (questions, and what came after the first of them) or untold (notices) until the
    * window opens.
    */
-  private async readMessages(agentId: string): Promise<void> {
+  private async readMessages(agentId: string, read?: SheepMessage[]): Promise<void> {
     const { herd } = this;
     const rec = herd.registry.agents.get(agentId);
     if (!rec) return;
     // A log that cannot be read now changes nothing: read as empty, it would lower the count and
     // push every message past it again once it can be read.
-    const messages = await herd.opts.host.messages(agentId).catch(() => undefined);
+    const messages = read ?? (await herd.opts.host.messages(agentId).catch(() => undefined));
     if (!messages) return;
     const from = Math.min(rec.messagesHandled ?? 0, messages.length);
     let end = from;

@@ -5,6 +5,7 @@
  * is gone by the time the next shepherd on the agent dir looks: that one adopts it (see attach).
  */
 import { close } from "./close.ts";
+import { bounded } from "../herd/bounded.ts";
 import { errorText } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { pendingPrompts, refresh } from "../prompts/ledger.ts";
@@ -52,18 +53,36 @@ async function inFlight(herd: Herd, rec: AgentRecord): Promise<KeptAtQuit | unde
   return working.length > 0 || unreceived.length > 0 ? kept({ working, unreceived }) : undefined;
 }
 
+/** How long a quit waits for one sheep's machine: abort and quit end promptly whatever a host does. */
+export const QUIT_LOOK_MS = 5_000;
+
 export async function quit(herd: Herd): Promise<QuitOutcome> {
   const out: QuitOutcome = { closed: [], kept: [], failed: [] };
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
   await Promise.all(
     live.map(async (rec) => {
-      const kept = await herd.exclusive(rec.agentId, () => inFlight(herd, rec));
+      // A sheep whose machine does not answer in time is kept, never guessed idle and closed.
+      const asked = await bounded(
+        herd.exclusive(rec.agentId, () => inFlight(herd, rec)),
+        herd.clock,
+        herd.clock.now() + QUIT_LOOK_MS,
+      );
+      const kept = asked
+        ? asked.value
+        : {
+            agentId: rec.agentId,
+            label: rec.label,
+            working: pendingPrompts(herd, rec).map((p) => p.promptId),
+            unreceived: [],
+            unread: `its machine did not answer within ${QUIT_LOOK_MS / 1000} s`,
+          };
       if (kept) {
         out.kept.push(kept);
         return;
       }
       try {
-        await close(herd, rec.agentId);
+        if (!(await bounded(close(herd, rec.agentId), herd.clock, herd.clock.now() + QUIT_LOOK_MS)))
+          throw new Error(`its machine did not answer within ${QUIT_LOOK_MS / 1000} s`);
         out.closed.push(rec.agentId);
       } catch (e) {
         out.failed.push({ agentId: rec.agentId, label: rec.label, error: errorText(e) });

@@ -123,7 +123,12 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
     })
     .catch(discard);
   // The first prompt waits in the inbox before pi starts: the sheep takes it as it becomes ready.
-  const first = req.prompt && !warm ? await firstPrompt(herd, agentId, cwd, req.prompt).catch(discard) : undefined;
+  // A start that never launches removes what prepare wrote: the spec holds forwarded secrets (issue 31, item 7).
+  const unprepare = async (e: unknown): Promise<never> => {
+    await host.cleanup(agentId).catch(() => undefined);
+    return discard(e);
+  };
+  const first = req.prompt && !warm ? await firstPrompt(herd, agentId, cwd, req.prompt).catch(unprepare) : undefined;
   const pane = await runtime
     .createPane({
       agentId,
@@ -133,10 +138,7 @@ async function launch(herd: Herd, req: StartRequest, label: string, signal?: Abo
       label,
       command: prepared.command,
     })
-    .catch(async (e: unknown) => {
-      await host.cleanup(agentId).catch(() => undefined); // no pane: nothing else will remove the files prepare wrote
-      return discard(e);
-    });
+    .catch(unprepare); // no pane: nothing else will remove the files prepare wrote
   const model = req.model ?? req.definition.model;
   const createdAt = new Date(herd.clock.now()).toISOString();
   const rec: AgentRecord = {

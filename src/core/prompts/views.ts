@@ -4,6 +4,7 @@ import { exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts
 import type { Herd } from "../herd/herd.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { howEnded } from "../herd/liveness.ts";
+import { bounded } from "../herd/bounded.ts";
 import { findRecord } from "../herd/owners.ts";
 import type { Registry } from "../herd/registry.ts";
 import type { AgentRecord, AgentStatus, Conversation, PromptRecord, SheepMessage, SheepView } from "../../ports/types.ts";
@@ -34,42 +35,58 @@ export interface HerdView extends SheepView {
 }
 
 /**
- * Asks the multiplexer (liveness, and its own agent status where it has one) and the files; once
- * pi ended, how it ended is the runtime status.
+ * How long status waits for a sheep's machine before it shows the sheep as last known: a host
+ * whose agent stopped answering must not hold a status, or a herd of every machine's sheep.
  */
-export async function status(herd: Herd, agentId: unknown): Promise<AgentStatus> {
+export const STATUS_LOOK_MS = 5_000;
+
+/**
+ * Asks the multiplexer (liveness, and its own agent status where it has one) and the files; once
+ * pi ended, how it ended is the runtime status. The look is bounded by STATUS_LOOK_MS and the
+ * caller's signal: a machine that does not answer in time leaves the record as it was.
+ */
+export async function status(herd: Herd, agentId: unknown, signal?: AbortSignal): Promise<AgentStatus> {
   const rec = await findRecord(herd, agentId);
-  let paneAlive = false;
-  let runtimeStatus: string | undefined;
-  if (rec.state !== "closed") {
-    // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
-    // not answer is no news.
-    const asked = await herd.liveness.fresh(rec);
-    // A host that does not answer now says nothing new: the record is shown as it was (and the
-    // tool says since when the host is unreachable).
-    const snap = await refresh(herd, rec).catch((e: unknown) => {
-      if (isShepherdError(e, "host_unreachable")) return undefined;
-      throw e;
-    });
-    if (snap) {
-      const live = await herd.liveness.unlessStale(rec, snap, asked);
-      paneAlive = live === undefined || live.state === "alive";
-      deriveState(herd, rec, snap, paneAlive);
-      const exit = howEnded(snap, live);
-      const { runtime } = herd.opts;
-      if (exit) runtimeStatus = `pi exited (${exitText(exit)})`;
-      else if (paneAlive && runtime.agentStatus) {
-        runtimeStatus = await runtime.agentStatus(rec.paneId).catch(() => undefined);
-      }
-    } else paneAlive = rec.state !== "exited";
+  if (rec.state === "closed") return describe(herd, rec, false);
+  let answered: { value: { paneAlive: boolean; runtimeStatus?: string } } | undefined;
+  try {
+    answered = await bounded(lookAt(herd, rec), herd.clock, herd.clock.now() + STATUS_LOOK_MS, signal);
+  } catch (e) {
+    if (signal?.aborted) throw new ShepherdError("aborted", "the status was cancelled.");
+    throw e;
   }
-  return describe(herd, rec, paneAlive, runtimeStatus);
+  if (answered) return describe(herd, rec, answered.value.paneAlive, answered.value.runtimeStatus);
+  return describe(herd, rec, rec.state !== "exited", `its machine did not answer within ${STATUS_LOOK_MS / 1000} s: shown as last known`);
 }
 
-/** The status of every sheep that is not closed; asks the multiplexer about each. */
-export async function herdStatus(herd: Herd): Promise<AgentStatus[]> {
+async function lookAt(herd: Herd, rec: AgentRecord): Promise<{ paneAlive: boolean; runtimeStatus?: string }> {
+  // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
+  // not answer is no news.
+  const asked = await herd.liveness.fresh(rec);
+  // A host that does not answer now says nothing new: the record is shown as it was (and the
+  // tool says since when the host is unreachable).
+  const snap = await refresh(herd, rec).catch((e: unknown) => {
+    if (isShepherdError(e, "host_unreachable")) return undefined;
+    throw e;
+  });
+  if (!snap) return { paneAlive: rec.state !== "exited" };
+  const live = await herd.liveness.unlessStale(rec, snap, asked);
+  const paneAlive = live === undefined || live.state === "alive";
+  deriveState(herd, rec, snap, paneAlive);
+  const exit = howEnded(snap, live);
+  const { runtime } = herd.opts;
+  if (exit) return { paneAlive, runtimeStatus: `pi exited (${exitText(exit)})` };
+  if (paneAlive && runtime.agentStatus) {
+    const runtimeStatus = await runtime.agentStatus(rec.paneId).catch(() => undefined);
+    return { paneAlive, ...(runtimeStatus !== undefined ? { runtimeStatus } : {}) };
+  }
+  return { paneAlive };
+}
+
+/** The status of every sheep that is not closed; asks each sheep's machine, all at once, each bounded. */
+export async function herdStatus(herd: Herd, signal?: AbortSignal): Promise<AgentStatus[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
-  return Promise.all(live.map((a) => status(herd, a.agentId)));
+  return Promise.all(live.map((a) => status(herd, a.agentId, signal)));
 }
 
 /**

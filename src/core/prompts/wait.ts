@@ -9,6 +9,7 @@ import { settle, settleFromDisk } from "./ledger.ts";
 import { howEnded } from "../herd/liveness.ts";
 import { seenItems, whenChanged } from "./progress.ts";
 import { every } from "../herd/signals.ts";
+import { bounded } from "../herd/bounded.ts";
 import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
 import { sheepView } from "./views.ts";
 import { currentEdge } from "../herd/edge.ts";
@@ -135,15 +136,26 @@ async function waitOne(herd: Herd, promptId: string, deadline: number, signal?: 
     // The sheep's files ring its bell when they change: after a quiet interval only the pane can
     // have gone, and the one batched multiplexer answer says so. Now and then the files are read
     // all the same, for a watch event the file system missed and for the pid witness.
-    if (rang || ++quiet >= RECHECK_TICKS || !(await stillAlive(herd, rec))) {
-      quiet = 0;
-      const seen = await lookUnlessUnreachable(herd, prompt, rec);
-      if (seen) return seen;
+    const timeout: WaitItem = { promptId, agentId: prompt.agentId, status: "timeout", error: "[timeout] still working; wait again with the same promptId." };
+    // A look is bounded by this wait's deadline and signal, not only the sleep between looks: a
+    // host that stopped answering holds a look until its call's own deadline.
+    const looked = async () => {
+      if (rang || ++quiet >= RECHECK_TICKS || !(await stillAlive(herd, rec))) {
+        quiet = 0;
+        return await lookUnlessUnreachable(herd, prompt, rec);
+      }
+      return undefined;
+    };
+    let step: { value: WaitItem | undefined } | undefined;
+    try {
+      step = await bounded(looked(), herd.clock, deadline, signal);
+    } catch {
+      throw new ShepherdError("aborted", "the wait was cancelled; the prompts are still pending, so wait for them again later.");
     }
+    if (!step) return prompt.settled ?? timeout;
+    if (step.value) return step.value;
     const left = deadline - herd.clock.now();
-    if (left <= 0) {
-      return { promptId, agentId: prompt.agentId, status: "timeout", error: "[timeout] still working; wait again with the same promptId." };
-    }
+    if (left <= 0) return timeout;
     try {
       rang = await herd.bells.next([prompt.agentId], Math.min(left, herd.opts.livenessIntervalMs), herd.clock, signal);
     } catch {

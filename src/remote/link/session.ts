@@ -296,6 +296,11 @@ export class RemoteSession implements RemoteCall {
       output: child.stdin!,
       host: this.name,
       unreachableFix: "it reconnects by itself; nothing was done there",
+      // An agent that let a call pass its deadline (stopped, its connection up) is hung: the
+      // channel ends and a new agent is started there, as after a drop.
+      onSilent: (method) => {
+        if (this.client === client) client.close(`the agent there did not answer ${method} in time`);
+      },
     });
     const hello = await withTimeout(client.hello, HELLO_MS, "the remote agent did not start (no hello)").catch((e) => {
       throw new Error(stderr.trim() ? sshReason(stderr) : (e as Error).message);

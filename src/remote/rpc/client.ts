@@ -19,6 +19,18 @@ export interface RpcClientOptions {
   host: string;
   /** Said after the reason when the stream is gone (e.g. "it reconnects by itself"); a default next step otherwise. */
   unreachableFix?: string;
+  /** A call's deadline by its method; default callDeadlineMs. */
+  deadlineMs?: (method: string) => number;
+  /** Told when a call passed its deadline unanswered: the agent there is taken for hung. */
+  onSilent?: (method: string) => void;
+}
+
+/** Calls that run git or make a pane may take a while there; every other is a quick look. */
+const SLOW = /^(ws\.|host\.prepare$|host\.conversation$|host\.resumeCards$|runtime\.createPane$|init$)/;
+
+/** How long a call waits for its answer before it fails as lost (it may have been done there). */
+export function callDeadlineMs(method: string): number {
+  return SLOW.test(method) ? 120_000 : 20_000;
 }
 
 interface Pending {
@@ -75,8 +87,25 @@ export class RpcClient implements RemoteCall {
     } catch (e) {
       return Promise.reject(new ShepherdError("invalid_params", `${method}: its parameters cannot be sent (${(e as Error).message}).`));
     }
+    const ms = this.o.deadlineMs?.(method) ?? callDeadlineMs(method);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      // Every call has a deadline: an agent stopped with its connection up answers nothing, ever.
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        reject(new CallLost(`host "${this.o.host}" did not answer ${method} within ${ms / 1000} s: it may have been done there.`));
+        this.o.onSilent?.(method);
+      }, ms);
+      const done = () => clearTimeout(timer);
+      this.pending.set(id, {
+        resolve: (v) => {
+          done();
+          resolve(v);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      });
       this.o.output.write(line);
     });
   }
@@ -92,8 +121,8 @@ export class RpcClient implements RemoteCall {
   }
 
   /** Ends the agent's input (it exits when its stdin ends); pending calls fail. */
-  close(): void {
-    this.fail("the channel was closed by the shepherd");
+  close(why = "the channel was closed by the shepherd"): void {
+    this.fail(why);
     this.o.output.end();
   }
 
