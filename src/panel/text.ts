@@ -22,7 +22,7 @@ export function panelLostText(port: number, failure: unknown): string {
   const taken = (failure as { cause?: { code?: unknown } } | undefined)?.cause?.code === "EADDRINUSE";
   return [
     taken
-      ? `the panel is off: something else took port ${port} on 127.0.0.1 while pi reloaded.`
+      ? `the panel is off: something else holds port ${port} on 127.0.0.1 (taken while pi reloaded), so the reloaded panel could not listen there.`
       : `the panel is off: it could not listen on 127.0.0.1:${port} again after the reload (${errorText(failure)}).`,
     "Its token and every page's session are let go, so whatever holds the port now got nothing that opens the herd.",
     "/shepherd panel on turns it on again with a new URL.",

@@ -115,7 +115,7 @@ describe("e2e: the panel's port", () => {
     try {
       await reload;
       const told = String(((await lost) as { message?: unknown }).message);
-      assert.match(told, new RegExp(`the panel is off: something else took port ${port} on 127\\.0\\.0\\.1 while pi reloaded`));
+      assert.match(told, new RegExp(`the panel is off: something else holds port ${port} on 127\\.0\\.0\\.1 \\(taken while pi reloaded\\)`));
       assert.match(told, /token and every page's session are let go.*\/shepherd panel on turns it on again/s);
     } finally {
       await new Promise<void>((resolve) => impostor.close(() => resolve()));
