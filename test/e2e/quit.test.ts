@@ -105,4 +105,28 @@ describe("quitting the shepherd in pi's TUI while a sheep works", { timeout: 600
     await next.ok({ action: "close", agentId: busy.agentId });
     assert.ok(!(await panes()).has(busy.paneId));
   });
+
+  it("an answer the person saw by /shepherd wait counts as received: the quit closes that sheep (issue 31, item 17)", async () => {
+    const person = await world!.tui();
+    await person.until(/scripted-model/);
+    await person.type("/shepherd start echo --label seen");
+    await person.until(/Started "seen"/);
+    const seen = await recorded("seen");
+    await person.type("/shepherd prompt seen hello there");
+    await person.until(/Its answer: \/shepherd wait seen/);
+    await person.type("/shepherd wait seen");
+    await person.until(/ECHO: hello there/, 60_000);
+    await person.tmux(["set-option", "-p", "-t", person.target, "remain-on-exit", "on"]);
+    const shepherdPid = Number((await person.tmux(["display", "-p", "-t", person.target, "#{pane_pid}"])).trim());
+    await person.keys("C-c", "C-c");
+    for (let i = 0; pidAlive(shepherdPid); i++) {
+      assert.ok(i < 300, `pi did not quit:\n${await person.screen()}`);
+      await sleep(100);
+    }
+    const screen = (await person.screen()).replace(/\n/g, "");
+    assert.doesNotMatch(screen, /not received|left 1 sheep running/, screen);
+    assert.equal((await recorded("seen").catch(() => undefined))?.state ?? "closed", "closed", "the sheep is closed (closeOnExit)");
+    const left = await person.tmux(["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert.ok(!left.split("\n").includes(seen.paneId), `its pane is closed: ${left}`);
+  });
 });
