@@ -42,6 +42,8 @@ export async function moveCheckedOut(git: Git, repo: string, branch: string, fro
     await swapRef(git, repo, ref, to, from, `${why} (undone: HEAD moved to ${after || "a detached HEAD"})`);
     throw refused(`your checkout ${repo} switched to ${after || "a detached HEAD"} while ${branch} was being moved; ${branch} was put back.`);
   }
+  // read-tree trusts the index's stat data: a file rewritten with the same content must not look changed.
+  await git.run(repo, ["update-index", "-q", "--refresh"], { ok: [1] });
   const r = await git.run(repo, ["read-tree", "-m", "-u", from, to], { ok: [128] });
   if (r.exitCode !== 0) {
     await swapRef(git, repo, ref, to, from, `${why} (undone: the files could not follow)`);
@@ -78,6 +80,7 @@ export async function repairLeftIndex(git: Git, dir: string, refused: Refuse): P
     await git.run(dir, ["reset", "--quiet", "--no-recurse-submodules"]);
     return true;
   }
+  await git.run(dir, ["update-index", "-q", "--refresh"], { ok: [1] });
   const files = await git.run(dir, ["diff-files", "--quiet", "--no-ext-diff", "--"], { ok: [1] });
   if (files.exitCode === 0) {
     const r = await git.run(dir, ["read-tree", "-m", "-u", from, to], { ok: [128] });

@@ -69,6 +69,16 @@ describe("git land: what it moves, what stops it, what it says", () => {
     assert.equal(await status(repo), " M other.txt\n?? .pi/agents/linter.md\n?? .pi/shepherd.json\n");
   });
 
+  it("a file of the person's rewritten with the same content (its stat data changed) does not stop it", async () => {
+    const { repo, wt } = await sheep("restat");
+    await writeFiles(wt.path, { "shared.txt": "from the sheep\n" });
+    await writeFiles(repo, { "shared.txt": "mine\n" });
+    await writeFiles(repo, { "shared.txt": lines(5) });
+    const landed = await ws.land(wt, { squash: false, label: "restat" });
+    assert.equal(landed.landed, true);
+    assert.equal(await readFile(join(repo, "shared.txt"), "utf8"), "from the sheep\n");
+  });
+
   it("takes a commit message; a merge is said to be one", async () => {
     const { repo, wt } = await sheep("message");
     await writeFiles(wt.path, { "shared.txt": "from the sheep\n" });
