@@ -133,10 +133,10 @@ describe("operations with real pi: model aliases, resume after the shepherd quit
     assert.match(
       lines[1]!,
       new RegExp(
-        `^ {2}\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d {2}start {3}alpha \\(${ids.resumed}\\) aliased on tmux pane %\\d+, model other/scripted-model, resuming ${ids.alpha}$`,
+        `^ {2}\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d {2}start {3}alpha \\(${ids.resumed}\\) aliased on tmux pane %\\d+, model other/scripted-model, resuming ${ids.alpha} · by you \\(/shepherd\\)$`,
       ),
     );
-    assert.match(lines[4]!, /result {2}alpha \(a_\w+\) p_\w+ completed in \d+\.\ds ↑\d+ ↓\d+$/);
+    assert.match(lines[4]!, /result {2}alpha \(a_\w+\) p_\w+ completed in \d+\.\ds ↑\d+ ↓\d+ · by the model \(tool\)$/);
   });
 
   it("when the second shepherd quits too, nothing is left but sessions and resume cards", async () => {

@@ -301,6 +301,24 @@ describe("core: close and start failures", () => {
     await assert.rejects(s.shepherd.prompt(a.agentId, "more"), /^ShepherdError: \[agent_closed\]/);
   });
 
+  it("a wait that looks while a close is under way sees the cancellation, not the pane it closed", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 100 });
+    await settle();
+    // pi outlives its pane for a while: the close waits for it, and meanwhile the wait looks again.
+    s.world.lingering.set(a.agentId, 60);
+    const closing = s.shepherd.close(a.agentId);
+    await settle();
+    for (let i = 0; i < 20 && s.world.lingering.get(a.agentId)! > 0; i++) await s.clock.advance(100, 20);
+    const closed = await closing;
+    assert.deepEqual(closed.cancelledPromptIds, [p.promptId]);
+    const [r] = await waiting;
+    assert.equal(r!.status, "cancelled");
+    assert.match(r!.error!, /^\[cancelled\] the sheep was closed/);
+  });
+
   it("a sheep whose pane id came back with another sheep closes without touching that pane", async () => {
     const s = setup();
     const a = await started(s);

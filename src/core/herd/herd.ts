@@ -91,6 +91,11 @@ export class Herd {
   private readonly watches = new Map<string, () => void>();
   /** Prompts being settled (evidence takes a moment): everyone asking meanwhile gets the same outcome. */
   readonly settling = new Map<string, Promise<WaitItem>>();
+  /**
+   * Sheep a close is ending right now: their panes go before their prompts are cancelled, and a
+   * look meanwhile must leave the prompt to the close rather than call it a pane that went.
+   */
+  readonly closing = new Set<string>();
   /** The tail of each sheep's queue of exclusive operations. */
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Records dropped from the registry: the store must drop them too, even under an old owner. */

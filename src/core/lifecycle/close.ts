@@ -28,31 +28,42 @@ async function closeRecord(herd: Herd, rec: AgentRecord, o: CloseOptions): Promi
       return { agentId: rec.agentId, cancelledPromptIds: [], alreadyClosed: true, ...worktree };
     }
     if (herd.registry.agents.get(rec.agentId) !== rec) throw herd.registry.unknownAgent(rec.agentId);
-    // A result already on disk is the answer, not a cancellation.
-    await refresh(herd, rec);
-    await closeOurPane(herd, rec);
-    // The answer may have landed while the pane went; what is left, active or queued, is cancelled.
-    await refresh(herd, rec);
-    const cancelled = await settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
-    herd.setState(rec, "closed");
-    delete rec.activePromptId;
-    herd.unwatch(rec.agentId);
-    // Only now that the pane is confirmed gone can nothing still be reading these files.
-    const sessionPath = await herd.opts.host.cleanup(rec.agentId);
-    // With the sheep gone, nothing writes to its worktree any more.
-    const worktree = await worktreeAfterClose(herd, rec, o);
-    herd.bells.ring(rec.agentId);
-    await herd.persist();
-    herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
-    return {
-      agentId: rec.agentId,
-      cancelledPromptIds: cancelled,
-      alreadyClosed: false,
-      ...(sessionPath ? { sessionPath } : {}),
-      ...(rec.host !== undefined ? { host: rec.host } : {}),
-      ...worktree,
-    };
+    herd.closing.add(rec.agentId);
+    try {
+      return await closeLive(herd, rec, o);
+    } finally {
+      herd.closing.delete(rec.agentId);
+      // A waiter that left its prompt to this close looks again now, whatever became of it.
+      herd.bells.ring(rec.agentId);
+    }
   });
+}
+
+async function closeLive(herd: Herd, rec: AgentRecord, o: CloseOptions): Promise<CloseOutcome> {
+  // A result already on disk is the answer, not a cancellation.
+  await refresh(herd, rec);
+  await closeOurPane(herd, rec);
+  // The answer may have landed while the pane went; what is left, active or queued, is cancelled.
+  await refresh(herd, rec);
+  const cancelled = await settleAll(herd, rec, { status: "cancelled", error: "[cancelled] the sheep was closed before it answered." });
+  herd.setState(rec, "closed");
+  delete rec.activePromptId;
+  herd.unwatch(rec.agentId);
+  // Only now that the pane is confirmed gone can nothing still be reading these files.
+  const sessionPath = await herd.opts.host.cleanup(rec.agentId);
+  // With the sheep gone, nothing writes to its worktree any more.
+  const worktree = await worktreeAfterClose(herd, rec, o);
+  herd.bells.ring(rec.agentId);
+  await herd.persist();
+  herd.audit({ event: "close", agentId: rec.agentId, label: rec.label, cancelledPromptIds: cancelled });
+  return {
+    agentId: rec.agentId,
+    cancelledPromptIds: cancelled,
+    alreadyClosed: false,
+    ...(sessionPath ? { sessionPath } : {}),
+    ...(rec.host !== undefined ? { host: rec.host } : {}),
+    ...worktree,
+  };
 }
 
 async function worktreeAfterClose(herd: Herd, rec: AgentRecord, o: CloseOptions): Promise<Pick<CloseOutcome, "worktree">> {

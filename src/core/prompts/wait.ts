@@ -206,6 +206,8 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
     // The result may have landed just before pi or its pane went: look once more.
     await settleFromDisk(herd, rec, prompt);
     if (prompt.settled) return prompt.settled;
+    // The close that took the pane settles what it owed (cancelled) and rings when done.
+    if (herd.closing.has(rec.agentId)) return undefined;
     herd.setState(rec, "exited");
     return settle(
       herd,
