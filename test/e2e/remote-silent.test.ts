@@ -13,9 +13,10 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
-import { type FaultWorld, faultWorld } from "../support/remote-faults.ts";
-import type { ToolOutcome } from "../support/rpc-shepherd.ts";
-import { type Item, untilLogged } from "../support/scene.ts";
+import type { RemoteHost } from "../support/remote-host.ts";
+import { type RemoteWorld, remoteWorld } from "../support/remote-world.ts";
+import type { RpcShepherd, ToolOutcome } from "../support/rpc-shepherd.ts";
+import { type Item, type Scene, untilLogged } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
 
 function ppidOf(pid: number): number | undefined {
@@ -39,8 +40,8 @@ function argvOf(pid: number): string[] {
  * The shepherd's agent on the remote host: found in the process tree of sshd's sessions (by the
  * pids they have, never by a process name), the one running the deployed agent.mjs.
  */
-async function remoteAgents(f: FaultWorld): Promise<number[]> {
-  const tree = new Set(await f.remote.sessions());
+async function remoteAgents(remote: RemoteHost): Promise<number[]> {
+  const tree = new Set(await remote.sessions());
   const all = readdirSync("/proc")
     .filter((n) => /^\d+$/.test(n))
     .map(Number);
@@ -73,7 +74,9 @@ type Silence = "stopped" | "cut";
 
 function silentHost(how: Silence) {
   describe(`a host whose ${how === "stopped" ? "agent is stopped (its connection up)" : "link is cut"} holds up nothing else`, { timeout: 600_000 }, () => {
-    let f: FaultWorld;
+    // The host's ssh options as a person leaves them (keepalives 10 s × 3): a cut link goes
+    // unnoticed by ssh for longer than the waits' own timeouts.
+    let f: { rw: RemoteWorld; remote: RemoteHost; model: RemoteWorld["world"]["model"]; scene: Scene; shepherd: RpcShepherd };
     let localPrompt = "";
     let remotePrompt = "";
     let far = "";
@@ -82,7 +85,7 @@ function silentHost(how: Silence) {
     /** The host silent: every agent of the shepherd there stopped (a restarted one too), or the link down. */
     const silence = async () => {
       if (how === "cut") return f.remote.cut();
-      const agents = await remoteAgents(f);
+      const agents = await remoteAgents(f.remote);
       assert.ok(agents.length > 0, "the shepherd's agent runs on the remote host");
       for (const pid of agents) {
         stopped.add(pid);
@@ -91,8 +94,10 @@ function silentHost(how: Silence) {
     };
 
     before(async () => {
-      f = await faultWorld(`remote-silent-${how}`);
-      far = f.sheep;
+      const rw = await remoteWorld(`remote-silent-${how}`);
+      const scene = rw.world.scene();
+      f = { rw, remote: rw.remote, model: rw.world.model, scene, shepherd: scene.shepherd };
+      far = ((await scene.ok({ action: "start", agent: "echo", label: "far", host: "box" })).details.agent as { agentId: string }).agentId;
       const local = await f.scene.start("near");
       near = local.agentId;
       localPrompt = await f.scene.prompt(near, directive({ reply: "never here", delayMs: 300_000, tag: `NEAR-${how}` }));
