@@ -121,6 +121,7 @@ export function doctor(o: DoctorOptions): Promise<DoctorReport> {
     ...(o.projectTrusted === undefined ? {} : { projectTrusted: o.projectTrusted }),
     ...(shepherdPi ? { shepherdPi } : {}),
     records: o.shepherd ? [...o.shepherd.registry.agents.values()] : [],
+    ...(o.shepherd ? { leftovers: () => o.shepherd!.leftovers() } : {}),
     owner: processOwner(),
     ownerAlive,
     brief: o.brief,

@@ -13,6 +13,22 @@ export class RoutedSheepHost implements SheepHost {
     return ports.host.prepare(req);
   }
 
+  /** This machine's and every answering host's; a host's found here is routed there from now on (a prune discards it there). */
+  async staleSpecs(olderThanMs: number): Promise<{ agentId: string; host?: string }[]> {
+    const local = (await this.table.local.host.staleSpecs?.(olderThanMs)) ?? [];
+    const remote = await Promise.all(
+      this.table.names.map((host) =>
+        Promise.resolve()
+          .then(() => this.table.remote(host).host.staleSpecs?.(olderThanMs) ?? [])
+          .then((found) => found.map((s) => ({ agentId: s.agentId, host })))
+          .catch(() => [] as { agentId: string; host: string }[]),
+      ),
+    );
+    const all: { agentId: string; host?: string }[] = [...local.map((s) => ({ agentId: s.agentId })), ...remote.flat()];
+    for (const s of all) if (s.host !== undefined && this.table.hostOf(s.agentId) === undefined) this.table.starting(s.agentId, s.host);
+    return all;
+  }
+
   snapshot(agentId: string): Promise<SheepSnapshot> {
     return this.table.forAgent(agentId).host.snapshot(agentId);
   }

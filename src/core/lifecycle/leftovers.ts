@@ -3,6 +3,7 @@
  * the worktree and its branch but never recorded the sheep. Prune removes them (one holding work
  * only when forced); a worktree whose maker still runs is left alone, its start may be on its way.
  */
+import { STALE_SPEC_MS } from "../../ports/sheep-host.ts";
 import type { MarkedWorktree } from "../../ports/workspace.ts";
 import type { Herd } from "../herd/herd.ts";
 import { unlandedWork } from "./worktrees.ts";
@@ -44,4 +45,34 @@ export async function pruneLeftovers(herd: Herd, force: boolean): Promise<Leftov
     }
   }
   return out;
+}
+
+/** A launch spec no launcher read, of a sheep no record knows: a start cut short between prepare and its pane. */
+export interface LeftoverSpec {
+  agentId: string;
+  host?: string;
+}
+
+/**
+ * Stale launch specs, here and on every host that answers: older than any start could hold one
+ * (another shepherd's start on its way is younger), and of a sheep no record, warm or not, knows.
+ */
+export async function leftoverSpecs(herd: Herd): Promise<LeftoverSpec[]> {
+  const found = (await herd.opts.host.staleSpecs?.(STALE_SPEC_MS).catch(() => [])) ?? [];
+  return found.filter((s) => !herd.registry.agents.has(s.agentId) && !herd.registry.warm.has(s.agentId));
+}
+
+/** Removes each stale spec with every file its start wrote (pi never ran from it: nothing there is worth keeping). */
+export async function pruneSpecs(herd: Herd): Promise<LeftoverSpec[]> {
+  const removed: LeftoverSpec[] = [];
+  for (const s of await leftoverSpecs(herd)) {
+    const ok = await herd.opts.host.discard(s.agentId).then(
+      () => true,
+      () => false,
+    );
+    if (!ok) continue;
+    herd.audit({ event: "prune", agentId: s.agentId, label: "(no record)" });
+    removed.push(s);
+  }
+  return removed;
 }
