@@ -12,7 +12,8 @@ import { herdChecks } from "./herd.ts";
 import { hostChecks } from "./hosts.ts";
 import { runtimeChecks } from "./runtime.ts";
 import { hostSpecChecks } from "./specs.ts";
-import { type Check, report, type DoctorReport } from "./types.ts";
+import { type Check, report, type DoctorReport, warn } from "./types.ts";
+import { plain } from "./config.ts";
 import { nodeCheck, piCheck, piCommandCheck } from "./versions.ts";
 
 export interface DoctorInput {
@@ -28,7 +29,7 @@ export interface DoctorInput {
   owner?: string;
   ownerAlive(owner: string): boolean;
   /** What the running shepherd finds that starts cut short left on its hosts (this machine's are read here). */
-  leftovers?: () => Promise<{ specs: readonly { agentId: string; host?: string }[] }>;
+  leftovers?: () => Promise<{ specs: readonly { agentId: string; host?: string }[]; panes: readonly { agentId: string; host: string; paneId: string }[] }>;
   /** Only what decides the runtime: quick enough to add to an error. */
   brief?: boolean;
 }
@@ -75,5 +76,12 @@ export async function hostLeftoverChecks(leftovers: DoctorInput["leftovers"]): P
   if (!found) return [];
   const byHost = new Map<string, string[]>();
   for (const s of found.specs) if (s.host !== undefined) byHost.set(s.host, [...(byHost.get(s.host) ?? []), s.agentId]);
-  return [...byHost].flatMap(([host, ids]) => hostSpecChecks(host, ids));
+  const panes = found.panes.map((p) =>
+    warn(
+      `host ${p.host}: orphan pane`,
+      `pane ${plain(p.paneId)} there carries the mark of ${plain(p.agentId)}, which this machine started and no record knows (a shepherd stopped during its start)`,
+      "/shepherd prune",
+    ),
+  );
+  return [...[...byHost].flatMap(([host, ids]) => hostSpecChecks(host, ids)), ...panes];
 }

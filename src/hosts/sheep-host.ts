@@ -10,6 +10,8 @@ export class RoutedSheepHost implements SheepHost {
     if (req.host === undefined) return this.table.local.host.prepare(req);
     const ports = this.table.remote(req.host);
     this.table.starting(req.agentId, req.host);
+    // Before the host is asked: a shepherd killed from here on leaves a pane there that this mark claims.
+    await this.table.starts?.mark(req.agentId, req.host);
     return ports.host.prepare(req);
   }
 
@@ -76,8 +78,10 @@ export class RoutedSheepHost implements SheepHost {
     return this.table.forAgent(agentId).host.evidencePath(agentId, promptId);
   }
 
-  cleanup(agentId: string): Promise<string | undefined> {
-    return this.table.forAgent(agentId).host.cleanup(agentId);
+  async cleanup(agentId: string): Promise<string | undefined> {
+    const kept = await this.table.forAgent(agentId).host.cleanup(agentId);
+    await this.table.starts?.unmark(agentId);
+    return kept;
   }
 
   async residentKb(agentId: string): Promise<number | undefined> {
@@ -92,8 +96,9 @@ export class RoutedSheepHost implements SheepHost {
     await this.table.forAgent(agentId).host.relabel?.(agentId, label);
   }
 
-  discard(agentId: string): Promise<void> {
-    return this.table.forAgent(agentId).host.discard(agentId);
+  async discard(agentId: string): Promise<void> {
+    await this.table.forAgent(agentId).host.discard(agentId);
+    await this.table.starts?.unmark(agentId);
   }
 
   async resumeCard(agentId: string): Promise<ResumeCard | undefined> {

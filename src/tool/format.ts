@@ -213,6 +213,8 @@ export function pruneText(p: PruneOutcome): string {
     lines.push(
       `Removed the launch spec of ${sp.agentId}${sp.host === undefined ? "" : ` on host ${sp.host}`}, which no record knew (a start cut short before its pane ran).`,
     );
+  for (const hp of p.hostPanes ?? [])
+    lines.push(`Closed the pane of ${hp.agentId} on host ${hp.host}, which no record knew (a shepherd stopped during its start).`);
   if (lines.length === 0) lines.push("Nothing to prune: every recorded pane is alive.");
   for (const k of p.kept)
     lines.push(

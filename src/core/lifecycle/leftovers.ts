@@ -76,3 +76,35 @@ export async function pruneSpecs(herd: Herd): Promise<LeftoverSpec[]> {
   }
   return removed;
 }
+
+/** A pane on a host that this machine started a sheep in and that no record knows: a shepherd killed during a remote start. */
+export interface LeftoverPane {
+  agentId: string;
+  host: string;
+  paneId: string;
+}
+
+/** A shepherd that still runs may be recording its sheep right now: its starts' panes are left alone. */
+export async function leftoverPanes(herd: Herd): Promise<LeftoverPane[]> {
+  const found = (await herd.opts.runtime.hostPanes?.().catch(() => [])) ?? [];
+  const alive = herd.opts.ownerAlive ?? ((o: string) => o === herd.opts.owner);
+  return found
+    .filter((p) => !herd.registry.agents.has(p.agentId) && !herd.registry.warm.has(p.agentId) && !alive(p.owner))
+    .map((p) => ({ agentId: p.agentId, host: p.host, paneId: p.paneId }));
+}
+
+/** Closes each (its sheep's files there cleaned up as a close would); one that would not close is left for the next prune. */
+export async function pruneHostPanes(herd: Herd): Promise<LeftoverPane[]> {
+  const closed: LeftoverPane[] = [];
+  for (const p of await leftoverPanes(herd)) {
+    const ok = await herd.opts.runtime.close(p.paneId, p.agentId).then(
+      (r) => r !== false,
+      () => false,
+    );
+    if (!ok) continue;
+    await herd.opts.host.cleanup(p.agentId).catch(() => undefined);
+    herd.audit({ event: "prune", agentId: p.agentId, label: "(no record)" });
+    closed.push(p);
+  }
+  return closed;
+}
