@@ -2,6 +2,7 @@
  * The composition root: settings -> runtime -> sheep host -> core. The only place that knows
  * every piece; extensions/shepherd-main.ts calls it (through the lazily loaded parts) and stays thin.
  */
+import { fileStartMarks } from "./hosts/start-marks.ts";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ShepherdError } from "./domain/errors.ts";
@@ -121,6 +122,7 @@ export function doctor(o: DoctorOptions): Promise<DoctorReport> {
     ...(o.projectTrusted === undefined ? {} : { projectTrusted: o.projectTrusted }),
     ...(shepherdPi ? { shepherdPi } : {}),
     records: o.shepherd ? [...o.shepherd.registry.agents.values()] : [],
+    ...(o.shepherd ? { leftovers: () => o.shepherd!.leftovers() } : {}),
     owner: processOwner(),
     ownerAlive,
     brief: o.brief,
@@ -152,6 +154,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     hosts: Object.keys(settings.hosts),
     connect: (name) => connectRemote(name, settings.hosts[name]!, { localStateDir: stateDir(agentDir), env, depth: depth + 1 }),
     hostOf: (agentId) => recorded(agentId),
+    starts: fileStartMarks(join(stateDir(agentDir), "host-starts"), processOwner()),
   });
   const shepherd = new Shepherd({
     runtime: new RoutedRuntime(hosts),

@@ -5,6 +5,7 @@
  */
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./async/background.ts";
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
+import { type LeftoverPane, type LeftoverSpec, leftoverPanes, leftoverSpecs } from "./lifecycle/leftovers.ts";
 import { Courier, type CourierSink } from "./async/courier.ts";
 import type { DelegateTask } from "./delegation/delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./prompts/evidence.ts";
@@ -290,6 +291,12 @@ export class Shepherd {
 
   close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome> {
     return close(this.herdState, agentId, options);
+  }
+
+  /** What starts cut short left, here and on every host that answers, that no record knows (read only: prune removes it). */
+  async leftovers(): Promise<{ specs: LeftoverSpec[]; panes: LeftoverPane[] }> {
+    const [specs, panes] = await Promise.all([leftoverSpecs(this.herdState), leftoverPanes(this.herdState)]);
+    return { specs, panes };
   }
 
   prune(o: { force?: boolean } = {}): Promise<PruneOutcome> {

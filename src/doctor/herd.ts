@@ -12,6 +12,7 @@ import { makeRuntime } from "../runtimes/make.ts";
 import { shellQuote } from "../runtimes/shell-line.ts";
 import { plain } from "./config.ts";
 import { pass, warn, type Check } from "./types.ts";
+import { specChecks } from "./specs.ts";
 import { worktreeChecks } from "./worktrees.ts";
 
 export interface HerdCheckInput {
@@ -38,6 +39,7 @@ export async function herdChecks(o: HerdCheckInput): Promise<Check[]> {
   checks.push(...(await staleChecks(o, live)));
   if (o.chosen) checks.push(...(await orphanChecks(o, o.chosen, new Set(live.map((r) => r.agentId)))));
   checks.push(...(await worktreeChecks(o, all.values())));
+  checks.push(...(await specChecks({ stateDir: o.stateDir, known: new Set(all.keys()) })));
   return checks;
 }
 

@@ -11,7 +11,9 @@ import { agentChecks, environmentCheck, settingsChecks, stateDirChecks } from ".
 import { herdChecks } from "./herd.ts";
 import { hostChecks } from "./hosts.ts";
 import { runtimeChecks } from "./runtime.ts";
-import { report, type DoctorReport } from "./types.ts";
+import { hostSpecChecks } from "./specs.ts";
+import { type Check, report, type DoctorReport, warn } from "./types.ts";
+import { plain } from "./config.ts";
 import { nodeCheck, piCheck, piCommandCheck } from "./versions.ts";
 
 export interface DoctorInput {
@@ -26,6 +28,8 @@ export interface DoctorInput {
   records?: readonly AgentRecord[];
   owner?: string;
   ownerAlive(owner: string): boolean;
+  /** What the running shepherd finds that starts cut short left on its hosts (this machine's are read here). */
+  leftovers?: () => Promise<{ specs: readonly { agentId: string; host?: string }[]; panes: readonly { agentId: string; host: string; paneId: string }[] }>;
   /** Only what decides the runtime: quick enough to add to an error. */
   brief?: boolean;
 }
@@ -53,6 +57,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     ...(await stateDirChecks(stateDir(input.agentDir))),
     ...settingsChecks(loaded),
     ...(await hostChecks(loaded.settings.hosts, env, loaded.paths.user)),
+    ...(await hostLeftoverChecks(input.leftovers)),
     ...agentChecks(found, loaded.settings.agentScope),
     ...(await herdChecks({
       stateDir: stateDir(input.agentDir),
@@ -63,4 +68,20 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
       ...(rt.chosen ? { chosen: rt.chosen } : {}),
     })),
   ]);
+}
+
+/** Per host, what the running shepherd found there that no record knows; nothing without a shepherd. */
+export async function hostLeftoverChecks(leftovers: DoctorInput["leftovers"]): Promise<Check[]> {
+  const found = await leftovers?.().catch(() => undefined);
+  if (!found) return [];
+  const byHost = new Map<string, string[]>();
+  for (const s of found.specs) if (s.host !== undefined) byHost.set(s.host, [...(byHost.get(s.host) ?? []), s.agentId]);
+  const panes = found.panes.map((p) =>
+    warn(
+      `host ${p.host}: orphan pane`,
+      `pane ${plain(p.paneId)} there carries the mark of ${plain(p.agentId)}, which this machine started and no record knows (a shepherd stopped during its start)`,
+      "/shepherd prune",
+    ),
+  );
+  return [...[...byHost].flatMap(([host, ids]) => hostSpecChecks(host, ids)), ...panes];
 }

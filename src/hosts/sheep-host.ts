@@ -10,7 +10,25 @@ export class RoutedSheepHost implements SheepHost {
     if (req.host === undefined) return this.table.local.host.prepare(req);
     const ports = this.table.remote(req.host);
     this.table.starting(req.agentId, req.host);
+    // Before the host is asked: a shepherd killed from here on leaves a pane there that this mark claims.
+    await this.table.starts?.mark(req.agentId, req.host);
     return ports.host.prepare(req);
+  }
+
+  /** This machine's and every answering host's; a host's found here is routed there from now on (a prune discards it there). */
+  async staleSpecs(olderThanMs: number): Promise<{ agentId: string; host?: string }[]> {
+    const local = (await this.table.local.host.staleSpecs?.(olderThanMs)) ?? [];
+    const remote = await Promise.all(
+      this.table.names.map((host) =>
+        Promise.resolve()
+          .then(() => this.table.remote(host).host.staleSpecs?.(olderThanMs) ?? [])
+          .then((found) => found.map((s) => ({ agentId: s.agentId, host })))
+          .catch(() => [] as { agentId: string; host: string }[]),
+      ),
+    );
+    const all: { agentId: string; host?: string }[] = [...local.map((s) => ({ agentId: s.agentId })), ...remote.flat()];
+    for (const s of all) if (s.host !== undefined && this.table.hostOf(s.agentId) === undefined) this.table.starting(s.agentId, s.host);
+    return all;
   }
 
   snapshot(agentId: string): Promise<SheepSnapshot> {
@@ -60,8 +78,10 @@ export class RoutedSheepHost implements SheepHost {
     return this.table.forAgent(agentId).host.evidencePath(agentId, promptId);
   }
 
-  cleanup(agentId: string): Promise<string | undefined> {
-    return this.table.forAgent(agentId).host.cleanup(agentId);
+  async cleanup(agentId: string): Promise<string | undefined> {
+    const kept = await this.table.forAgent(agentId).host.cleanup(agentId);
+    await this.table.starts?.unmark(agentId);
+    return kept;
   }
 
   async residentKb(agentId: string): Promise<number | undefined> {
@@ -76,8 +96,9 @@ export class RoutedSheepHost implements SheepHost {
     await this.table.forAgent(agentId).host.relabel?.(agentId, label);
   }
 
-  discard(agentId: string): Promise<void> {
-    return this.table.forAgent(agentId).host.discard(agentId);
+  async discard(agentId: string): Promise<void> {
+    await this.table.forAgent(agentId).host.discard(agentId);
+    await this.table.starts?.unmark(agentId);
   }
 
   async resumeCard(agentId: string): Promise<ResumeCard | undefined> {

@@ -6,6 +6,7 @@
  * pane id, baseline or worktree. A remote pane id is `<host>/<its id there>`, so pane ids stay
  * unique across machines; a remote host's own ports never see the prefix.
  */
+import type { StartMarks } from "./start-marks.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { Runtime } from "../ports/runtime.ts";
 import type { SheepHost } from "../ports/sheep-host.ts";
@@ -41,6 +42,8 @@ export interface HostTableOptions {
   hosts: readonly string[];
   /** A host's ports, made once, on first need. */
   connect: (name: string) => RemotePorts;
+  /** This machine's marks on the sheep it starts on hosts (none: panes there no record knows are only reported). */
+  starts?: StartMarks;
   /** The host a recorded sheep runs on (undefined: this machine): sheep recorded before a reload. */
   hostOf: (agentId: string) => string | undefined;
 }
@@ -63,6 +66,10 @@ export class HostTable {
 
   get local(): HostPorts {
     return this.#o.local;
+  }
+
+  get starts(): StartMarks | undefined {
+    return this.#o.starts;
   }
 
   get names(): readonly string[] {

@@ -79,6 +79,12 @@ export interface Runtime {
    * them with the records to find orphans. A server that is not running has none.
    */
   markedPanes(): Promise<PaneRef[]>;
+  /**
+   * Panes on hosts that carry a sheep's mark and that this machine started (its own mark on the
+   * start), each with its host and the shepherd that started it, pane ids as the core holds them;
+   * hosts that do not answer tell of none. Which of them no record knows is the caller's to tell.
+   */
+  hostPanes?(): Promise<(PaneRef & { host: string; owner: string })[]>;
   /** Recent text of the pane, oldest line first. */
   read(paneId: string, lines: number): Promise<string>;
   /**

@@ -89,8 +89,20 @@ export type Delivery =
 /** How a reply reached the sheep's waiting question, or why it did not. */
 export type ReplyOutcome = "delivered" | "already_replied" | "expired";
 
+/**
+ * How long a start may hold a launch spec before its pane's launcher reads (and removes) it: far
+ * longer than a start's deadlines, so a spec older than this that no record knows is a start cut short.
+ */
+export const STALE_SPEC_MS = 10 * 60_000;
+
 export interface SheepHost {
   prepare(req: PrepareRequest): Promise<PreparedSheep>;
+  /**
+   * Sheep whose launch spec (it holds forwarded secrets) no launcher has read for `olderThanMs`,
+   * each with the host it is on (none: this machine). Which of them no record knows is the
+   * caller's to tell; `discard` removes one.
+   */
+  staleSpecs?(olderThanMs: number): Promise<{ agentId: string; host?: string }[]>;
   snapshot(agentId: string): Promise<SheepSnapshot>;
   /**
    * Whether the pid the sheep last reported (as of the last snapshot) still runs: a system call,

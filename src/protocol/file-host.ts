@@ -20,12 +20,13 @@ import {
 } from "../ports/sheep-host.ts";
 import { READ_LIMITS, readBounded, readJsonBounded, readJsonBoundedSync, refusalText, jsonValue, type JsonRead } from "./bounded-read.ts";
 import { ensurePrivateDir, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
-import { cardsDir, INBOX_FILE, sheepDir, sheepLayout } from "./layout.ts";
+import { cardsDir, INBOX_FILE, sheepDir, sheepLayout, stateDir } from "./layout.ts";
 import { MAX_MESSAGE_CHARS, parseMessageLog } from "./message-log.ts";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
 import { pidRunning } from "./pid.ts";
 import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts";
 import { readSessionTail } from "./session-log.ts";
+import { specsOlderThan } from "./stale-specs.ts";
 
 export interface FileHostOptions {
   agentDir: string;
@@ -103,6 +104,10 @@ export class FileSheepHost implements SheepHost {
     await writeJsonAtomic(layout.resume, card);
     const argv = [this.o.nodePath, this.o.launcherPath, layout.spec];
     return { sessionPath, command: { argv, reporting: ["/bin/sh", this.o.reportExitPath, layout.exit, ...argv] } };
+  }
+
+  async staleSpecs(olderThanMs: number): Promise<{ agentId: string }[]> {
+    return (await specsOlderThan(stateDir(this.o.agentDir), olderThanMs)).map((agentId) => ({ agentId }));
   }
 
   private resumedSession(resume: { from: string; sessionPath: string }): string {

@@ -209,6 +209,12 @@ export function pruneText(p: PruneOutcome): string {
         ? `Removed the worktree at ${w.path} and its branch ${w.branch}, which no record knew (a start cut short).`
         : `Removed the worktree of ${w.label} (${w.agentId}) at ${w.path} and its branch ${w.branch}.`,
     );
+  for (const sp of p.specs ?? [])
+    lines.push(
+      `Removed the launch spec of ${sp.agentId}${sp.host === undefined ? "" : ` on host ${sp.host}`}, which no record knew (a start cut short before its pane ran).`,
+    );
+  for (const hp of p.hostPanes ?? [])
+    lines.push(`Closed the pane of ${hp.agentId} on host ${hp.host}, which no record knew (a shepherd stopped during its start).`);
   if (lines.length === 0) lines.push("Nothing to prune: every recorded pane is alive.");
   for (const k of p.kept)
     lines.push(

@@ -291,3 +291,13 @@ test("a pane create lost on its way whose host stays away: the start is told a p
   await assert.rejects(runtime.createPane(PANE), (e) => e instanceof CallLost && /a pane may run there with pi in it that nothing here holds/.test(e.message));
   assert.deepEqual(call.methods("runtime.close"), []);
 });
+
+test("a host's stale launch specs: asked with their age, each id checked; an answer not of agent ids is refused", async () => {
+  const call = new FakeCall();
+  const { host } = remotePorts(call, { host: "h", runtime: "tmux" });
+  call.answers.set("host.staleSpecs", [{ agentId: A, extra: "ignored" }]);
+  assert.deepEqual(await host.staleSpecs!(600_000), [{ agentId: A }]);
+  assert.deepEqual(call.methods("host.staleSpecs"), [[600_000]]);
+  call.answers.set("host.staleSpecs", [{ agentId: "../../etc" }]);
+  await assert.rejects(host.staleSpecs!(600_000), /\[protocol_error\] /);
+});

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { realpathSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { homedir, tmpdir, userInfo } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { PassThrough } from "node:stream";
@@ -172,7 +172,13 @@ test("a sheep's files through RemoteSheepHost without a pane: prepare (0700/0600
   assert.equal(await host.result(agentId, "p_0123456789"), undefined);
   assert.equal(await host.evidencePath(agentId, "p_0123456789"), join(sheep, "evidence", "p_0123456789.patch"));
   assert.deepEqual(await host.conversation(agentId, 3), { sessionPath: prepared.sessionPath, earlier: false });
+  // A spec no launcher read: listed by the agent once older than asked (issue 31, item 7).
+  assert.deepEqual(await host.staleSpecs!(60_000), []);
+  const then = Date.now() / 1000 - 120;
+  await utimes(join(sheep, "spec.json"), then, then);
+  assert.deepEqual(await host.staleSpecs!(60_000), [{ agentId }]);
   await host.discard(agentId);
+  assert.deepEqual(await host.staleSpecs!(60_000), []);
   await assert.rejects(stat(sheep), { code: "ENOENT" });
   await assert.rejects(stat(card), { code: "ENOENT" });
 });

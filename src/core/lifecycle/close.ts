@@ -1,5 +1,5 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
-import { pruneLeftovers } from "./leftovers.ts";
+import { pruneHostPanes, pruneLeftovers, pruneSpecs } from "./leftovers.ts";
 import type { PaneLiveness } from "../../ports/runtime.ts";
 import { errorText, exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
@@ -118,6 +118,10 @@ export interface PruneOutcome {
   forgotten: { agentId: string; label: string }[];
   /** Worktrees and branches prune removed, of closed and of gone sheep alike. */
   worktrees: { agentId: string; label: string; path: string; branch: string }[];
+  /** Launch specs of starts cut short (no record knows them), removed with what their starts wrote; host absent: this machine. */
+  specs?: { agentId: string; host?: string }[];
+  /** Panes this machine started on hosts that no record knows (a shepherd killed during a remote start), closed. */
+  hostPanes?: { agentId: string; host: string; paneId: string }[];
 }
 
 const keptOf = (rec: AgentRecord, reason: string): KeptWorktree => ({
@@ -168,6 +172,10 @@ export async function prune(herd: Herd, o: { force?: boolean } = {}): Promise<Pr
   for (const m of left.removed) out.worktrees.push({ agentId: m.agentId, label: NO_RECORD, path: m.worktree.path, branch: m.worktree.branch });
   for (const k of left.kept)
     out.kept.push({ agentId: k.mark.agentId, label: NO_RECORD, path: k.mark.worktree.path, branch: k.mark.worktree.branch, reason: k.reason, leftover: true });
+  const specs = await pruneSpecs(herd);
+  if (specs.length) out.specs = specs;
+  const panes = await pruneHostPanes(herd);
+  if (panes.length) out.hostPanes = panes;
   await herd.persist();
   return out;
 }

@@ -200,6 +200,8 @@ export class AgentServer {
         return host.cleanup(agentId(p, 0, method));
       case "host.relabel":
         return host.relabel(agentId(p, 0, method), arg(p, 1, "string", method));
+      case "host.staleSpecs":
+        return host.staleSpecs(arg(p, 0, "number", method));
       case "host.discard":
         return host.discard(agentId(p, 0, method));
       case "host.renewed":

@@ -86,6 +86,7 @@ export const METHODS = [
   "runtime.relabel",
   "runtime.agentStatus",
   "host.prepare",
+  "host.staleSpecs",
   "host.snapshot",
   "host.result",
   "host.submit",

@@ -172,6 +172,12 @@ export class RemoteSheepHost implements SheepHost {
     await this.remote.call("host.relabel", [agentId, label]);
   }
 
+  /** The host's own list, checked and capped as its local scan caps it. */
+  async staleSpecs(olderThanMs: number): Promise<{ agentId: string }[]> {
+    const found = await this.ask<{ agentId: string }[]>("host.staleSpecs", [olderThanMs], arrayOf(fields({ agentId: isAgentId })));
+    return found.slice(0, 200).map((s) => ({ agentId: s.agentId }));
+  }
+
   async discard(agentId: string): Promise<void> {
     await this.remote.call("host.discard", [agentId]);
   }
