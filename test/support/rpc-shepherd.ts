@@ -104,6 +104,8 @@ export class RpcShepherd {
         this.waiters = this.waiters.filter((w) => w.resolve !== done);
         reject(new Error(`timed out waiting for an RPC event; stderr: ${this.stderr.join("").slice(-2000)}`));
       }, timeoutMs);
+      // A shepherd that ended keeps nothing alive: its waiters' timers must not hold the test's process.
+      timer.unref();
       const done = (e: Event) => {
         clearTimeout(timer);
         resolve(e);
@@ -136,6 +138,8 @@ export class RpcShepherd {
     const start = this.next((e) => e.type === "tool_execution_start" && e.toolName === "shepherd", timeoutMs);
     const end = this.next((e) => e.type === "tool_execution_end" && e.toolName === "shepherd", timeoutMs);
     const settled = this.next((e) => e.type === "agent_end", timeoutMs);
+    // Awaited in turn below; one that fails while an earlier one is awaited is still this call's, not unhandled.
+    for (const p of [start, end, settled]) p.catch(() => undefined);
     const accepted = await this.command({ type: "prompt", message: directive({ tool: { name: "shepherd", arguments: args }, afterTool: "done", tag }) });
     if (accepted.success !== true) throw new Error(`prompt refused: ${JSON.stringify(accepted)}`);
     const started = await start;
