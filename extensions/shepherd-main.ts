@@ -179,13 +179,22 @@ export function shepherdExtension(pi: ExtensionAPI): void {
 
   async function beginSession(ctx: ExtensionContext): Promise<void> {
     const current = await appFor(ctx);
-    const { heldText, noticeText, personNoteText, poolDefinitions, pushMessage, reattachText } = await parts();
+    const { heldText, leftoverText, noticeText, personNoteText, poolDefinitions, pushMessage, reattachText } = await parts();
     const report = await current.shepherd.attach().catch((e) => ({ adopted: [], pruned: [], live: [], warnings: [errorText(e)] }));
     if (ctx.hasUI) {
       for (const w of report.warnings) ctx.ui.notify(printable(w), "warning");
       const said = reattachText(report);
       if (said) ctx.ui.notify(said, "info");
       if (report.live.length > 0) widget.touch(ctx);
+      // What a shepherd killed mid-start left, here and on the hosts, is said once; not awaited:
+      // a host that does not answer must not hold up the session (each remote call has its deadline).
+      void current.shepherd
+        .leftovers()
+        .then((l) => {
+          const left = leftoverText(l);
+          if (left) ctx.ui.notify(left, "warning");
+        })
+        .catch(() => undefined);
     }
     // Results nobody waits for, questions of sheep and background delegations come in as messages
     // of their own: starting a turn when the shepherd is idle, after its current one when busy.

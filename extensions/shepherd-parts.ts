@@ -15,7 +15,7 @@ export { readAudit } from "../src/protocol/audit-log.ts";
 export { readResumeCards } from "../src/protocol/resume-card.ts";
 export { poolDefinitions } from "../src/tool/definitions.ts";
 export { runCommand, runToolCall } from "../src/tool/entry.ts";
-export { heldText, noticeText, reattachText } from "../src/tool/format.ts";
+export { heldText, leftoverText, noticeText, reattachText } from "../src/tool/format.ts";
 export { pushMessage } from "../src/tool/push-text.ts";
 export { quitText } from "../src/tool/quit-text.ts";
 export { PanelAuth } from "../src/panel/auth.ts";

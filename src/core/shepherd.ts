@@ -5,7 +5,8 @@
  */
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./async/background.ts";
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
-import { type LeftoverPane, type LeftoverSpec, leftoverPanes, leftoverSpecs } from "./lifecycle/leftovers.ts";
+import { type LeftoverPane, type LeftoverSpec, leftoverPanes, leftoverSpecs, leftoverWorktrees } from "./lifecycle/leftovers.ts";
+import type { MarkedWorktree } from "../ports/workspace.ts";
 import { Courier, type CourierSink } from "./async/courier.ts";
 import type { DelegateTask } from "./delegation/delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./prompts/evidence.ts";
@@ -294,9 +295,9 @@ export class Shepherd {
   }
 
   /** What starts cut short left, here and on every host that answers, that no record knows (read only: prune removes it). */
-  async leftovers(): Promise<{ specs: LeftoverSpec[]; panes: LeftoverPane[] }> {
-    const [specs, panes] = await Promise.all([leftoverSpecs(this.herdState), leftoverPanes(this.herdState)]);
-    return { specs, panes };
+  async leftovers(): Promise<{ specs: LeftoverSpec[]; panes: LeftoverPane[]; worktrees: MarkedWorktree[] }> {
+    const [specs, panes, worktrees] = await Promise.all([leftoverSpecs(this.herdState), leftoverPanes(this.herdState), leftoverWorktrees(this.herdState)]);
+    return { specs, panes, worktrees };
   }
 
   prune(o: { force?: boolean } = {}): Promise<PruneOutcome> {

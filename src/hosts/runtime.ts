@@ -46,18 +46,21 @@ export class RoutedRuntime implements Runtime {
   async hostPanes(): Promise<(PaneRef & { host: string; owner: string })[]> {
     const starts = await this.table.starts?.marked().catch(() => undefined);
     if (!starts || starts.size === 0) return [];
+    const hosts = new Set([...starts.values()].map((m) => m.host));
     const found = await Promise.all(
-      this.table.names.map((host) =>
-        Promise.resolve()
-          .then(() => this.table.remote(host).runtime.markedPanes())
-          .then((panes) =>
-            panes.flatMap((p) => {
-              const mark = starts.get(p.agentId);
-              return mark?.host === host ? [{ agentId: p.agentId, paneId: `${host}${PANE_SEP}${p.paneId}`, host, owner: mark.owner }] : [];
-            }),
-          )
-          .catch(() => [] as (PaneRef & { host: string; owner: string })[]),
-      ),
+      this.table.names
+        .filter((host) => hosts.has(host))
+        .map((host) =>
+          Promise.resolve()
+            .then(() => this.table.remote(host).runtime.markedPanes())
+            .then((panes) =>
+              panes.flatMap((p) => {
+                const mark = starts.get(p.agentId);
+                return mark?.host === host ? [{ agentId: p.agentId, paneId: `${host}${PANE_SEP}${p.paneId}`, host, owner: mark.owner }] : [];
+              }),
+            )
+            .catch(() => [] as (PaneRef & { host: string; owner: string })[]),
+        ),
     );
     // Routed to its host from now on: a prune closes the pane and cleans the sheep's files there.
     for (const p of found.flat()) if (this.table.hostOf(p.agentId) === undefined) this.table.starting(p.agentId, p.host);

@@ -19,7 +19,7 @@ export class RoutedSheepHost implements SheepHost {
   async staleSpecs(olderThanMs: number): Promise<{ agentId: string; host?: string }[]> {
     const local = (await this.table.local.host.staleSpecs?.(olderThanMs)) ?? [];
     const remote = await Promise.all(
-      this.table.names.map((host) =>
+      (await this.table.markedHosts()).map((host) =>
         Promise.resolve()
           .then(() => this.table.remote(host).host.staleSpecs?.(olderThanMs) ?? [])
           .then((found) => found.map((s) => ({ agentId: s.agentId, host })))

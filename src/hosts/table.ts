@@ -76,6 +76,20 @@ export class HostTable {
     return this.#o.hosts;
   }
 
+  /**
+   * The hosts where a start of this machine may have left something: those its start marks name
+   * (a mark is written before a host is asked and kept until the sheep's files there go), so
+   * looking for leftovers connects to no host this machine never started a sheep on. Without
+   * marks, every host.
+   */
+  async markedHosts(): Promise<string[]> {
+    if (!this.#o.starts) return [...this.#o.hosts];
+    const marks = await this.#o.starts.marked().catch(() => undefined);
+    if (!marks) return [...this.#o.hosts];
+    const named = new Set([...marks.values()].map((m) => m.host));
+    return this.#o.hosts.filter((h) => named.has(h));
+  }
+
   /** A host's ports; [host_unknown] for a name the settings do not have. */
   remote(name: string): RemotePorts {
     const made = this.#remotes.get(name);

@@ -374,6 +374,20 @@ export function warmPoolLines(counts: Record<string, WarmCount>, problems: Recor
   return [`Warm pool (not in the herd; a matching start takes one): ${ready ?? "empty"}.`, ...why];
 }
 
+/**
+ * What a start cut short left with our mark and no record, said once the shepherd has taken its
+ * sheep back: doctor names each, prune removes them. Nothing when nothing was left.
+ */
+export function leftoverText(l: { specs: readonly unknown[]; panes: readonly { host: string }[]; worktrees: readonly unknown[] }): string | undefined {
+  const parts = [
+    l.panes.length ? `${l.panes.length} pane${l.panes.length === 1 ? "" : "s"} on ${[...new Set(l.panes.map((p) => p.host))].join(", ")}` : "",
+    l.worktrees.length ? `${l.worktrees.length} worktree${l.worktrees.length === 1 ? "" : "s"}` : "",
+    l.specs.length ? `${l.specs.length} launch spec${l.specs.length === 1 ? "" : "s"}` : "",
+  ].filter(Boolean);
+  if (parts.length === 0) return undefined;
+  return `pi-shepherd: a shepherd stopped during a start left ${parts.join(", ")} that no sheep record knows: /shepherd doctor names them, /shepherd prune removes them.`;
+}
+
 /** What the shepherd says when it took its sheep back at start: only the live ones count; nothing when none was. */
 export function reattachText(r: Pick<AttachReport, "live" | "pruned">): string | undefined {
   const pruned = r.pruned.length ? `${r.pruned.length} whose panes were gone ${r.pruned.length === 1 ? "was" : "were"} pruned` : "";

@@ -16,11 +16,12 @@ import { herdChecks } from "../../src/doctor/herd.ts";
 import { hostLeftoverChecks } from "../../src/doctor/run.ts";
 import { RoutedRuntime } from "../../src/hosts/runtime.ts";
 import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
+import { fileStartMarks } from "../../src/hosts/start-marks.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import { sheepDir, sheepLayout, stateDir } from "../../src/protocol/layout.ts";
 import type { FileSheepHost } from "../../src/protocol/file-host.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import { pruneText } from "../../src/tool/format.ts";
+import { leftoverText, pruneText } from "../../src/tool/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { testFileHost } from "../support/file-host.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
@@ -118,5 +119,41 @@ describe("launch specs a crash left between prepare and the pane", () => {
     assert.match(pruneText(out), new RegExp(`Removed the launch spec of ${CUT} on host gpu`));
     assert.equal(existsSync(stale), false, "removed on the host, where it was");
     assert.deepEqual(await hostLeftoverChecks(() => shepherd.leftovers()), []);
+  });
+
+  it("looks only on the hosts this machine marked a start on, and says what it found once", async () => {
+    const gpu = new MemoryWorld();
+    const gpuDir = join(dir, "gpu2");
+    const gpuHost = testFileHost(gpuDir);
+    const asked: string[] = [];
+    const starts = fileStartMarks(join(dir, "marks"), "me");
+    const table = new HostTable({
+      local: { runtime: new MemoryWorld().runtime, host: testFileHost(join(dir, "local2")) },
+      hosts: ["gpu", "idle"],
+      starts,
+      connect: (name) => {
+        asked.push(name);
+        return { runtime: gpu.runtime, host: gpuHost, down: () => undefined, dir: async (p) => p ?? "/home/me", close: async () => undefined };
+      },
+      hostOf: () => undefined,
+    });
+    const shepherd = new Shepherd({ runtime: new RoutedRuntime(table), host: new RoutedSheepHost(table), owner: "me", clock: new FakeClock() });
+    // No start marked anywhere: looking for leftovers (as every session start does) connects to no host.
+    assert.equal(leftoverText(await shepherd.leftovers()), undefined);
+    assert.deepEqual(asked, []);
+    // A start on gpu cut short: gpu is asked, the idle host still is not.
+    await starts.mark(CUT, "gpu");
+    await cutShort(gpuHost, gpuDir, CUT, 11);
+    const found = await shepherd.leftovers();
+    assert.deepEqual(asked, ["gpu"]);
+    assert.deepEqual(found.specs, [{ agentId: CUT, host: "gpu" }]);
+    assert.equal(
+      leftoverText(found),
+      "pi-shepherd: a shepherd stopped during a start left 1 launch spec that no sheep record knows: /shepherd doctor names them, /shepherd prune removes them.",
+    );
+    assert.equal(
+      leftoverText({ specs: [], panes: [{ host: "gpu" }, { host: "gpu" }], worktrees: [{}] }),
+      "pi-shepherd: a shepherd stopped during a start left 2 panes on gpu, 1 worktree that no sheep record knows: /shepherd doctor names them, /shepherd prune removes them.",
+    );
   });
 });
