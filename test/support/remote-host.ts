@@ -36,6 +36,8 @@ export interface RemoteHostOptions {
   modelPort?: number;
   /** The alias of the host in the client config (default "remote"). */
   alias?: string;
+  /** A directory of the remote (e.g. of stand-in programs) that every session's PATH names first. */
+  pathFirst?: string;
 }
 
 export interface RemoteHost {
@@ -270,7 +272,7 @@ export async function startRemoteHost(o: RemoteHostOptions = {}): Promise<Remote
     const tmp = join(root, "tmp");
     // The node_modules of the worktree is a symlink; the remote's PATH names real directories.
     const modules = realpathSync(join(repoRoot, "node_modules"));
-    const path = `${join(modules, "node", "bin")}:${join(modules, ".bin")}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`;
+    const path = `${o.pathFirst ? `${o.pathFirst}:` : ""}${join(modules, "node", "bin")}:${join(modules, ".bin")}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`;
 
     // The network: a namespace, a veth pair across, both ends up.
     const made = await run("ip", ["netns", "add", netns]);

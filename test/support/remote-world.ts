@@ -10,7 +10,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { type E2eWorld, type E2eWorldOptions, e2eWorld } from "./e2e-world.ts";
 import { livingSheep, notKept, sheepFiles, sheepPid } from "./leftovers.ts";
-import { type RemoteHost, startRemoteHost } from "./remote-host.ts";
+import { type RemoteHost, type RemoteHostOptions, startRemoteHost } from "./remote-host.ts";
 
 export interface RemoteWorldOptions extends Omit<E2eWorldOptions<"server">, "tmux"> {
   /** The host's name in `hosts` (default "box"). */
@@ -19,6 +19,8 @@ export interface RemoteWorldOptions extends Omit<E2eWorldOptions<"server">, "tmu
   host?: Record<string, unknown>;
   /** More hosts, by name, as functions of the remote host (e.g. one whose host key is unknown). */
   moreHosts?: (remote: RemoteHost) => Record<string, Record<string, unknown>>;
+  /** The remote host's own options (e.g. a PATH that names stand-ins first). */
+  remoteHost?: RemoteHostOptions;
 }
 
 export interface RemoteWorld {
@@ -35,7 +37,7 @@ export async function remoteWorld(name: string, o: RemoteWorldOptions = {}): Pro
     world = await e2eWorld(name, {
       ...o,
       agent: async (dir) => {
-        remote = await startRemoteHost();
+        remote = await startRemoteHost(o.remoteHost);
         const base = typeof o.agent === "function" ? await o.agent(dir) : o.agent;
         const hosts = { [hostName]: remote.hostSettings(o.host), ...o.moreHosts?.(remote) };
         return { ...base, shepherdSettings: { ...base?.shepherdSettings, hosts } };
