@@ -126,16 +126,19 @@ describe("a sheep whose pi cannot start a new session, with real pi", { timeout:
     const r = await scene.ok({ action: "delegate", agent: "echo", task: directive({ reply: "answer refused", tag: "refused" }) });
     const [item] = r.details.results as { status: string; agentId: string }[];
     assert.equal(item?.status, "completed");
+    // While its renewal is under way the sheep is in the pool, where status does not find it: so the
+    // audit log, not status, says when the refused renewal has been told and the sheep closed.
+    type Event = { event: string; agentId?: string; reason?: string };
+    let events: Event[] = [];
     for (let i = 0; i < 120; i++) {
-      const listed = (await scene.ok({ action: "status", agentId: item.agentId }).catch(() => undefined))?.details.status as { state?: string } | undefined;
-      if (listed === undefined || listed.state === "closed") break;
+      const audit = await import("node:fs/promises").then((fs) => fs.readFile(join(agentDir, "pi-shepherd", "audit.ndjson"), "utf8"));
+      events = audit
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Event);
+      if (events.some((e) => e.event === "close" && e.agentId === item.agentId)) break;
       await sleep(250);
     }
-    const audit = await import("node:fs/promises").then((fs) => fs.readFile(join(agentDir, "pi-shepherd", "audit.ndjson"), "utf8"));
-    const events = audit
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { event: string; agentId?: string; reason?: string });
     assert.ok(
       events.some((e) => e.event === "failure" && e.agentId === item.agentId && e.reason === "renew_failed"),
       "the refused renewal is told",
