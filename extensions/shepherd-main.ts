@@ -39,6 +39,9 @@ const DESCRIPTION = [
   "Actions that take a sheep accept its agentId or its label. Errors start with a [code].",
 ].join(" ");
 
+/** How long a full doctor waits for the session to begin before it answers without the shepherd's own looks. */
+const DOCTOR_SESSION_WAIT_MS = 20_000;
+
 const GUIDELINES = [
   "shepherd: talking to a sheep takes two calls: `prompt` returns a promptId at once, then `wait` returns the answer. Never expect an answer from `prompt`.",
   "shepherd: for short work whose answer you need before you can go on, `prompt` then `wait`. To run work in parallel, `start` several sheep, `prompt` each one, then make ONE `wait` call with all their `promptIds`.",
@@ -102,6 +105,9 @@ export function shepherdExtension(pi: ExtensionAPI): void {
       return { ...dispatchContext(await appFor(ctx), ctx), ...extra };
     },
     doctor: async (brief) => {
+      // Only a composed shepherd looks for what a killed one left on its hosts: a full doctor asked
+      // first in a session waits for the session to begin (bounded: a doctor must answer).
+      if (!brief) await Promise.race([sessionFor(ctx), new Promise<void>((r) => setTimeout(r, DOCTOR_SESSION_WAIT_MS).unref())]);
       return (await parts()).doctor({
         cwd: ctx.cwd,
         brief,

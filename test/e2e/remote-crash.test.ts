@@ -118,9 +118,8 @@ describe("a shepherd killed during a remote start: the next one reports the remo
 
     const markText = await readFile(join(marks, marked[0]!), "utf8");
     const next = rw.world.scene();
-    // KNOWN DEFECT (reported, not fixed here): the first doctor of a fresh shepherd runs before its
-    // connection to the host is up and says nothing of the host's panes; the second one sees them.
-    await doctor(next);
+    // The first call of the new shepherd: a doctor that came before its session began said nothing
+    // of the host's panes (only a composed shepherd looks there); it now waits for the session.
     const all = await doctor(next);
     const found = hostChecks(all);
     const panes = found.filter((c) => c.name === "host box: orphan pane");
