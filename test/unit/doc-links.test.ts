@@ -1,23 +1,32 @@
 /**
- * Every relative link in README.md, spec.md, PLAN.md and docs/ resolves: the file (or directory) it names
- * exists, and a `#anchor` into a Markdown file names one of its headings as GitHub slugs them. Links in
- * code blocks and code spans are text, not links; addresses with a scheme (https:, mailto:) are not looked at.
+ * Every relative link in the repository's Markdown files (README.md, spec.md, PLAN.md, docs/, the bundled
+ * agents/, any other *.md outside node_modules and dot directories) resolves: the file (or directory) it
+ * names exists, and a `#anchor` into a Markdown file names one of its headings as GitHub slugs them. Links
+ * in code blocks and code spans are text, not links; addresses with a scheme (https:, mailto:) are not
+ * looked at.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { repoRoot } from "../support/rpc-shepherd.ts";
 
-/** The Markdown files a person reads: the front page, the contract, the plan and every guide. */
+/** Every Markdown file under `root`, the front page, the contract and the plan first, then the rest by path.
+ * node_modules and dot directories (.git, .ci, .scratch) hold no documents of ours. */
 function documents(root: string): string[] {
-  const docs = existsSync(join(root, "docs"))
-    ? readdirSync(join(root, "docs"), { recursive: true, encoding: "utf8" })
-        .filter((name) => name.endsWith(".md"))
-        .map((name) => join("docs", name))
-    : [];
-  return ["README.md", "spec.md", "PLAN.md"].filter((name) => existsSync(join(root, name))).concat(docs.sort());
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = dir === "" ? entry.name : join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== "node_modules" && !entry.name.startsWith(".")) walk(path);
+      } else if (entry.isFile() && entry.name.endsWith(".md")) found.push(path);
+    }
+  };
+  walk("");
+  const first = ["README.md", "spec.md", "PLAN.md"].filter((name) => found.includes(name));
+  return first.concat(found.filter((name) => !first.includes(name)).sort());
 }
 
 /** Lines outside fenced code blocks, with their 1-based numbers. */
@@ -100,7 +109,7 @@ function brokenLinks(root: string, files: string[]): string[] {
   return broken;
 }
 
-describe("links in README, spec, PLAN and docs/", () => {
+describe("links in every Markdown file of the repository", () => {
   it("slugs headings as GitHub does", () => {
     assert.equal(
       slug("Working asynchronously [async-push, async-steer, async-core, async-model, sheep-ext]"),
@@ -117,11 +126,18 @@ describe("links in README, spec, PLAN and docs/", () => {
       writeFileSync(join(root, "README.md"), "# Top\n\n## Part\n\nSee [the part](#part) and [a guide](docs/guide.md#usage).\n");
       writeFileSync(join(root, "PLAN.md"), "[gone](docs/gone.md) and [up](../x.md)\n\n```\n[in code](nowhere.md)\n```\n`[span](nowhere.md)`\n");
       writeFileSync(join(root, "spec.md"), "# Spec\n\n[bad anchor](README.md#nothing) [ok](README.md#top) [web](https://example.com/x.md)\n");
+      mkdirSync(join(root, "agents"));
+      writeFileSync(join(root, "agents", "scout.md"), "[back](../spec.md#spec) [lost](../spec.md#lost)\n");
+      for (const skipped of ["node_modules", ".git"]) {
+        mkdirSync(join(root, skipped));
+        writeFileSync(join(root, skipped, "x.md"), "[not ours](nowhere.md)\n");
+      }
       assert.deepEqual(brokenLinks(root, documents(root)), [
         "README.md:5: [a guide](docs/guide.md#usage): no file docs/guide.md",
         "spec.md:3: [bad anchor](README.md#nothing): no heading #nothing in README.md",
         "PLAN.md:1: [gone](docs/gone.md): no file docs/gone.md",
         "PLAN.md:1: [up](../x.md): points outside the repository",
+        "agents/scout.md:1: [lost](../spec.md#lost): no heading #lost in spec.md",
       ]);
     } finally {
       rmSync(root, { recursive: true, force: true });
@@ -131,6 +147,8 @@ describe("links in README, spec, PLAN and docs/", () => {
   it("every relative link resolves, to its file and, in Markdown, to its heading", () => {
     const files = documents(repoRoot);
     assert.ok(files.includes("README.md") && files.includes("spec.md") && files.some((f) => f.startsWith("docs/")), "the documents are found");
+    assert.ok(files.includes(join("agents", "scout.md")), "Markdown outside docs/ is found too");
+    assert.ok(!files.some((f) => f.split("/").includes("node_modules")), "node_modules is not ours");
     const broken = brokenLinks(repoRoot, files);
     assert.deepEqual(broken, [], `broken links:\n${broken.join("\n")}`);
   });
