@@ -69,14 +69,34 @@ function anchors(text: string): Set<string> {
   return out;
 }
 
-/** The link targets of one line: inline links and images, reference definitions, HTML href and src. */
-function targets(line: string): { text: string; target: string }[] {
-  const prose = line.replace(/(`+)[^`]*?\1/g, (span) => (/\]\(/.test(span) ? "" : span.replace(/[[\]()]/g, " ")));
-  const out: { text: string; target: string }[] = [];
-  for (const m of prose.matchAll(/!?\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]+)>?(?:\s+["'(][^)]*)?\)/g)) out.push({ text: m[0], target: m[2]! });
-  const definition = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/.exec(prose);
-  if (definition) out.push({ text: definition[0].trim(), target: definition[1]! });
-  for (const m of prose.matchAll(/<(?:a|img)\s[^>]*\b(?:href|src)="([^"]+)"/gi)) out.push({ text: m[0], target: m[1]! });
+/** Paragraphs outside fenced code blocks (runs of lines with no blank or fence between them), each with the
+ * 1-based number of its first line: a link's text may wrap onto the next line, a code span too. */
+function paragraphs(text: string): { line: number; text: string }[] {
+  const out: { line: number; text: string }[] = [];
+  let last = -1;
+  for (const { line, text: content } of proseLines(text)) {
+    const open = out.at(-1);
+    if (content.trim() === "") last = -1;
+    else if (open && last === line - 1) {
+      open.text += `\n${content}`;
+      last = line;
+    } else {
+      out.push({ line, text: content });
+      last = line;
+    }
+  }
+  return out;
+}
+
+/** The link targets of one paragraph, with their lines: inline links and images, reference definitions, HTML href and src. */
+function targets(paragraph: { line: number; text: string }): { line: number; text: string; target: string }[] {
+  const prose = paragraph.text.replace(/(`+)[^`]*?\1/g, (span) => (/\]\(/.test(span) ? "" : span.replace(/[[\]()]/g, " ")));
+  const lineAt = (index: number) => paragraph.line + (prose.slice(0, index).match(/\n/g)?.length ?? 0);
+  const out: { line: number; text: string; target: string }[] = [];
+  const found = (index: number, text: string, target: string) => out.push({ line: lineAt(index), text: text.replace(/\s*\n\s*/g, " ").trim(), target });
+  for (const m of prose.matchAll(/!?\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]+)>?(?:\s+["'(][^)]*)?\)/g)) found(m.index, m[0], m[2]!);
+  for (const m of prose.matchAll(/^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) found(m.index, m[0], m[1]!);
+  for (const m of prose.matchAll(/<(?:a|img)\s[^>]*\b(?:href|src)="([^"]+)"/gi)) found(m.index, m[0], m[1]!);
   return out;
 }
 
@@ -91,8 +111,8 @@ function brokenLinks(root: string, files: string[]): string[] {
   };
   for (const file of files) {
     const path = join(root, file);
-    for (const { line, text } of proseLines(readFileSync(path, "utf8"))) {
-      for (const { text: link, target } of targets(text)) {
+    for (const paragraph of paragraphs(readFileSync(path, "utf8"))) {
+      for (const { line, text: link, target } of targets(paragraph)) {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
         const hash = target.indexOf("#");
         const filePart = decodeURI(hash < 0 ? target : target.slice(0, hash));
@@ -125,7 +145,10 @@ describe("links in every Markdown file of the repository", () => {
     try {
       writeFileSync(join(root, "README.md"), "# Top\n\n## Part\n\nSee [the part](#part) and [a guide](docs/guide.md#usage).\n");
       writeFileSync(join(root, "PLAN.md"), "[gone](docs/gone.md) and [up](../x.md)\n\n```\n[in code](nowhere.md)\n```\n`[span](nowhere.md)`\n");
-      writeFileSync(join(root, "spec.md"), "# Spec\n\n[bad anchor](README.md#nothing) [ok](README.md#top) [web](https://example.com/x.md)\n");
+      writeFileSync(
+        join(root, "spec.md"),
+        "# Spec\n\n[bad anchor](README.md#nothing) [ok](README.md#top) [web](https://example.com/x.md)\nand [a link that\nwraps](README.md#gone).\n",
+      );
       mkdirSync(join(root, "agents"));
       writeFileSync(join(root, "agents", "scout.md"), "[back](../spec.md#spec) [lost](../spec.md#lost)\n");
       for (const skipped of ["node_modules", ".git"]) {
@@ -135,6 +158,7 @@ describe("links in every Markdown file of the repository", () => {
       assert.deepEqual(brokenLinks(root, documents(root)), [
         "README.md:5: [a guide](docs/guide.md#usage): no file docs/guide.md",
         "spec.md:3: [bad anchor](README.md#nothing): no heading #nothing in README.md",
+        "spec.md:4: [a link that wraps](README.md#gone): no heading #gone in README.md",
         "PLAN.md:1: [gone](docs/gone.md): no file docs/gone.md",
         "PLAN.md:1: [up](../x.md): points outside the repository",
         "agents/scout.md:1: [lost](../spec.md#lost): no heading #lost in spec.md",
