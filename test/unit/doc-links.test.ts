@@ -176,4 +176,14 @@ describe("links in every Markdown file of the repository", () => {
     const broken = brokenLinks(repoRoot, files);
     assert.deepEqual(broken, [], `broken links:\n${broken.join("\n")}`);
   });
+
+  it("spec.md stays easy to find in: no line over 200 characters, no part over 70 lines without a subhead", () => {
+    const spec = readFileSync(join(repoRoot, "spec.md"), "utf8");
+    const long = spec.split("\n").flatMap((line, i) => (line.length > 200 ? [`spec.md:${i + 1}: ${line.length} characters`] : []));
+    assert.deepEqual(long, [], "wrap long lines; a table row that runs long becomes a list");
+    const headings = proseLines(spec).filter(({ text }) => /^#{1,6}\s/.test(text));
+    const parts = headings.map(({ line, text }, i) => ({ text, lines: (headings[i + 1]?.line ?? spec.split("\n").length + 1) - line }));
+    const tooLong = parts.filter((part) => part.lines > 70).map((part) => `${part.text}: ${part.lines} lines`);
+    assert.deepEqual(tooLong, [], "give the part a subhead (and a line in the contents)");
+  });
 });
