@@ -43,7 +43,8 @@ import { personEdge } from "../ports/types.ts";
 import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
 import { markShown, wait, type WaitOptions } from "./prompts/wait.ts";
 import { actingFrom } from "./herd/edge.ts";
-import { type WarmConfig, type WarmCount, WarmPool } from "./lifecycle/warm.ts";
+import { type WarmCount, WarmPool } from "./lifecycle/warm.ts";
+import type { WarmConfig } from "./lifecycle/warm-fit.ts";
 
 export type { ShepherdOptions } from "./herd/herd.ts";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
@@ -58,7 +59,8 @@ export type { WaitProgress } from "./prompts/wait.ts";
 export type { CourierSink, Notice, PersonNote, Push, PushedItem } from "./async/courier.ts";
 export type { ListedMessage } from "./async/mail.ts";
 export type { HerdView } from "./prompts/views.ts";
-export type { WarmConfig, WarmCount } from "./lifecycle/warm.ts";
+export type { WarmCount } from "./lifecycle/warm.ts";
+export type { WarmConfig } from "./lifecycle/warm-fit.ts";
 
 export class Shepherd {
   private readonly herdState: Herd;
