@@ -5,13 +5,14 @@
  */
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./async/background.ts";
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
-import { type LeftoverPane, type LeftoverSpec, leftoverPanes, leftoverSpecs, leftoverWorktrees } from "./lifecycle/leftovers.ts";
+import { type LeftoverPane, type LeftoverSpec, leftovers } from "./lifecycle/leftovers.ts";
+import { Releases } from "./lifecycle/release.ts";
 import type { MarkedWorktree } from "../ports/workspace.ts";
 import { Courier, type CourierSink } from "./async/courier.ts";
 import type { DelegateTask } from "./delegation/delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./prompts/evidence.ts";
 import { Herd, type ShepherdOptions } from "./herd/herd.ts";
-import { pendingPrompts } from "./prompts/ledger.ts";
+import { forPerson, pendingIds } from "./prompts/ledger.ts";
 import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./async/mail.ts";
 import { othersSheep } from "./herd/owners.ts";
 import { attach, type AttachReport } from "./lifecycle/persistence.ts";
@@ -39,11 +40,11 @@ import type {
   SubmittedPrompt,
   WaitItem,
 } from "../ports/types.ts";
-import { personEdge } from "../ports/types.ts";
-import { herdStatus, herdViews, readConversation, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
-import { markShown, wait, type WaitOptions } from "./prompts/wait.ts";
+import { herdStatus, herdViews, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
+import { readConversationSeen, wait, type WaitOptions } from "./prompts/wait.ts";
 import { actingFrom } from "./herd/edge.ts";
-import { type WarmConfig, type WarmCount, WarmPool } from "./lifecycle/warm.ts";
+import { type WarmCount, WarmPool } from "./lifecycle/warm.ts";
+import type { WarmConfig } from "./lifecycle/warm-fit.ts";
 
 export type { ShepherdOptions } from "./herd/herd.ts";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
@@ -58,19 +59,20 @@ export type { WaitProgress } from "./prompts/wait.ts";
 export type { CourierSink, Notice, PersonNote, Push, PushedItem } from "./async/courier.ts";
 export type { ListedMessage } from "./async/mail.ts";
 export type { HerdView } from "./prompts/views.ts";
-export type { WarmConfig, WarmCount } from "./lifecycle/warm.ts";
+export type { WarmCount } from "./lifecycle/warm.ts";
+export type { WarmConfig } from "./lifecycle/warm-fit.ts";
 
 export class Shepherd {
   private readonly herdState: Herd;
   private readonly courier: Courier;
   private readonly pool: WarmPool;
-  /** Closes of delegated sheep running after their delegation returned: quit and dispose wait for them. */
-  private readonly releasing = new Set<Promise<unknown>>();
+  private readonly releases: Releases;
 
   constructor(options: ShepherdOptions) {
     this.herdState = new Herd(options);
     this.courier = new Courier(this.herdState);
     this.pool = new WarmPool(this.herdState);
+    this.releases = new Releases(this.herdState, this.pool);
   }
 
   /** Keeps ready sheep per definition for starts that match them; sizes of {} close them all. */
@@ -186,25 +188,12 @@ export class Shepherd {
 
   /** The prompts not settled yet (the running one, then those queued): of this sheep, or of every live one. */
   pending(agentId?: string): string[] {
-    return this.sheepOrAll(agentId).flatMap((rec) => pendingPrompts(this.herdState, rec).map((p) => p.promptId));
+    return pendingIds(this.herdState, agentId);
   }
 
-  /**
-   * What a person's wait shows: the answers to a person's prompts that nobody has seen (neither
-   * shown nor given to the conversation), oldest first, then the prompts still pending; of this
-   * sheep, or of every live one. An answer that came in before the wait was typed is not lost.
-   */
+  /** What a person's wait shows (ledger.forPerson): unseen answers to a person's prompts, then what is pending. */
   forPerson(agentId?: string): string[] {
-    const sheep = new Set(this.sheepOrAll(agentId).map((a) => a.agentId));
-    const unseen = [...this.herdState.registry.prompts.values()].filter(
-      (p) => sheep.has(p.agentId) && p.settled && personEdge(p.edge) && !p.shown && !p.delivered && !p.delegationId,
-    );
-    return [...unseen.map((p) => p.promptId), ...this.pending(agentId)];
-  }
-
-  private sheepOrAll(agentId?: string): AgentRecord[] {
-    const reg = this.herdState.registry;
-    return agentId === undefined ? [...reg.agents.values()].filter((a) => a.state !== "closed") : [reg.agent(agentId)];
+    return forPerson(this.herdState, agentId);
   }
 
   /** Runs fn as an action of this edge: its audit events and the prompts it sends say where they came from. */
@@ -260,15 +249,8 @@ export class Shepherd {
    * The last turns of the sheep's conversation, from its session file. Whoever reads them saw the
    * answers in them: the newest `turns` settled prompts of the sheep count as received.
    */
-  async conversation(agentId: unknown, turns: number): Promise<Conversation> {
-    const conversation = await readConversation(this.herdState, agentId, turns);
-    if (conversation.turns?.length && typeof agentId === "string") {
-      const settled = [...this.herdState.registry.prompts.values()].filter((p) => p.agentId === agentId && p.settled);
-      let marked = false;
-      for (const p of settled.slice(-Math.min(turns, conversation.turns.length))) marked = markShown(this.herdState, p) || marked;
-      if (marked) await this.herdState.persist();
-    }
-    return conversation;
+  conversation(agentId: unknown, turns: number): Promise<Conversation> {
+    return readConversationSeen(this.herdState, agentId, turns);
   }
 
   /**
@@ -277,17 +259,12 @@ export class Shepherd {
    * (WarmPool.giveBack), else closed. A close that fails keeps the record (close's own rule).
    */
   release(agentId: string, started?: StartRequest): void {
-    const rec = this.herdState.registry.agents.get(agentId);
-    const done = (rec && started ? this.pool.giveBack(rec, started).catch(() => false) : Promise.resolve(false))
-      .then((back) => (back ? undefined : close(this.herdState, agentId)))
-      .catch(() => undefined)
-      .finally(() => this.releasing.delete(done));
-    this.releasing.add(done);
+    this.releases.release(agentId, started);
   }
 
   /** Every release made so far has finished (its sheep closed, or its close failed). */
-  async released(): Promise<void> {
-    while (this.releasing.size > 0) await Promise.allSettled([...this.releasing]);
+  released(): Promise<void> {
+    return this.releases.settled();
   }
 
   close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome> {
@@ -295,9 +272,8 @@ export class Shepherd {
   }
 
   /** What starts cut short left, here and on every host that answers, that no record knows (read only: prune removes it). */
-  async leftovers(): Promise<{ specs: LeftoverSpec[]; panes: LeftoverPane[]; worktrees: MarkedWorktree[] }> {
-    const [specs, panes, worktrees] = await Promise.all([leftoverSpecs(this.herdState), leftoverPanes(this.herdState), leftoverWorktrees(this.herdState)]);
-    return { specs, panes, worktrees };
+  leftovers(): Promise<{ specs: LeftoverSpec[]; panes: LeftoverPane[]; worktrees: MarkedWorktree[] }> {
+    return leftovers(this.herdState);
   }
 
   prune(o: { force?: boolean } = {}): Promise<PruneOutcome> {

@@ -10,6 +10,9 @@ export const MAX_DELIVERED_DELEGATIONS_KEPT = 16;
 /** Follow-up prompts one sheep may hold behind its active one. */
 export const MAX_QUEUED = 8;
 
+/** A requestId is the caller's own name for one prompt: any text, but not a novel (the core checks it, the state file reads no longer one). */
+export const MAX_REQUEST_ID_CHARS = 256;
+
 /** A prompt's first line as its record keeps it for live views (what a sheep works on). */
 export const FIRST_LINE_CHARS = 200;
 

@@ -3,7 +3,7 @@ import { countOf } from "../domain/sheep-data.ts";
 import { isRecord } from "../domain/guards.ts";
 import { isWellFormedId, PANE_ID } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
-import { FIRST_LINE_CHARS, MAX_QUEUED } from "../domain/bounds.ts";
+import { FIRST_LINE_CHARS, MAX_QUEUED, MAX_REQUEST_ID_CHARS } from "../domain/bounds.ts";
 import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../ports/types.ts";
 import { EDGES } from "../ports/types.ts";
 import { basename, dirname, isAbsolute, normalize } from "node:path";
@@ -132,7 +132,7 @@ export function promptProblem(r: unknown): Problem {
   if (typeof r.submittedAt !== "string") return "submittedAt is not a string";
   const extra =
     optional(r, "notify", (x) => x === true) ??
-    optional(r, "requestId", (x) => typeof x === "string" && x.length > 0 && x.length <= 256) ??
+    optional(r, "requestId", (x) => typeof x === "string" && x.length > 0 && x.length <= MAX_REQUEST_ID_CHARS) ??
     optional(r, "delivered", (x) => isRecord(x) && (x.by === "wait" || x.by === "push") && typeof x.at === "string") ??
     optional(r, "steerIds", ids("steer", MAX_STEERS)) ??
     optional(r, "delegationId", id("delegation")) ??

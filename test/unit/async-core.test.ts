@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type Held, MAX_QUESTIONS_PER_PUSH, type Notice, PUSHES_PER_WINDOW, type Push, WINDOW_MS } from "../../src/core/async/courier.ts";
+import { MAX_QUESTIONS_PER_PUSH, PUSHES_PER_WINDOW, WINDOW_MS } from "../../src/core/async/budget.ts";
+import type { Held, Notice, Push } from "../../src/core/async/push.ts";
 import { heldText, noticeText } from "../../src/tool/format.ts";
 import { pushMessage } from "../../src/tool/push-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";

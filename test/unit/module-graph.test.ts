@@ -7,6 +7,7 @@
  * And the house: every file of src/, extensions/ and bench/ stands in one room of ROOMS, a room
  * imports only rooms below it in that order, and no files import each other in a circle (type-only
  * imports count: a circle of types is still a circle to read). docs/architecture.md draws the rooms.
+ * No file of src/core is over 300 lines.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -215,4 +216,16 @@ test("the core imports only its own rooms, the ports and the domain", async () =
     for (const target of targets) if (!/^src\/(core|ports|domain)\//.test(target)) bad.push(`${file} imports ${target}`);
   }
   assert.deepEqual(bad, []);
+});
+
+/** The house keeps core files small (issue 32): a file past this is a room's jobs grown together; split it along a seam. */
+const MAX_CORE_FILE_LINES = 300;
+
+test("no file of the core is over 300 lines", async () => {
+  const long: string[] = [];
+  for (const file of await sources(join(repoRoot, "src", "core"))) {
+    const lines = (await readFile(file, "utf8")).split("\n").length - 1;
+    if (lines > MAX_CORE_FILE_LINES) long.push(`${relative(repoRoot, file)}: ${lines} lines`);
+  }
+  assert.deepEqual(long, []);
 });

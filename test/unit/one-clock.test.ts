@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Delegation, type DelegateProgress } from "../../src/core/delegation/delegate.ts";
+import { Delegation } from "../../src/core/delegation/delegate.ts";
+import type { DelegateProgress } from "../../src/core/delegation/tracking.ts";
 import { Shepherd, type WaitProgress } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { renderResultText, type Paint } from "../../src/tool/render-text.ts";

@@ -1,7 +1,7 @@
 import pLimit from "p-limit";
 import { systemClock, type Clock } from "../herd/clock.ts";
-import { seenItems, whenChanged } from "../prompts/progress.ts";
 import { every } from "../herd/signals.ts";
+import { type DelegateProgress, Tracking } from "./tracking.ts";
 import { errorText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Registry } from "../herd/registry.ts";
 import type { WaitOptions } from "../prompts/wait.ts";
@@ -9,7 +9,6 @@ import type { Worktree } from "../../ports/workspace.ts";
 import type { Direction, Placement } from "../../ports/runtime.ts";
 import type {
   AgentDefinition,
-  AgentState,
   CloseOptions,
   CloseOutcome,
   DelegateMode,
@@ -80,19 +79,6 @@ export interface DelegateItem {
   worktree?: Worktree;
 }
 
-export type ItemPhase = "queued" | "starting" | "working" | WaitStatus;
-
-export interface DelegateProgress {
-  mode: DelegateMode;
-  done: number;
-  total: number;
-  /**
-   * Once its sheep is recorded, an unfinished item shows it as every live view does (sheepView):
-   * its state, and `since` when that state's clock started; elapsedSec is counted from there.
-   */
-  items: { agent: string; label?: string; agentId?: string; state: ItemPhase | AgentState; since?: string; elapsedSec: number }[];
-}
-
 export interface DelegateOptions {
   keepOpen: boolean;
   maxParallel: number;
@@ -120,19 +106,8 @@ export interface DelegateHooks {
   delegationId?: string;
 }
 
-interface Tracked {
-  agent: string;
-  label?: string;
-  agentId?: string;
-  state: ItemPhase;
-}
-
-const FINAL: ReadonlySet<ItemPhase> = new Set(["completed", "failed", "timeout", "cancelled", "blocked"]);
-
 export class Delegation {
-  private readonly tracked: Tracked[];
-  private readonly now: () => number;
-  private readonly onProgress: ((p: DelegateProgress) => void) | undefined;
+  private readonly tracking: Tracking;
   /** Tasks that run from the start (the rest wait for a place): once each has its prompt, the first wave is out. */
   private readonly waveSize: number;
   private waveLeft: Set<number>;
@@ -146,9 +121,13 @@ export class Delegation {
     private readonly tasks: DelegateTask[],
     private readonly o: DelegateOptions,
   ) {
-    this.now = o.now ?? Date.now;
-    this.onProgress = o.onProgress && whenChanged(o.onProgress, (p: DelegateProgress) => ({ ...p, items: seenItems(p.items, "elapsedSec") }));
-    this.tracked = tasks.map((t) => ({ agent: t.definition.name, state: "queued" }));
+    this.tracking = new Tracking(
+      mode,
+      tasks.map((t) => t.definition.name),
+      (agentId) => shepherd.view(agentId),
+      o.now ?? Date.now,
+      o.onProgress,
+    );
     this.waveSize = mode === "parallel" ? Math.min(tasks.length, Math.max(1, o.maxParallel)) : 1;
     this.waveLeft = new Set(Array.from({ length: this.waveSize }, (_, i) => i));
     this.firstWave = new Promise((resolve) => (this.waveDone = resolve));
@@ -162,11 +141,11 @@ export class Delegation {
   async run(): Promise<DelegateItem[]> {
     // A sheep's view changes with its own files too (a look elsewhere derives its state): the
     // records are looked at each second; only a change goes out.
-    const stopTicking = this.onProgress ? every(this.o.clock ?? systemClock, 1000, () => this.report()) : () => undefined;
+    const stopTicking = this.tracking.heard ? every(this.o.clock ?? systemClock, 1000, () => this.tracking.report()) : () => undefined;
     try {
       if (this.mode === "chain") return await this.chain();
       const limit = pLimit(Math.max(1, this.o.maxParallel));
-      this.report();
+      this.tracking.report();
       return await Promise.all(this.tasks.map((t, i) => limit(() => this.one(i, t.task))));
     } finally {
       stopTicking();
@@ -178,7 +157,7 @@ export class Delegation {
     const out: DelegateItem[] = [];
     let previous = "";
     let worktree: Worktree | undefined;
-    this.report();
+    this.tracking.report();
     for (const [i, t] of this.tasks.entries()) {
       // Every {previous} gets the exact final text of the step before; the first step gets "".
       const task = t.task.split("{previous}").join(previous);
@@ -194,14 +173,14 @@ export class Delegation {
 
   private async one(i: number, task: string, from?: Worktree): Promise<DelegateItem> {
     const t = this.tasks[i]!;
-    const track = this.tracked[i]!;
+    const track = this.tracking.tracked[i]!;
     const base = { agent: t.definition.name, task, ...(t.host !== undefined ? { host: t.host } : {}) };
     const hooks = this.o.hooks;
     const detached = () => this.o.detach?.aborted === true;
     const finish = (result: DelegateItem): DelegateItem => {
       const item = { ...result, ...(track.label ? { label: track.label } : {}) };
       track.state = item.status;
-      this.report();
+      this.tracking.report();
       // A detached task is not over: the next shepherd finishes it, so nothing is recorded here.
       if (!detached()) hooks?.finished?.(i, item);
       this.out(i);
@@ -210,7 +189,7 @@ export class Delegation {
     if (this.o.signal?.aborted || detached())
       return finish({ ...base, status: "cancelled", error: "[cancelled] the delegation was aborted before this task started." });
     track.state = "starting";
-    this.report();
+    this.tracking.report();
     let agentId: string | undefined;
     let worktree: Worktree | undefined;
     try {
@@ -218,7 +197,7 @@ export class Delegation {
         // From here on the item shows its sheep as the widget does: one state, one clock.
         track.agentId = id;
         track.label = label;
-        this.report();
+        this.tracking.report();
       };
       const isolation = t.isolate ? { isolate: true, ...(from ? { isolateFrom: from } : {}) } : {};
       const delegated = hooks?.delegationId ? { delegationId: hooks.delegationId } : {};
@@ -240,7 +219,7 @@ export class Delegation {
       hooks?.started?.(i, agentId);
       const promptId = started.promptId ?? (await this.shepherd.prompt(agentId, task, delegated)).promptId;
       hooks?.prompted?.(i, promptId);
-      this.report();
+      this.tracking.report();
       this.out(i);
       const r = await this.answer(promptId);
       const item: DelegateItem = {
@@ -303,22 +282,5 @@ export class Delegation {
   private releaseQuietly(agentId: string, started: StartRequest): void {
     if (this.shepherd.release) this.shepherd.release(agentId, started);
     else void this.closeQuietly(agentId);
-  }
-
-  private report() {
-    if (!this.onProgress) return;
-    const now = this.now();
-    const items = this.tracked.map((t) => {
-      const who = { agent: t.agent, ...(t.label ? { label: t.label } : {}), ...(t.agentId ? { agentId: t.agentId } : {}) };
-      const view = t.agentId && !FINAL.has(t.state) ? this.shepherd.view(t.agentId) : undefined;
-      if (!view) return { ...who, state: t.state, elapsedSec: 0 };
-      return {
-        ...who,
-        state: view.state,
-        ...(view.since ? { since: view.since } : {}),
-        elapsedSec: view.since ? Math.floor((now - Date.parse(view.since)) / 1000) : 0,
-      };
-    });
-    this.onProgress({ mode: this.mode, done: this.tracked.filter((t) => FINAL.has(t.state)).length, total: this.tracked.length, items });
   }
 }

@@ -1,8 +1,6 @@
-import { markTold, notDone, stamped, type AuditInput, type AuditSink } from "../../ports/audit.ts";
-import type { Runtime } from "../../ports/runtime.ts";
-import type { SheepHost } from "../../ports/sheep-host.ts";
-import type { StateStore } from "../../ports/store.ts";
-import type { Workspace } from "../../ports/workspace.ts";
+import { markTold, notDone, stamped, type AuditInput } from "../../ports/audit.ts";
+import { DEFAULTS, type HerdOptions, type ShepherdOptions, stripUndefined } from "./options.ts";
+
 import { MAX_CLOSED_KEPT, MAX_DELIVERED_DELEGATIONS_KEPT, MAX_SETTLED_KEPT } from "../../domain/bounds.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { errorText, ShepherdError, shorten } from "../../domain/errors.ts";
@@ -12,41 +10,7 @@ import { Bells } from "./signals.ts";
 import { currentEdge } from "./edge.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
 
-export interface ShepherdOptions {
-  runtime: Runtime;
-  host: SheepHost;
-  /** Identifies this shepherd as the owner of the panes it creates. */
-  owner: string;
-  clock?: Clock;
-  /** How often waiters ask the multiplexer whether panes still live. */
-  livenessIntervalMs?: number;
-  startTimeoutMs?: number;
-  defaultWaitTimeoutSec?: number;
-  maxPromptBytes?: number;
-  /** Where records are written through, so a reloaded or restarted shepherd can re-attach. */
-  store?: StateStore;
-  /** Whether the shepherd named by an owner string still runs; its sheep are not ours to take. */
-  ownerAlive?: (owner: string) => boolean;
-  /** Version control: evidence of each prompt's changes, and worktrees for isolated sheep. */
-  workspace?: Workspace;
-  /** Take a baseline at each prompt and evidence when it settles (needs a workspace). */
-  evidence?: boolean;
-  /** Lines of a prompt's patch kept inline in its result; the whole patch is on disk. */
-  evidenceInlineLines?: number;
-  /** Where each start, ready, prompt, result, close, adopt and prune is told. */
-  audit?: AuditSink;
-}
-
-const DEFAULTS = {
-  livenessIntervalMs: 1000,
-  startTimeoutMs: 60_000,
-  defaultWaitTimeoutSec: 1200,
-  maxPromptBytes: 4 * 1024 * 1024,
-  evidence: true,
-  evidenceInlineLines: 200,
-};
-
-export type HerdOptions = typeof DEFAULTS & ShepherdOptions;
+export type { HerdOptions, ShepherdOptions } from "./options.ts";
 
 /** A settled prompt that still owes the conversation its result (a push, or its delegation's). */
 export function owesDelivery(herd: { registry: Registry }, p: PromptRecord): boolean {
@@ -305,8 +269,4 @@ export class Herd {
     const delivered = [...this.registry.delegations.values()].filter((d) => d.delivered);
     for (const d of delivered.slice(0, Math.max(0, delivered.length - MAX_DELIVERED_DELEGATIONS_KEPT))) this.registry.delegations.delete(d.delegationId);
   }
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

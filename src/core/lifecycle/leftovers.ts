@@ -108,3 +108,9 @@ export async function pruneHostPanes(herd: Herd): Promise<LeftoverPane[]> {
   }
   return closed;
 }
+
+/** What starts cut short left, here and on every host that answers, that no record knows (read only: prune removes it). */
+export async function leftovers(herd: Herd): Promise<{ specs: LeftoverSpec[]; panes: LeftoverPane[]; worktrees: MarkedWorktree[] }> {
+  const [specs, panes, worktrees] = await Promise.all([leftoverSpecs(herd), leftoverPanes(herd), leftoverWorktrees(herd)]);
+  return { specs, panes, worktrees };
+}

@@ -5,7 +5,7 @@
 import { closeAndConfirm, dropGone } from "./close.ts";
 import type { Herd } from "../herd/herd.ts";
 import { refresh } from "../prompts/ledger.ts";
-import { closeWarmSheep, keepToClose } from "./warm.ts";
+import { closeWarmSheep, keepToClose } from "./warm-close.ts";
 import type { DelegationRecord } from "../../ports/types.ts";
 
 export interface AttachReport {

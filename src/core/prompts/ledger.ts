@@ -7,7 +7,7 @@ import type { SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
 import { shorten } from "../../domain/errors.ts";
 import { evidenceOf, nextBaseline } from "./evidence.ts";
 import type { Herd } from "../herd/herd.ts";
-import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
+import { type AgentRecord, personEdge, type PromptRecord, type WaitItem } from "../../ports/types.ts";
 
 export type Outcome = Omit<WaitItem, "promptId" | "agentId">;
 
@@ -164,4 +164,28 @@ function turnTimes(r: SheepResult, prompt: PromptRecord): { started: number; fin
     if (Number.isFinite(finished) && finished >= started) prompt.finishedAt = new Date(finished).toISOString();
   }
   return { started, finished };
+}
+
+/** This sheep, or every live one. */
+function sheepOrAll(herd: Herd, agentId?: string): AgentRecord[] {
+  const reg = herd.registry;
+  return agentId === undefined ? [...reg.agents.values()].filter((a) => a.state !== "closed") : [reg.agent(agentId)];
+}
+
+/** The prompts not settled yet (the running one, then those queued): of this sheep, or of every live one. */
+export function pendingIds(herd: Herd, agentId?: string): string[] {
+  return sheepOrAll(herd, agentId).flatMap((rec) => pendingPrompts(herd, rec).map((p) => p.promptId));
+}
+
+/**
+ * What a person's wait shows: the answers to a person's prompts that nobody has seen (neither
+ * shown nor given to the conversation), oldest first, then the prompts still pending; of this
+ * sheep, or of every live one. An answer that came in before the wait was typed is not lost.
+ */
+export function forPerson(herd: Herd, agentId?: string): string[] {
+  const sheep = new Set(sheepOrAll(herd, agentId).map((a) => a.agentId));
+  const unseen = [...herd.registry.prompts.values()].filter(
+    (p) => sheep.has(p.agentId) && p.settled && personEdge(p.edge) && !p.shown && !p.delivered && !p.delegationId,
+  );
+  return [...unseen.map((p) => p.promptId), ...pendingIds(herd, agentId)];
 }

@@ -13,12 +13,10 @@ import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { findRecord } from "../herd/owners.ts";
 import { withConflictNote } from "./sync.ts";
 import type { AgentRecord, PromptOptions, PromptRecord, SubmittedPrompt } from "../../ports/types.ts";
+import { MAX_REQUEST_ID_CHARS } from "../../domain/bounds.ts";
 
 /** How the busy refusal ends for the tool; /shepherd and the panel say it in their own words (their flags, their buttons). */
 export const BUSY_WAYS_TOOL = 'wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).';
-
-/** A requestId is the caller's own name for one prompt: any text, but not a novel. */
-export const MAX_REQUEST_ID_CHARS = 256;
 
 export async function prompt(herd: Herd, agentId: unknown, message: unknown, opts: PromptOptions = {}): Promise<SubmittedPrompt> {
   const rec = await findRecord(herd, agentId);

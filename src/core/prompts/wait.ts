@@ -10,8 +10,8 @@ import { howEnded } from "../herd/liveness.ts";
 import { seenItems, whenChanged } from "./progress.ts";
 import { every } from "../herd/signals.ts";
 import { bounded } from "../herd/bounded.ts";
-import type { AgentRecord, PromptRecord, WaitItem } from "../../ports/types.ts";
-import { sheepView } from "./views.ts";
+import type { AgentRecord, Conversation, PromptRecord, WaitItem } from "../../ports/types.ts";
+import { readConversation, sheepView } from "./views.ts";
 import { currentEdge } from "../herd/edge.ts";
 
 export interface WaitProgress {
@@ -230,4 +230,16 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
     };
   }
   return undefined;
+}
+
+/** The last turns of a sheep's conversation; whoever reads them saw the answers in them: the newest `turns` settled prompts count as received. */
+export async function readConversationSeen(herd: Herd, agentId: unknown, turns: number): Promise<Conversation> {
+  const conversation = await readConversation(herd, agentId, turns);
+  if (conversation.turns?.length && typeof agentId === "string") {
+    const settled = [...herd.registry.prompts.values()].filter((p) => p.agentId === agentId && p.settled);
+    let marked = false;
+    for (const p of settled.slice(-Math.min(turns, conversation.turns.length))) marked = markShown(herd, p) || marked;
+    if (marked) await herd.persist();
+  }
+  return conversation;
 }
