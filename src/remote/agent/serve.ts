@@ -1,47 +1,26 @@
 /**
  * The agent's answering: one request line in, one answer line out (in whatever order the calls
- * finish), change events pushed as a sheep's files change. What comes in is checked before it
- * is used; a line that breaks the protocol is answered with protocol_error and the agent goes on.
+ * finish), change events pushed as a sheep's files change. Each method is routed through its
+ * port's table (rpc/wire), whose entry checks what came before it is used; a line that breaks
+ * the protocol is answered with protocol_error and the agent goes on.
  */
 import { resolve } from "node:path";
 import { homedir } from "node:os";
 import { stat } from "node:fs/promises";
 import { ShepherdError } from "../../domain/errors.ts";
-import { isWellFormedId } from "../../domain/ids.ts";
-import type { PaneRef } from "../../ports/runtime.ts";
-import { MAX_LINE_BYTES, METHODS, type Method, type WireAnswer } from "../rpc/call.ts";
+import type { SheepHost } from "../../ports/sheep-host.ts";
+import { type InitAnswer, type InitParams, MAX_LINE_BYTES, type WireAnswer } from "../rpc/call.ts";
+import { type AnyMethod, METHODS, type PortName, type Sides } from "../rpc/wire/table.ts";
+import type { HostSide } from "../rpc/wire/sheep-host.ts";
+import { SYS_WIRE, type SysSide } from "../rpc/wire/sys.ts";
 import { toWireError } from "../rpc/wire-error.ts";
-import { checkInit, type Hosted, type SheepSide, setUp } from "./setup.ts";
+import { type Hosted, type SheepSide, setUp } from "./setup.ts";
 import { sysInfo } from "./sys-info.ts";
 
 export interface ServeOptions {
   /** Writes one line (a JSON object and its newline) to the shepherd. */
   write(line: string): void;
   side: SheepSide;
-}
-
-const KNOWN: ReadonlySet<string> = new Set(METHODS);
-
-const fail = (what: string) => new ShepherdError("invalid_params", what);
-
-function arg<T>(p: unknown[], i: number, kind: "string" | "number" | "object", method: string): T {
-  const v = p[i];
-  const ok = kind === "object" ? typeof v === "object" && v !== null && !Array.isArray(v) : typeof v === kind;
-  if (!ok) throw fail(`${method}: parameter ${i + 1} must be ${kind === "object" ? "an object" : `a ${kind}`}.`);
-  return v as T;
-}
-
-function agentId(p: unknown[], i: number, method: string): string {
-  const id = arg<string>(p, i, "string", method);
-  if (!isWellFormedId(id, "agent")) throw fail(`${method}: "${id.slice(0, 40)}" is no agent id.`);
-  return id;
-}
-
-/** A pane as it travels: `{paneId, agentId}` (agentId empty where the port's call names none). */
-function paneRef(p: unknown[], i: number, method: string): PaneRef {
-  const v = arg<Record<string, unknown>>(p, i, "object", method);
-  if (typeof v.paneId !== "string" || typeof v.agentId !== "string") throw fail(`${method}: parameter ${i + 1} must be a pane {paneId, agentId}.`);
-  return { paneId: v.paneId, agentId: v.agentId };
 }
 
 export class AgentServer {
@@ -70,7 +49,8 @@ export class AgentServer {
       this.answer({ id: null, err: { code: "protocol_error", message: "a request needs a whole-number id" } });
       return;
     }
-    if (typeof m.m !== "string" || !KNOWN.has(m.m)) {
+    const known = typeof m.m === "string" ? METHODS.get(m.m) : undefined;
+    if (typeof m.m !== "string" || !known) {
       const name = typeof m.m === "string" ? JSON.stringify(m.m.slice(0, 60)) : "no method";
       this.answer({ id, err: { code: "protocol_error", message: `unknown method ${name}` } });
       return;
@@ -80,7 +60,7 @@ export class AgentServer {
       this.answer({ id, err: { code: "protocol_error", message: `${m.m}: its parameters must be a list` } });
       return;
     }
-    const run = this.dispatch(m.m as Method, params).then(
+    const run = this.dispatch(known.port, known.method, params).then(
       (ok) => this.answer(ok === undefined ? { id } : { id, ok }),
       (e) => this.answer({ id, err: toWireError(e) }),
     );
@@ -130,115 +110,63 @@ export class AgentServer {
     return this.hosted;
   }
 
-  private async dispatch(method: Method, p: unknown[]): Promise<unknown> {
-    if (method === "init") {
-      if (this.initing) throw new ShepherdError("protocol_error", "init was sent twice; one agent serves one configuration.");
-      const init = checkInit(p[0]);
-      this.initing = setUp(init, this.o.side);
-      this.initing.catch(() => {
-        this.initing = undefined;
-      });
-      this.hosted = await this.initing;
-      return this.hosted.answer;
+  /** What init makes of its parameters; one far end serves one configuration. */
+  private async init(params: InitParams): Promise<InitAnswer> {
+    this.initing = setUp(params, this.o.side);
+    this.initing.catch(() => {
+      this.initing = undefined;
+    });
+    this.hosted = await this.initing;
+    return this.hosted.answer;
+  }
+
+  private readonly sys: SysSide = {
+    init: (params) => this.init(params),
+    dir: dirOnHost,
+    info: (param) => sysInfo(param, this.hosted?.init),
+  };
+
+  /**
+   * What a port's methods are served on, checked before their parameters are: the hosted ports
+   * only after init, init only once.
+   */
+  private side<K extends PortName>(port: K, method: AnyMethod): Sides[K] {
+    if (port === "sys") {
+      if (method === SYS_WIRE.init && this.initing) throw new ShepherdError("protocol_error", "init was sent twice; one agent serves one configuration.");
+      return this.sys as Sides[K];
     }
-    if (method === "sys.dir") return dirOnHost(p[0]);
-    if (method === "sys.info") return sysInfo(p[0], this.hosted?.init);
-    const { runtime, host, workspace: ws } = this.ready(method);
-    switch (method) {
-      case "runtime.createPane":
-        return { runtime: runtime.name, ...(await runtime.createPane(arg(p, 0, "object", method))) };
-      case "runtime.liveness": {
-        if (!Array.isArray(p[0])) throw fail(`${method}: parameter 1 must be a list of panes.`);
-        const panes = (p[0] as unknown[]).map((_, i) => paneRef(p[0] as unknown[], i, method));
-        return [...(await runtime.liveness(panes)).entries()];
-      }
-      case "runtime.markedPanes":
-        return runtime.markedPanes();
-      case "runtime.read":
-        return runtime.read(paneRef(p, 0, method).paneId, arg(p, 1, "number", method));
-      case "runtime.close":
-        return runtime.close(arg(p, 0, "string", method), arg(p, 1, "string", method));
-      case "runtime.relabel":
-        return runtime.relabel?.(paneRef(p, 0, method), arg(p, 1, "string", method), arg(p, 2, "string", method));
-      case "runtime.agentStatus":
-        return runtime.agentStatus?.(paneRef(p, 0, method).paneId);
-      case "host.prepare":
-        return host.prepare(arg(p, 0, "object", method));
-      case "host.snapshot":
-        return host.snapshot(agentId(p, 0, method));
-      case "host.result":
-        return host.result(agentId(p, 0, method), arg(p, 1, "string", method));
-      case "host.submit":
-        return host.submit(agentId(p, 0, method), arg(p, 1, "object", method));
-      case "host.messages":
-        return host.messages(agentId(p, 0, method));
-      case "host.replies":
-        return [...(await host.replies(agentId(p, 0, method))).entries()];
-      case "host.replyText":
-        return host.replyText?.(agentId(p, 0, method), arg(p, 1, "string", method));
-      case "host.reply":
-        return host.reply(agentId(p, 0, method), arg(p, 1, "string", method), arg(p, 2, "string", method));
-      case "host.subscribe": {
-        const id = agentId(p, 0, method);
-        // Idempotent: a reconnecting session and the proxies may both subscribe again.
+    const { runtime, host, workspace } = this.ready(method.name);
+    return (port === "runtime" ? runtime : port === "ws" ? workspace : this.hostSide(host)) as Sides[K];
+  }
+
+  /** The sheep host's methods are served on it and on this end's subscriptions: one watcher per sheep, its changes pushed. */
+  private hostSide(host: SheepHost): HostSide {
+    return {
+      host,
+      subscribe: (id) => {
         if (!this.subscriptions.has(id))
           this.subscriptions.set(
             id,
             host.subscribe(id, () => this.changed(id)),
           );
-        return undefined;
-      }
-      case "host.unsubscribe": {
-        const id = agentId(p, 0, method);
+      },
+      unsubscribe: (id) => {
         this.subscriptions.get(id)?.();
         this.subscriptions.delete(id);
-        return undefined;
-      }
-      case "host.evidencePath":
-        return host.evidencePath(agentId(p, 0, method), arg(p, 1, "string", method));
-      case "host.cleanup":
-        return host.cleanup(agentId(p, 0, method));
-      case "host.relabel":
-        return host.relabel(agentId(p, 0, method), arg(p, 1, "string", method));
-      case "host.staleSpecs":
-        return host.staleSpecs(arg(p, 0, "number", method));
-      case "host.discard":
-        return host.discard(agentId(p, 0, method));
-      case "host.renewed":
-        return host.renewed(agentId(p, 0, method), arg(p, 1, "string", method));
-      case "host.residentKb":
-        return host.residentKb(agentId(p, 0, method));
-      case "host.resumeCard":
-        return host.resumeCard(agentId(p, 0, method));
-      case "host.resumeCards":
-        return host.resumeCards();
-      case "host.conversation":
-        return host.conversation(agentId(p, 0, method), arg(p, 1, "number", method));
-      case "ws.baseline":
-        return ws.baseline(arg(p, 0, "string", method));
-      case "ws.diff":
-        return ws.diff(arg(p, 0, "object", method), arg(p, 1, "object", method));
-      case "ws.isolate":
-        return ws.isolate(arg(p, 0, "object", method));
-      case "ws.inspect":
-        return ws.inspect(arg(p, 0, "object", method));
-      case "ws.remove":
-        return ws.remove(arg(p, 0, "object", method));
-      case "ws.land":
-        return ws.land(arg(p, 0, "object", method), arg(p, 1, "object", method));
-      case "ws.sync":
-        return ws.sync(arg(p, 0, "object", method), arg(p, 1, "object", method));
-      case "ws.conflicts":
-        return ws.conflicts(arg(p, 0, "object", method));
-    }
+      },
+    };
+  }
+
+  private async dispatch(port: PortName, method: AnyMethod, p: unknown[]): Promise<unknown> {
+    const side = this.side(port, method);
+    return method.serve(side, ...method.params(p));
   }
 }
 
 /** An absolute, existing directory on this host: the path asked for (relative ones and `~/` from the home), or the home. */
-async function dirOnHost(wanted: unknown): Promise<string> {
-  if (wanted !== null && wanted !== undefined && typeof wanted !== "string") throw fail("sys.dir: its parameter must be a path or null.");
+async function dirOnHost(wanted: string | undefined): Promise<string> {
   // "~" and "~/x" as a person writes them for that host: its home, not a directory named "~".
-  const given = typeof wanted === "string" ? wanted.replace(/^~(?=\/|$)/, homedir()) : undefined;
+  const given = wanted?.replace(/^~(?=\/|$)/, homedir());
   const path = given === undefined ? homedir() : resolve(homedir(), given);
   try {
     if ((await stat(path)).isDirectory()) return path;
