@@ -1,5 +1,5 @@
 /**
- * The files a remote host needs, built here in memory: the agent (src/remote/agent/main.ts and all
+ * The files a remote host needs, built here in memory: the agent (src/remote/server/main.ts and all
  * it imports, one ES module a plain `node` runs, no TypeScript or node_modules there), the sheep
  * extension a remote pi loads (extensions/sheep.ts, with what pi provides to extensions left to
  * pi), the launcher and report-exit.sh as they are. Named by the hash of their contents: a
@@ -61,7 +61,7 @@ const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("he
 
 async function make(): Promise<Bundle> {
   const [agent, sheep, launcher, reportExit] = await Promise.all([
-    bundleOne("src/remote/agent/main.ts", { banner: REQUIRE_BANNER }),
+    bundleOne("src/remote/server/main.ts", { banner: REQUIRE_BANNER }),
     bundleOne("extensions/sheep.ts", { external: PI_PROVIDED }),
     readFile(join(root, "src", "launch", "launcher.mjs")),
     readFile(join(root, "src", "launch", "report-exit.sh")),

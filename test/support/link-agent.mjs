@@ -1,4 +1,4 @@
-// A stand-in for the remote agent, for the link's own tests (the real one is src/remote/agent):
+// A stand-in for the remote agent, for the link's own tests (the real one is src/remote/server):
 // it speaks the agent protocol's framing (hello, answers, change events) and nothing else.
 // `link.init` answers what init carried, so a test can see the secrets arrived over stdin.
 import { readFileSync, writeFileSync } from "node:fs";

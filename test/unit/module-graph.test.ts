@@ -83,7 +83,7 @@ const ROOMS = [
   "src/core/herd/",
   "src/hosts/",
   "src/remote/bundle.ts",
-  "src/remote/agent/",
+  "src/remote/server/",
   "src/settings.ts",
   "src/project-trust.ts",
   "src/remote/link/",

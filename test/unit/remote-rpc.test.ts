@@ -17,7 +17,7 @@ import { MAX_LINE_BYTES, PROTOCOL_VERSION, type SysInfo } from "../../src/remote
 import { CallLost } from "../../src/remote/rpc/lost-call.ts";
 import { RpcClient } from "../../src/remote/rpc/client.ts";
 import { LineSplitter } from "../../src/remote/rpc/lines.ts";
-import { inProcessPi, privateTmuxSocket } from "../../src/remote/agent/setup.ts";
+import { inProcessPi, privateTmuxSocket } from "../../src/remote/server/setup.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { writeAgentDir } from "../support/agent-dir.ts";
 import { git, makeRepo } from "../support/git-repo.ts";

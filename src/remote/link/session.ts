@@ -16,7 +16,8 @@ import { isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { InitAnswer, InitParams, RemoteCall, RemoteEvent } from "../rpc/call.ts";
 import { CallLost } from "../rpc/lost-call.ts";
 import { RpcClient } from "../rpc/client.ts";
-import { expect, fields, isString, oneOf, optional } from "../rpc/shape.ts";
+import { expect } from "../rpc/shape.ts";
+import { SYS_WIRE } from "../rpc/wire/sys.ts";
 import { controlSocketPath } from "./control-dir.ts";
 import { type DeployBundle, type Deployed, deployBundle, type RemoteExec } from "./deploy.ts";
 import { ControlMaster, endDeadMasters, MasterFailed } from "./master.ts";
@@ -63,8 +64,6 @@ const LASTING_RETRY_MS = 30_000;
 const STABLE_MS = 10_000;
 const HELLO_MS = 30_000;
 const CALL_MS = 60_000;
-/** init's answer feeds the sheep's records (their runtime) and every start's cwd: checked like every answer. */
-const initAnswer = fields({ runtime: oneOf("tmux", "herdr"), stateDir: isString, tmuxSocket: optional(isString), home: isString });
 /** A remote command through the master (a deploy carries the bundle, a few MB, over a slow link maybe). */
 const EXEC_MS = 300_000;
 
@@ -310,10 +309,11 @@ export class RemoteSession implements RemoteCall {
     client.onEvent((ev) => {
       for (const cb of [...this.events]) cb(ev);
     });
+    const params = await this.o.init(deployed);
     const answer = expect<InitAnswer>(
-      await withTimeout(client.call("init", [await this.o.init(deployed)]), CALL_MS, "the remote agent did not answer init"),
-      initAnswer,
-      "init",
+      await withTimeout(client.call(SYS_WIRE.init.name, [params]), CALL_MS, "the remote agent did not answer init"),
+      (v) => SYS_WIRE.init.answer(v, [params]),
+      SYS_WIRE.init.name,
       this.name,
     );
     for (const id of [...this.subscribed]) {

@@ -2,7 +2,8 @@
  * The agent protocol's shapes: what the shepherd and the program of ours on a remote host say to
  * each other, one JSON object per line over one stdio channel (spec.md, "Remote hosts: the agent
  * protocol"). `RemoteCall` is all the proxies need of a connection: the RpcClient over a child's
- * pipes is one, a reconnecting ssh session (src/remote/link) another.
+ * pipes is one, a reconnecting ssh session (src/remote/link) another. The methods, each port's in
+ * one table, are in wire/.
  */
 import type { RuntimeName } from "../../ports/runtime.ts";
 
@@ -72,47 +73,3 @@ export interface WireError {
   code: string;
   message: string;
 }
-
-/** Every method the agent answers; anything else is refused with `unknown_method`. */
-export const METHODS = [
-  "init",
-  "sys.dir",
-  "sys.info",
-  "runtime.createPane",
-  "runtime.liveness",
-  "runtime.markedPanes",
-  "runtime.read",
-  "runtime.close",
-  "runtime.relabel",
-  "runtime.agentStatus",
-  "host.prepare",
-  "host.staleSpecs",
-  "host.snapshot",
-  "host.result",
-  "host.submit",
-  "host.messages",
-  "host.replies",
-  "host.replyText",
-  "host.reply",
-  "host.subscribe",
-  "host.unsubscribe",
-  "host.evidencePath",
-  "host.cleanup",
-  "host.relabel",
-  "host.discard",
-  "host.renewed",
-  "host.residentKb",
-  "host.resumeCard",
-  "host.resumeCards",
-  "host.conversation",
-  "ws.baseline",
-  "ws.diff",
-  "ws.isolate",
-  "ws.inspect",
-  "ws.remove",
-  "ws.land",
-  "ws.sync",
-  "ws.conflicts",
-] as const;
-
-export type Method = (typeof METHODS)[number];

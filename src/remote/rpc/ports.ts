@@ -2,10 +2,11 @@ import type { Runtime, RuntimeName } from "../../ports/runtime.ts";
 import type { SheepHost } from "../../ports/sheep-host.ts";
 import type { Workspace } from "../../ports/workspace.ts";
 import type { RemoteCall } from "./call.ts";
-import { expect, isString } from "./shape.ts";
 import { RemoteRuntime } from "./remote-runtime.ts";
 import { RemoteSheepHost } from "./remote-sheep-host.ts";
 import { RemoteWorkspace } from "./remote-workspace.ts";
+import { ask } from "./wire/method.ts";
+import { SYS_WIRE } from "./wire/sys.ts";
 
 export interface RemotePortSet {
   runtime: Runtime;
@@ -34,6 +35,6 @@ export function remotePorts(remote: RemoteCall, o: RemotePortOptions): RemotePor
     runtime: new RemoteRuntime(remote, o.runtime, o.host, o.attachHere, o.lostCallWaitMs),
     host: new RemoteSheepHost(remote, o.host, o.lostCallWaitMs),
     workspace: new RemoteWorkspace(remote, o.host),
-    dir: async (path) => expect<string>(await remote.call("sys.dir", [path ?? null]), isString, "sys.dir", o.host),
+    dir: (path) => ask<string, [string | null]>(remote, o.host, SYS_WIRE.dir, path ?? null),
   };
 }

@@ -1,15 +1,10 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
 import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
-import { PANE_ID } from "../../domain/ids.ts";
 import type { RemoteCall } from "./call.ts";
 import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
-import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, oneOf, optional } from "./shape.ts";
-
-const exitStatus = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString) });
-const liveness: Guard = (v) => isObject(v) && (v.state === "alive" || v.state === "gone" || (v.state === "exited" && exitStatus(v.exit)));
-/** A pane id the records can keep: any other would be set aside at the next load, and the sheep with it. */
-const isPaneId: Guard = (v) => typeof v === "string" && PANE_ID.test(v);
-const paneRef = fields({ paneId: isPaneId, agentId: isAgentId });
+import { expect } from "./shape.ts";
+import { ask } from "./wire/method.ts";
+import { RUNTIME_WIRE as W } from "./wire/runtime.ts";
 
 export class RemoteRuntime implements Runtime {
   constructor(
@@ -30,17 +25,12 @@ export class RemoteRuntime implements Runtime {
   async createPane(req: CreatePaneRequest): Promise<CreatedPane> {
     let v: unknown;
     try {
-      v = await this.remote.call("runtime.createPane", [req]);
+      v = await this.remote.call(W.createPane.name, [req]);
     } catch (e) {
       if (e instanceof CallLost) throw await this.closeLost(req.agentId);
       throw e;
     }
-    const pane = expect<CreatedPane>(
-      v,
-      fields({ paneId: isPaneId, attachHint: optional(isString), runtime: optional(oneOf("tmux", "herdr")) }),
-      "runtime.createPane",
-      this.host,
-    );
+    const pane = expect<CreatedPane>(v, (a) => W.createPane.answer(a, [req]), W.createPane.name, this.host);
     const runtime = pane.runtime ?? this.name;
     const hint = pane.attachHint === undefined ? undefined : this.attachHere ? this.attachHere(pane.attachHint, runtime) : pane.attachHint;
     return { paneId: pane.paneId, runtime, ...(hint !== undefined ? { attachHint: hint } : {}) };
@@ -67,12 +57,11 @@ export class RemoteRuntime implements Runtime {
   }
 
   async liveness(panes: readonly PaneRef[]): Promise<Map<string, PaneLiveness>> {
-    const v = await this.remote.call("runtime.liveness", [panes.map((p) => ({ paneId: p.paneId, agentId: p.agentId }))]);
-    const pairs = expect<[string, PaneLiveness][]>(
-      v,
-      arrayOf((e) => Array.isArray(e) && e.length === 2 && isString(e[0]) && liveness(e[1])),
-      "runtime.liveness",
+    const pairs = await ask<[string, PaneLiveness][], [PaneRef[]]>(
+      this.remote,
       this.host,
+      W.liveness,
+      panes.map((p) => ({ paneId: p.paneId, agentId: p.agentId })),
     );
     // Only the panes asked about: an answer cannot make up sheep.
     const asked = new Set(panes.map((p) => p.agentId));
@@ -80,23 +69,22 @@ export class RemoteRuntime implements Runtime {
   }
 
   async markedPanes(): Promise<PaneRef[]> {
-    const v = await this.remote.call("runtime.markedPanes", []);
-    return expect<PaneRef[]>(v, arrayOf(paneRef), "runtime.markedPanes", this.host).map((p) => ({ paneId: p.paneId, agentId: p.agentId }));
+    return (await ask<PaneRef[], []>(this.remote, this.host, W.markedPanes)).map((p) => ({ paneId: p.paneId, agentId: p.agentId }));
   }
 
   async read(paneId: string, lines: number): Promise<string> {
-    return expect(await this.remote.call("runtime.read", [{ paneId, agentId: "" }, lines]), isString, "runtime.read", this.host);
+    return ask(this.remote, this.host, W.read, { paneId, agentId: "" }, lines);
   }
 
   async close(paneId: string, agentId: string): Promise<boolean | undefined> {
-    return expect(await this.remote.call("runtime.close", [paneId, agentId]), optional(oneOf(true, false)), "runtime.close", this.host);
+    return ask(this.remote, this.host, W.close, paneId, agentId);
   }
 
   async relabel(pane: PaneRef, label: string, placement: Placement): Promise<void> {
-    await this.remote.call("runtime.relabel", [pane, label, placement]);
+    await ask(this.remote, this.host, W.relabel, pane, label, placement);
   }
 
   async agentStatus(paneId: string): Promise<string | undefined> {
-    return expect(await this.remote.call("runtime.agentStatus", [{ paneId, agentId: "" }]), optional(isString), "runtime.agentStatus", this.host);
+    return ask(this.remote, this.host, W.agentStatus, { paneId, agentId: "" });
   }
 }

@@ -10,28 +10,9 @@ import { MAX_ERROR_CHARS, MAX_MESSAGE_CHARS, stringOf, timeOf } from "../../doma
 import { sheepResultOf } from "../../ports/sheep-result.ts";
 import type { RemoteCall } from "./call.ts";
 import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
-import { arrayOf, expect, fields, type Guard, isAgentId, isObject, isString, isStrings, oneOf, optional } from "./shape.ts";
-
-const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrings, reporting: isStrings }) });
-const result = (promptId: string): Guard =>
-  optional(fields({ promptId: (v) => v === promptId, status: oneOf("completed", "failed", "cancelled"), text: isString }));
-const message = fields({ messageId: isString, kind: isString, text: isString, at: isString });
-const card = fields({ agentId: isAgentId, agent: isString, label: isString, cwd: isString, sessionPath: isString, createdAt: isString, definition: isObject });
-const line = fields({ kind: oneOf("prompt", "answer", "tool", "error"), text: isString, failed: optional(oneOf(true, false)) });
-const conversation = fields({
-  sessionPath: isString,
-  earlier: oneOf(true, false),
-  turns: optional(arrayOf(fields({ at: optional(isString), lines: arrayOf(line), cut: optional(oneOf(true)) }))),
-});
-const exitedAt = fields({ code: (v) => v === null || Number.isSafeInteger(v), signal: optional(isString), at: isString, inferred: optional(oneOf(true)) });
-const snapshot = fields({
-  ready: optional(fields({ pid: Number.isSafeInteger, readyAt: isString, sessionPath: optional(isString) })),
-  exited: optional(exitedAt),
-  piGone: optional(oneOf(true)),
-  blocked: optional(isString),
-  asking: optional(fields({ messageId: isString, text: isString })),
-});
-const replyPairs = arrayOf((e) => Array.isArray(e) && e.length === 2 && isString(e[0]) && (e[1] === "replied" || e[1] === "expired"));
+import { isObject, isString } from "./shape.ts";
+import { ask } from "./wire/method.ts";
+import { HOST_WIRE as W } from "./wire/sheep-host.ts";
 
 /** A conversation line's text at most: a local read cuts answers at 16,000 characters and says so in a few more. */
 const MAX_LINE_CHARS = 16_100;
@@ -51,7 +32,7 @@ export class RemoteSheepHost implements SheepHost {
     // A new agent process watches nothing yet: subscribe again, and have every waiter look,
     // for what changed while the link was down was told to nobody.
     remote.onReconnect(() => {
-      for (const id of this.listeners.keys()) this.remote.call("host.subscribe", [id]).catch(() => undefined);
+      for (const id of this.listeners.keys()) this.remote.call(W.subscribe.name, [id]).catch(() => undefined);
       for (const id of [...this.listeners.keys()]) this.fire(id);
     });
   }
@@ -60,16 +41,12 @@ export class RemoteSheepHost implements SheepHost {
     for (const cb of [...(this.listeners.get(agentId) ?? [])]) cb();
   }
 
-  private async ask<T>(method: string, params: unknown[], guard: Guard): Promise<T> {
-    return expect<T>(await this.remote.call(method, params), guard, method, this.host);
-  }
-
   prepare(req: PrepareRequest): Promise<PreparedSheep> {
-    return this.ask("host.prepare", [req], prepared);
+    return ask(this.remote, this.host, W.prepare, req);
   }
 
   async snapshot(agentId: string): Promise<SheepSnapshot> {
-    const s = await this.ask<SheepSnapshot>("host.snapshot", [agentId], snapshot);
+    const s = await ask<SheepSnapshot, [string]>(this.remote, this.host, W.snapshot, agentId);
     // Times and texts as a status file read here gives them.
     if (s.ready) s.ready.readyAt = timeOf(s.ready.readyAt) ?? new Date().toISOString();
     if (s.exited) s.exited.at = timeOf(s.exited.at) ?? new Date().toISOString();
@@ -88,7 +65,7 @@ export class RemoteSheepHost implements SheepHost {
    * longer than a result file may be (else refused as one would be), whatever the host sent.
    */
   async result(agentId: string, promptId: string): Promise<SheepResult | undefined> {
-    const r = await this.ask<(SheepResult & Record<string, unknown>) | undefined>("host.result", [agentId, promptId], result(promptId));
+    const r = await ask<(SheepResult & Record<string, unknown>) | undefined, [string, string]>(this.remote, this.host, W.result, agentId, promptId);
     if (r === undefined) return undefined;
     const refused = r.refused;
     if (isObject(refused) && (refused.code === "result_too_large" || refused.code === "result_unreadable") && isString(refused.reason)) {
@@ -105,12 +82,12 @@ export class RemoteSheepHost implements SheepHost {
    */
   async submit(agentId: string, delivery: Delivery): Promise<void> {
     try {
-      await this.remote.call("host.submit", [agentId, delivery]);
+      await this.remote.call(W.submit.name, [agentId, delivery]);
       return;
     } catch (e) {
       if (!(e instanceof CallLost)) throw e;
     }
-    const sent = await whileAway(this.remote, this.lostCallWaitMs, () => this.remote.call("host.submit", [agentId, delivery]));
+    const sent = await whileAway(this.remote, this.lostCallWaitMs, () => this.remote.call(W.submit.name, [agentId, delivery]));
     if (!sent) {
       throw new CallLost(
         `host "${this.host}" went away while a ${delivery.kind} for ${agentId} was on its way, and did not take it again within ${Math.round(this.lostCallWaitMs / 1000)} s: it may have reached the sheep (it takes each one once). Once the host is back, action status shows whether the sheep works on it.`,
@@ -120,7 +97,7 @@ export class RemoteSheepHost implements SheepHost {
 
   /** Checked as a message log read here is: a message with no time is none, its text bounded. */
   async messages(agentId: string): Promise<SheepMessage[]> {
-    const list = await this.ask<SheepMessage[]>("host.messages", [agentId], arrayOf(message));
+    const list = await ask<SheepMessage[], [string]>(this.remote, this.host, W.messages, agentId);
     const out: SheepMessage[] = [];
     for (const m of list) {
       const at = timeOf(m.at);
@@ -131,15 +108,15 @@ export class RemoteSheepHost implements SheepHost {
   }
 
   async replies(agentId: string): Promise<Map<string, "replied" | "expired">> {
-    return new Map(await this.ask<[string, "replied" | "expired"][]>("host.replies", [agentId], replyPairs));
+    return new Map(await ask<[string, "replied" | "expired"][], [string]>(this.remote, this.host, W.replies, agentId));
   }
 
   replyText(agentId: string, messageId: string): Promise<string | undefined> {
-    return this.ask("host.replyText", [agentId, messageId], optional(isString));
+    return ask(this.remote, this.host, W.replyText, agentId, messageId);
   }
 
   reply(agentId: string, messageId: string, text: string): Promise<ReplyOutcome> {
-    return this.ask("host.reply", [agentId, messageId, text], oneOf("delivered", "already_replied", "expired"));
+    return ask(this.remote, this.host, W.reply, agentId, messageId, text);
   }
 
   subscribe(agentId: string, onChange: () => void): () => void {
@@ -148,7 +125,7 @@ export class RemoteSheepHost implements SheepHost {
       set = new Set();
       this.listeners.set(agentId, set);
       // While the link is down this fails; the reconnect subscribes again.
-      this.remote.call("host.subscribe", [agentId]).catch(() => undefined);
+      this.remote.call(W.subscribe.name, [agentId]).catch(() => undefined);
     }
     const mine = () => onChange();
     set.add(mine);
@@ -156,57 +133,53 @@ export class RemoteSheepHost implements SheepHost {
       const s = this.listeners.get(agentId);
       if (!s?.delete(mine) || s.size > 0) return;
       this.listeners.delete(agentId);
-      this.remote.call("host.unsubscribe", [agentId]).catch(() => undefined);
+      this.remote.call(W.unsubscribe.name, [agentId]).catch(() => undefined);
     };
   }
 
   evidencePath(agentId: string, promptId: string): Promise<string> {
-    return this.ask("host.evidencePath", [agentId, promptId], isString);
+    return ask(this.remote, this.host, W.evidencePath, agentId, promptId);
   }
 
   cleanup(agentId: string): Promise<string | undefined> {
-    return this.ask("host.cleanup", [agentId], optional(isString));
+    return ask(this.remote, this.host, W.cleanup, agentId);
   }
 
   async relabel(agentId: string, label: string): Promise<void> {
-    await this.remote.call("host.relabel", [agentId, label]);
+    await this.remote.call(W.relabel.name, [agentId, label]);
   }
 
   /** The host's own list, checked and capped as its local scan caps it. */
   async staleSpecs(olderThanMs: number): Promise<{ agentId: string }[]> {
-    const found = await this.ask<{ agentId: string }[]>("host.staleSpecs", [olderThanMs], arrayOf(fields({ agentId: isAgentId })));
+    const found = await ask<{ agentId: string }[], [number]>(this.remote, this.host, W.staleSpecs, olderThanMs);
     return found.slice(0, 200).map((s) => ({ agentId: s.agentId }));
   }
 
   async discard(agentId: string): Promise<void> {
-    await this.remote.call("host.discard", [agentId]);
+    await this.remote.call(W.discard.name, [agentId]);
   }
 
   /** A sheep that came back runs on a new session file there; the card there names it. */
   renewed(agentId: string, sessionPath: string): Promise<string | undefined> {
-    return this.ask("host.renewed", [agentId, sessionPath], optional(isString));
+    return ask(this.remote, this.host, W.renewed, agentId, sessionPath);
   }
 
   /** The warm pi's resident memory there, as that host reads it. */
   residentKb(agentId: string): Promise<number | undefined> {
-    return this.ask(
-      "host.residentKb",
-      [agentId],
-      optional((v) => Number.isSafeInteger(v) && (v as number) >= 0),
-    );
+    return ask(this.remote, this.host, W.residentKb, agentId);
   }
 
   resumeCard(agentId: string): Promise<ResumeCard | undefined> {
-    return this.ask("host.resumeCard", [agentId], optional(card));
+    return ask(this.remote, this.host, W.resumeCard, agentId);
   }
 
   resumeCards(): Promise<ResumeCard[]> {
-    return this.ask("host.resumeCards", [], arrayOf(card));
+    return ask(this.remote, this.host, W.resumeCards);
   }
 
   /** As the session tail is read here: at most the turns asked for, each line's text bounded. */
   async conversation(agentId: string, turns: number): Promise<Conversation> {
-    const c = await this.ask<Conversation>("host.conversation", [agentId, turns], conversation);
+    const c = await ask<Conversation, [string, number]>(this.remote, this.host, W.conversation, agentId, turns);
     if (!c.turns) return c;
     const kept = c.turns.slice(-Math.max(1, turns)).map(({ at, ...t }) => {
       const when = timeOf(at);

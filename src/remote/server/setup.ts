@@ -40,31 +40,6 @@ export function sheepSideIn(dir: string): SheepSide {
   return { launcher: join(dir, "launcher.mjs"), reportExit: join(dir, "report-exit.sh"), sheepExtension: join(dir, "sheep.mjs") };
 }
 
-const isStrings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
-
-export function checkInit(p: unknown): InitParams {
-  const o = typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : undefined;
-  const bad = (what: string) => new ShepherdError("invalid_params", `init: ${what}.`);
-  if (!o) throw bad("its parameter must be an object");
-  if (typeof o.agentDir !== "string" || !isAbsolute(o.agentDir)) throw bad("agentDir must be an absolute path");
-  if (o.stateDir !== undefined && (typeof o.stateDir !== "string" || !isAbsolute(o.stateDir))) throw bad("stateDir must be an absolute path");
-  if (o.runtime !== "auto" && o.runtime !== "tmux" && o.runtime !== "herdr") throw bad('runtime must be "auto", "tmux" or "herdr"');
-  if (!isStrings(o.piCommand) || o.piCommand.length === 0 || o.piCommand.some((s) => s === "" || s.includes("\0")))
-    throw bad("piCommand must be a non-empty list of words");
-  if (!Number.isSafeInteger(o.depth) || (o.depth as number) < 0) throw bad("depth must be a whole number");
-  const env = o.env;
-  if (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === "string"))
-    throw bad("env must map names to strings");
-  return {
-    agentDir: o.agentDir,
-    ...(o.stateDir !== undefined ? { stateDir: o.stateDir as string } : {}),
-    runtime: o.runtime,
-    piCommand: [...o.piCommand],
-    depth: o.depth as number,
-    env: { ...(env as Record<string, string>) },
-  };
-}
-
 /**
  * The agent's own variables without those that would put it inside the remote user's multiplexer
  * or make it a sheep (PI_SHEPHERD_HERDR_BIN, the person's herdr there, stays).
