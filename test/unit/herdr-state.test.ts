@@ -1,5 +1,5 @@
 /**
- * The sheep extension in a herdr pane tells herdr its own state (extensions/herdr-state.ts), on each
+ * The sheep extension in a herdr pane tells herdr its own state (src/sheep/herdr-state.ts), on each
  * herdr version of FAKE_HERDR_VERSIONS: without herdr's pi integration through `pane report-agent`,
  * which the fake records and turns into the agent status herdr shows (and from 0.8.1 the
  * `agent_blocked` refusal of `agent prompt`); with the integration only as `herdr:blocked` events on

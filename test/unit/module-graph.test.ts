@@ -90,6 +90,7 @@ const ROOMS = [
   "src/agents/",
   "src/git/",
   "src/launch/",
+  "src/sheep/",
   "src/protocol/",
   "src/runtimes/",
   "src/remote/rpc/",

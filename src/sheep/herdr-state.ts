@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
-import { cliSafeLabel } from "../src/runtimes/herdr/labels.ts";
+import { cliSafeLabel } from "../runtimes/herdr/labels.ts";
 
 export interface SheepState {
   working: boolean;
