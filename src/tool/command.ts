@@ -8,7 +8,7 @@ import { ShepherdError } from "../domain/errors.ts";
 import { isRecord } from "../domain/guards.ts";
 import type { DeliverAs } from "../ports/types.ts";
 import type { Direction, Placement } from "../ports/runtime.ts";
-import type { Action } from "./schema.ts";
+import { ACTION_TABLE, type Action } from "../actions/table.ts";
 import {
   actionOf,
   booleanText,
@@ -108,29 +108,14 @@ function defined<T extends object>(o: Loose<T>): T {
 }
 
 /**
- * The fields each action takes besides `action`: the one list an action's fields are added to.
- * The schema is flat (every field of every action in one object), so a field the action does not
- * take (another action's, a typo) is refused here rather than run as if it were not there.
+ * The fields each action takes besides `action` (its module's, actions/<action>.ts). The schema is
+ * flat (every field of every action in one object), so a field the action does not take (another
+ * action's, a typo) is refused here rather than run as if it were not there.
  */
-export const ACTION_FIELDS: Record<Action, readonly string[]> = {
-  start: ["agent", "label", "placement", "direction", "cwd", "host", "model", "agentScope", "confirmProjectAgents", "isolate", "resume"],
-  prompt: ["agentId", "message", "notify", "deliverAs", "requestId"],
-  wait: ["promptId", "promptIds", "timeout"],
-  status: ["agentId"],
-  close: ["agentId", "removeWorktree", "force"],
-  sheep: ["agentScope"],
-  herd: ["all"],
-  read: ["target", "source", "turns", "lines"],
-  prune: ["force"],
-  delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate"],
-  diff: ["target", "stat"],
-  land: ["agentId", "squash", "message"],
-  sync: ["agentId"],
-  doctor: [],
-  messages: ["agentId", "unreadOnly"],
-  reply: ["agentId", "messageId", "text"],
-  interrupt: ["agentId"],
-};
+export const ACTION_FIELDS: Record<Action, readonly string[]> = Object.fromEntries(ACTION_TABLE.map((a) => [a.name, Object.keys(a.fields)])) as Record<
+  Action,
+  string[]
+>;
 
 /** The keys of a delegate task object. */
 const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate"] as const;

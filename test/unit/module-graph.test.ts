@@ -71,6 +71,7 @@ const ROOMS = [
   "src/command/",
   "src/panel/",
   "src/tool/",
+  "src/actions/",
   "src/compose.ts",
   "src/remote/connect.ts",
   "src/doctor/",
