@@ -1,5 +1,10 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import { result } from "./result.ts";
+import { defined, optionalBoolean, requireString } from "./checks.ts";
+import { diffText } from "../tool/format.ts";
+
+export type DiffCommand = { action: "diff"; target: string; stat?: boolean };
 
 export const diff = defineAction({
   name: "diff",
@@ -16,4 +21,10 @@ export const diff = defineAction({
       first: "sheep",
     },
   ],
+  parse: (p): DiffCommand => defined<DiffCommand>({ action: "diff", target: requireString(p, "target", "diff"), stat: optionalBoolean(p, "stat") }),
+  run: async (cmd, { shepherd }) => {
+    // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.
+    const evidence = await shepherd.diff(shepherd.registry.resolve(cmd.target, { closed: true }));
+    return result("diff", diffText(evidence, cmd.stat === true), { ...evidence });
+  },
 });

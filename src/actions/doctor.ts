@@ -1,5 +1,7 @@
 import { defineAction } from "./spec.ts";
 
+export type DoctorCommand = { action: "doctor" };
+
 /** Runs without a composed shepherd: the tool's entry answers it (tool/entry.ts), not the table's run. */
 export const doctor = defineAction({
   name: "doctor",
@@ -14,4 +16,5 @@ export const doctor = defineAction({
       params: () => ({ action: "doctor" }),
     },
   ],
+  parse: (): DoctorCommand => ({ action: "doctor" }),
 });

@@ -1,5 +1,14 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import { ShepherdError } from "../domain/errors.ts";
+import { result } from "./result.ts";
+import { defined, optionalBoolean, optionalString, requireString } from "./checks.ts";
+import { landText } from "../tool/format.ts";
+
+/** A commit message, not a document: git takes any length, the log shows it whole. */
+const MAX_LAND_MESSAGE = 10_000;
+
+export type LandCommand = { action: "land"; target: string; squash?: boolean; message?: string };
 
 export const land = defineAction({
   name: "land",
@@ -17,4 +26,18 @@ export const land = defineAction({
       first: "sheep",
     },
   ],
+  parse: (p): LandCommand => {
+    const message = optionalString(p, "message");
+    if (message !== undefined && (message.length > MAX_LAND_MESSAGE || message.includes("\0")))
+      throw new ShepherdError("invalid_params", `land's "message" is a commit message of at most ${MAX_LAND_MESSAGE} characters, with no NUL.`);
+    return defined<LandCommand>({ action: "land", target: requireString(p, "agentId", "land"), squash: optionalBoolean(p, "squash"), message });
+  },
+  run: async (cmd, { shepherd }) => {
+    // A closed isolated sheep keeps its worktree: it can still be landed, by id or its last label.
+    const landed = await shepherd.land(shepherd.registry.resolve(cmd.target, { closed: true }), {
+      squash: cmd.squash === true,
+      ...(cmd.message !== undefined ? { message: cmd.message } : {}),
+    });
+    return result("land", landText(landed), { landed });
+  },
 });

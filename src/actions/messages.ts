@@ -1,5 +1,10 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import { result } from "./result.ts";
+import { defined, optionalBoolean, optionalString } from "./checks.ts";
+import { messagesText, replyHowTo } from "../tool/format.ts";
+
+export type MessagesCommand = { action: "messages"; agentId?: string; unreadOnly?: boolean };
 
 export const messages = defineAction({
   name: "messages",
@@ -16,4 +21,14 @@ export const messages = defineAction({
       first: "sheep",
     },
   ],
+  parse: (p): MessagesCommand =>
+    defined<MessagesCommand>({ action: "messages", agentId: optionalString(p, "agentId"), unreadOnly: optionalBoolean(p, "unreadOnly") }),
+  run: async (cmd, { shepherd }) => {
+    const messages = await shepherd.messages(cmd.agentId === undefined ? undefined : shepherd.registry.resolve(cmd.agentId), cmd.unreadOnly === true);
+    return result(
+      "messages",
+      messagesText(messages, cmd.unreadOnly === true, (m) => replyHowTo(m.agentId, m.messageId)),
+      { messages },
+    );
+  },
 });

@@ -1,5 +1,11 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import { result } from "./result.ts";
+import { defined, optionalBoolean } from "./checks.ts";
+import { pruneText } from "../tool/format.ts";
+
+/** force: also remove worktrees no record knows that hold work. */
+export type PruneCommand = { action: "prune"; force?: boolean };
 
 export const prune = defineAction({
   name: "prune",
@@ -15,4 +21,16 @@ export const prune = defineAction({
       params: (_words, flags) => ({ ...flags, action: "prune" }),
     },
   ],
+  parse: (p): PruneCommand => defined<PruneCommand>({ action: "prune", force: optionalBoolean(p, "force") }),
+  run: async (cmd, { shepherd }) => {
+    const pruned = await shepherd.prune({ force: cmd.force === true });
+    return result("prune", pruneText(pruned), {
+      removed: pruned.removed,
+      exited: pruned.exited,
+      unclosed: pruned.unclosed,
+      kept: pruned.kept,
+      forgotten: pruned.forgotten,
+      worktrees: pruned.worktrees,
+    });
+  },
 });

@@ -1,5 +1,11 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import type { AgentScope } from "../agents/discover.ts";
+import { defined, optionalEnum } from "./checks.ts";
+
+const SCOPES = ["user", "project", "both"] as const;
+
+export type SheepCommand = { action: "sheep"; agentScope?: AgentScope };
 
 /** Lists agent definitions, not running sheep (that is "herd"); the name is the contract's. */
 export const sheep = defineAction({
@@ -17,4 +23,5 @@ export const sheep = defineAction({
       first: "scope",
     },
   ],
+  parse: (p): SheepCommand => defined<SheepCommand>({ action: "sheep", agentScope: optionalEnum(p, "agentScope", SCOPES) }),
 });

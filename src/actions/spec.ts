@@ -4,6 +4,8 @@
  * The table (table.ts) lists one of these per action; the edges are built from that list.
  */
 import type { TSchema } from "@sinclair/typebox";
+import type { DispatchContext } from "../tool/context.ts";
+import type { ToolResult } from "./result.ts";
 
 /** A tool call's raw parameters, or a /shepherd line's once split into words and flags. */
 export type Params = Record<string, unknown>;
@@ -28,7 +30,7 @@ export interface CommandForm {
   first?: FirstWord;
 }
 
-export interface ActionSpec<N extends string = string> {
+export interface ActionSpec<N extends string = string, C extends { action: string } = { action: string }> {
   name: N;
   /** The action in the tool's description: its name, and in brackets what it does when the name does not say. */
   described: string;
@@ -36,9 +38,13 @@ export interface ActionSpec<N extends string = string> {
   fields: Readonly<Record<string, TSchema>>;
   /** Its /shepherd subcommands, in the order of the help. */
   commands: readonly CommandForm[];
+  /** Its raw fields (only those it takes: the edge refused the others) checked into its typed command. */
+  parse?(p: Params): C;
+  /** Runs a checked command on the core through the dispatch context: the answer's text and details. */
+  run?(cmd: C, ctx: DispatchContext): Promise<ToolResult>;
 }
 
 /** Keeps the action's name a literal type, so the table's names type the commands. */
-export function defineAction<const N extends string>(spec: ActionSpec<N>): ActionSpec<N> {
+export function defineAction<const N extends string, C extends { action: N } = { action: N }>(spec: ActionSpec<N, C>): ActionSpec<N, C> {
   return spec;
 }

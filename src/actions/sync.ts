@@ -1,5 +1,11 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import { result } from "./result.ts";
+import { requireString } from "./checks.ts";
+import { syncText } from "../tool/format.ts";
+
+/** Merges the user's current branch into an isolated sheep's worktree. */
+export type SyncCommand = { action: "sync"; target: string };
 
 export const sync = defineAction({
   name: "sync",
@@ -15,4 +21,10 @@ export const sync = defineAction({
       first: "sheep",
     },
   ],
+  parse: (p): SyncCommand => ({ action: "sync", target: requireString(p, "agentId", "sync") }),
+  run: async (cmd, { shepherd }) => {
+    // As for land: a closed isolated sheep keeps its worktree, found by its last label too.
+    const synced = await shepherd.sync(shepherd.registry.resolve(cmd.target, { closed: true }));
+    return result("sync", syncText(synced), { synced });
+  },
 });

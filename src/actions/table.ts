@@ -49,3 +49,10 @@ export type Action = (typeof ACTION_TABLE)[number]["name"];
 export function actionNames(table: readonly ActionSpec[]): string[] {
   return table.map((a) => a.name);
 }
+
+/** The table's entry of one action; the edges parse and run by it. */
+export function actionSpec(name: string): ActionSpec {
+  const spec = ACTION_TABLE.find((a) => a.name === name);
+  if (!spec) throw new Error(`no action "${name}" in the table`);
+  return spec;
+}

@@ -1,5 +1,12 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import type { WaitProgress } from "../core/shepherd.ts";
+import { personEdge } from "../ports/types.ts";
+import { result } from "./result.ts";
+import { defined, optionalNumber, promptIdsOf } from "./checks.ts";
+import { waitText } from "../tool/format.ts";
+
+export type WaitCommand = { action: "wait"; promptIds: string[]; timeout?: number };
 
 export const wait = defineAction({
   name: "wait",
@@ -16,4 +23,20 @@ export const wait = defineAction({
       first: "sheep",
     },
   ],
+  parse: (p): WaitCommand => defined<WaitCommand>({ action: "wait", promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) }),
+  run: async (cmd, ctx) => {
+    const { shepherd } = ctx;
+    const settled = await shepherd.wait(cmd.promptIds, {
+      timeoutSec: cmd.timeout ?? ctx.settings.waitTimeout,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.byPerson || personEdge(ctx.edge) ? { byPerson: true } : {}),
+      ...(ctx.onProgress ? { onProgress: (pr: WaitProgress) => ctx.onProgress!(`${pr.done}/${pr.total} done`, { action: "wait", progress: pr }) } : {}),
+    });
+    // Each result names its sheep, so a person (and the model) sees who answered, not a prompt id.
+    const results = settled.map((r) => {
+      const a = shepherd.registry.agents.get(r.agentId);
+      return a ? { ...r, label: a.label, agent: a.agent } : r;
+    });
+    return result("wait", waitText(results), { results });
+  },
 });

@@ -80,7 +80,7 @@ describe("a fake action added to the table", () => {
   });
 
   it("may not describe a shared field anew: one description per field", () => {
-    const twice = defineAction({ ...bleat, name: "twice", fields: { agentId: Type.String({ description: "another" }) } });
+    const twice = defineAction({ name: "twice", described: "twice", fields: { agentId: Type.String({ description: "another" }) }, commands: [] });
     assert.throws(() => toolParameters([...ACTION_TABLE, twice]), /describes the shared field "agentId" anew/);
   });
 });
