@@ -3,6 +3,8 @@
  * description and in /shepherd's grammar, help and completion, with nothing else touched.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Type } from "@sinclair/typebox";
 import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.ts";
@@ -10,8 +12,11 @@ import { actionParams, findSubcommand, subcommandsOf } from "../../src/command/p
 import { fieldsOf } from "../../src/actions/fields.ts";
 import { defineAction } from "../../src/actions/spec.ts";
 import { ACTION_TABLE } from "../../src/actions/table.ts";
+import { SHEEP_ROUTES } from "../../src/panel/routes.ts";
+import { ACTION_FIELDS } from "../../src/tool/command.ts";
 import { toolDescription } from "../../src/tool/description.ts";
 import { shepherdParameters, toolParameters } from "../../src/tool/schema.ts";
+import { repoRoot } from "../support/rpc-shepherd.ts";
 
 /** A test-only action: one shared field, one of its own, one /shepherd form. */
 const bleat = defineAction({
@@ -82,5 +87,30 @@ describe("a fake action added to the table", () => {
   it("may not describe a shared field anew: one description per field", () => {
     const twice = defineAction({ name: "twice", described: "twice", fields: { agentId: Type.String({ description: "another" }) }, commands: [] });
     assert.throws(() => toolParameters([...ACTION_TABLE, twice]), /describes the shared field "agentId" anew/);
+  });
+});
+
+describe("the table and what is checked against it", () => {
+  const names = ACTION_TABLE.map((a) => a.name);
+  const spec = readFileSync(join(repoRoot, "spec.md"), "utf8");
+
+  it("spec.md names the schema's actions, exactly the table's, and has a row for each one's fields", () => {
+    const said = /`action` is a string enum listing only\s+actions that work: ([^.]*)\./.exec(spec);
+    assert.ok(said, "spec.md says which actions the enum lists");
+    const listed = [...said[1]!.matchAll(/`(\w+)`/g)].map((m) => m[1]!);
+    assert.deepEqual([...listed].sort(), [...names].sort());
+    for (const name of names) assert.match(spec, new RegExp(`^\\| \`${name}\` \\|`, "m"), `spec.md has a fields row for ${name}`);
+  });
+
+  it("docs/shepherd-command.md has a line for each action's /shepherd forms", () => {
+    const doc = readFileSync(join(repoRoot, "docs", "shepherd-command.md"), "utf8");
+    for (const form of ACTION_TABLE.flatMap((a) => a.commands)) assert.match(doc, new RegExp(`^/shepherd ${form.name}\\b`, "m"), form.name);
+  });
+
+  it("each change the panel posts to a sheep is an action of the table that takes a sheep", () => {
+    for (const segment of Object.keys(SHEEP_ROUTES.POST ?? {})) {
+      assert.ok((names as string[]).includes(segment), `POST …/${segment} runs the action ${segment}`);
+      assert.ok(ACTION_FIELDS[segment as (typeof names)[number]].includes("agentId"), `${segment} takes the sheep's agentId`);
+    }
   });
 });
