@@ -13,6 +13,7 @@ import { printable } from "../src/domain/printable.ts";
 import { type AuditSink, stamped } from "../src/ports/audit.ts";
 import type { DispatchContext } from "../src/tool/context.ts";
 import type { EntryDeps } from "../src/tool/entry.ts";
+import { toolDescription } from "../src/tool/description.ts";
 import { prepareArguments } from "../src/tool/params.ts";
 import { shepherdParameters } from "../src/tool/schema.ts";
 import { throttle } from "../src/tool/throttle.ts";
@@ -26,18 +27,7 @@ import { renderCall, renderPush, renderResult } from "./render.ts";
 import { PanelGlue } from "./panel.ts";
 import { registerShepherdCommand } from "./shepherd-command.ts";
 
-const DESCRIPTION = [
-  "Run other pi agents (sheep) as persistent, visible agents in terminal panes (herdr or tmux), and talk to them.",
-  "Actions: start (launch a sheep from an agent definition; no task is sent), prompt (send a message; returns at once with a promptId;",
-  "notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent),",
-  "wait (block until one or several prompts are answered; results in the order asked), status, close, sheep (list agent definitions),",
-  "herd (list live sheep), read (a sheep's recent conversation: prompts, answers, tool calls; or its screen), prune (forget sheep whose panes are gone),",
-  "delegate (one-shot tasks; background: true returns at once and reports back by itself), messages (what sheep told or asked you),",
-  "reply (answer a sheep's question that waits), interrupt (abort a sheep's running turn; its prompt settles cancelled, the sheep stays), diff (what a sheep's last prompt changed in git), land (merge an isolated sheep's",
-  "work into your branch), doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing).",
-  "In a git repository each result carries evidence: the files the sheep changed during that prompt, with line counts and the patch.",
-  "Actions that take a sheep accept its agentId or its label. Errors start with a [code].",
-].join(" ");
+const DESCRIPTION = toolDescription();
 
 /** How long a full doctor waits for the session to begin before it answers without the shepherd's own looks. */
 const DOCTOR_SESSION_WAIT_MS = 20_000;

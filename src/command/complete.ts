@@ -1,4 +1,4 @@
-import { findSubcommand, PANEL_MODES, SUBCOMMANDS } from "./parse.ts";
+import { findSubcommand, PANEL_MODES, SUBCOMMANDS, type SubcommandInfo } from "./parse.ts";
 import { quoteWord, tokenize } from "./tokens.ts";
 import { oneLine } from "../domain/labels.ts";
 import { ageText } from "../tool/format.ts";
@@ -53,7 +53,11 @@ interface Candidate {
 }
 
 /** Completions for the text after `/shepherd `: subcommands, agent names, live ids and labels, flags and their values. */
-export async function completeShepherdArgs(prefix: string, src: CompletionSources): Promise<CompletionItem[] | null> {
+export async function completeShepherdArgs(
+  prefix: string,
+  src: CompletionSources,
+  subcommands: readonly SubcommandInfo[] = SUBCOMMANDS,
+): Promise<CompletionItem[] | null> {
   const tokens = tokenize(prefix, true);
   const last = tokens[tokens.length - 1];
   const typing = last !== undefined && last.end === prefix.length;
@@ -63,9 +67,9 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
 
   let candidates: Candidate[] = [];
   if (words.length === 0) {
-    candidates = SUBCOMMANDS.flatMap((s) => [s.name, ...(s.aliases ?? [])].map((word) => ({ word, description: s.summary })));
+    candidates = subcommands.flatMap((s) => [s.name, ...(s.aliases ?? [])].map((word) => ({ word, description: s.summary })));
   } else {
-    const info = findSubcommand(words[0]!);
+    const info = findSubcommand(words[0]!, subcommands);
     if (!info) return null;
     const switches = new Set(Object.keys(info.switches ?? {}));
     const flags = [...Object.keys(info.flags ?? {}), ...switches];
@@ -94,16 +98,13 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
       candidates = values.map((word) => ({ word }));
     } else if (current.startsWith("-")) {
       candidates = flags.filter(offered).map((f) => ({ word: `--${f}`, raw: true }));
-    } else if (positional === 0 && info.name === "start") {
+    } else if (positional === 0 && info.first === "agent") {
       candidates = (await src.agents()).map((a) => ({ word: a.name, description: `${a.source}: ${a.description}` }));
-    } else if (
-      positional === 0 &&
-      ["status", "prompt", "wait", "read", "close", "interrupt", "diff", "land", "sync", "messages", "reply"].includes(info.name)
-    ) {
+    } else if (positional === 0 && info.first === "sheep") {
       const live = src.sheep();
       candidates = live.map((s) => ({ word: s.label, description: `${s.agentId} · ${s.agent} · ${s.state}` }));
       if (current.startsWith("a_")) candidates = live.map((s) => ({ word: s.agentId, description: `${s.label} · ${s.agent} · ${s.state}` }));
-    } else if (positional === 0 && info.name === "resume") {
+    } else if (positional === 0 && info.first === "resumable") {
       const all = await src.resumable();
       const now = src.now?.() ?? Date.now();
       // One entry per label (the newest: resume by label takes that one), ids when typing one;
@@ -112,7 +113,7 @@ export async function completeShepherdArgs(prefix: string, src: CompletionSource
       candidates = current.startsWith("a_")
         ? all.map((s) => ({ word: s.agentId, description: resumableDescription(s, now, s.label) }))
         : [...byLabel.values()].map((s) => ({ word: s.label, description: resumableDescription(s, now) }));
-    } else if (positional === 0 && info.name === "sheep") {
+    } else if (positional === 0 && info.first === "scope") {
       candidates = SCOPES.map((word) => ({ word }));
     } else if (positional === 0 && info.name === "panel") {
       candidates = PANEL_MODES.map((word) => ({ word }));

@@ -1,99 +1,19 @@
 import { ShepherdError } from "../domain/errors.ts";
+import type { ActionSpec, CommandForm } from "../actions/spec.ts";
+import { ACTION_TABLE } from "../actions/table.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import type { Params } from "../tool/params.ts";
 import { type Token, tokenize } from "./tokens.ts";
 
-export interface SubcommandInfo {
-  name: string;
-  aliases?: string[];
-  usage: string;
-  summary: string;
-  /** Flag name -> the tool parameter it becomes. */
-  flags?: Record<string, string>;
-  /** Flags that take no value: their presence sets the parameter to true. */
-  switches?: Record<string, string>;
-}
+/**
+ * One /shepherd subcommand: an action's form (actions/<action>.ts, with `words` and `params`), or
+ * one of /shepherd's own (log, panel, settings, trust, help), which run no action of the tool.
+ */
+export type SubcommandInfo = Omit<CommandForm, "words" | "params"> & Partial<Pick<CommandForm, "words" | "params">>;
 
-/** The /shepherd subcommands; the order is the order of the help text and of completions. */
-export const SUBCOMMANDS: readonly SubcommandInfo[] = [
-  { name: "herd", usage: "herd", summary: "this shepherd's live sheep: state, runtime, label, age, active prompt" },
-  { name: "sheep", aliases: ["agents"], usage: "sheep [user|project|both]", summary: "agent definitions, and files skipped with the reason" },
-  {
-    name: "start",
-    usage:
-      "start <agent> [--label L] [--placement tab|pane|workspace] [--direction right|down] [--host NAME] [--cwd DIR] [--scope user|project|both] [--model M] [--isolate]",
-    summary: "start a sheep from an agent definition (no task is sent); --host: on a machine of your hosts setting; --isolate: in a git worktree of its own",
-    flags: { label: "label", placement: "placement", direction: "direction", host: "host", cwd: "cwd", scope: "agentScope", model: "model" },
-    switches: { isolate: "isolate" },
-  },
-  {
-    name: "resume",
-    usage: "resume <id|label> [--label L] [--placement tab|pane|workspace] [--direction right|down]",
-    summary: "continue a closed or exited sheep's conversation in a new pane",
-    flags: { label: "label", placement: "placement", direction: "direction" },
-  },
-  { name: "status", usage: "status <id|label>", summary: "one sheep's state" },
-  {
-    name: "prompt",
-    usage: "prompt <id|label> [--steer|--follow-up] <text…>",
-    summary: "send a sheep a prompt (the rest of the line); --steer: into its running turn; --follow-up: queued behind it",
-    switches: { steer: "steer", "follow-up": "followUp" },
-  },
-  {
-    name: "wait",
-    usage: "wait [<id|label>]",
-    summary: "wait for a sheep's pending prompts (no sheep: every one's) and show the answers; Escape stops waiting",
-  },
-  {
-    name: "read",
-    usage: "read <id|label> [--turns N] [--source session|screen] [--lines N]",
-    summary: "a sheep's recent conversation (prompts, answers, tool calls), or its screen",
-    flags: { turns: "turns", source: "source", lines: "lines" },
-  },
-  {
-    name: "diff",
-    usage: "diff <id|label> [--stat]",
-    summary: "what the sheep's last prompt changed (the patch, or with --stat the files)",
-    switches: { stat: "stat" },
-  },
-  {
-    name: "land",
-    usage: "land <id|label> [--squash] [--message TEXT]",
-    summary: "merge an isolated sheep's work into your current branch (only if your tree and the merge are clean)",
-    switches: { squash: "squash" },
-    flags: { message: "message" },
-  },
-  {
-    name: "sync",
-    usage: "sync <id|label>",
-    summary: "merge your current branch into an isolated sheep's worktree (there only); conflicts stay there and its next prompt names them",
-  },
-  {
-    name: "close",
-    usage: "close <id|label> [--remove-worktree [--force]]",
-    summary: "close a sheep and its pane (its session file is kept, and said where; a worktree too, unless --remove-worktree)",
-    switches: { "remove-worktree": "removeWorktree", force: "force" },
-  },
-  {
-    name: "interrupt",
-    usage: "interrupt <id|label>",
-    summary: "abort a sheep's running turn (its prompt settles cancelled); the sheep stays, and its queued follow-ups go on",
-  },
-  {
-    name: "prune",
-    usage: "prune [--force]",
-    summary: "forget sheep whose panes are gone, and remove worktrees no record knows (--force: those holding work too)",
-    switches: { force: "force" },
-  },
-  { name: "doctor", usage: "doctor", summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)" },
+/** /shepherd's own subcommands: the person's record, the browser panel, settings and help. */
+const OWN_SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "log", usage: "log [N] [--agent ID|LABEL]", summary: "the last N events of the audit log (default 20)", flags: { agent: "agent" } },
-  {
-    name: "messages",
-    usage: "messages [<id|label>] [--unread]",
-    summary: "what the sheep told or asked their shepherd (listed ones count as read)",
-    switches: { unread: "unreadOnly" },
-  },
-  { name: "reply", usage: "reply <id|label> <messageId> <text…>", summary: "answer a sheep's question that waits for a reply" },
   {
     name: "panel",
     usage: "panel [on|off|url]",
@@ -108,29 +28,51 @@ export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "help", usage: "help", summary: "every subcommand and its flags (this list)" },
 ];
 
+/**
+ * The order of the help and of completions: what a person does first comes first. A subcommand
+ * not named here (a new action's) comes last; name it here to give it its place.
+ */
+const HELP_ORDER = [
+  "herd",
+  "sheep",
+  "start",
+  "resume",
+  "status",
+  "prompt",
+  "wait",
+  "read",
+  "diff",
+  "land",
+  "sync",
+  "close",
+  "interrupt",
+  "prune",
+  "doctor",
+  "log",
+  "messages",
+  "reply",
+  "panel",
+  "settings",
+  "trust",
+  "help",
+];
+
+/** /shepherd's subcommands for a table of actions: each action's forms and /shepherd's own, in the help's order. */
+export function subcommandsOf(table: readonly ActionSpec[]): SubcommandInfo[] {
+  const rank = (s: SubcommandInfo) => {
+    const i = HELP_ORDER.indexOf(s.name);
+    return i < 0 ? HELP_ORDER.length : i;
+  };
+  return [...table.flatMap((a) => a.commands), ...OWN_SUBCOMMANDS].sort((x, y) => rank(x) - rank(y));
+}
+
+/** The /shepherd subcommands, from the action table. */
+export const SUBCOMMANDS: readonly SubcommandInfo[] = subcommandsOf(ACTION_TABLE);
+
 export type ParsedCommand =
   | { sub: "overview" | "help" | "settings" | "trust" }
   /** Runs as the tool's action: the same typed command the tool's parameters become. */
-  | {
-      sub:
-        | "sheep"
-        | "herd"
-        | "start"
-        | "resume"
-        | "read"
-        | "status"
-        | "close"
-        | "land"
-        | "diff"
-        | "prune"
-        | "doctor"
-        | "messages"
-        | "reply"
-        | "prompt"
-        | "interrupt"
-        | "sync";
-      command: ToolCommand;
-    }
+  | { sub: ActionSubcommand; command: ToolCommand }
   /**
    * Which prompts are pending is known only when it runs: the wait command is built then, from the
    * prompts of the sheep named (or of every sheep).
@@ -141,14 +83,33 @@ export type ParsedCommand =
   /** The browser panel is this pi's, not an action of the tool; without a word: its URL when on, else on. */
   | { sub: "panel"; mode?: PanelMode };
 
+/** The subcommands that run an action of the tool, as command/run.ts shows each one's answer. */
+export type ActionSubcommand =
+  | "sheep"
+  | "herd"
+  | "start"
+  | "resume"
+  | "read"
+  | "status"
+  | "close"
+  | "land"
+  | "diff"
+  | "prune"
+  | "doctor"
+  | "messages"
+  | "reply"
+  | "prompt"
+  | "interrupt"
+  | "sync";
+
 export const PANEL_MODES = ["on", "off", "url"] as const;
 export type PanelMode = (typeof PANEL_MODES)[number];
 
 export const DEFAULT_LOG_LINES = 20;
 export const MAX_LOG_LINES = 1000;
 
-export function findSubcommand(word: string): SubcommandInfo | undefined {
-  return SUBCOMMANDS.find((s) => s.name === word || s.aliases?.includes(word));
+export function findSubcommand(word: string, subcommands: readonly SubcommandInfo[] = SUBCOMMANDS): SubcommandInfo | undefined {
+  return subcommands.find((s) => s.name === word || s.aliases?.includes(word));
 }
 
 function usageError(info: SubcommandInfo, problem: string): ShepherdError {
@@ -244,8 +205,20 @@ function promptCommand(info: SubcommandInfo, args: string, tokens: Token[]): Par
   const message = i < tokens.length ? args.slice(tokens[i]!.start).trim() : "";
   if (target === undefined || message === "") throw usageError(info, `"prompt" needs a sheep's id or label and the text to send`);
   if (flags.steer && flags.followUp) throw usageError(info, `give one of "--steer" and "--follow-up"`);
-  const deliverAs = flags.steer ? "steer" : flags.followUp ? "followUp" : undefined;
-  return { sub: "prompt", command: parseToolCommand({ action: "prompt", agentId: target, message, ...(deliverAs ? { deliverAs } : {}) }) };
+  return { sub: "prompt", command: parseToolCommand(info.params!([target, message], flags)) };
+}
+
+function checkArity(info: SubcommandInfo, positional: string[], min: number, max: number, what: string): void {
+  if (positional.length < min) throw usageError(info, `"${info.name}" needs ${what}`);
+  if (positional.length > max) throw usageError(info, `unexpected "${positional[max]}"`);
+}
+
+/** The tool's parameters that an action's subcommand and its words become, before the tool's own checks. */
+export function actionParams(info: SubcommandInfo, words: string[]): Params {
+  if (!info.params || !info.words) throw new ShepherdError("invalid_params", `subcommand "${info.name}" runs no action of the tool.`);
+  const { positional, flags } = split(info, words);
+  checkArity(info, positional, info.words.min, info.words.max, info.words.what);
+  return info.params(positional, flags);
 }
 
 /** Parses the text after `/shepherd`. Errors are `[invalid_params]` with the subcommand's usage. */
@@ -258,62 +231,13 @@ export function parseShepherdCommand(args: string): ParsedCommand {
   const info = findSubcommand(words[0]!);
   if (!info) throw unknownSubcommand(words[0]!);
   const { positional, flags } = split(info, words.slice(1));
-  const arity = (min: number, max: number, what: string) => {
-    if (positional.length < min) throw usageError(info, `"${info.name}" needs ${what}`);
-    if (positional.length > max) throw usageError(info, `unexpected "${positional[max]}"`);
-  };
+  const arity = (min: number, max: number, what: string) => checkArity(info, positional, min, max, what);
+  if (info.name === "wait") {
+    arity(0, 1, "");
+    return { sub: "wait", ...(positional[0] !== undefined ? { target: positional[0] } : {}) };
+  }
+  if (info.params) return { sub: info.name as ActionSubcommand, command: parseToolCommand(actionParams(info, words.slice(1))) };
   switch (info.name) {
-    case "sheep":
-      arity(0, 1, "");
-      return { sub: "sheep", command: parseToolCommand({ action: "sheep", ...(positional[0] !== undefined ? { agentScope: positional[0] } : {}) }) };
-    case "start":
-      arity(1, 1, "an agent name");
-      return { sub: "start", command: parseToolCommand({ ...flags, action: "start", agent: positional[0] }) };
-    case "resume":
-      arity(1, 1, "the id or label of a closed or exited sheep");
-      return { sub: "resume", command: parseToolCommand({ ...flags, action: "start", resume: positional[0] }) };
-    case "read":
-      arity(1, 1, "a sheep's id or label");
-      return { sub: "read", command: parseToolCommand({ ...flags, action: "read", target: positional[0] }) };
-    case "status":
-    case "interrupt":
-      arity(1, 1, "a sheep's id or label");
-      return { sub: info.name, command: parseToolCommand({ action: info.name, agentId: positional[0] }) };
-    case "close":
-    case "land":
-    case "sync":
-      arity(1, 1, "a sheep's id or label");
-      return { sub: info.name, command: parseToolCommand({ ...flags, action: info.name, agentId: positional[0] }) };
-    case "diff":
-      arity(1, 1, "a sheep's id or label");
-      return { sub: "diff", command: parseToolCommand({ ...flags, action: "diff", target: positional[0] }) };
-    case "messages":
-      arity(0, 1, "");
-      return {
-        sub: "messages",
-        command: parseToolCommand({
-          action: "messages",
-          ...(positional[0] !== undefined ? { agentId: positional[0] } : {}),
-          unreadOnly: flags.unreadOnly === true,
-        }),
-      };
-    case "reply":
-      if (positional.length < 3) throw usageError(info, `"reply" needs a sheep's id or label, the question's id and your answer`);
-      // The answer is the rest of the line, so it needs no quotes.
-      return {
-        sub: "reply",
-        command: parseToolCommand({ action: "reply", agentId: positional[0], messageId: positional[1], text: positional.slice(2).join(" ") }),
-      };
-    case "wait":
-      arity(0, 1, "");
-      return { sub: "wait", ...(positional[0] !== undefined ? { target: positional[0] } : {}) };
-    case "prune":
-      arity(0, 0, "");
-      return { sub: "prune", command: parseToolCommand({ ...flags, action: "prune" }) };
-    case "herd":
-    case "doctor":
-      arity(0, 0, "");
-      return { sub: info.name, command: parseToolCommand({ action: info.name }) };
     case "log": {
       arity(0, 1, "");
       const limit = positional[0] === undefined ? DEFAULT_LOG_LINES : Number(positional[0]);

@@ -6,31 +6,30 @@ import type { AgentScope } from "../agents/discover.ts";
 import type { DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { isRecord } from "../domain/guards.ts";
-import type { DeliverAs } from "../ports/types.ts";
 import type { Direction, Placement } from "../ports/runtime.ts";
-import type { Action } from "./schema.ts";
-import {
-  actionOf,
-  booleanText,
-  coerce,
-  optionalBoolean,
-  optionalEnum,
-  optionalNumber,
-  optionalString,
-  promptIdsOf,
-  requireString,
-  type Params,
-} from "./params.ts";
+import { defined } from "../actions/checks.ts";
+import type { CloseCommand } from "../actions/close.ts";
+import type { DiffCommand } from "../actions/diff.ts";
+import type { DoctorCommand } from "../actions/doctor.ts";
+import type { HerdCommand } from "../actions/herd.ts";
+import type { InterruptCommand } from "../actions/interrupt.ts";
+import type { LandCommand } from "../actions/land.ts";
+import type { MessagesCommand } from "../actions/messages.ts";
+import type { PromptCommand } from "../actions/prompt.ts";
+import type { PruneCommand } from "../actions/prune.ts";
+import type { ReadCommand } from "../actions/read.ts";
+import type { ReplyCommand } from "../actions/reply.ts";
+import type { SheepCommand } from "../actions/sheep.ts";
+import type { StatusCommand } from "../actions/status.ts";
+import type { SyncCommand } from "../actions/sync.ts";
+import { ACTION_TABLE, type Action, actionSpec } from "../actions/table.ts";
+import type { WaitCommand } from "../actions/wait.ts";
+import { actionOf, booleanText, coerce, optionalBoolean, optionalEnum, optionalString, requireString, type Params } from "./params.ts";
 
 const SCOPES = ["user", "project", "both"] as const;
 const PLACEMENTS = ["tab", "pane", "workspace"] as const;
 const DIRECTIONS = ["right", "down"] as const;
-const SOURCES = ["session", "screen"] as const;
-
-/** A commit message, not a document: git takes any length, the log shows it whole. */
-const MAX_LAND_MESSAGE = 10_000;
-export type ReadSource = (typeof SOURCES)[number];
-const DELIVER_AS = ["steer", "followUp"] as const;
+export type { ReadSource } from "../actions/read.ts";
 
 export interface RawTask {
   agent: string;
@@ -63,26 +62,21 @@ export type ToolCommand =
       direction?: Direction;
       confirmProjectAgents?: boolean;
     }
-  /** `target` is a sheep's id or its live label; dispatch resolves it (Registry.resolve). */
-  | { action: "prompt"; target: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string }
-  | { action: "wait"; promptIds: string[]; timeout?: number }
-  | { action: "status"; target: string }
-  | { action: "close"; target: string; removeWorktree?: boolean; force?: boolean }
-  /** Aborts the sheep's running turn; its prompt settles cancelled and the sheep stays. */
-  | { action: "interrupt"; target: string }
-  | { action: "diff"; target: string; stat?: boolean }
-  | { action: "land"; target: string; squash?: boolean; message?: string }
-  /** Merges the user's current branch into an isolated sheep's worktree. */
-  | { action: "sync"; target: string }
-  | { action: "sheep"; agentScope?: AgentScope }
-  | { action: "herd"; all?: boolean }
-  /** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`. */
-  | { action: "read"; target: string; source: ReadSource; turns?: number; lines?: number }
-  /** force: also remove worktrees no record knows that hold work. */
-  | { action: "prune"; force?: boolean }
-  | { action: "messages"; agentId?: string; unreadOnly?: boolean }
-  | { action: "reply"; agentId: string; messageId: string; text: string }
-  | { action: "doctor" }
+  | PromptCommand
+  | WaitCommand
+  | StatusCommand
+  | CloseCommand
+  | InterruptCommand
+  | DiffCommand
+  | LandCommand
+  | SyncCommand
+  | SheepCommand
+  | HerdCommand
+  | ReadCommand
+  | PruneCommand
+  | MessagesCommand
+  | ReplyCommand
+  | DoctorCommand
   | {
       action: "delegate";
       mode: DelegateMode;
@@ -99,38 +93,15 @@ export type ToolCommand =
 type CommandOf<A extends ToolCommand["action"]> = Extract<ToolCommand, { action: A }>;
 export type ResumeCommand = Extract<ToolCommand, { resume: string }>;
 type NewStartCommand = Exclude<CommandOf<"start">, ResumeCommand>;
-/** A command as the checkers return it: each optional field is a value or undefined. */
-type Loose<T> = { [K in keyof T]-?: T[K] | undefined };
-
-/** Keeps only the keys whose value is set, so optional fields stay absent rather than undefined. */
-function defined<T extends object>(o: Loose<T>): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
-
 /**
- * The fields each action takes besides `action`: the one list an action's fields are added to.
- * The schema is flat (every field of every action in one object), so a field the action does not
- * take (another action's, a typo) is refused here rather than run as if it were not there.
+ * The fields each action takes besides `action` (its module's, actions/<action>.ts). The schema is
+ * flat (every field of every action in one object), so a field the action does not take (another
+ * action's, a typo) is refused here rather than run as if it were not there.
  */
-export const ACTION_FIELDS: Record<Action, readonly string[]> = {
-  start: ["agent", "label", "placement", "direction", "cwd", "host", "model", "agentScope", "confirmProjectAgents", "isolate", "resume"],
-  prompt: ["agentId", "message", "notify", "deliverAs", "requestId"],
-  wait: ["promptId", "promptIds", "timeout"],
-  status: ["agentId"],
-  close: ["agentId", "removeWorktree", "force"],
-  sheep: ["agentScope"],
-  herd: ["all"],
-  read: ["target", "source", "turns", "lines"],
-  prune: ["force"],
-  delegate: ["agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate"],
-  diff: ["target", "stat"],
-  land: ["agentId", "squash", "message"],
-  sync: ["agentId"],
-  doctor: [],
-  messages: ["agentId", "unreadOnly"],
-  reply: ["agentId", "messageId", "text"],
-  interrupt: ["agentId"],
-};
+export const ACTION_FIELDS: Record<Action, readonly string[]> = Object.fromEntries(ACTION_TABLE.map((a) => [a.name, Object.keys(a.fields)])) as Record<
+  Action,
+  string[]
+>;
 
 /** The keys of a delegate task object. */
 const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate"] as const;
@@ -151,6 +122,9 @@ export function parseToolCommand(raw: unknown): ToolCommand {
   const p = coerce(raw);
   const action = actionOf(p);
   onlyFields(p, ACTION_FIELDS[action], `action "${action}"`, ["action"]);
+  const spec = actionSpec(action);
+  // Each action checks its own fields in its module; start and delegate still here.
+  if (spec.parse) return spec.parse(p) as ToolCommand;
   switch (action) {
     case "start": {
       const resume = optionalString(p, "resume");
@@ -169,75 +143,6 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         isolate: optionalBoolean(p, "isolate"),
       });
     }
-    case "prompt": {
-      const target = requireString(p, "agentId", action);
-      const message = p.message;
-      if (typeof message !== "string" || message.length === 0) {
-        throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
-      }
-      const requestId = optionalString(p, "requestId");
-      if (requestId !== undefined && (requestId.length === 0 || requestId.length > 256)) {
-        throw new ShepherdError("invalid_params", '"requestId" must be 1 to 256 characters.');
-      }
-      return defined<CommandOf<"prompt">>({
-        action,
-        target,
-        message,
-        notify: optionalBoolean(p, "notify"),
-        deliverAs: optionalEnum(p, "deliverAs", DELIVER_AS),
-        requestId,
-      });
-    }
-    case "messages":
-      return defined<CommandOf<"messages">>({ action, agentId: optionalString(p, "agentId"), unreadOnly: optionalBoolean(p, "unreadOnly") });
-    case "reply": {
-      const text = p.text;
-      if (typeof text !== "string" || text.length === 0) throw new ShepherdError("invalid_params", 'action "reply" needs "text" (a non-empty string).');
-      return { action, agentId: requireString(p, "agentId", action), messageId: requireString(p, "messageId", action), text };
-    }
-    case "wait":
-      return defined<CommandOf<"wait">>({ action, promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) });
-    case "status":
-    case "interrupt":
-      return { action, target: requireString(p, "agentId", action) };
-    case "close": {
-      const removeWorktree = optionalBoolean(p, "removeWorktree");
-      const force = optionalBoolean(p, "force");
-      if (force !== undefined && removeWorktree !== true) {
-        throw new ShepherdError("invalid_params", '"force" only applies together with "removeWorktree": true.');
-      }
-      return defined<CommandOf<"close">>({ action, target: requireString(p, "agentId", action), removeWorktree, force });
-    }
-    case "diff":
-      return defined<CommandOf<"diff">>({ action, target: requireString(p, "target", action), stat: optionalBoolean(p, "stat") });
-    case "land": {
-      const message = optionalString(p, "message");
-      if (message !== undefined && (message.length > MAX_LAND_MESSAGE || message.includes("\0")))
-        throw new ShepherdError("invalid_params", `land's "message" is a commit message of at most ${MAX_LAND_MESSAGE} characters, with no NUL.`);
-      return defined<CommandOf<"land">>({
-        action,
-        target: requireString(p, "agentId", action),
-        squash: optionalBoolean(p, "squash"),
-        message,
-      });
-    }
-    case "sync":
-      return { action, target: requireString(p, "agentId", action) };
-    case "sheep":
-      return defined<CommandOf<"sheep">>({ action, agentScope: optionalEnum(p, "agentScope", SCOPES) });
-    case "herd":
-      return defined<CommandOf<"herd">>({ action, all: optionalBoolean(p, "all") });
-    case "read": {
-      const source = optionalEnum(p, "source", SOURCES) ?? "session";
-      const turns = optionalNumber(p, "turns", 1, 100);
-      if (turns !== undefined && source === "screen")
-        throw new ShepherdError("invalid_params", '"turns" counts turns of the session file; the screen is read by "lines".');
-      return defined<CommandOf<"read">>({ action, target: requireString(p, "target", action), source, turns, lines: optionalNumber(p, "lines", 1, 10_000) });
-    }
-    case "prune":
-      return defined<CommandOf<"prune">>({ action, force: optionalBoolean(p, "force") });
-    case "doctor":
-      return { action };
     case "delegate": {
       const { mode, tasks } = delegateTasks(p);
       return defined<CommandOf<"delegate">>({
@@ -253,6 +158,8 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         isolate: optionalBoolean(p, "isolate"),
       });
     }
+    default:
+      throw new ShepherdError("invalid_params", `action "${action}" has no parser.`);
   }
 }
 

@@ -318,16 +318,6 @@ export function messagesText(list: ListedMessage[], unreadOnly: boolean, how: (m
   return out.join("\n");
 }
 
-export function replyText(r: { agentId: string; messageId: string }, label: string | undefined): string {
-  const who = label ? `${label} (${r.agentId})` : r.agentId;
-  return `Replied to ${r.messageId} of ${who}; its shepherd_message call returns your text and it goes on.`;
-}
-
-export function interruptText(r: { agentId: string; promptId: string }, label: string | undefined): string {
-  const who = label ? `${label} (${r.agentId})` : r.agentId;
-  return `Interrupted ${who}: its turn on ${r.promptId} is aborted, and that prompt settles cancelled (wait for it to see what it did so far). The sheep stays open; queued follow-ups go on.`;
-}
-
 /** A progress or done message, told to the person. */
 export function noticeText(n: { label: string; agentId: string; message: { kind: string; text: string; messageId: string }; more?: number }): string {
   const what = n.message.kind === "done" ? "is done" : "reports";

@@ -1,7 +1,9 @@
 import { ShepherdError } from "../domain/errors.ts";
+import type { Params } from "../actions/spec.ts";
 import { ACTIONS, type Action, parameterNames } from "./schema.ts";
 
-export type Params = Record<string, unknown>;
+export type { Params } from "../actions/spec.ts";
+export { optionalBoolean, optionalEnum, optionalNumber, optionalString, promptIdsOf, requireString } from "../actions/checks.ts";
 
 /** The schema's array parameters: models send any of them as JSON text now and then. */
 const ARRAY_KEYS = parameterNames("array");
@@ -82,64 +84,4 @@ export function actionOf(p: Params): Action {
     throw new ShepherdError("invalid_params", `action must be one of ${ACTIONS.join(", ")}${a === undefined ? "" : ` (got ${JSON.stringify(a)})`}.`);
   }
   return a as Action;
-}
-
-export function requireString(p: Params, key: string, action: string): string {
-  const v = p[key];
-  if (typeof v !== "string" || v.trim() === "") {
-    throw new ShepherdError("invalid_params", `action "${action}" needs "${key}" (a non-empty string).`);
-  }
-  return v;
-}
-
-export function optionalString(p: Params, key: string): string | undefined {
-  const v = p[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "string") throw new ShepherdError("invalid_params", `"${key}" must be a string.`);
-  return v;
-}
-
-export function optionalEnum<T extends string>(p: Params, key: string, values: readonly T[]): T | undefined {
-  const v = p[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "string" || !(values as readonly string[]).includes(v)) {
-    throw new ShepherdError("invalid_params", `"${key}" must be one of ${values.map((x) => `"${x}"`).join(", ")}.`);
-  }
-  return v as T;
-}
-
-export function optionalNumber(p: Params, key: string, min: number, max: number): number | undefined {
-  const v = p[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max) {
-    throw new ShepherdError("invalid_params", `"${key}" must be a number from ${min} to ${max}.`);
-  }
-  return v;
-}
-
-export function optionalBoolean(p: Params, key: string): boolean | undefined {
-  const v = p[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "boolean") throw new ShepherdError("invalid_params", `"${key}" must be true or false.`);
-  return v;
-}
-
-/** Exactly one of promptId and promptIds. */
-export function promptIdsOf(p: Params): string[] {
-  const one = p.promptId;
-  const many = p.promptIds;
-  if (one !== undefined && many !== undefined) {
-    throw new ShepherdError("invalid_params", 'action "wait" takes either "promptId" or "promptIds", not both.');
-  }
-  if (one !== undefined) {
-    if (typeof one !== "string" || one.trim() === "") throw new ShepherdError("invalid_params", '"promptId" must be a non-empty string.');
-    return [one];
-  }
-  if (many !== undefined) {
-    if (!Array.isArray(many) || many.length === 0 || !many.every((x) => typeof x === "string" && x.trim() !== "")) {
-      throw new ShepherdError("invalid_params", '"promptIds" must be a non-empty array of promptId strings.');
-    }
-    return many as string[];
-  }
-  throw new ShepherdError("invalid_params", 'action "wait" needs "promptId" or "promptIds".');
 }

@@ -1,123 +1,34 @@
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type, type TObject, type TSchema } from "@sinclair/typebox";
+import { FIELDS, stringEnum } from "../actions/fields.ts";
+import type { ActionSpec } from "../actions/spec.ts";
+import { ACTION_TABLE, type Action, actionNames } from "../actions/table.ts";
 
-/** Actions the tool offers today; the enum lists only what works. */
-export const ACTIONS = [
-  "start",
-  "prompt",
-  "wait",
-  "status",
-  "close",
-  "sheep",
-  "herd",
-  "read",
-  "prune",
-  "delegate",
-  "diff",
-  "land",
-  "sync",
-  "doctor",
-  "messages",
-  "reply",
-  "interrupt",
-] as const;
-export type Action = (typeof ACTIONS)[number];
+export type { Action };
 
-/** A plain string enum: unions at any level make some providers send `{}`. */
-function stringEnum<T extends readonly string[]>(values: T, description: string): TSchema {
-  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], description });
+/** Actions the tool offers today, from the action table; the enum lists only what works. */
+export const ACTIONS: readonly Action[] = ACTION_TABLE.map((a) => a.name);
+
+/**
+ * The tool's parameters for a table of actions: one flat object, fields checked per action at run
+ * time (tool/command.ts). Shared fields keep the order of actions/fields.ts; a field only a new
+ * action knows comes after them.
+ */
+export function toolParameters(table: readonly ActionSpec[]): TObject {
+  const properties: Record<string, TSchema> = { action: stringEnum(actionNames(table), "What to do.") };
+  const taken = (name: string) => table.some((a) => name in a.fields);
+  for (const [name, schema] of Object.entries(FIELDS)) if (taken(name)) properties[name] = Type.Optional(schema);
+  for (const a of table) {
+    for (const [name, schema] of Object.entries(a.fields)) {
+      if (!(name in properties)) properties[name] = Type.Optional(schema);
+      else if (name in FIELDS && schema !== FIELDS[name as keyof typeof FIELDS]) {
+        throw new Error(`action "${a.name}" describes the shared field "${name}" anew: take it from actions/fields.ts.`);
+      }
+    }
+  }
+  return Type.Object(properties);
 }
 
-const delegateTask = Type.Object({
-  agent: Type.String({ description: "Agent definition name." }),
-  task: Type.String({ description: "The task text, sent exactly." }),
-  cwd: Type.Optional(Type.String({ description: "Working directory for this task." })),
-  host: Type.Optional(
-    Type.String({ description: 'The machine this task runs on: a name of the "hosts" setting (default: the call\'s host, else this machine).' }),
-  ),
-  isolate: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a git worktree of its own." })),
-});
-
-/** One flat object; fields are checked per action at run time (see params.ts). */
-export const shepherdParameters = Type.Object({
-  action: stringEnum(ACTIONS, "What to do."),
-  agent: Type.Optional(Type.String({ description: "start: the agent definition name (see action sheep)." })),
-  label: Type.Optional(Type.String({ description: "start: a short unique name for the sheep." })),
-  placement: Type.Optional(stringEnum(["tab", "pane", "workspace"] as const, 'start: where the pane goes (default "tab").')),
-  direction: Type.Optional(stringEnum(["right", "down"] as const, 'start with placement "pane": split direction (default "right").')),
-  cwd: Type.Optional(Type.String({ description: "start: working directory of the sheep (a path on its host)." })),
-  host: Type.Optional(
-    Type.String({ description: 'start/delegate: the machine the sheep runs on, a name of the "hosts" setting; "local" or absent: this machine.' }),
-  ),
-  model: Type.Optional(Type.String({ description: "start: model for the sheep (provider/id or pattern)." })),
-  agentScope: Type.Optional(stringEnum(["user", "project", "both"] as const, 'start/sheep: which agent definitions to use (default "user").')),
-  resume: Type.Optional(
-    Type.String({
-      description:
-        'start: the agentId or label of a closed or exited sheep; a new sheep continues its conversation with the same agent, cwd and model (leave "agent" out).',
-    }),
-  ),
-  confirmProjectAgents: Type.Optional(Type.Boolean({ description: "start: ask before running a project agent (default true)." })),
-  agentId: Type.Optional(
-    Type.String({ description: "prompt/status/close/interrupt/land/sync/reply (messages: optional): the id start returned, or the sheep's label." }),
-  ),
-  message: Type.Optional(
-    Type.String({ description: "prompt: the text to send. land: the message of the merge or squash commit (a fast-forward makes no commit)." }),
-  ),
-  notify: Type.Optional(
-    Type.Boolean({ description: "prompt: when the answer is final and no wait returned it, it comes to you as a new message by itself (default false)." }),
-  ),
-  deliverAs: Type.Optional(
-    stringEnum(
-      ["steer", "followUp"] as const,
-      'prompt to a sheep that is still working: "steer" (into its running turn; the answer comes on its active prompt) or "followUp" (a new prompt queued behind it).',
-    ),
-  ),
-  requestId: Type.Optional(
-    Type.String({
-      description: "prompt: your own id for this prompt; sending the same requestId to the same sheep again returns the first handle and sends nothing.",
-    }),
-  ),
-  promptId: Type.Optional(Type.String({ description: "wait: one promptId." })),
-  promptIds: Type.Optional(Type.Array(Type.String(), { description: "wait: several promptIds, waited for together." })),
-  timeout: Type.Optional(Type.Number({ description: "wait: seconds before returning timeout (the prompt keeps running)." })),
-  target: Type.Optional(Type.String({ description: "read/diff: an agentId or a sheep's label." })),
-  source: Type.Optional(
-    stringEnum(
-      ["session", "screen"] as const,
-      'read: "session" (default) is the sheep\'s recent conversation from its session file: prompts, answers, tool calls; "screen" is its pane\'s text.',
-    ),
-  ),
-  turns: Type.Optional(Type.Number({ description: "read (session): how many recent turns (default 3)." })),
-  lines: Type.Optional(Type.Number({ description: "read: at most this many recent lines (screen: default 40)." })),
-  task: Type.Optional(Type.String({ description: "delegate (single): the task for `agent`." })),
-  tasks: Type.Optional(Type.Array(delegateTask, { description: "delegate (parallel): tasks run by separate sheep, a few at a time." })),
-  chain: Type.Optional(
-    Type.Array(delegateTask, { description: "delegate (chain): steps run in order; {previous} in a task becomes the previous step's final text." }),
-  ),
-  all: Type.Optional(Type.Boolean({ description: "herd: also list the sheep of other shepherds on this machine (read-only)." })),
-  keepOpen: Type.Optional(Type.Boolean({ description: "delegate: keep each sheep open after its result (default false)." })),
-  background: Type.Optional(
-    Type.Boolean({ description: "delegate: return at once; one message with every result comes to you by itself when the last is final (default false)." }),
-  ),
-  unreadOnly: Type.Optional(Type.Boolean({ description: "messages: only messages not listed before (default false)." })),
-  messageId: Type.Optional(Type.String({ description: "reply: the id of the sheep's question (m_...)." })),
-  text: Type.Optional(Type.String({ description: "reply: your answer to the sheep's question." })),
-  isolate: Type.Optional(
-    Type.Boolean({
-      description:
-        "start/delegate: run the sheep in a git worktree of its own (a new branch from HEAD), never touching your checkout; bring its work in with action land (action sync merges your branch into its worktree first).",
-    }),
-  ),
-  removeWorktree: Type.Optional(Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." })),
-  force: Type.Optional(
-    Type.Boolean({
-      description:
-        "close with removeWorktree: remove it even though it holds work that was never landed. prune: also remove worktrees no record knows (a start cut short) that hold work.",
-    }),
-  ),
-  squash: Type.Optional(Type.Boolean({ description: "land: one new commit on your branch instead of a merge of the sheep's branch." })),
-  stat: Type.Optional(Type.Boolean({ description: "diff: only the changed files and line counts, no patch." })),
-});
+export const shepherdParameters = toolParameters(ACTION_TABLE);
 
 /** The names of the tool's parameters, or of those of one JSON type: one list for coercion and the fuzz test alike. */
 export function parameterNames(type?: "array" | "boolean" | "number" | "string"): string[] {

@@ -72,6 +72,13 @@ const ROOMS = [
   "src/command/",
   "src/panel/",
   "src/tool/",
+  "src/actions/",
+  // What the actions say and run with, below them though in the tool's folder: the tool's texts and its context.
+  "src/tool/format.ts",
+  "src/tool/evidence-text.ts",
+  "src/tool/pi-screen.ts",
+  "src/tool/context.ts",
+  "src/tool/trust.ts",
   "src/compose.ts",
   "src/remote/connect.ts",
   "src/doctor/",

@@ -1,0 +1,20 @@
+import { defineAction } from "./spec.ts";
+
+export type DoctorCommand = { action: "doctor" };
+
+/** Runs without a composed shepherd: the tool's entry answers it (tool/entry.ts), not the table's run. */
+export const doctor = defineAction({
+  name: "doctor",
+  described: "doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing)",
+  fields: {},
+  commands: [
+    {
+      name: "doctor",
+      usage: "doctor",
+      summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)",
+      words: { min: 0, max: 0, what: "" },
+      params: () => ({ action: "doctor" }),
+    },
+  ],
+  parse: (): DoctorCommand => ({ action: "doctor" }),
+});

@@ -1,0 +1,34 @@
+import { fieldsOf } from "./fields.ts";
+import { defineAction } from "./spec.ts";
+import { result } from "./result.ts";
+import { defined, optionalBoolean, optionalString } from "./checks.ts";
+import { messagesText, replyHowTo } from "../tool/format.ts";
+
+export type MessagesCommand = { action: "messages"; agentId?: string; unreadOnly?: boolean };
+
+export const messages = defineAction({
+  name: "messages",
+  described: "messages (what sheep told or asked you)",
+  fields: fieldsOf("agentId", "unreadOnly"),
+  commands: [
+    {
+      name: "messages",
+      usage: "messages [<id|label>] [--unread]",
+      summary: "what the sheep told or asked their shepherd (listed ones count as read)",
+      switches: { unread: "unreadOnly" },
+      words: { min: 0, max: 1, what: "" },
+      params: ([agentId], flags) => ({ action: "messages", ...(agentId !== undefined ? { agentId } : {}), unreadOnly: flags.unreadOnly === true }),
+      first: "sheep",
+    },
+  ],
+  parse: (p): MessagesCommand =>
+    defined<MessagesCommand>({ action: "messages", agentId: optionalString(p, "agentId"), unreadOnly: optionalBoolean(p, "unreadOnly") }),
+  run: async (cmd, { shepherd }) => {
+    const messages = await shepherd.messages(cmd.agentId === undefined ? undefined : shepherd.registry.resolve(cmd.agentId), cmd.unreadOnly === true);
+    return result(
+      "messages",
+      messagesText(messages, cmd.unreadOnly === true, (m) => replyHowTo(m.agentId, m.messageId)),
+      { messages },
+    );
+  },
+});

@@ -1,0 +1,63 @@
+import { fieldsOf } from "./fields.ts";
+import { defineAction } from "./spec.ts";
+import { ShepherdError } from "../domain/errors.ts";
+import type { DeliverAs } from "../ports/types.ts";
+import { result } from "./result.ts";
+import { defined, optionalBoolean, optionalEnum, optionalString, requireString } from "./checks.ts";
+import { promptText } from "../tool/format.ts";
+
+const DELIVER_AS = ["steer", "followUp"] as const;
+
+/** `target` is a sheep's id or its live label; the run resolves it (Registry.resolve). */
+export type PromptCommand = { action: "prompt"; target: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string };
+
+export const prompt = defineAction({
+  name: "prompt",
+  described:
+    "prompt (send a message; returns at once with a promptId; notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent)",
+  fields: fieldsOf("agentId", "message", "notify", "deliverAs", "requestId"),
+  commands: [
+    {
+      name: "prompt",
+      usage: "prompt <id|label> [--steer|--follow-up] <text…>",
+      summary: "send a sheep a prompt (the rest of the line); --steer: into its running turn; --follow-up: queued behind it",
+      switches: { steer: "steer", "follow-up": "followUp" },
+      // The text is the rest of the line as typed: /shepherd reads it itself (command/parse.ts).
+      words: { min: 2, max: Number.POSITIVE_INFINITY, what: "a sheep's id or label and the text to send" },
+      params: ([agentId, ...text], flags) => ({
+        action: "prompt",
+        agentId,
+        message: text.join(" "),
+        ...(flags.steer ? { deliverAs: "steer" } : flags.followUp ? { deliverAs: "followUp" } : {}),
+      }),
+      first: "sheep",
+    },
+  ],
+  parse: (p): PromptCommand => {
+    const target = requireString(p, "agentId", "prompt");
+    const message = p.message;
+    if (typeof message !== "string" || message.length === 0) {
+      throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
+    }
+    const requestId = optionalString(p, "requestId");
+    if (requestId !== undefined && (requestId.length === 0 || requestId.length > 256)) {
+      throw new ShepherdError("invalid_params", '"requestId" must be 1 to 256 characters.');
+    }
+    return defined<PromptCommand>({
+      action: "prompt",
+      target,
+      message,
+      notify: optionalBoolean(p, "notify"),
+      deliverAs: optionalEnum(p, "deliverAs", DELIVER_AS),
+      requestId,
+    });
+  },
+  run: async (cmd, { shepherd }) => {
+    const submitted = await shepherd.prompt(shepherd.registry.resolve(cmd.target), cmd.message, {
+      ...(cmd.notify !== undefined ? { notify: cmd.notify } : {}),
+      ...(cmd.deliverAs !== undefined ? { deliverAs: cmd.deliverAs } : {}),
+      ...(cmd.requestId !== undefined ? { requestId: cmd.requestId } : {}),
+    });
+    return result("prompt", promptText(submitted), { prompt: submitted });
+  },
+});

@@ -1,0 +1,27 @@
+import { fieldsOf } from "./fields.ts";
+import { defineAction } from "./spec.ts";
+import type { AgentScope } from "../agents/discover.ts";
+import { defined, optionalEnum } from "./checks.ts";
+
+const SCOPES = ["user", "project", "both"] as const;
+
+export type SheepCommand = { action: "sheep"; agentScope?: AgentScope };
+
+/** Lists agent definitions, not running sheep (that is "herd"); the name is the contract's. */
+export const sheep = defineAction({
+  name: "sheep",
+  described: "sheep (list agent definitions)",
+  fields: fieldsOf("agentScope"),
+  commands: [
+    {
+      name: "sheep",
+      aliases: ["agents"],
+      usage: "sheep [user|project|both]",
+      summary: "agent definitions, and files skipped with the reason",
+      words: { min: 0, max: 1, what: "" },
+      params: ([agentScope]) => ({ action: "sheep", ...(agentScope !== undefined ? { agentScope } : {}) }),
+      first: "scope",
+    },
+  ],
+  parse: (p): SheepCommand => defined<SheepCommand>({ action: "sheep", agentScope: optionalEnum(p, "agentScope", SCOPES) }),
+});

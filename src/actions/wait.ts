@@ -1,0 +1,42 @@
+import { fieldsOf } from "./fields.ts";
+import { defineAction } from "./spec.ts";
+import type { WaitProgress } from "../core/shepherd.ts";
+import { personEdge } from "../ports/types.ts";
+import { result } from "./result.ts";
+import { defined, optionalNumber, promptIdsOf } from "./checks.ts";
+import { waitText } from "../tool/format.ts";
+
+export type WaitCommand = { action: "wait"; promptIds: string[]; timeout?: number };
+
+export const wait = defineAction({
+  name: "wait",
+  described: "wait (block until one or several prompts are answered; results in the order asked)",
+  fields: fieldsOf("promptId", "promptIds", "timeout"),
+  commands: [
+    {
+      name: "wait",
+      usage: "wait [<id|label>]",
+      summary: "wait for a sheep's pending prompts (no sheep: every one's) and show the answers; Escape stops waiting",
+      words: { min: 0, max: 1, what: "" },
+      // Which prompts are pending is known only when it runs: /shepherd builds the wait then (command/run.ts).
+      params: () => ({ action: "wait" }),
+      first: "sheep",
+    },
+  ],
+  parse: (p): WaitCommand => defined<WaitCommand>({ action: "wait", promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) }),
+  run: async (cmd, ctx) => {
+    const { shepherd } = ctx;
+    const settled = await shepherd.wait(cmd.promptIds, {
+      timeoutSec: cmd.timeout ?? ctx.settings.waitTimeout,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.byPerson || personEdge(ctx.edge) ? { byPerson: true } : {}),
+      ...(ctx.onProgress ? { onProgress: (pr: WaitProgress) => ctx.onProgress!(`${pr.done}/${pr.total} done`, { action: "wait", progress: pr }) } : {}),
+    });
+    // Each result names its sheep, so a person (and the model) sees who answered, not a prompt id.
+    const results = settled.map((r) => {
+      const a = shepherd.registry.agents.get(r.agentId);
+      return a ? { ...r, label: a.label, agent: a.agent } : r;
+    });
+    return result("wait", waitText(results), { results });
+  },
+});
