@@ -1,6 +1,6 @@
 /**
  * The composition root: settings -> runtime -> sheep host -> core. The only place that knows
- * every piece; extensions/shepherd-main.ts calls it (through the lazily loaded parts) and stays thin.
+ * every piece; src/session/shepherd-session.ts calls it (through the lazily loaded parts) for pi.
  */
 import { fileStartMarks } from "./hosts/start-marks.ts";
 import { dirname, join, resolve } from "node:path";
