@@ -5,6 +5,7 @@
  */
 import type { Direction, Placement, RuntimeName } from "./runtime.ts";
 import type { Baseline, Diffstat, Worktree } from "./workspace.ts";
+import type { AgentId } from "../domain/ids.ts";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
@@ -52,7 +53,7 @@ export interface Usage {
 }
 
 export interface AgentRecord {
-  agentId: string;
+  agentId: AgentId;
   agent: string;
   label: string;
   runtime: RuntimeName;
@@ -90,7 +91,7 @@ export interface AgentRecord {
 
 export interface PromptRecord {
   promptId: string;
-  agentId: string;
+  agentId: AgentId;
   submittedAt: string;
   /** Set once, never replaced: a prompt settles exactly once. */
   settled?: WaitItem;
@@ -176,7 +177,7 @@ export interface StartRequest {
   cwd: string;
   model?: string;
   /** Told the sheep's id and label the moment its record exists, before it is ready. */
-  onRecorded?: (agentId: string, label: string) => void;
+  onRecorded?: (agentId: AgentId, label: string) => void;
   /** A worktree of the cwd's repository on a branch of its own. */
   isolate?: boolean;
   /** With isolate: the worktree starts from this one's work (a chain's step before), not from HEAD. */

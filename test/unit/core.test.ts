@@ -4,6 +4,7 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { parseAgentId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 
@@ -25,9 +26,10 @@ describe("core: handles", () => {
     assert.match(a.agentId, /^a_[0-9a-z]{10}$/);
     const p = await s.shepherd.prompt(a.agentId, "hi");
     assert.match(p.promptId, /^p_[0-9a-z]{10}$/);
-    await assert.rejects(s.shepherd.status(p.promptId), /^ShepherdError: \[unknown_agent\] .*is a promptId/);
-    await assert.rejects(s.shepherd.status("a_nothere000"), /^ShepherdError: \[unknown_agent\] no sheep/);
-    await assert.rejects(s.shepherd.status(""), /^ShepherdError: \[invalid_params\]/);
+    await assert.rejects(s.shepherd.status(parseAgentId(p.promptId)), /^ShepherdError: \[unknown_agent\] .*is a promptId/);
+    await assert.rejects(s.shepherd.status(parseAgentId("a_nothere000")), /^ShepherdError: \[unknown_agent\] no sheep/);
+    // An empty id is refused where it is parsed, before any core call.
+    assert.throws(() => parseAgentId(""), /^ShepherdError: \[invalid_params\]/);
     const [wrongKind, unknown] = await s.shepherd.wait([a.agentId, "p_zzzzzzzzzz"], { timeoutSec: 0 });
     assert.equal(wrongKind!.status, "failed");
     assert.match(wrongKind!.error!, /^\[unknown_prompt\] .*is an agentId/);

@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { MAX_EVENT_TEXT } from "../../src/panel/feed.ts";
 import { MAX_CLIENTS, MAX_EVENT_BYTES, MAX_RING_BYTES, MAX_UNSENT_BYTES, RING_SIZE } from "../../src/panel/sse.ts";
 import { ask, openEvents, type PanelWorld, panelWorld, type SseClient } from "../support/panel-world.ts";
+import { parseAgentId } from "../../src/domain/ids.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 const data = (e: { data: string }) => JSON.parse(e.data) as Record<string, unknown>;
@@ -58,7 +59,7 @@ describe("panel events", () => {
     assert.deepEqual(data(idle).usage, { input: 100, output: 20, cost: 0.5 });
     w.world.exitPi(agentId, { code: 1, signal: null });
     // The exit is known from the multiplexer once something asks (here a status, as the widget's or a wait's would).
-    await w.shepherd.status(agentId);
+    await w.shepherd.status(parseAgentId(agentId));
     const exited = await s.next((e) => e.event === "exited");
     assert.deepEqual(data(exited), { agentId });
     await post(`/api/v1/sheep/${agentId}/close`, {});

@@ -12,9 +12,10 @@ import { sheepDir, stateDir } from "../../src/protocol/layout.ts";
 import { FileStateStore } from "../../src/protocol/state-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 import { node22, repoRoot } from "../support/rpc-shepherd.ts";
+import { parseAgentId } from "../../src/domain/ids.ts";
 
 const agent = (agentId: string, owner: string): AgentRecord => ({
-  agentId,
+  agentId: parseAgentId(agentId),
   agent: "echo",
   label: agentId,
   runtime: "tmux",
@@ -58,7 +59,7 @@ describe("state.json store", () => {
     const a = new FileStateStore(d);
     const b = new FileStateStore(d);
     await Promise.all([
-      a.save("A", { agents: [agent("a_aaaaaaaaa1", "A")], prompts: [{ promptId: "p_aaaaaaaaa1", agentId: "a_aaaaaaaaa1", submittedAt: "x" }] }),
+      a.save("A", { agents: [agent("a_aaaaaaaaa1", "A")], prompts: [{ promptId: "p_aaaaaaaaa1", agentId: parseAgentId("a_aaaaaaaaa1"), submittedAt: "x" }] }),
       b.save("B", { agents: [agent("a_bbbbbbbbb1", "B")], prompts: [] }),
       a.save("A", { agents: [agent("a_aaaaaaaaa1", "A"), agent("a_aaaaaaaaa2", "A")], prompts: [] }),
     ]);
@@ -456,7 +457,7 @@ describe("state.json store", () => {
     const closed = (id: string, owner: string, createdAt: string): AgentRecord => ({ ...agent(id, owner), createdAt, state: "closed" });
     const settled = (promptId: string, agentId: string, submittedAt: string): PromptRecord => ({
       promptId,
-      agentId,
+      agentId: parseAgentId(agentId),
       submittedAt,
       settled: { promptId, agentId, status: "completed", text: "x".repeat(100) },
     });
