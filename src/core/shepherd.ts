@@ -3,7 +3,7 @@
  * sheep host. Each job lives in its own module; this class only holds the shared state (Herd).
  * Knows nothing of pi, herdr or tmux.
  */
-import type { AgentId, MessageId } from "../domain/ids.ts";
+import type { AgentId, MessageId, PromptId } from "../domain/ids.ts";
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./async/background.ts";
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
 import { type LeftoverPane, type LeftoverSpec, leftovers } from "./lifecycle/leftovers.ts";
@@ -183,7 +183,7 @@ export class Shepherd {
     return delegateInBackground(this, this.herdState, this.courier, mode, tasks, opts);
   }
 
-  wait(promptIds: readonly string[], opts?: WaitOptions): Promise<WaitItem[]> {
+  wait(promptIds: readonly PromptId[], opts?: WaitOptions): Promise<WaitItem[]> {
     return wait(this.herdState, promptIds, opts);
   }
 

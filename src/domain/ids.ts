@@ -21,11 +21,11 @@ export function newId<K extends IdKind>(kind: K): IdOf<K> {
  * The same id for the same parts, every time and in every process: a caller's requestId names
  * one prompt for good, so a prompt re-sent after a crash is recognised by the sheep too.
  */
-export function derivedId(kind: IdKind, ...parts: string[]): string {
+export function derivedId<K extends IdKind>(kind: K, ...parts: string[]): IdOf<K> {
   const hash = createHash("sha256").update(parts.join("\u0000")).digest();
   let out = "";
   for (let i = 0; i < 10; i++) out += ALPHABET[hash[i]! % ALPHABET.length];
-  return prefixes[kind] + out;
+  return (prefixes[kind] + out) as IdOf<K>;
 }
 
 export function idKind(id: string): IdKind | undefined {

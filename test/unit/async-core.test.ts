@@ -15,7 +15,7 @@ import { AnsweringFlock } from "../support/answering-flock.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
-import { parseAgentId, parseMessageId } from "../../src/domain/ids.ts";
+import { parseAgentId, parseMessageId, parsePromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "worker", description: "works", source: "bundled", path: "/agents/worker.md" };
 
@@ -471,7 +471,10 @@ describe("async core: disposal", () => {
     const before = JSON.stringify(t.store.state);
     t.flock.answerNext(a.agentId);
     await t.quiet();
-    await s.wait([...s.registry.prompts.keys()], { timeoutSec: 0 });
+    await s.wait(
+      [...s.registry.prompts.keys()].map((id) => parsePromptId(id)),
+      { timeoutSec: 0 },
+    );
     await t.quiet();
     assert.deepEqual(t.pushes, []);
     assert.equal(JSON.stringify(t.store.state), before, "nothing written after dispose");

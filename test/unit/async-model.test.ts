@@ -21,7 +21,7 @@ import { AnsweringFlock } from "../support/answering-flock.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
-import { parseAgentId, parseMessageId } from "../../src/domain/ids.ts";
+import { parseAgentId, parseMessageId, parsePromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "worker", description: "works", source: "bundled", path: "/agents/worker.md" };
 const SEED = process.env.PI_SHEPHERD_SEED ? Number(process.env.PI_SHEPHERD_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
@@ -205,7 +205,7 @@ export const waitCmd = (k: number) =>
     if (!id) return;
     const p = m.prompts.get(id)!;
     const pushedBefore = resultPushes(r).includes(id);
-    const [item] = await r.shepherd.wait([id], { timeoutSec: 0 });
+    const [item] = await r.shepherd.wait([parsePromptId(id)], { timeoutSec: 0 });
     if (!item || !["completed", "failed", "cancelled"].includes(item.status)) return;
     if (p.final) assert.deepEqual(item, p.final, "a wait returned another result than before");
     p.final = item;
@@ -236,7 +236,7 @@ export const answerWhileWaitingCmd = (k: number, late: boolean, widget: boolean)
       };
     }
     const pushedBefore = resultPushes(r).includes(running.promptId);
-    const waiting = r.shepherd.wait([running.promptId], { timeoutSec: 5 });
+    const waiting = r.shepherd.wait([parsePromptId(running.promptId)], { timeoutSec: 5 });
     await settle();
     if (!late) r.flock.answerNext(agentId);
     if (widget) await r.shepherd.refreshFromFiles();

@@ -5,7 +5,7 @@ import { MAX_CLOSED_KEPT, MAX_SETTLED_KEPT, Shepherd } from "../../src/core/shep
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
-import { parseAgentId } from "../../src/domain/ids.ts";
+import { parseAgentId, type PromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a.md" };
 
@@ -21,7 +21,7 @@ describe("bounded records", () => {
       closed.push(a.agentId);
     }
     const busy = await s.start({ definition: def, cwd: "/" });
-    const prompts: string[] = [];
+    const prompts: PromptId[] = [];
     for (let i = 0; i < MAX_SETTLED_KEPT + 5; i++) {
       const p = await s.prompt(busy.agentId, `n${i}`);
       world.answer(busy.agentId, p.promptId, `a${i}`);

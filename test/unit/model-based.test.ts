@@ -9,7 +9,7 @@
  * name); a failure prints the seed, the shrunk sequence, what the shepherd answered at each
  * step, and the command line that replays it exactly. PI_SHEPHERD_RUNS sets the number of runs.
  */
-import { type AgentId, parseAgentId } from "../../src/domain/ids.ts";
+import { type AgentId, parseAgentId, parsePromptId } from "../../src/domain/ids.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
@@ -521,7 +521,12 @@ function waitOp(picks: readonly number[], unknown: boolean, timeoutSec: number, 
       }
       const before = injectedNow(r);
       return begun(
-        r.shepherd.wait(ids, { timeoutSec }).finally(() => stop.abort()),
+        r.shepherd
+          .wait(
+            ids.map((id) => parsePromptId(id)),
+            { timeoutSec },
+          )
+          .finally(() => stop.abort()),
         (items, concurrent) => {
           const flaked = flakedSince(r, before, ["liveness"]);
           note(r, `wait ${ids.join(",")} ${timeoutSec}s -> ${items.map((i) => `${i.status}${i.error ? ` ${i.error.split(" ")[0]}` : ""}`).join(", ")}`);

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { MAX_EVENT_TEXT } from "../../src/panel/feed.ts";
 import { MAX_CLIENTS, MAX_EVENT_BYTES, MAX_RING_BYTES, MAX_UNSENT_BYTES, RING_SIZE } from "../../src/panel/sse.ts";
 import { ask, openEvents, type PanelWorld, panelWorld, type SseClient } from "../support/panel-world.ts";
-import { parseAgentId } from "../../src/domain/ids.ts";
+import { parseAgentId, parsePromptId } from "../../src/domain/ids.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 const data = (e: { data: string }) => JSON.parse(e.data) as Record<string, unknown>;
@@ -83,7 +83,7 @@ describe("panel events", () => {
     // Missed while away: a prompt (working) and its result (idle again).
     const { promptId } = (await post(`/api/v1/sheep/${agentId}/prompt`, { message: "while away" })).json() as { promptId: string };
     w.world.answer(agentId, promptId, "answered while away");
-    await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    await w.shepherd.wait([parsePromptId(promptId)], { timeoutSec: 5 });
     const b = await openEvents(w.port, w.authed({ "last-event-id": seen.id! }));
     const got = await b.next((e) => e.event === "result" && data(e).promptId === promptId);
     const missed = b.events.slice(0, b.events.indexOf(got) + 1);

@@ -1,4 +1,4 @@
-import type { AgentId } from "../../domain/ids.ts";
+import type { AgentId, PromptId } from "../../domain/ids.ts";
 import pLimit from "p-limit";
 import { systemClock, type Clock } from "../herd/clock.ts";
 import { every } from "../herd/signals.ts";
@@ -39,7 +39,7 @@ export interface Primitives {
   readonly registry: Pick<Registry, "agents">;
   start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent>;
   prompt(agentId: AgentId, message: string, opts?: PromptOptions): Promise<SubmittedPrompt>;
-  wait(promptIds: readonly string[], opts?: WaitOptions): Promise<WaitItem[]>;
+  wait(promptIds: readonly PromptId[], opts?: WaitOptions): Promise<WaitItem[]>;
   close(agentId: AgentId, options?: CloseOptions): Promise<CloseOutcome>;
   /**
    * The delegation is done with a sheep whose answer is in: it is closed (or goes back to the warm
@@ -260,7 +260,7 @@ export class Delegation {
    * neither hold nor claim anything), and a sheep that asks its shepherd something keeps its task
    * going: the question is pushed, and the delegation waits for the answer's effect.
    */
-  private async answer(promptId: string): Promise<WaitItem> {
+  private async answer(promptId: PromptId): Promise<WaitItem> {
     const clock = this.o.clock ?? systemClock;
     const deadline = clock.now() + this.o.waitTimeoutSec * 1000;
     for (;;) {

@@ -3,7 +3,7 @@
  * and failed within about a second of its pane or pi going away. What a wait returns final is
  * the conversation's copy of that result: it is not pushed again.
  */
-import type { AgentId } from "../../domain/ids.ts";
+import type { AgentId, PromptId } from "../../domain/ids.ts";
 import { exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { settle, settleFromDisk } from "./ledger.ts";
@@ -45,7 +45,7 @@ export interface WaitOptions {
 const FINAL = new Set(["completed", "failed", "cancelled"]);
 
 /** Waits for every id concurrently; results come back in the order asked. */
-export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitOptions = {}): Promise<WaitItem[]> {
+export async function wait(herd: Herd, promptIds: readonly PromptId[], opts: WaitOptions = {}): Promise<WaitItem[]> {
   const { clock, registry } = herd;
   const timeoutSec = opts.timeoutSec ?? herd.opts.defaultWaitTimeoutSec;
   const deadline = clock.now() + timeoutSec * 1000;
