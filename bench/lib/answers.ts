@@ -1,3 +1,4 @@
+import type { AgentId } from "../../src/domain/ids.ts";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Shepherd } from "../../src/core/shepherd.ts";
@@ -13,7 +14,7 @@ export async function resultWrittenAt(agentDir: string, agentId: string, promptI
 }
 
 /** One prompt and its wait on the core, checked, with what the scripted model logged for it. */
-export async function promptAndWait(shepherd: Shepherd, model: ModelProcess, agentId: string, tag: string, delayMs: number) {
+export async function promptAndWait(shepherd: Shepherd, model: ModelProcess, agentId: AgentId, tag: string, delayMs: number) {
   const reply = `answer ${tag}`;
   const t0 = performance.now();
   const p = await shepherd.prompt(agentId, directive({ reply, delayMs, tag }));

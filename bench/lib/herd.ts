@@ -1,3 +1,4 @@
+import type { AgentId, PromptId } from "../../src/domain/ids.ts";
 import type { Shepherd } from "../../src/core/shepherd.ts";
 import { directive } from "../../test/support/scripted-model.ts";
 import { resultWrittenAt } from "./answers.ts";
@@ -15,8 +16,8 @@ export interface HerdRound {
 }
 
 /** The same delayed task to every sheep, then one wait for all of them. */
-export async function herdRound(shepherd: Shepherd, model: ModelProcess, agentDir: string, ids: string[], tag: string, delayMs: number) {
-  const prompts: { promptId: string }[] = [];
+export async function herdRound(shepherd: Shepherd, model: ModelProcess, agentDir: string, ids: AgentId[], tag: string, delayMs: number) {
+  const prompts: { promptId: PromptId }[] = [];
   for (const [i, id] of ids.entries()) {
     prompts.push(await shepherd.prompt(id, directive({ reply: `${tag} ${i}`, delayMs, tag: `${tag}-${i}` })));
   }

@@ -1,3 +1,4 @@
+import type { AgentId } from "../../src/domain/ids.ts";
 import type { Shepherd } from "../../src/core/shepherd.ts";
 import { directive } from "../../test/support/scripted-model.ts";
 import { sleep } from "./clock.ts";
@@ -14,7 +15,7 @@ export interface Overhead {
 }
 
 /** CPU of this process (the shepherd) and multiplexer processes spawned, over a window of pure waiting. */
-export async function overhead(shepherd: Shepherd, fixture: RuntimeFixture, ids: string[], windowMs: number): Promise<Overhead> {
+export async function overhead(shepherd: Shepherd, fixture: RuntimeFixture, ids: AgentId[], windowMs: number): Promise<Overhead> {
   // Counting reads a file: do it outside the measured span on both ends.
   const begin = async () => {
     const calls = await fixture.multiplexerCalls();

@@ -1,3 +1,4 @@
+import type { AgentId } from "../../src/domain/ids.ts";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Shepherd } from "../../src/core/shepherd.ts";
@@ -7,7 +8,7 @@ import { untilGone } from "./files.ts";
 
 /** Sheep started by one shepherd, with their pi pids so nothing outlives the bench. */
 export class SheepPool {
-  readonly ids: string[] = [];
+  readonly ids: AgentId[] = [];
   readonly pids: number[] = [];
 
   constructor(
@@ -23,7 +24,7 @@ export class SheepPool {
   }
 
   /** Remembers the pi pid the sheep reported, for the final check. */
-  async track(agentId: string): Promise<void> {
+  async track(agentId: AgentId): Promise<void> {
     const status = JSON.parse(await readFile(join(sheepDir(this.agentDir, agentId), "status.json"), "utf8")) as { pid: number };
     this.pids.push(status.pid);
   }

@@ -1,5 +1,6 @@
 /** The checks of one field each: every refusal is `[invalid_params]` and names the field. */
 import { ShepherdError } from "../domain/errors.ts";
+import { type PromptId, parsePromptId } from "../domain/ids.ts";
 import type { Params } from "./spec.ts";
 
 export function requireString(p: Params, key: string, action: string): string {
@@ -43,21 +44,20 @@ export function optionalBoolean(p: Params, key: string): boolean | undefined {
 }
 
 /** Exactly one of promptId and promptIds. */
-export function promptIdsOf(p: Params): string[] {
+export function promptIdsOf(p: Params): PromptId[] {
   const one = p.promptId;
   const many = p.promptIds;
   if (one !== undefined && many !== undefined) {
     throw new ShepherdError("invalid_params", 'action "wait" takes either "promptId" or "promptIds", not both.');
   }
   if (one !== undefined) {
-    if (typeof one !== "string" || one.trim() === "") throw new ShepherdError("invalid_params", '"promptId" must be a non-empty string.');
-    return [one];
+    return [parsePromptId(one)];
   }
   if (many !== undefined) {
     if (!Array.isArray(many) || many.length === 0 || !many.every((x) => typeof x === "string" && x.trim() !== "")) {
       throw new ShepherdError("invalid_params", '"promptIds" must be a non-empty array of promptId strings.');
     }
-    return many as string[];
+    return many.map((x) => parsePromptId(x, "promptIds"));
   }
   throw new ShepherdError("invalid_params", 'action "wait" needs "promptId" or "promptIds".');
 }

@@ -3,8 +3,9 @@ import { defineAction } from "./spec.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { result } from "./result.ts";
 import { requireString } from "./checks.ts";
+import { type MessageId, parseMessageId } from "../domain/ids.ts";
 
-export type ReplyCommand = { action: "reply"; agentId: string; messageId: string; text: string };
+export type ReplyCommand = { action: "reply"; agentId: string; messageId: MessageId; text: string };
 
 export function replyText(r: { agentId: string; messageId: string }, label: string | undefined): string {
   const who = label ? `${label} (${r.agentId})` : r.agentId;
@@ -29,7 +30,7 @@ export const reply = defineAction({
   parse: (p): ReplyCommand => {
     const text = p.text;
     if (typeof text !== "string" || text.length === 0) throw new ShepherdError("invalid_params", 'action "reply" needs "text" (a non-empty string).');
-    return { action: "reply", agentId: requireString(p, "agentId", "reply"), messageId: requireString(p, "messageId", "reply"), text };
+    return { action: "reply", agentId: requireString(p, "agentId", "reply"), messageId: parseMessageId(p.messageId, "reply"), text };
   },
   run: async (cmd, { shepherd }) => {
     const replied = await shepherd.reply(shepherd.registry.resolve(cmd.agentId), cmd.messageId, cmd.text);

@@ -4,9 +4,10 @@ import type { WaitProgress } from "../core/shepherd.ts";
 import { personEdge } from "../ports/types.ts";
 import { result } from "./result.ts";
 import { defined, optionalNumber, promptIdsOf } from "./checks.ts";
+import type { PromptId } from "../domain/ids.ts";
 import { waitText } from "../tool/format.ts";
 
-export type WaitCommand = { action: "wait"; promptIds: string[]; timeout?: number };
+export type WaitCommand = { action: "wait"; promptIds: PromptId[]; timeout?: number };
 
 export const wait = defineAction({
   name: "wait",

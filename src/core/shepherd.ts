@@ -3,6 +3,7 @@
  * sheep host. Each job lives in its own module; this class only holds the shared state (Herd).
  * Knows nothing of pi, herdr or tmux.
  */
+import type { AgentId, MessageId, PromptId } from "../domain/ids.ts";
 import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } from "./async/background.ts";
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
 import { type LeftoverPane, type LeftoverSpec, leftovers } from "./lifecycle/leftovers.ts";
@@ -149,17 +150,17 @@ export class Shepherd {
     return resumable(this.herdState, target);
   }
 
-  prompt(agentId: unknown, message: unknown, opts?: PromptOptions): Promise<SubmittedPrompt> {
+  prompt(agentId: AgentId, message: string, opts?: PromptOptions): Promise<SubmittedPrompt> {
     return prompt(this.herdState, agentId, message, opts);
   }
 
   /** Aborts the sheep's running turn (its prompt settles cancelled); the sheep stays. */
-  interrupt(agentId: unknown): Promise<InterruptOutcome> {
+  interrupt(agentId: AgentId): Promise<InterruptOutcome> {
     return interrupt(this.herdState, agentId);
   }
 
   /** Messages of one sheep (or of every live sheep); all listed are read from now on. */
-  messages(agentId: string | undefined, unreadOnly = false): Promise<ListedMessage[]> {
+  messages(agentId: AgentId | undefined, unreadOnly = false): Promise<ListedMessage[]> {
     return listMessages(this.herdState, agentId, unreadOnly);
   }
 
@@ -169,11 +170,11 @@ export class Shepherd {
   }
 
   /** One sheep's messages with their read state, as `messages` lists them, but marking none read (a live view counts them). */
-  messageLog(agentId: string): Promise<ListedMessage[]> {
+  messageLog(agentId: AgentId): Promise<ListedMessage[]> {
     return listMessages(this.herdState, agentId, false, false);
   }
 
-  reply(agentId: unknown, messageId: unknown, text: unknown): Promise<ReplyOutcomeView> {
+  reply(agentId: AgentId, messageId: MessageId, text: string): Promise<ReplyOutcomeView> {
     return reply(this.herdState, agentId, messageId, text);
   }
 
@@ -182,17 +183,17 @@ export class Shepherd {
     return delegateInBackground(this, this.herdState, this.courier, mode, tasks, opts);
   }
 
-  wait(promptIds: readonly string[], opts?: WaitOptions): Promise<WaitItem[]> {
+  wait(promptIds: readonly PromptId[], opts?: WaitOptions): Promise<WaitItem[]> {
     return wait(this.herdState, promptIds, opts);
   }
 
   /** The prompts not settled yet (the running one, then those queued): of this sheep, or of every live one. */
-  pending(agentId?: string): string[] {
+  pending(agentId?: AgentId): string[] {
     return pendingIds(this.herdState, agentId);
   }
 
   /** What a person's wait shows (ledger.forPerson): unseen answers to a person's prompts, then what is pending. */
-  forPerson(agentId?: string): string[] {
+  forPerson(agentId?: AgentId): string[] {
     return forPerson(this.herdState, agentId);
   }
 
@@ -201,7 +202,7 @@ export class Shepherd {
     return actingFrom(edge, fn);
   }
 
-  status(agentId: unknown, signal?: AbortSignal): Promise<AgentStatus> {
+  status(agentId: AgentId, signal?: AbortSignal): Promise<AgentStatus> {
     return status(this.herdState, agentId, signal);
   }
 
@@ -241,7 +242,7 @@ export class Shepherd {
     return othersSheep(this.herdState);
   }
 
-  read(agentId: unknown, lines: number): Promise<string> {
+  read(agentId: AgentId, lines: number): Promise<string> {
     return readScreen(this.herdState, agentId, lines);
   }
 
@@ -249,7 +250,7 @@ export class Shepherd {
    * The last turns of the sheep's conversation, from its session file. Whoever reads them saw the
    * answers in them: the newest `turns` settled prompts of the sheep count as received.
    */
-  conversation(agentId: unknown, turns: number): Promise<Conversation> {
+  conversation(agentId: AgentId, turns: number): Promise<Conversation> {
     return readConversationSeen(this.herdState, agentId, turns);
   }
 
@@ -258,7 +259,7 @@ export class Shepherd {
    * fresh conversation when it was started as the pool starts its sheep and the pool has room
    * (WarmPool.giveBack), else closed. A close that fails keeps the record (close's own rule).
    */
-  release(agentId: string, started?: StartRequest): void {
+  release(agentId: AgentId, started?: StartRequest): void {
     this.releases.release(agentId, started);
   }
 
@@ -267,7 +268,7 @@ export class Shepherd {
     return this.releases.settled();
   }
 
-  close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome> {
+  close(agentId: AgentId, options?: CloseOptions): Promise<CloseOutcome> {
     return close(this.herdState, agentId, options);
   }
 
@@ -281,17 +282,17 @@ export class Shepherd {
   }
 
   /** The evidence of the sheep's newest settled prompt. */
-  diff(agentId: unknown): Promise<LatestEvidence> {
+  diff(agentId: AgentId): Promise<LatestEvidence> {
     return latestEvidence(this.herdState, agentId);
   }
 
   /** Brings an isolated sheep's work into the branch checked out in the user's checkout. */
-  land(agentId: unknown, options: { squash: boolean; message?: string }): Promise<LandOutcome> {
+  land(agentId: AgentId, options: { squash: boolean; message?: string }): Promise<LandOutcome> {
     return land(this.herdState, agentId, options);
   }
 
   /** Merges the user's current branch into an isolated sheep's worktree (there only); conflicts stay there for the sheep. */
-  sync(agentId: unknown): Promise<SyncOutcome> {
+  sync(agentId: AgentId): Promise<SyncOutcome> {
     return sync(this.herdState, agentId);
   }
 }

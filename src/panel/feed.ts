@@ -136,7 +136,7 @@ export class PanelFeed {
       this.mail.delete(agentId);
       return;
     }
-    const listed = await this.shepherd.messageLog(agentId).catch(() => undefined);
+    const listed = await this.shepherd.messageLog(rec.agentId).catch(() => undefined);
     if (!listed) return;
     const before = this.mail.get(agentId)?.count;
     const questions = listed.filter((m) => m.kind === "question" && m.awaitReply && m.answer === undefined).length;

@@ -4,7 +4,7 @@
  * trust, `not_owned` and every other rule are the core's. Nothing here decides anything.
  */
 import { ShepherdError } from "../domain/errors.ts";
-import { isWellFormedId } from "../domain/ids.ts";
+import { type AgentId, isWellFormedId } from "../domain/ids.ts";
 import type { Shepherd } from "../core/shepherd.ts";
 import type { ListedMessage } from "../core/async/mail.ts";
 import { readBounded } from "../protocol/bounded-read.ts";
@@ -28,14 +28,14 @@ export interface RouteContext {
   body: Record<string, unknown>;
 }
 
-type Handler = (c: RouteContext, id: string) => Promise<unknown>;
+type Handler = (c: RouteContext, id: AgentId) => Promise<unknown>;
 
 async function tool(c: RouteContext, raw: Record<string, unknown>): Promise<Record<string, unknown>> {
   return (await runToolCall(raw, c.entry)).details;
 }
 
 /** A sheep of this shepherd, closed ones included; the core's own refusal otherwise (not_owned, unknown_agent). */
-async function recordOf(c: RouteContext, id: string) {
+async function recordOf(c: RouteContext, id: AgentId) {
   const rec = c.shepherd.registry.agents.get(id);
   if (rec) return rec;
   await c.shepherd.status(id);

@@ -5,6 +5,7 @@
  */
 import type { Direction, Placement, RuntimeName } from "./runtime.ts";
 import type { Baseline, Diffstat, Worktree } from "./workspace.ts";
+import type { AgentId, PromptId } from "../domain/ids.ts";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
@@ -52,7 +53,7 @@ export interface Usage {
 }
 
 export interface AgentRecord {
-  agentId: string;
+  agentId: AgentId;
   agent: string;
   label: string;
   runtime: RuntimeName;
@@ -70,9 +71,9 @@ export interface AgentRecord {
   state: AgentState;
   /** When `state` last changed (ISO time); absent on records written before it was kept. */
   stateSince?: string;
-  activePromptId?: string;
+  activePromptId?: PromptId;
   /** Follow-up prompts queued behind the active one, oldest first; the sheep answers them in order. */
-  queue?: string[];
+  queue?: PromptId[];
   attachHint?: string;
   /** How many of the sheep's messages a `messages` call has shown: those before it are read. */
   messagesRead?: number;
@@ -89,8 +90,8 @@ export interface AgentRecord {
 }
 
 export interface PromptRecord {
-  promptId: string;
-  agentId: string;
+  promptId: PromptId;
+  agentId: AgentId;
   submittedAt: string;
   /** Set once, never replaced: a prompt settles exactly once. */
   settled?: WaitItem;
@@ -176,7 +177,7 @@ export interface StartRequest {
   cwd: string;
   model?: string;
   /** Told the sheep's id and label the moment its record exists, before it is ready. */
-  onRecorded?: (agentId: string, label: string) => void;
+  onRecorded?: (agentId: AgentId, label: string) => void;
   /** A worktree of the cwd's repository on a branch of its own. */
   isolate?: boolean;
   /** With isolate: the worktree starts from this one's work (a chain's step before), not from HEAD. */
@@ -212,11 +213,11 @@ export interface ResumeCard {
 /** What start returns: the record without what only the shepherd itself tracks. */
 export type StartedAgent = Omit<AgentRecord, "owner" | "state" | "activePromptId"> & {
   /** The prompt the start was given (StartRequest.prompt). */
-  promptId?: string;
+  promptId?: PromptId;
 };
 
 export interface SubmittedPrompt {
-  promptId: string;
+  promptId: PromptId;
   agentId: string;
   submittedAt: string;
   notify?: true;

@@ -29,7 +29,7 @@ export function startText(a: StartedAgent): string {
 }
 
 /** Where an isolated sheep works, and what of the user's it does not have. */
-export function isolationText(a: Pick<StartedAgent, "agentId" | "worktree">, land = toolWorktreeSteps(a.agentId).land): string {
+export function isolationText(a: { agentId: string; worktree?: StartedAgent["worktree"] }, land = toolWorktreeSteps(a.agentId).land): string {
   const wt = a.worktree!;
   const lines = [`It works in its own ${worktreeText(wt)}, never in your checkout ${wt.repoRoot}; bring its work in with ${land}.`];
   if (wt.leftBehind > 0) {

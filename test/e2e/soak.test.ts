@@ -18,6 +18,7 @@ import { tmuxPanes, untilLogged } from "../support/scene.ts";
 import { directive, type ScriptedModel } from "../support/scripted-model.ts";
 import type { PrivateTmux } from "../support/tmux-server.ts";
 import { prng } from "../support/prng.ts";
+import { type PromptId, parsePromptId } from "../../src/domain/ids.ts";
 
 const SHEEP = 8;
 const PROMPTS = 200;
@@ -89,7 +90,7 @@ describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout
       return { ...a, pid };
     };
     /** Waits until the prompt's final result; a timeout is only ever a slow turn, twice at most. */
-    const settle = async (promptId: string, signal?: AbortSignal): Promise<WaitItem> => {
+    const settle = async (promptId: PromptId, signal?: AbortSignal): Promise<WaitItem> => {
       for (let i = 0; i < 3; i++) {
         const [item] = await shepherd.wait([promptId], { timeoutSec: 60, ...(signal ? { signal } : {}) });
         if (item!.status !== "timeout") return item!;
@@ -147,7 +148,7 @@ describe("soak: 8 sheep, 200 prompts with failures, closes and kills", { timeout
 
     assert.equal(finals.size, PROMPTS);
     // Settled means settled: asking again gives the very same result, closed sheep or not.
-    for (const [promptId, { item }] of finals) assert.deepEqual((await shepherd.wait([promptId], { timeoutSec: 0 }))[0], item);
+    for (const [promptId, { item }] of finals) assert.deepEqual((await shepherd.wait([parsePromptId(promptId)], { timeoutSec: 0 }))[0], item);
     const fates = new Set([...finals.values()].map((f) => f.fate));
     assert.deepEqual([...fates].sort(), ["abort", "answer", "close", "fail", "killPane", "killPi"], "the plan exercised every fate");
 

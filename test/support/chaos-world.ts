@@ -1,3 +1,4 @@
+import { type AgentId, parseAgentId } from "../../src/domain/ids.ts";
 import type { Clock } from "../../src/core/herd/clock.ts";
 import { ShepherdError } from "../../src/domain/errors.ts";
 import type { CreatedPane, CreatePaneRequest, ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../src/ports/runtime.ts";
@@ -135,7 +136,7 @@ export class ChaosWorld {
   readonly promptPlans = new Map<string, AnswerPlan>();
   private nextPane = 0;
   /** Sheep of a neighbouring shepherd, by agent id: their panes. */
-  private readonly neighbours = new Map<string, string>();
+  private readonly neighbours = new Map<AgentId, string>();
   private readonly rng: Rng;
 
   constructor(
@@ -421,7 +422,7 @@ export class ChaosWorld {
   /** A sheep of another shepherd that still runs: its pane and its record in the shared store. */
   async addNeighbour(): Promise<string | undefined> {
     if (this.neighbours.size >= 10) return undefined;
-    const agentId = `a_neighbour${this.neighbours.size}`;
+    const agentId = parseAgentId(`a_neighbour${this.neighbours.size}`);
     this.neighbours.set(agentId, this.openPane("foreign", agentId, "another shepherd's sheep\n").paneId);
     const agents = [...this.neighbours].map(([id, paneId]) => ({
       agentId: id,
@@ -439,7 +440,7 @@ export class ChaosWorld {
     return agentId;
   }
 
-  get neighbourIds(): string[] {
+  get neighbourIds(): AgentId[] {
     return [...this.neighbours.keys()];
   }
 

@@ -9,6 +9,7 @@
  *
  * Prints one JSON line with the outcome on stdout.
  */
+import { parseAgentId } from "../../src/domain/ids.ts";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentRecord } from "../../src/ports/types.ts";
@@ -22,7 +23,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function record(n: number, i: number): AgentRecord {
   return {
     // Well-formed (a_ + 10 of [0-9a-z]) so validation keeps it: owner digit, then the round.
-    agentId: `a_h${n}${String(i).padStart(8, "0")}`,
+    agentId: parseAgentId(`a_h${n}${String(i).padStart(8, "0")}`),
     agent: "echo",
     label: `h${n}-${i}`,
     runtime: "tmux",

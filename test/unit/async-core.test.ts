@@ -15,6 +15,7 @@ import { AnsweringFlock } from "../support/answering-flock.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { parseAgentId, parseMessageId, parsePromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "worker", description: "works", source: "bundled", path: "/agents/worker.md" };
 
@@ -47,6 +48,8 @@ function setup() {
   return { world, clock, store, flock, pushes, notices, make, quiet };
 }
 
+/** A message id as the reply action parses it. */
+const msg = (id: string) => parseMessageId(id, "reply");
 const resultIds = (pushes: Push[]) => pushes.flatMap((p) => (p.kind === "result" ? [p.item.promptId] : []));
 
 describe("async core: pushed results", () => {
@@ -232,11 +235,11 @@ describe("async core: messages from sheep", () => {
     t.world.say(a.agentId, { messageId: "m_000000000b", kind: "question", text: "q", awaitReply: true, timeoutSec: 60 });
     t.world.say(a.agentId, { messageId: "m_000000000c", kind: "question", text: "q2", awaitReply: true, timeoutSec: 1 });
     t.world.mem(a.agentId).replies.set("m_000000000c", { expired: true });
-    await assert.rejects(s.reply(a.agentId, "m_000000000a", "x"), /^ShepherdError: \[reply_refused\] message m_000000000a is a progress/);
-    await assert.rejects(s.reply(a.agentId, "m_nothere000", "x"), /^ShepherdError: \[unknown_message\]/);
-    await assert.rejects(s.reply(a.agentId, "m_000000000c", "x"), /^ShepherdError: \[reply_refused\] sheep a_\w+ stopped waiting/);
-    assert.deepEqual(await s.reply(a.agentId, "m_000000000b", "yes"), { agentId: a.agentId, messageId: "m_000000000b" });
-    await assert.rejects(s.reply(a.agentId, "m_000000000b", "again"), /^ShepherdError: \[reply_refused\] question m_000000000b was answered already/);
+    await assert.rejects(s.reply(a.agentId, msg("m_000000000a"), "x"), /^ShepherdError: \[reply_refused\] message m_000000000a is a progress/);
+    await assert.rejects(s.reply(a.agentId, msg("m_nothere000"), "x"), /^ShepherdError: \[unknown_message\]/);
+    await assert.rejects(s.reply(a.agentId, msg("m_000000000c"), "x"), /^ShepherdError: \[reply_refused\] sheep a_\w+ stopped waiting/);
+    assert.deepEqual(await s.reply(a.agentId, msg("m_000000000b"), "yes"), { agentId: a.agentId, messageId: "m_000000000b" });
+    await assert.rejects(s.reply(a.agentId, msg("m_000000000b"), "again"), /^ShepherdError: \[reply_refused\] question m_000000000b was answered already/);
     assert.deepEqual(t.world.mem(a.agentId).replies.get("m_000000000b"), { text: "yes" });
     const listed = await s.messages(a.agentId);
     assert.deepEqual(
@@ -417,7 +420,7 @@ describe("async core: background delegations", () => {
       ["question"],
       "the question came to the conversation; the task is not over",
     );
-    await s.reply(agentId, "m_00000000q1", "redis");
+    await s.reply(parseAgentId(agentId), msg("m_00000000q1"), "redis");
     t.world.stopAsking(agentId);
     t.flock.answerNext(agentId);
     await t.quiet();
@@ -468,7 +471,10 @@ describe("async core: disposal", () => {
     const before = JSON.stringify(t.store.state);
     t.flock.answerNext(a.agentId);
     await t.quiet();
-    await s.wait([...s.registry.prompts.keys()], { timeoutSec: 0 });
+    await s.wait(
+      [...s.registry.prompts.keys()].map((id) => parsePromptId(id)),
+      { timeoutSec: 0 },
+    );
     await t.quiet();
     assert.deepEqual(t.pushes, []);
     assert.equal(JSON.stringify(t.store.state), before, "nothing written after dispose");

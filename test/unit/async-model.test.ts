@@ -21,6 +21,7 @@ import { AnsweringFlock } from "../support/answering-flock.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { parseAgentId, parseMessageId, parsePromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "worker", description: "works", source: "bundled", path: "/agents/worker.md" };
 const SEED = process.env.PI_SHEPHERD_SEED ? Number(process.env.PI_SHEPHERD_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) >>> 0;
@@ -109,7 +110,7 @@ async function check(m: AsyncModel, r: AsyncReal): Promise<void> {
     assert.ok((rec?.queue?.length ?? 0) <= MAX_QUEUED, `${agentId} holds ${rec?.queue?.length} queued prompts`);
     if (!rec || rec.state === "closed") continue;
     // Once it has read the sheep's files, the shepherd's active prompt is the one the sheep runs.
-    const status = await r.shepherd.status(agentId);
+    const status = await r.shepherd.status(parseAgentId(agentId));
     assert.equal(status.activePromptId, r.flock.running(agentId)?.promptId, `${agentId}: the shepherd and the sheep disagree on what runs`);
   }
   for (const [id, p] of m.prompts) {
@@ -163,7 +164,7 @@ export const promptCmd = (k: number, notify: boolean, deliverAs: DeliverAs | und
     const deliveriesBefore = r.world.mem(agentId).deliveries.length;
     const text = `m${++m.counter}`;
     try {
-      const p = await r.shepherd.prompt(agentId, text, { notify, ...(deliverAs ? { deliverAs } : {}), ...(requestId ? { requestId } : {}) });
+      const p = await r.shepherd.prompt(parseAgentId(agentId), text, { notify, ...(deliverAs ? { deliverAs } : {}), ...(requestId ? { requestId } : {}) });
       if (known) {
         assert.equal(p.duplicate, true, "a known requestId is a duplicate");
         assert.equal(p.promptId, known, "a known requestId returns its first prompt");
@@ -204,7 +205,7 @@ export const waitCmd = (k: number) =>
     if (!id) return;
     const p = m.prompts.get(id)!;
     const pushedBefore = resultPushes(r).includes(id);
-    const [item] = await r.shepherd.wait([id], { timeoutSec: 0 });
+    const [item] = await r.shepherd.wait([parsePromptId(id)], { timeoutSec: 0 });
     if (!item || !["completed", "failed", "cancelled"].includes(item.status)) return;
     if (p.final) assert.deepEqual(item, p.final, "a wait returned another result than before");
     p.final = item;
@@ -235,7 +236,7 @@ export const answerWhileWaitingCmd = (k: number, late: boolean, widget: boolean)
       };
     }
     const pushedBefore = resultPushes(r).includes(running.promptId);
-    const waiting = r.shepherd.wait([running.promptId], { timeoutSec: 5 });
+    const waiting = r.shepherd.wait([parsePromptId(running.promptId)], { timeoutSec: 5 });
     await settle();
     if (!late) r.flock.answerNext(agentId);
     if (widget) await r.shepherd.refreshFromFiles();
@@ -266,7 +267,7 @@ export const replyCmd = (k: number) =>
     if (!messageId) return;
     const q = m.questions.get(messageId)!;
     try {
-      await r.shepherd.reply(q.agentId, messageId, "answer");
+      await r.shepherd.reply(parseAgentId(q.agentId), parseMessageId(messageId, "reply"), "answer");
       assert.ok(q.awaitReply, "a reply to a question that waits for none went through");
       r.world.stopAsking(q.agentId);
     } catch (e) {
@@ -279,7 +280,7 @@ export const closeCmd = (k: number) =>
   command(`close(#${k})`, async (m, r) => {
     const agentId = pickOf(m.sheep, k);
     if (!agentId) return;
-    await r.shepherd.close(agentId);
+    await r.shepherd.close(parseAgentId(agentId));
     m.closed.add(agentId);
   });
 

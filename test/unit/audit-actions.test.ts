@@ -20,6 +20,7 @@ import { runToolCall } from "../../src/tool/entry.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { parseMessageId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 
@@ -136,7 +137,7 @@ describe("audit events of the actions that change a checkout, a branch or a shee
       const p = await t.shepherd.prompt(a.agentId, "go");
       await t.shepherd.prompt(a.agentId, "faster", { deliverAs: "steer" });
       t.world.say(a.agentId, { messageId: "m_000000000b", kind: "question", text: "ok?", awaitReply: true, timeoutSec: 60 });
-      await t.shepherd.reply(a.agentId, "m_000000000b", "yes");
+      await t.shepherd.reply(a.agentId, parseMessageId("m_000000000b", "reply"), "yes");
       t.world.answer(a.agentId, p.promptId, "done");
       await t.shepherd.wait([p.promptId]);
       await t.shepherd.land(a.agentId, { squash: false });

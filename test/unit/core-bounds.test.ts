@@ -5,6 +5,7 @@ import { MAX_CLOSED_KEPT, MAX_SETTLED_KEPT, Shepherd } from "../../src/core/shep
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { parseAgentId, type PromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a.md" };
 
@@ -20,7 +21,7 @@ describe("bounded records", () => {
       closed.push(a.agentId);
     }
     const busy = await s.start({ definition: def, cwd: "/" });
-    const prompts: string[] = [];
+    const prompts: PromptId[] = [];
     for (let i = 0; i < MAX_SETTLED_KEPT + 5; i++) {
       const p = await s.prompt(busy.agentId, `n${i}`);
       world.answer(busy.agentId, p.promptId, `a${i}`);
@@ -40,8 +41,8 @@ describe("bounded records", () => {
       "an unsettled prompt is never dropped",
     );
     // the newest survive, the oldest answer as unknown
-    assert.equal((await s.status(closed.at(-1)!)).state, "closed");
-    await assert.rejects(s.status(closed[0]!), /\[unknown_agent\]/);
+    assert.equal((await s.status(parseAgentId(closed.at(-1)!))).state, "closed");
+    await assert.rejects(s.status(parseAgentId(closed[0]!)), /\[unknown_agent\]/);
     assert.equal((await s.wait([prompts.at(-1)!], { timeoutSec: 0 }))[0]!.text, `a${MAX_SETTLED_KEPT + 4}`);
     assert.match((await s.wait([prompts[0]!], { timeoutSec: 0 }))[0]!.error!, /^\[unknown_prompt\]/);
   });

@@ -4,6 +4,7 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { parseAgentId, type PromptId, parsePromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 
@@ -25,10 +26,11 @@ describe("core: handles", () => {
     assert.match(a.agentId, /^a_[0-9a-z]{10}$/);
     const p = await s.shepherd.prompt(a.agentId, "hi");
     assert.match(p.promptId, /^p_[0-9a-z]{10}$/);
-    await assert.rejects(s.shepherd.status(p.promptId), /^ShepherdError: \[unknown_agent\] .*is a promptId/);
-    await assert.rejects(s.shepherd.status("a_nothere000"), /^ShepherdError: \[unknown_agent\] no sheep/);
-    await assert.rejects(s.shepherd.status(""), /^ShepherdError: \[invalid_params\]/);
-    const [wrongKind, unknown] = await s.shepherd.wait([a.agentId, "p_zzzzzzzzzz"], { timeoutSec: 0 });
+    await assert.rejects(s.shepherd.status(parseAgentId(p.promptId)), /^ShepherdError: \[unknown_agent\] .*is a promptId/);
+    await assert.rejects(s.shepherd.status(parseAgentId("a_nothere000")), /^ShepherdError: \[unknown_agent\] no sheep/);
+    // An empty id is refused where it is parsed, before any core call.
+    assert.throws(() => parseAgentId(""), /^ShepherdError: \[invalid_params\]/);
+    const [wrongKind, unknown] = await s.shepherd.wait([parsePromptId(a.agentId), parsePromptId("p_zzzzzzzzzz")], { timeoutSec: 0 });
     assert.equal(wrongKind!.status, "failed");
     assert.match(wrongKind!.error!, /^\[unknown_prompt\] .*is an agentId/);
     assert.match(unknown!.error!, /^\[unknown_prompt\] no prompt/);
@@ -88,7 +90,7 @@ describe("core: wait", () => {
     const pa = await s.shepherd.prompt(a.agentId, "a");
     const pb = await s.shepherd.prompt(b.agentId, "b");
     const pc = await s.shepherd.prompt(c.agentId, "c");
-    const waiting = s.shepherd.wait([pa.promptId, pb.promptId, "p_missing000", pc.promptId], { timeoutSec: 60 });
+    const waiting = s.shepherd.wait([pa.promptId, pb.promptId, parsePromptId("p_missing000"), pc.promptId], { timeoutSec: 60 });
     await settle();
     s.world.answer(c.agentId, pc.promptId, "C");
     s.world.answer(b.agentId, pb.promptId, "", "failed", "500 boom");
@@ -241,7 +243,7 @@ describe("core: wait", () => {
 
   it("asks the multiplexer about liveness about once a second, not per waiter", async () => {
     const s = setup();
-    const ids: string[] = [];
+    const ids: PromptId[] = [];
     for (let i = 0; i < 4; i++) {
       const a = await started(s);
       ids.push((await s.shepherd.prompt(a.agentId, "x")).promptId);

@@ -12,6 +12,7 @@ import { RoutedRuntime } from "../../src/hosts/runtime.ts";
 import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import { parseAgentId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
 
@@ -198,7 +199,7 @@ describe("sheep that come back", () => {
     const { w, shepherd } = pooled(2);
     const [first] = await once(shepherd, "a");
     await shepherd.released();
-    const id = first!.agentId!;
+    const id = parseAgentId(first!.agentId!);
     assert.ok(w.calls.includes(`renew ${id}`), "the sheep was asked for a new session");
     assert.equal(shepherd.registry.warm.get(id)?.state, "idle", "back in the pool, ready");
     assert.equal(shepherd.registry.agents.has(id), false, "in no view of the herd");

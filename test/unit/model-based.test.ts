@@ -9,6 +9,7 @@
  * name); a failure prints the seed, the shrunk sequence, what the shepherd answered at each
  * step, and the command line that replays it exactly. PI_SHEPHERD_RUNS sets the number of runs.
  */
+import { type AgentId, parseAgentId, parsePromptId } from "../../src/domain/ids.ts";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
@@ -108,8 +109,8 @@ function pick<T>(xs: readonly T[], k: number): T | undefined {
   return xs.length === 0 ? undefined : xs[k % xs.length];
 }
 
-function sheepIds(m: Model, keep: (s: SheepModel, id: string) => boolean = () => true): string[] {
-  return [...m.sheep].filter(([id, s]) => keep(s, id)).map(([id]) => id);
+function sheepIds(m: Model, keep: (s: SheepModel, id: string) => boolean = () => true): AgentId[] {
+  return [...m.sheep].filter(([id, s]) => keep(s, id)).map(([id]) => parseAgentId(id));
 }
 
 function injectedNow(r: Real): Record<FlakyOp, number> {
@@ -218,7 +219,7 @@ function checkInvariants(m: Model, r: Real): void {
 
   // A pane of ours that no live record names can never be closed by us again: not even a close
   // that failed (a failed start's, a warm sheep's) may forget a pane that is still there.
-  const recorded = new Set(live.map((a) => a.agentId));
+  const recorded = new Set<string>(live.map((a) => a.agentId));
   for (const pane of r.world.panes.values()) {
     if (pane.kind !== "sheep" || !pane.mark || recorded.has(pane.mark)) continue;
     assert.fail(`pane ${pane.paneId} of ${pane.mark} is alive but no record of ours names it (a leaked sheep)`);
@@ -520,7 +521,12 @@ function waitOp(picks: readonly number[], unknown: boolean, timeoutSec: number, 
       }
       const before = injectedNow(r);
       return begun(
-        r.shepherd.wait(ids, { timeoutSec }).finally(() => stop.abort()),
+        r.shepherd
+          .wait(
+            ids.map((id) => parsePromptId(id)),
+            { timeoutSec },
+          )
+          .finally(() => stop.abort()),
         (items, concurrent) => {
           const flaked = flakedSince(r, before, ["liveness"]);
           note(r, `wait ${ids.join(",")} ${timeoutSec}s -> ${items.map((i) => `${i.status}${i.error ? ` ${i.error.split(" ")[0]}` : ""}`).join(", ")}`);

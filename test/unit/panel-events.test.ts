@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { MAX_EVENT_TEXT } from "../../src/panel/feed.ts";
 import { MAX_CLIENTS, MAX_EVENT_BYTES, MAX_RING_BYTES, MAX_UNSENT_BYTES, RING_SIZE } from "../../src/panel/sse.ts";
 import { ask, openEvents, type PanelWorld, panelWorld, type SseClient } from "../support/panel-world.ts";
+import { parseAgentId, parsePromptId } from "../../src/domain/ids.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 const data = (e: { data: string }) => JSON.parse(e.data) as Record<string, unknown>;
@@ -58,7 +59,7 @@ describe("panel events", () => {
     assert.deepEqual(data(idle).usage, { input: 100, output: 20, cost: 0.5 });
     w.world.exitPi(agentId, { code: 1, signal: null });
     // The exit is known from the multiplexer once something asks (here a status, as the widget's or a wait's would).
-    await w.shepherd.status(agentId);
+    await w.shepherd.status(parseAgentId(agentId));
     const exited = await s.next((e) => e.event === "exited");
     assert.deepEqual(data(exited), { agentId });
     await post(`/api/v1/sheep/${agentId}/close`, {});
@@ -82,7 +83,7 @@ describe("panel events", () => {
     // Missed while away: a prompt (working) and its result (idle again).
     const { promptId } = (await post(`/api/v1/sheep/${agentId}/prompt`, { message: "while away" })).json() as { promptId: string };
     w.world.answer(agentId, promptId, "answered while away");
-    await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    await w.shepherd.wait([parsePromptId(promptId)], { timeoutSec: 5 });
     const b = await openEvents(w.port, w.authed({ "last-event-id": seen.id! }));
     const got = await b.next((e) => e.event === "result" && data(e).promptId === promptId);
     const missed = b.events.slice(0, b.events.indexOf(got) + 1);

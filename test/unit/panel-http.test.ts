@@ -13,6 +13,7 @@ import { CONTENT_SECURITY_POLICY } from "../../src/panel/page.ts";
 import { parseTarget } from "../../src/panel/server.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { ask, type PanelWorld, panelWorld } from "../support/panel-world.ts";
+import { parsePromptId } from "../../src/domain/ids.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -405,7 +406,7 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     assert.ok(w.audited.some((e) => e.event === "interrupt" && e.promptId === promptId));
     // The sheep aborts the turn and reports it cancelled: the prompt settles so, and the sheep stays.
     w.world.answer(agentId, promptId, "stopped half way", "cancelled");
-    const settled = await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    const settled = await w.shepherd.wait([parsePromptId(promptId)], { timeoutSec: 5 });
     assert.equal(settled[0]?.status, "cancelled");
     assert.equal(w.shepherd.registry.agents.get(agentId)?.state, "idle");
     await post(`/api/v1/sheep/${agentId}/close`, {});
@@ -454,7 +455,7 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     const a = (await post("/api/v1/start", { agent: "scout", label: "f-bad" })).json() as { agentId: string };
     const { promptId } = (await post(`/api/v1/sheep/${a.agentId}/prompt`, { message: "go" })).json() as { promptId: string };
     w.world.answer(a.agentId, promptId, "done");
-    await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    await w.shepherd.wait([parsePromptId(promptId)], { timeoutSec: 5 });
     const settled = w.shepherd.registry.prompts.get(promptId)!.settled!;
     settled.durationMs = 1.7e16;
     settled.usage = { input: "05<img>" as unknown as number, output: 3, cost: "00.011e400" as unknown as number };

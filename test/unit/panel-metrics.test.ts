@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ask, type PanelWorld, panelWorld } from "../support/panel-world.ts";
+import { parsePromptId } from "../../src/domain/ids.ts";
 
 const NAME = "[a-zA-Z_:][a-zA-Z0-9_:]*";
 const LABEL = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"`;
@@ -63,7 +64,7 @@ describe("panel /metrics", () => {
       finishedAt: new Date().toISOString(),
     });
     w.world.ring(a.agentId);
-    await w.shepherd.wait([promptId], { timeoutSec: 5 });
+    await w.shepherd.wait([parsePromptId(promptId)], { timeoutSec: 5 });
     await post(`/api/v1/sheep/${a.agentId}/prompt`, {}); // an error: invalid_params
     await new Promise((r) => setImmediate(r));
     const m = await ask(w.port, { path: "/metrics", headers: w.authed() });

@@ -12,6 +12,7 @@ import { WidgetRefresh } from "../../src/tool/widget-refresh.ts";
 import { herdWidgetLines } from "../../src/tool/widget-text.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
+import type { PromptId } from "../../src/domain/ids.ts";
 
 const def: AgentDefinition = { name: "echo", description: "d", source: "user", path: "/a/echo.md" };
 const HERD = 16;
@@ -40,7 +41,7 @@ async function busyHerd(clock: FakeClock | undefined, running?: (agentId: string
     ...(running ? { running } : {}),
   };
   const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "s", ...(clock ? { clock } : {}), livenessIntervalMs: 1000 });
-  const sheep: { agentId: string; promptId: string }[] = [];
+  const sheep: { agentId: string; promptId: PromptId }[] = [];
   for (let i = 0; i < HERD; i++) {
     const a = await shepherd.start({ definition: def, cwd: "/", label: `s${i + 1}` });
     sheep.push({ agentId: a.agentId, promptId: (await shepherd.prompt(a.agentId, "a long task", { notify })).promptId });

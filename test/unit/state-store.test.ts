@@ -12,9 +12,10 @@ import { sheepDir, stateDir } from "../../src/protocol/layout.ts";
 import { FileStateStore } from "../../src/protocol/state-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 import { node22, repoRoot } from "../support/rpc-shepherd.ts";
+import { parseAgentId, parsePromptId } from "../../src/domain/ids.ts";
 
 const agent = (agentId: string, owner: string): AgentRecord => ({
-  agentId,
+  agentId: parseAgentId(agentId),
   agent: "echo",
   label: agentId,
   runtime: "tmux",
@@ -58,7 +59,10 @@ describe("state.json store", () => {
     const a = new FileStateStore(d);
     const b = new FileStateStore(d);
     await Promise.all([
-      a.save("A", { agents: [agent("a_aaaaaaaaa1", "A")], prompts: [{ promptId: "p_aaaaaaaaa1", agentId: "a_aaaaaaaaa1", submittedAt: "x" }] }),
+      a.save("A", {
+        agents: [agent("a_aaaaaaaaa1", "A")],
+        prompts: [{ promptId: parsePromptId("p_aaaaaaaaa1"), agentId: parseAgentId("a_aaaaaaaaa1"), submittedAt: "x" }],
+      }),
       b.save("B", { agents: [agent("a_bbbbbbbbb1", "B")], prompts: [] }),
       a.save("A", { agents: [agent("a_aaaaaaaaa1", "A"), agent("a_aaaaaaaaa2", "A")], prompts: [] }),
     ]);
@@ -220,7 +224,7 @@ describe("state.json store", () => {
     await mkdir(d, { recursive: true, mode: 0o700 });
     const good = agent("a_good000001", "A");
     const goodPrompt: PromptRecord = {
-      promptId: "p_good000001",
+      promptId: parsePromptId("p_good000001"),
       agentId: good.agentId,
       submittedAt: "2026-01-01T00:00:00Z",
       settled: { promptId: "p_good000001", agentId: good.agentId, status: "completed", text: "ok" },
@@ -293,7 +297,7 @@ describe("state.json store", () => {
       shared: false,
     };
     const goodPrompt: PromptRecord = {
-      promptId: "p_wtgood0001",
+      promptId: parsePromptId("p_wtgood0001"),
       agentId: good.agentId,
       submittedAt: "2026-01-01T00:00:00Z",
       // A follow-up's baseline on a host names it.
@@ -337,7 +341,7 @@ describe("state.json store", () => {
     await mkdir(d, { recursive: true, mode: 0o700 });
     const good = { ...agent("a_asyncgood1", "A"), queue: ["p_queued0001"], messagesRead: 2, messagesHandled: 3 };
     const goodPrompt: PromptRecord = {
-      promptId: "p_queued0001",
+      promptId: parsePromptId("p_queued0001"),
       agentId: good.agentId,
       submittedAt: "2026-01-01T00:00:00Z",
       notify: true,
@@ -403,7 +407,10 @@ describe("state.json store", () => {
     const told: string[] = [];
     const s = new FileStateStore(d, { onWarning: (m) => told.push(m) });
     const long = { ...agent("a_longlabel1", "A"), label: "x".repeat(65) };
-    const mine = { agents: [agent("a_fine000001", "A"), long], prompts: [{ promptId: "p_longlabel1", agentId: long.agentId, submittedAt: "x" }] };
+    const mine = {
+      agents: [agent("a_fine000001", "A"), long],
+      prompts: [{ promptId: parsePromptId("p_longlabel1"), agentId: long.agentId, submittedAt: "x" }],
+    };
     await s.save("A", mine);
     await s.save("A", mine);
     const { state, warnings } = await s.load();
@@ -455,8 +462,8 @@ describe("state.json store", () => {
     const at = (minute: number, second: number) => `2026-01-01T00:${String(minute).padStart(2, "0")}:${String(second).padStart(2, "0")}Z`;
     const closed = (id: string, owner: string, createdAt: string): AgentRecord => ({ ...agent(id, owner), createdAt, state: "closed" });
     const settled = (promptId: string, agentId: string, submittedAt: string): PromptRecord => ({
-      promptId,
-      agentId,
+      promptId: parsePromptId(promptId),
+      agentId: parseAgentId(agentId),
       submittedAt,
       settled: { promptId, agentId, status: "completed", text: "x".repeat(100) },
     });
@@ -465,9 +472,9 @@ describe("state.json store", () => {
     const bPrompts = bAgents.map((a, i) => settled(`p_b${String(i).padStart(9, "0")}`, a.agentId, at(0, i)));
     await s.save("B", { agents: bAgents, prompts: bPrompts });
     const aClosed = Array.from({ length: 50 }, (_, i) => closed(`a_a${String(i).padStart(9, "0")}`, "A", at(1, i)));
-    const live: AgentRecord = { ...agent("a_live000001", "A"), state: "working", activePromptId: "p_live000099" };
+    const live: AgentRecord = { ...agent("a_live000001", "A"), state: "working", activePromptId: parsePromptId("p_live000099") };
     const liveSettled = Array.from({ length: 40 }, (_, i) => settled(`p_live0000${String(i).padStart(2, "0")}`, live.agentId, at(2, i)));
-    const unsettled: PromptRecord = { promptId: "p_live000099", agentId: live.agentId, submittedAt: at(3, 0) };
+    const unsettled: PromptRecord = { promptId: parsePromptId("p_live000099"), agentId: live.agentId, submittedAt: at(3, 0) };
     const closedPrompts = aClosed.flatMap((a, i) =>
       Array.from({ length: 35 }, (_, k) => settled(`p_a${String(i).padStart(3, "0")}${String(k).padStart(6, "0")}`, a.agentId, at(4, k))),
     );
@@ -505,7 +512,7 @@ describe("state.json store", () => {
     const big = "r".repeat(16 * 1024 * 1024);
     const sheep = [agent("a_huge000001", "A"), agent("a_huge000002", "A")];
     const prompts: PromptRecord[] = Array.from({ length: 33 }, (_, i) => {
-      const promptId = `p_huge${String(i).padStart(6, "0")}`;
+      const promptId = parsePromptId(`p_huge${String(i).padStart(6, "0")}`);
       const agentId = sheep[i % 2]!.agentId;
       return {
         promptId,

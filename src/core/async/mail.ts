@@ -3,6 +3,7 @@
  * them with their read state (a listed message is read from then on, and that survives a reload
  * or a crash), and replying to a question whose tool call in the sheep waits for the answer.
  */
+import type { AgentId, MessageId } from "../../domain/ids.ts";
 import { ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { findRecord } from "../herd/owners.ts";
@@ -22,7 +23,7 @@ export interface ReplyOutcomeView {
   messageId: string;
 }
 
-export async function listMessages(herd: Herd, agentId: string | undefined, unreadOnly: boolean, mark = true): Promise<ListedMessage[]> {
+export async function listMessages(herd: Herd, agentId: AgentId | undefined, unreadOnly: boolean, mark = true): Promise<ListedMessage[]> {
   const recs: AgentRecord[] =
     agentId !== undefined ? [await findRecord(herd, agentId)] : [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
   const out: ListedMessage[] = [];
@@ -48,24 +49,24 @@ export async function listMessages(herd: Herd, agentId: string | undefined, unre
   return out;
 }
 
-export async function reply(herd: Herd, agentId: unknown, messageId: unknown, text: unknown): Promise<ReplyOutcomeView> {
+export async function reply(herd: Herd, agentId: AgentId, messageId: MessageId, text: string): Promise<ReplyOutcomeView> {
   const rec = await findRecord(herd, agentId);
   return herd.audited("reply", rec, () => replyTo(herd, rec, messageId, text));
 }
 
-async function replyTo(herd: Herd, rec: AgentRecord, messageId: unknown, text: unknown): Promise<ReplyOutcomeView> {
+async function replyTo(herd: Herd, rec: AgentRecord, messageId: MessageId, text: string): Promise<ReplyOutcomeView> {
   if (rec.state === "closed") throw new ShepherdError("agent_closed", `sheep ${rec.agentId} (${rec.label}) is closed; nobody waits for a reply.`);
-  if (typeof text !== "string" || text.length === 0) throw new ShepherdError("invalid_params", "text must be a non-empty string.");
+  if (text.length === 0) throw new ShepherdError("invalid_params", "text must be a non-empty string.");
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > herd.opts.maxPromptBytes) {
     throw new ShepherdError("invalid_params", `text is ${bytes} bytes; the limit is ${herd.opts.maxPromptBytes}. Put the material in a file and name it.`);
   }
   const messages = await herd.opts.host.messages(rec.agentId);
-  const m = typeof messageId === "string" ? messages.find((x) => x.messageId === messageId) : undefined;
+  const m = messages.find((x) => x.messageId === messageId);
   if (!m) {
     throw new ShepherdError(
       "unknown_message",
-      `sheep ${rec.agentId} (${rec.label}) has no message "${String(messageId)}"; action "messages" lists its messages with their ids.`,
+      `sheep ${rec.agentId} (${rec.label}) has no message "${messageId}"; action "messages" lists its messages with their ids.`,
     );
   }
   if (m.kind !== "question" || !m.awaitReply) {

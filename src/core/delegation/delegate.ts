@@ -1,3 +1,4 @@
+import type { AgentId, PromptId } from "../../domain/ids.ts";
 import pLimit from "p-limit";
 import { systemClock, type Clock } from "../herd/clock.ts";
 import { every } from "../herd/signals.ts";
@@ -37,14 +38,14 @@ export type { DelegateMode } from "../../ports/types.ts";
 export interface Primitives {
   readonly registry: Pick<Registry, "agents">;
   start(req: StartRequest, signal?: AbortSignal): Promise<StartedAgent>;
-  prompt(agentId: unknown, message: unknown, opts?: PromptOptions): Promise<SubmittedPrompt>;
-  wait(promptIds: readonly string[], opts?: WaitOptions): Promise<WaitItem[]>;
-  close(agentId: unknown, options?: CloseOptions): Promise<CloseOutcome>;
+  prompt(agentId: AgentId, message: string, opts?: PromptOptions): Promise<SubmittedPrompt>;
+  wait(promptIds: readonly PromptId[], opts?: WaitOptions): Promise<WaitItem[]>;
+  close(agentId: AgentId, options?: CloseOptions): Promise<CloseOutcome>;
   /**
    * The delegation is done with a sheep whose answer is in: it is closed (or goes back to the warm
    * pool) after this returns, off the call's path. A close that fails keeps its record, as close does.
    */
-  release?(agentId: string, started: StartRequest): void;
+  release?(agentId: AgentId, started: StartRequest): void;
   view(agentId: string): SheepView | undefined;
 }
 
@@ -190,10 +191,10 @@ export class Delegation {
       return finish({ ...base, status: "cancelled", error: "[cancelled] the delegation was aborted before this task started." });
     track.state = "starting";
     this.tracking.report();
-    let agentId: string | undefined;
+    let agentId: AgentId | undefined;
     let worktree: Worktree | undefined;
     try {
-      const onRecorded = (id: string, label: string) => {
+      const onRecorded = (id: AgentId, label: string) => {
         // From here on the item shows its sheep as the widget does: one state, one clock.
         track.agentId = id;
         track.label = label;
@@ -259,7 +260,7 @@ export class Delegation {
    * neither hold nor claim anything), and a sheep that asks its shepherd something keeps its task
    * going: the question is pushed, and the delegation waits for the answer's effect.
    */
-  private async answer(promptId: string): Promise<WaitItem> {
+  private async answer(promptId: PromptId): Promise<WaitItem> {
     const clock = this.o.clock ?? systemClock;
     const deadline = clock.now() + this.o.waitTimeoutSec * 1000;
     for (;;) {
@@ -275,11 +276,11 @@ export class Delegation {
     }
   }
 
-  private async closeQuietly(agentId: string) {
+  private async closeQuietly(agentId: AgentId) {
     await this.shepherd.close(agentId).catch(() => undefined);
   }
 
-  private releaseQuietly(agentId: string, started: StartRequest): void {
+  private releaseQuietly(agentId: AgentId, started: StartRequest): void {
     if (this.shepherd.release) this.shepherd.release(agentId, started);
     else void this.closeQuietly(agentId);
   }

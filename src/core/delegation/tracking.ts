@@ -1,6 +1,7 @@
 /** What a delegation tells while it runs: each task's phase, and its sheep's live view once it has one. */
 import { seenItems, whenChanged } from "../prompts/progress.ts";
 import type { AgentState, DelegateMode, SheepView, WaitStatus } from "../../ports/types.ts";
+import type { AgentId } from "../../domain/ids.ts";
 
 export type ItemPhase = "queued" | "starting" | "working" | WaitStatus;
 
@@ -18,7 +19,7 @@ export interface DelegateProgress {
 export interface Tracked {
   agent: string;
   label?: string;
-  agentId?: string;
+  agentId?: AgentId;
   state: ItemPhase;
 }
 

@@ -201,7 +201,7 @@ export class Herd {
     if (!store || this.closedForWrites) return Promise.resolve();
     // The warm pool's sheep are written too: a crashed shepherd's pool is found and closed by the next.
     const agents = [...this.registry.agents.values(), ...this.registry.warm.values()];
-    const ids = new Set(agents.map((a) => a.agentId));
+    const ids = new Set<string>(agents.map((a) => a.agentId));
     const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
     const forgotten = [...this.forgotten].filter((id) => !ids.has(id));
     const delegations = [...this.registry.delegations.values()].map((d) => ({ ...d, items: d.items.map((i) => ({ ...i })) }));

@@ -3,16 +3,17 @@
  * instead of as unknown. Read by every primitive that takes a sheep, below attach and close.
  */
 import { ShepherdError } from "../../domain/errors.ts";
+import type { AgentId } from "../../domain/ids.ts";
 import type { Herd } from "./herd.ts";
 import type { AgentRecord } from "../../ports/types.ts";
 
 /** Our record of a sheep; a sheep of another live shepherd is named as such, not as unknown. */
-export async function findRecord(herd: Herd, agentId: unknown): Promise<AgentRecord> {
+export async function findRecord(herd: Herd, agentId: AgentId): Promise<AgentRecord> {
   try {
     return herd.registry.agent(agentId);
   } catch (e) {
     const store = herd.opts.store;
-    if (!store || typeof agentId !== "string") throw e;
+    if (!store) throw e;
     const { state } = await store.load().catch(() => ({ state: { agents: [] as AgentRecord[] } }));
     const foreign = state.agents.find((a) => a.agentId === agentId && a.owner !== herd.opts.owner);
     if (foreign) {

@@ -1,5 +1,5 @@
 import { ShepherdError } from "../../domain/errors.ts";
-import { idKind } from "../../domain/ids.ts";
+import { type AgentId, idKind, parseAgentId } from "../../domain/ids.ts";
 import type { AgentRecord, DelegationRecord, PromptRecord } from "../../ports/types.ts";
 
 /** The live records of one shepherd, keyed by opaque id. */
@@ -18,10 +18,7 @@ export class Registry {
   /** Session files promised to resumes in flight: two pi on one session would interleave it. */
   private readonly sessions = new Set<string>();
 
-  agent(agentId: unknown): AgentRecord {
-    if (typeof agentId !== "string" || agentId.trim() === "") {
-      throw new ShepherdError("invalid_params", "agentId must be a non-empty string (an id returned by start).");
-    }
+  agent(agentId: AgentId): AgentRecord {
     const rec = this.agents.get(agentId);
     if (rec) return rec;
     if (idKind(agentId) === "prompt") {
@@ -68,11 +65,11 @@ export class Registry {
    * shepherd's sheep). Two live sheep can share a label only after adopting another shepherd's
    * herd; such a label names neither, and the error lists both ids.
    */
-  resolve(target: string, o: { closed?: boolean } = {}): string {
-    if (this.agents.has(target)) return target;
+  resolve(target: string, o: { closed?: boolean } = {}): AgentId {
+    if (this.agents.has(target)) return parseAgentId(target);
     const byLabel = this.oneByLabel(target) ?? (o.closed ? this.newestByLabel(target) : undefined);
     if (byLabel) return byLabel.agentId;
-    if (idKind(target) !== undefined) return target;
+    if (idKind(target) !== undefined) return parseAgentId(target);
     throw new ShepherdError("unknown_agent", `no live sheep with id or label "${target}"; the herd lists them (action "herd", /shepherd herd).`);
   }
 

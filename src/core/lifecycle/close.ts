@@ -1,4 +1,5 @@
 /** Ending sheep: close one (only a pane we made), and drop those whose panes went by themselves. */
+import type { AgentId } from "../../domain/ids.ts";
 import { pruneHostPanes, pruneLeftovers, pruneSpecs } from "./leftovers.ts";
 import type { PaneLiveness } from "../../ports/runtime.ts";
 import { errorText, exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
@@ -9,7 +10,7 @@ import { findRecord } from "../herd/owners.ts";
 import type { AgentRecord, CloseOptions, CloseOutcome } from "../../ports/types.ts";
 import { guardRemoval, removeWorktree, tidyWorktree } from "./worktrees.ts";
 
-export async function close(herd: Herd, agentId: unknown, o: CloseOptions = {}): Promise<CloseOutcome> {
+export async function close(herd: Herd, agentId: AgentId, o: CloseOptions = {}): Promise<CloseOutcome> {
   const rec = await findRecord(herd, agentId);
   return herd.audited("close", rec, () => closeRecord(herd, rec, o));
 }

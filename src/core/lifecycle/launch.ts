@@ -3,7 +3,7 @@ import { currentEdge } from "../herd/edge.ts";
 import { closeAndConfirm } from "./close.ts";
 import { errorText, exitText, shorten, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
-import { newId } from "../../domain/ids.ts";
+import { newId, type AgentId } from "../../domain/ids.ts";
 import { howEnded } from "../herd/liveness.ts";
 import { takeBaseline } from "../prompts/evidence.ts";
 import type { AgentRecord, PromptRecord, ResumeCard, StartRequest } from "../../ports/types.ts";
@@ -132,7 +132,7 @@ export async function launch(herd: Herd, req: StartRequest, label: string, signa
 }
 
 /** The first prompt of a cold start, its baseline taken and its file in the inbox before pi starts. */
-async function firstPrompt(herd: Herd, agentId: string, cwd: string, p: NonNullable<StartRequest["prompt"]>): Promise<PromptRecord> {
+async function firstPrompt(herd: Herd, agentId: AgentId, cwd: string, p: NonNullable<StartRequest["prompt"]>): Promise<PromptRecord> {
   if (p.text.length === 0) throw new ShepherdError("invalid_params", "message must be a non-empty string.");
   const bytes = Buffer.byteLength(p.text, "utf8");
   if (bytes > herd.opts.maxPromptBytes) {

@@ -1,4 +1,5 @@
 /** Sheep a delegation is done with, released off its path: quit and dispose wait for them. */
+import type { AgentId } from "../../domain/ids.ts";
 import type { Herd } from "../herd/herd.ts";
 import type { StartRequest } from "../../ports/types.ts";
 import { close } from "./close.ts";
@@ -14,7 +15,7 @@ export class Releases {
   ) {}
 
   /** Back to the warm pool when it takes the sheep (WarmPool.giveBack), else closed; a close that fails keeps the record. */
-  release(agentId: string, started?: StartRequest): void {
+  release(agentId: AgentId, started?: StartRequest): void {
     const rec = this.herd.registry.agents.get(agentId);
     const done = (rec && started ? this.pool.giveBack(rec, started).catch(() => false) : Promise.resolve(false))
       .then((back) => (back ? undefined : close(this.herd, agentId)))

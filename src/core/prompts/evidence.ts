@@ -2,6 +2,7 @@
  * Evidence, not claims: a baseline of the sheep's working tree when a prompt is submitted, and
  * what changed since when it settles. A sheep outside git gets neither, and no error.
  */
+import type { AgentId } from "../../domain/ids.ts";
 import { errorText, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { findRecord } from "../herd/owners.ts";
@@ -66,7 +67,7 @@ export interface LatestEvidence {
 }
 
 /** The newest settled prompt of the sheep that has evidence (or says why it has none). */
-export async function latestEvidence(herd: Herd, agentId: unknown): Promise<LatestEvidence> {
+export async function latestEvidence(herd: Herd, agentId: AgentId): Promise<LatestEvidence> {
   const rec = await findRecord(herd, agentId);
   const active = rec.activePromptId ? herd.registry.prompts.get(rec.activePromptId) : undefined;
   const pending = active && !active.settled ? active.promptId : undefined;

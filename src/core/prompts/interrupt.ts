@@ -4,7 +4,7 @@
  * `cancelled`; follow-ups queued behind it go on in order, and the sheep stays for the next prompt.
  */
 import { errorText, ShepherdError } from "../../domain/errors.ts";
-import { newId } from "../../domain/ids.ts";
+import { newId, type AgentId } from "../../domain/ids.ts";
 import type { Herd } from "../herd/herd.ts";
 import { findRecord } from "../herd/owners.ts";
 import { activePrompt } from "./ledger.ts";
@@ -16,7 +16,7 @@ export interface InterruptOutcome {
   interruptId: string;
 }
 
-export async function interrupt(herd: Herd, agentId: unknown): Promise<InterruptOutcome> {
+export async function interrupt(herd: Herd, agentId: AgentId): Promise<InterruptOutcome> {
   const rec = await findRecord(herd, agentId);
   return herd.audited("interrupt", rec, () =>
     herd.exclusive(rec.agentId, async () => {

@@ -1,4 +1,5 @@
 /** Landing an isolated sheep's work in the user's checkout, only when nothing can be lost. */
+import type { AgentId } from "../../domain/ids.ts";
 import type { Landed } from "../../ports/workspace.ts";
 import type { Herd } from "../herd/herd.ts";
 import { onIdleWorktree } from "./idle-worktree.ts";
@@ -10,7 +11,7 @@ export interface LandOutcome extends Landed {
   label: string;
 }
 
-export async function land(herd: Herd, agentId: unknown, o: { squash: boolean; message?: string }): Promise<LandOutcome> {
+export async function land(herd: Herd, agentId: AgentId, o: { squash: boolean; message?: string }): Promise<LandOutcome> {
   const rec = await findRecord(herd, agentId);
   return herd.audited("land", rec, () => landRecord(herd, rec, o));
 }

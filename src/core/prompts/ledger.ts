@@ -3,6 +3,7 @@
  * the core saw happen, and the first outcome is the one every later wait returns. A settled
  * active prompt hands its place to the next follow-up queued behind it.
  */
+import type { AgentId } from "../../domain/ids.ts";
 import type { SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
 import { shorten } from "../../domain/errors.ts";
 import { evidenceOf, nextBaseline } from "./evidence.ts";
@@ -167,13 +168,13 @@ function turnTimes(r: SheepResult, prompt: PromptRecord): { started: number; fin
 }
 
 /** This sheep, or every live one. */
-function sheepOrAll(herd: Herd, agentId?: string): AgentRecord[] {
+function sheepOrAll(herd: Herd, agentId?: AgentId): AgentRecord[] {
   const reg = herd.registry;
   return agentId === undefined ? [...reg.agents.values()].filter((a) => a.state !== "closed") : [reg.agent(agentId)];
 }
 
 /** The prompts not settled yet (the running one, then those queued): of this sheep, or of every live one. */
-export function pendingIds(herd: Herd, agentId?: string): string[] {
+export function pendingIds(herd: Herd, agentId?: AgentId): string[] {
   return sheepOrAll(herd, agentId).flatMap((rec) => pendingPrompts(herd, rec).map((p) => p.promptId));
 }
 
@@ -182,7 +183,7 @@ export function pendingIds(herd: Herd, agentId?: string): string[] {
  * shown nor given to the conversation), oldest first, then the prompts still pending; of this
  * sheep, or of every live one. An answer that came in before the wait was typed is not lost.
  */
-export function forPerson(herd: Herd, agentId?: string): string[] {
+export function forPerson(herd: Herd, agentId?: AgentId): string[] {
   const sheep = new Set(sheepOrAll(herd, agentId).map((a) => a.agentId));
   const unseen = [...herd.registry.prompts.values()].filter(
     (p) => sheep.has(p.agentId) && p.settled && personEdge(p.edge) && !p.shown && !p.delivered && !p.delegationId,

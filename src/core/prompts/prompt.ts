@@ -8,7 +8,7 @@ import { errorText, ShepherdError } from "../../domain/errors.ts";
 import { takeBaseline } from "./evidence.ts";
 import { firstLineOf, MAX_QUEUED } from "../../domain/bounds.ts";
 import type { Herd } from "../herd/herd.ts";
-import { derivedId, newId } from "../../domain/ids.ts";
+import { derivedId, newId, type AgentId } from "../../domain/ids.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
 import { findRecord } from "../herd/owners.ts";
 import { withConflictNote } from "./sync.ts";
@@ -18,9 +18,9 @@ import { MAX_REQUEST_ID_CHARS } from "../../domain/bounds.ts";
 /** How the busy refusal ends for the tool; /shepherd and the panel say it in their own words (their flags, their buttons). */
 export const BUSY_WAYS_TOOL = 'wait for it, or send with deliverAs "steer" (into its running turn) or "followUp" (queued behind it).';
 
-export async function prompt(herd: Herd, agentId: unknown, message: unknown, opts: PromptOptions = {}): Promise<SubmittedPrompt> {
+export async function prompt(herd: Herd, agentId: AgentId, message: string, opts: PromptOptions = {}): Promise<SubmittedPrompt> {
   const rec = await findRecord(herd, agentId);
-  if (typeof message !== "string" || message.length === 0) {
+  if (message.length === 0) {
     throw new ShepherdError("invalid_params", "message must be a non-empty string.");
   }
   const bytes = Buffer.byteLength(message, "utf8");

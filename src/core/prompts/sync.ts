@@ -2,6 +2,7 @@
  * Syncing an isolated sheep's worktree with the user's branch, never while it works; and telling
  * the sheep, with its next prompt, which files a merge left in conflict there.
  */
+import type { AgentId } from "../../domain/ids.ts";
 import type { Synced } from "../../ports/workspace.ts";
 import type { Herd } from "../herd/herd.ts";
 import { onIdleWorktree } from "./idle-worktree.ts";
@@ -13,7 +14,7 @@ export interface SyncOutcome extends Synced {
   label: string;
 }
 
-export async function sync(herd: Herd, agentId: unknown): Promise<SyncOutcome> {
+export async function sync(herd: Herd, agentId: AgentId): Promise<SyncOutcome> {
   const rec = await findRecord(herd, agentId);
   return herd.audited("sync", rec, () => syncRecord(herd, rec));
 }

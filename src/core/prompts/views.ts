@@ -1,4 +1,5 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
+import type { AgentId } from "../../domain/ids.ts";
 import type { SheepSnapshot } from "../../ports/sheep-host.ts";
 import { exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
@@ -45,7 +46,7 @@ export const STATUS_LOOK_MS = 5_000;
  * pi ended, how it ended is the runtime status. The look is bounded by STATUS_LOOK_MS and the
  * caller's signal: a machine that does not answer in time leaves the record as it was.
  */
-export async function status(herd: Herd, agentId: unknown, signal?: AbortSignal): Promise<AgentStatus> {
+export async function status(herd: Herd, agentId: AgentId, signal?: AbortSignal): Promise<AgentStatus> {
   const rec = await findRecord(herd, agentId);
   if (rec.state === "closed") return describe(herd, rec, false);
   let answered: { value: { paneAlive: boolean; runtimeStatus?: string } } | undefined;
@@ -150,14 +151,14 @@ export function herdViews(herd: Herd, courier?: HerdNews): HerdView[] {
   return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier));
 }
 
-export async function readScreen(herd: Herd, agentId: unknown, lines: number): Promise<string> {
+export async function readScreen(herd: Herd, agentId: AgentId, lines: number): Promise<string> {
   const rec = await findRecord(herd, agentId);
   if (rec.state === "closed") throw new ShepherdError("agent_closed", `sheep ${rec.agentId} is closed; its pane is gone.`);
   return herd.opts.runtime.read(rec.paneId, lines);
 }
 
 /** The sheep's last turns from its session file; a closed sheep's file is kept, so it still answers. */
-export async function readConversation(herd: Herd, agentId: unknown, turns: number): Promise<Conversation> {
+export async function readConversation(herd: Herd, agentId: AgentId, turns: number): Promise<Conversation> {
   const rec = await findRecord(herd, agentId);
   return herd.opts.host.conversation(rec.agentId, turns);
 }

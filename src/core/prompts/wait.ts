@@ -3,6 +3,7 @@
  * and failed within about a second of its pane or pi going away. What a wait returns final is
  * the conversation's copy of that result: it is not pushed again.
  */
+import type { AgentId, PromptId } from "../../domain/ids.ts";
 import { exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { settle, settleFromDisk } from "./ledger.ts";
@@ -44,7 +45,7 @@ export interface WaitOptions {
 const FINAL = new Set(["completed", "failed", "cancelled"]);
 
 /** Waits for every id concurrently; results come back in the order asked. */
-export async function wait(herd: Herd, promptIds: readonly string[], opts: WaitOptions = {}): Promise<WaitItem[]> {
+export async function wait(herd: Herd, promptIds: readonly PromptId[], opts: WaitOptions = {}): Promise<WaitItem[]> {
   const { clock, registry } = herd;
   const timeoutSec = opts.timeoutSec ?? herd.opts.defaultWaitTimeoutSec;
   const deadline = clock.now() + timeoutSec * 1000;
@@ -233,9 +234,9 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
 }
 
 /** The last turns of a sheep's conversation; whoever reads them saw the answers in them: the newest `turns` settled prompts count as received. */
-export async function readConversationSeen(herd: Herd, agentId: unknown, turns: number): Promise<Conversation> {
+export async function readConversationSeen(herd: Herd, agentId: AgentId, turns: number): Promise<Conversation> {
   const conversation = await readConversation(herd, agentId, turns);
-  if (conversation.turns?.length && typeof agentId === "string") {
+  if (conversation.turns?.length) {
     const settled = [...herd.registry.prompts.values()].filter((p) => p.agentId === agentId && p.settled);
     let marked = false;
     for (const p of settled.slice(-Math.min(turns, conversation.turns.length))) marked = markShown(herd, p) || marked;
