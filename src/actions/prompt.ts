@@ -1,5 +1,6 @@
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import { MAX_REQUEST_ID_CHARS } from "../domain/bounds.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { DeliverAs } from "../ports/types.ts";
 import { result } from "./result.ts";
@@ -40,8 +41,8 @@ export const prompt = defineAction({
       throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
     }
     const requestId = optionalString(p, "requestId");
-    if (requestId !== undefined && (requestId.length === 0 || requestId.length > 256)) {
-      throw new ShepherdError("invalid_params", '"requestId" must be 1 to 256 characters.');
+    if (requestId !== undefined && (requestId.length === 0 || requestId.length > MAX_REQUEST_ID_CHARS)) {
+      throw new ShepherdError("invalid_params", `"requestId" must be 1 to ${MAX_REQUEST_ID_CHARS} characters.`);
     }
     return defined<PromptCommand>({
       action: "prompt",
