@@ -2,6 +2,9 @@ import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import type { AgentScope } from "../agents/discover.ts";
 import { defined, optionalEnum } from "./checks.ts";
+import { result } from "./result.ts";
+import { discoverFor } from "../tool/definitions.ts";
+import { sheepText } from "../tool/format.ts";
 
 const SCOPES = ["user", "project", "both"] as const;
 
@@ -24,4 +27,17 @@ export const sheep = defineAction({
     },
   ],
   parse: (p): SheepCommand => defined<SheepCommand>({ action: "sheep", agentScope: optionalEnum(p, "agentScope", SCOPES) }),
+  run: async (cmd, ctx) => {
+    const scope = cmd.agentScope ?? ctx.settings.agentScope;
+    const found = await discoverFor(ctx, scope);
+    const agents = found.agents.map((a) => ({
+      name: a.name,
+      description: a.description,
+      source: a.source,
+      path: a.path,
+      ...(a.model ? { model: a.model } : {}),
+      ...(a.tools ? { tools: a.tools } : {}),
+    }));
+    return result("sheep", sheepText(found.agents, found.skipped), { agents, skipped: found.skipped, scope });
+  },
 });

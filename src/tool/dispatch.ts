@@ -4,9 +4,8 @@ import { result, type ToolResult } from "../actions/result.ts";
 export { boundedText, result, type ToolResult } from "../actions/result.ts";
 import { actionSpec } from "../actions/table.ts";
 import { delegateAction } from "./delegate-action.ts";
-import { sheepText, startText } from "./format.ts";
+import { startText } from "./format.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
-import { discoverFor } from "./definitions.ts";
 import { startAction } from "./start-action.ts";
 import type { DispatchContext } from "./context.ts";
 
@@ -29,29 +28,14 @@ export function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promise<Too
 }
 
 async function run(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
-  const { settings } = ctx;
   const { action } = cmd;
-  // Each action runs from its module (actions/<action>.ts); start, sheep and delegate still here.
+  // Each action runs from its module (actions/<action>.ts); start and delegate still here.
   const spec = actionSpec(action);
   if (spec.run) return spec.run(cmd, ctx);
   switch (cmd.action) {
     case "start": {
       const started = await startAction(cmd, ctx);
       return result(action, startText(started), { agent: started });
-    }
-    case "sheep": {
-      // Lists agent definitions, not running sheep (that is "herd"); the name is the contract's.
-      const scope = cmd.agentScope ?? settings.agentScope;
-      const found = await discoverFor(ctx, scope);
-      const agents = found.agents.map((a) => ({
-        name: a.name,
-        description: a.description,
-        source: a.source,
-        path: a.path,
-        ...(a.model ? { model: a.model } : {}),
-        ...(a.tools ? { tools: a.tools } : {}),
-      }));
-      return result(action, sheepText(found.agents, found.skipped), { agents, skipped: found.skipped, scope });
     }
     case "delegate": {
       const { text, details } = await delegateAction(cmd, ctx);
