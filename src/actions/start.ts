@@ -1,7 +1,13 @@
+import { startText } from "../tool/format.ts";
 import { fieldsOf } from "./fields.ts";
+import { result } from "./result.ts";
 import { defineAction } from "./spec.ts";
+import { parseStart, type StartCommand } from "./start-command.ts";
+import { startSheep } from "./start-run.ts";
 
-export const start = defineAction({
+export type { NewStartCommand, ResumeCommand, StartCommand } from "./start-command.ts";
+
+export const start = defineAction<"start", StartCommand>({
   name: "start",
   described: "start (launch a sheep from an agent definition; no task is sent)",
   fields: fieldsOf("agent", "label", "placement", "direction", "cwd", "host", "model", "agentScope", "confirmProjectAgents", "isolate", "resume"),
@@ -27,4 +33,9 @@ export const start = defineAction({
       first: "resumable",
     },
   ],
+  parse: parseStart,
+  run: async (cmd, ctx) => {
+    const started = await startSheep(cmd, ctx);
+    return result("start", startText(started), { agent: started });
+  },
 });

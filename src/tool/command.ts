@@ -6,7 +6,6 @@ import type { AgentScope } from "../agents/discover.ts";
 import type { DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { isRecord } from "../domain/guards.ts";
-import type { Direction, Placement } from "../ports/runtime.ts";
 import { defined } from "../actions/checks.ts";
 import type { CloseCommand } from "../actions/close.ts";
 import type { DiffCommand } from "../actions/diff.ts";
@@ -20,15 +19,14 @@ import type { PruneCommand } from "../actions/prune.ts";
 import type { ReadCommand } from "../actions/read.ts";
 import type { ReplyCommand } from "../actions/reply.ts";
 import type { SheepCommand } from "../actions/sheep.ts";
+import type { StartCommand } from "../actions/start-command.ts";
 import type { StatusCommand } from "../actions/status.ts";
 import type { SyncCommand } from "../actions/sync.ts";
 import { ACTION_TABLE, type Action, actionSpec } from "../actions/table.ts";
 import type { WaitCommand } from "../actions/wait.ts";
-import { actionOf, booleanText, coerce, optionalBoolean, optionalEnum, optionalString, requireString, type Params } from "./params.ts";
+import { actionOf, booleanText, coerce, optionalBoolean, optionalEnum, optionalString, type Params } from "./params.ts";
 
 const SCOPES = ["user", "project", "both"] as const;
-const PLACEMENTS = ["tab", "pane", "workspace"] as const;
-const DIRECTIONS = ["right", "down"] as const;
 export type { ReadSource } from "../actions/read.ts";
 
 export interface RawTask {
@@ -40,28 +38,7 @@ export interface RawTask {
 }
 
 export type ToolCommand =
-  | {
-      action: "start";
-      agent: string;
-      label?: string;
-      placement?: Placement;
-      direction?: Direction;
-      cwd?: string;
-      host?: string;
-      model?: string;
-      agentScope?: AgentScope;
-      confirmProjectAgents?: boolean;
-      isolate?: boolean;
-    }
-  /** A start that continues a closed or exited sheep: its definition, cwd and model come back with it. */
-  | {
-      action: "start";
-      resume: string;
-      label?: string;
-      placement?: Placement;
-      direction?: Direction;
-      confirmProjectAgents?: boolean;
-    }
+  | StartCommand
   | PromptCommand
   | WaitCommand
   | StatusCommand
@@ -91,8 +68,6 @@ export type ToolCommand =
     };
 
 type CommandOf<A extends ToolCommand["action"]> = Extract<ToolCommand, { action: A }>;
-export type ResumeCommand = Extract<ToolCommand, { resume: string }>;
-type NewStartCommand = Exclude<CommandOf<"start">, ResumeCommand>;
 /**
  * The fields each action takes besides `action` (its module's, actions/<action>.ts). The schema is
  * flat (every field of every action in one object), so a field the action does not take (another
@@ -123,26 +98,9 @@ export function parseToolCommand(raw: unknown): ToolCommand {
   const action = actionOf(p);
   onlyFields(p, ACTION_FIELDS[action], `action "${action}"`, ["action"]);
   const spec = actionSpec(action);
-  // Each action checks its own fields in its module; start and delegate still here.
+  // Each action checks its own fields in its module; delegate still here.
   if (spec.parse) return spec.parse(p) as ToolCommand;
   switch (action) {
-    case "start": {
-      const resume = optionalString(p, "resume");
-      if (resume !== undefined) return resumeCommand(p, resume);
-      return defined<NewStartCommand>({
-        action,
-        agent: requireString(p, "agent", action),
-        label: optionalString(p, "label"),
-        placement: optionalEnum(p, "placement", PLACEMENTS),
-        direction: optionalEnum(p, "direction", DIRECTIONS),
-        cwd: optionalString(p, "cwd"),
-        host: optionalString(p, "host"),
-        model: optionalString(p, "model"),
-        agentScope: optionalEnum(p, "agentScope", SCOPES),
-        confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
-        isolate: optionalBoolean(p, "isolate"),
-      });
-    }
     case "delegate": {
       const { mode, tasks } = delegateTasks(p);
       return defined<CommandOf<"delegate">>({
@@ -161,23 +119,6 @@ export function parseToolCommand(raw: unknown): ToolCommand {
     default:
       throw new ShepherdError("invalid_params", `action "${action}" has no parser.`);
   }
-}
-
-function resumeCommand(p: Params, resume: string): ResumeCommand {
-  if (resume.trim() === "") throw new ShepherdError("invalid_params", '"resume" must name a sheep: its agentId or label.');
-  for (const key of ["agent", "cwd", "host", "model", "agentScope", "isolate"]) {
-    if (p[key] !== undefined) {
-      throw new ShepherdError("invalid_params", `"resume" continues a sheep with its own agent definition, cwd and model; leave "${key}" out.`);
-    }
-  }
-  return defined<ResumeCommand>({
-    action: "start",
-    resume: resume.trim(),
-    label: optionalString(p, "label"),
-    placement: optionalEnum(p, "placement", PLACEMENTS),
-    direction: optionalEnum(p, "direction", DIRECTIONS),
-    confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
-  });
 }
 
 function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {

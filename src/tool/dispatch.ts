@@ -4,9 +4,7 @@ import { result, type ToolResult } from "../actions/result.ts";
 export { boundedText, result, type ToolResult } from "../actions/result.ts";
 import { actionSpec } from "../actions/table.ts";
 import { delegateAction } from "./delegate-action.ts";
-import { startText } from "./format.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
-import { startAction } from "./start-action.ts";
 import type { DispatchContext } from "./context.ts";
 
 /** Raw parameters parsed once, then routed; for callers that hold a composed shepherd (tests). */
@@ -29,14 +27,10 @@ export function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promise<Too
 
 async function run(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
   const { action } = cmd;
-  // Each action runs from its module (actions/<action>.ts); start and delegate still here.
+  // Each action runs from its module (actions/<action>.ts); delegate still here.
   const spec = actionSpec(action);
   if (spec.run) return spec.run(cmd, ctx);
   switch (cmd.action) {
-    case "start": {
-      const started = await startAction(cmd, ctx);
-      return result(action, startText(started), { agent: started });
-    }
     case "delegate": {
       const { text, details } = await delegateAction(cmd, ctx);
       return result(action, text, details);
