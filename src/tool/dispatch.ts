@@ -1,9 +1,8 @@
 import { ShepherdError } from "../domain/errors.ts";
-import { result, type ToolResult } from "../actions/result.ts";
+import type { ToolResult } from "../actions/result.ts";
 
 export { boundedText, result, type ToolResult } from "../actions/result.ts";
 import { actionSpec } from "../actions/table.ts";
-import { delegateAction } from "./delegate-action.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
 import type { DispatchContext } from "./context.ts";
 
@@ -26,16 +25,8 @@ export function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promise<Too
 }
 
 async function run(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
-  const { action } = cmd;
-  // Each action runs from its module (actions/<action>.ts); delegate still here.
-  const spec = actionSpec(action);
-  if (spec.run) return spec.run(cmd, ctx);
-  switch (cmd.action) {
-    case "delegate": {
-      const { text, details } = await delegateAction(cmd, ctx);
-      return result(action, text, details);
-    }
-    default:
-      throw new ShepherdError("invalid_params", `action "${action}" has no run.`);
-  }
+  // Each action runs from its module (actions/<action>.ts).
+  const spec = actionSpec(cmd.action);
+  if (!spec.run) throw new ShepherdError("invalid_params", `action "${cmd.action}" has no run.`);
+  return spec.run(cmd, ctx);
 }
