@@ -1,3 +1,6 @@
+import type { CloseOutcome } from "../ports/types.ts";
+import { commandWorktreeSteps } from "./command-steps.ts";
+import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { ShepherdError } from "../domain/errors.ts";
@@ -20,6 +23,13 @@ export const close = defineAction({
       words: { min: 1, max: 1, what: "a sheep's id or label" },
       params: ([agentId], flags) => ({ ...flags, action: "close", agentId }),
       first: "sheep",
+      // The tool's words, with the next steps for a kept worktree as a person types them.
+      answer: async (run) => {
+        const r = await run();
+        const closed = r.details.closed as CloseOutcome;
+        const label = typeof r.details.label === "string" ? r.details.label : undefined;
+        return info(closeText(closed, label, commandWorktreeSteps(label ?? closed.agentId)));
+      },
     },
   ],
   parse: (p): CloseCommand => {

@@ -1,3 +1,5 @@
+import { visibleControls } from "../tool/evidence-text.ts";
+import { info, textOf } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
@@ -19,6 +21,8 @@ export const diff = defineAction({
       words: { min: 1, max: 1, what: "a sheep's id or label" },
       params: ([target], flags) => ({ ...flags, action: "diff", target }),
       first: "sheep",
+      // Patches hold the repository's bytes: escape sequences in them must not reach the terminal as such.
+      answer: async (run) => info(visibleControls(textOf(await run()))),
     },
   ],
   parse: (p): DiffCommand => defined<DiffCommand>({ action: "diff", target: requireString(p, "target", "diff"), stat: optionalBoolean(p, "stat") }),

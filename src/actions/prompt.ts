@@ -1,8 +1,10 @@
+import { commandBusyText, quoteWord } from "./command-steps.ts";
+import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { MAX_REQUEST_ID_CHARS } from "../domain/bounds.ts";
-import { ShepherdError } from "../domain/errors.ts";
-import type { DeliverAs } from "../ports/types.ts";
+import { isShepherdError, ShepherdError } from "../domain/errors.ts";
+import type { DeliverAs, SubmittedPrompt } from "../ports/types.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean, optionalEnum, optionalString, requireString } from "./checks.ts";
 import { promptText } from "../tool/format.ts";
@@ -12,7 +14,7 @@ const DELIVER_AS = ["steer", "followUp"] as const;
 /** `target` is a sheep's id or its live label; the run resolves it (Registry.resolve). */
 export type PromptCommand = { action: "prompt"; target: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string };
 
-export const prompt = defineAction({
+export const prompt = defineAction<"prompt", PromptCommand>({
   name: "prompt",
   described:
     "prompt (send a message; returns at once with a promptId; notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent)",
@@ -32,6 +34,17 @@ export const prompt = defineAction({
         ...(flags.steer ? { deliverAs: "steer" } : flags.followUp ? { deliverAs: "followUp" } : {}),
       }),
       first: "sheep",
+      answer: async (run, cmd) => {
+        const submitted = (
+          await run().catch((e: unknown) => {
+            // Refused because the sheep works: the way on, in the flags a person types.
+            if (isShepherdError(e, "prompt_pending"))
+              throw new ShepherdError("prompt_pending", commandBusyText(e.message, cmd.target).slice("[prompt_pending] ".length));
+            throw e;
+          })
+        ).details.prompt as SubmittedPrompt;
+        return info(promptText(submitted, `Its answer: /shepherd wait ${quoteWord(cmd.target)}`));
+      },
     },
   ],
   parse: (p): PromptCommand => {

@@ -1,3 +1,4 @@
+import { textOf } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import type { AgentScope } from "../agents/discover.ts";
@@ -24,6 +25,11 @@ export const sheep = defineAction({
       words: { min: 0, max: 1, what: "" },
       params: ([agentScope]) => ({ action: "sheep", ...(agentScope !== undefined ? { agentScope } : {}) }),
       first: "scope",
+      answer: async (run) => {
+        const r = await run();
+        const skipped = (r.details.skipped as unknown[] | undefined)?.length ?? 0;
+        return [{ level: skipped ? "warning" : "info", text: `Agent definitions (scope ${String(r.details.scope)}):\n${textOf(r)}` }];
+      },
     },
   ],
   parse: (p): SheepCommand => defined<SheepCommand>({ action: "sheep", agentScope: optionalEnum(p, "agentScope", SCOPES) }),

@@ -1,4 +1,7 @@
-import { startText } from "../tool/format.ts";
+import type { StartedAgent } from "../ports/types.ts";
+import { isolationText, startedLine, startText } from "../tool/format.ts";
+import { commandWorktreeSteps } from "./command-steps.ts";
+import { type ActionResult, info, type Notice } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { result } from "./result.ts";
 import { defineAction } from "./spec.ts";
@@ -6,6 +9,13 @@ import { parseStart, type StartCommand } from "./start-command.ts";
 import { startSheep } from "./start-run.ts";
 
 export type { NewStartCommand, ResumeCommand, StartCommand } from "./start-command.ts";
+
+/** The new sheep, where to watch it, and for a worktree the next steps as a person types them. */
+async function startedAnswer(run: () => Promise<ActionResult>): Promise<Notice[]> {
+  const started = (await run()).details.agent as StartedAgent;
+  const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
+  return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
+}
 
 export const start = defineAction<"start", StartCommand>({
   name: "start",
@@ -22,6 +32,7 @@ export const start = defineAction<"start", StartCommand>({
       words: { min: 1, max: 1, what: "an agent name" },
       params: ([agent], flags) => ({ ...flags, action: "start", agent }),
       first: "agent",
+      answer: startedAnswer,
     },
     {
       name: "resume",
@@ -31,6 +42,7 @@ export const start = defineAction<"start", StartCommand>({
       words: { min: 1, max: 1, what: "the id or label of a closed or exited sheep" },
       params: ([resume], flags) => ({ ...flags, action: "start", resume }),
       first: "resumable",
+      answer: startedAnswer,
     },
   ],
   parse: parseStart,

@@ -1,3 +1,5 @@
+import type { AgentStatus } from "../ports/types.ts";
+import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
@@ -7,7 +9,7 @@ import { sheepLine } from "../tool/format.ts";
 
 export type StatusCommand = { action: "status"; target: string };
 
-export const status = defineAction({
+export const status = defineAction<"status", StatusCommand>({
   name: "status",
   described: "status",
   fields: fieldsOf("agentId"),
@@ -19,6 +21,7 @@ export const status = defineAction({
       words: { min: 1, max: 1, what: "a sheep's id or label" },
       params: ([agentId]) => ({ action: "status", agentId }),
       first: "sheep",
+      answer: async (run, _cmd, now) => info(sheepLine((await run()).details.status as AgentStatus, now())),
     },
   ],
   parse: (p): StatusCommand => ({ action: "status", target: requireString(p, "agentId", "status") }),

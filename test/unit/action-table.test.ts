@@ -10,7 +10,7 @@ import { Type } from "@sinclair/typebox";
 import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.ts";
 import { actionParams, findSubcommand, subcommandsOf } from "../../src/command/parse.ts";
 import { fieldsOf } from "../../src/actions/fields.ts";
-import { defineAction } from "../../src/actions/spec.ts";
+import { type CommandForm, defineAction } from "../../src/actions/spec.ts";
 import { ACTION_TABLE } from "../../src/actions/table.ts";
 import { SHEEP_ROUTES } from "../../src/panel/routes.ts";
 import { ACTION_FIELDS } from "../../src/tool/command.ts";
@@ -105,7 +105,8 @@ describe("the table and what is checked against it", () => {
 
   it("docs/shepherd-command.md has a line for each action's /shepherd forms", () => {
     const doc = readFileSync(join(repoRoot, "docs", "shepherd-command.md"), "utf8");
-    for (const form of ACTION_TABLE.flatMap((a) => a.commands)) assert.match(doc, new RegExp(`^/shepherd ${form.name}\\b`, "m"), form.name);
+    for (const form of ACTION_TABLE.flatMap((a): readonly CommandForm[] => a.commands))
+      assert.match(doc, new RegExp(`^/shepherd ${form.name}\\b`, "m"), form.name);
   });
 
   it("each change the panel posts to a sheep is an action of the table that takes a sheep", () => {
