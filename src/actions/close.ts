@@ -1,3 +1,4 @@
+import { sheepCall } from "./call-text.ts";
 import type { CloseOutcome } from "../ports/types.ts";
 import { commandWorktreeSteps } from "./command-steps.ts";
 import { info } from "./notice.ts";
@@ -32,6 +33,7 @@ export const close = defineAction({
       },
     },
   ],
+  renderCall: (args, t) => sheepCall(args, t),
   parse: (p): CloseCommand => {
     const removeWorktree = optionalBoolean(p, "removeWorktree");
     const force = optionalBoolean(p, "force");

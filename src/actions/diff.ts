@@ -1,3 +1,4 @@
+import { callString } from "./call-text.ts";
 import { visibleControls } from "../tool/evidence-text.ts";
 import { info, textOf } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
@@ -25,6 +26,7 @@ export const diff = defineAction({
       answer: async (run) => info(visibleControls(textOf(await run()))),
     },
   ],
+  renderCall: (args, t) => [t.fg("accent", callString(args, "target") ?? "?")],
   parse: (p): DiffCommand => defined<DiffCommand>({ action: "diff", target: requireString(p, "target", "diff"), stat: optionalBoolean(p, "stat") }),
   run: async (cmd, { shepherd }) => {
     // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.

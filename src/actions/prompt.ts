@@ -1,3 +1,4 @@
+import { callString, preview } from "./call-text.ts";
 import { commandBusyText, quoteWord } from "./command-steps.ts";
 import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
@@ -46,6 +47,10 @@ export const prompt = defineAction<"prompt", PromptCommand>({
         return info(promptText(submitted, `Its answer: /shepherd wait ${quoteWord(cmd.target)}`));
       },
     },
+  ],
+  renderCall: (args, t, expanded) => [
+    t.fg("accent", callString(args, "agentId") ?? "?"),
+    t.fg("dim", preview(callString(args, "message") ?? "", 60, expanded, "  ")),
   ],
   parse: (p): PromptCommand => {
     const target = requireString(p, "agentId", "prompt");

@@ -1,3 +1,4 @@
+import { callString } from "./call-text.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { MAX_SCREEN_LINES } from "../domain/bounds.ts";
@@ -34,6 +35,7 @@ export const read = defineAction({
       first: "sheep",
     },
   ],
+  renderCall: (args, t) => [t.fg("accent", callString(args, "target") ?? "?")],
   parse: (p): ReadCommand => {
     const source = optionalEnum(p, "source", SOURCES) ?? "session";
     const turns = optionalNumber(p, "turns", 1, 100);

@@ -5,6 +5,7 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { DispatchContext } from "../tool/context.ts";
+import type { CallArgs, Paint } from "./call-text.ts";
 import type { ActionResult, Notice } from "./notice.ts";
 import type { ToolResult } from "./result.ts";
 
@@ -46,6 +47,8 @@ export interface ActionSpec<N extends string = string, C extends { action: strin
   commands: readonly CommandForm<C>[];
   /** Its raw fields (only those it takes: the edge refused the others) checked into its typed command. */
   parse?(p: Params): C;
+  /** How pi's transcript shows a call of it, after "shepherd <action>": its raw, unchecked arguments made printable. */
+  renderCall?(args: CallArgs, t: Paint, expanded: boolean): string[];
   /** Runs a checked command on the core through the dispatch context: the answer's text and details. */
   run?(cmd: C, ctx: DispatchContext): Promise<ToolResult>;
 }

@@ -1,3 +1,4 @@
+import { callString } from "./call-text.ts";
 import type { StartedAgent } from "../ports/types.ts";
 import { isolationText, startedLine, startText } from "../tool/format.ts";
 import { commandWorktreeSteps } from "./command-steps.ts";
@@ -45,6 +46,14 @@ export const start = defineAction<"start", StartCommand>({
       answer: startedAnswer,
     },
   ],
+  renderCall: (args, t) => {
+    const s = (k: string) => callString(args, k);
+    const parts = [t.fg("accent", s("agent") ?? "?")];
+    if (s("label")) parts.push(t.fg("muted", `as ${s("label")}`));
+    if (s("placement")) parts.push(t.fg("dim", `[${s("placement")}]`));
+    if (args.isolate === true) parts.push(t.fg("dim", "⎇ isolated"));
+    return parts;
+  },
   parse: parseStart,
   run: async (cmd, ctx) => {
     const started = await startSheep(cmd, ctx);

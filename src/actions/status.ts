@@ -1,3 +1,4 @@
+import { sheepCall } from "./call-text.ts";
 import type { AgentStatus } from "../ports/types.ts";
 import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
@@ -24,6 +25,7 @@ export const status = defineAction<"status", StatusCommand>({
       answer: async (run, _cmd, now) => info(sheepLine((await run()).details.status as AgentStatus, now())),
     },
   ],
+  renderCall: (args, t) => sheepCall(args, t),
   parse: (p): StatusCommand => ({ action: "status", target: requireString(p, "agentId", "status") }),
   run: async (cmd, ctx) => {
     const status = withHost(ctx, await ctx.shepherd.status(ctx.shepherd.registry.resolve(cmd.target), ctx.signal));
