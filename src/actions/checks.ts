@@ -69,3 +69,19 @@ export type Loose<T> = { [K in keyof T]-?: T[K] | undefined };
 export function defined<T extends object>(o: Loose<T>): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
+
+/** Refuses the first field set in `o` that is not one of `takes`, naming it and what is taken. */
+export function onlyFields(o: Params, takes: readonly string[], what: string, skip: readonly string[] = []): void {
+  for (const key of Object.keys(o)) {
+    if (o[key] === undefined || skip.includes(key) || takes.includes(key)) continue;
+    const near = takes.find((k) => k.toLowerCase() === key.toLowerCase());
+    const hint = near ? ` (did you mean "${near}"?)` : "";
+    const list = takes.length ? `it takes ${takes.map((k) => `"${k}"`).join(", ")}` : "it takes no other field";
+    throw new ShepherdError("invalid_params", `${what} does not take ${JSON.stringify(key)}${hint}; ${list}.`);
+  }
+}
+
+/** "true" and "false" as booleans; anything else unchanged (and checked later). */
+export function booleanText(v: unknown): unknown {
+  return v === "true" ? true : v === "false" ? false : v;
+}

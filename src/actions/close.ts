@@ -1,3 +1,7 @@
+import { sheepCall } from "./call-text.ts";
+import type { CloseOutcome } from "../ports/types.ts";
+import { commandWorktreeSteps } from "./command-steps.ts";
+import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { ShepherdError } from "../domain/errors.ts";
@@ -20,8 +24,16 @@ export const close = defineAction({
       words: { min: 1, max: 1, what: "a sheep's id or label" },
       params: ([agentId], flags) => ({ ...flags, action: "close", agentId }),
       first: "sheep",
+      // The tool's words, with the next steps for a kept worktree as a person types them.
+      answer: async (run) => {
+        const r = await run();
+        const closed = r.details.closed as CloseOutcome;
+        const label = typeof r.details.label === "string" ? r.details.label : undefined;
+        return info(closeText(closed, label, commandWorktreeSteps(label ?? closed.agentId)));
+      },
     },
   ],
+  renderCall: (args, t) => sheepCall(args, t),
   parse: (p): CloseCommand => {
     const removeWorktree = optionalBoolean(p, "removeWorktree");
     const force = optionalBoolean(p, "force");

@@ -1,3 +1,6 @@
+import { callString } from "./call-text.ts";
+import { visibleControls } from "../tool/evidence-text.ts";
+import { info, textOf } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
@@ -19,8 +22,11 @@ export const diff = defineAction({
       words: { min: 1, max: 1, what: "a sheep's id or label" },
       params: ([target], flags) => ({ ...flags, action: "diff", target }),
       first: "sheep",
+      // Patches hold the repository's bytes: escape sequences in them must not reach the terminal as such.
+      answer: async (run) => info(visibleControls(textOf(await run()))),
     },
   ],
+  renderCall: (args, t) => [t.fg("accent", callString(args, "target") ?? "?")],
   parse: (p): DiffCommand => defined<DiffCommand>({ action: "diff", target: requireString(p, "target", "diff"), stat: optionalBoolean(p, "stat") }),
   run: async (cmd, { shepherd }) => {
     // Closed sheep count here: a delegated sheep is closed by the time anyone asks for its diff.

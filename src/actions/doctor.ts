@@ -1,3 +1,4 @@
+import { textOf } from "./notice.ts";
 import { defineAction } from "./spec.ts";
 
 export type DoctorCommand = { action: "doctor" };
@@ -14,6 +15,11 @@ export const doctor = defineAction({
       summary: "check versions, runtime, settings, agent files, stale records and orphan panes (changes nothing)",
       words: { min: 0, max: 0, what: "" },
       params: () => ({ action: "doctor" }),
+      answer: async (run) => {
+        const r = await run();
+        const counts = r.details.counts as { warn: number; fail: number };
+        return [{ level: counts.fail ? "error" : counts.warn ? "warning" : "info", text: textOf(r) }];
+      },
     },
   ],
   parse: (): DoctorCommand => ({ action: "doctor" }),

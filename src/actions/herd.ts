@@ -1,3 +1,6 @@
+import type { WarmCount } from "../core/shepherd.ts";
+import type { AgentStatus } from "../ports/types.ts";
+import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
@@ -6,10 +9,11 @@ import { withHost } from "./shown-status.ts";
 import { herdText, warmPoolLines } from "../tool/format.ts";
 
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
+const COMMAND_HOW_TO_START = "Start one with /shepherd start <agent> (/shepherd sheep lists agents).";
 
 export type HerdCommand = { action: "herd"; all?: boolean };
 
-export const herd = defineAction({
+export const herd = defineAction<"herd", HerdCommand>({
   name: "herd",
   described: "herd (list live sheep)",
   fields: fieldsOf("all"),
@@ -20,6 +24,11 @@ export const herd = defineAction({
       summary: "this shepherd's live sheep: state, runtime, label, age, active prompt",
       words: { min: 0, max: 0, what: "" },
       params: () => ({ action: "herd" }),
+      answer: async (run, _cmd, now) => {
+        const { details } = await run();
+        const pool = warmPoolLines((details.warm ?? {}) as Record<string, WarmCount>, (details.warmProblems ?? {}) as Record<string, string>);
+        return info([herdText(details.agents as AgentStatus[], COMMAND_HOW_TO_START, now()), ...pool].join("\n"));
+      },
     },
   ],
   parse: (p): HerdCommand => defined<HerdCommand>({ action: "herd", all: optionalBoolean(p, "all") }),

@@ -1,3 +1,4 @@
+import { sheepCall } from "./call-text.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { ShepherdError } from "../domain/errors.ts";
@@ -26,6 +27,7 @@ export const land = defineAction({
       first: "sheep",
     },
   ],
+  renderCall: (args, t) => sheepCall(args, t),
   parse: (p): LandCommand => {
     const message = optionalString(p, "message");
     if (message !== undefined && (message.length > MAX_LAND_MESSAGE || message.includes("\0")))

@@ -1,3 +1,6 @@
+import type { ListedMessage } from "../core/async/mail.ts";
+import { commandReplyHowTo } from "./command-steps.ts";
+import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
@@ -6,7 +9,7 @@ import { messagesText, replyHowTo } from "../tool/format.ts";
 
 export type MessagesCommand = { action: "messages"; agentId?: string; unreadOnly?: boolean };
 
-export const messages = defineAction({
+export const messages = defineAction<"messages", MessagesCommand>({
   name: "messages",
   described: "messages (what sheep told or asked you)",
   fields: fieldsOf("agentId", "unreadOnly"),
@@ -19,6 +22,10 @@ export const messages = defineAction({
       words: { min: 0, max: 1, what: "" },
       params: ([agentId], flags) => ({ action: "messages", ...(agentId !== undefined ? { agentId } : {}), unreadOnly: flags.unreadOnly === true }),
       first: "sheep",
+      answer: async (run, cmd) => {
+        const list = (await run()).details.messages as ListedMessage[];
+        return info(messagesText(list, cmd.unreadOnly === true, (m) => commandReplyHowTo(m.label, m.messageId)));
+      },
     },
   ],
   parse: (p): MessagesCommand =>

@@ -1,7 +1,11 @@
+import { callString, preview } from "./call-text.ts";
+import { commandBusyText, quoteWord } from "./command-steps.ts";
+import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
-import { ShepherdError } from "../domain/errors.ts";
-import type { DeliverAs } from "../ports/types.ts";
+import { MAX_REQUEST_ID_CHARS } from "../domain/bounds.ts";
+import { isShepherdError, ShepherdError } from "../domain/errors.ts";
+import type { DeliverAs, SubmittedPrompt } from "../ports/types.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean, optionalEnum, optionalString, requireString } from "./checks.ts";
 import { promptText } from "../tool/format.ts";
@@ -11,7 +15,7 @@ const DELIVER_AS = ["steer", "followUp"] as const;
 /** `target` is a sheep's id or its live label; the run resolves it (Registry.resolve). */
 export type PromptCommand = { action: "prompt"; target: string; message: string; notify?: boolean; deliverAs?: DeliverAs; requestId?: string };
 
-export const prompt = defineAction({
+export const prompt = defineAction<"prompt", PromptCommand>({
   name: "prompt",
   described:
     "prompt (send a message; returns at once with a promptId; notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent)",
@@ -31,7 +35,22 @@ export const prompt = defineAction({
         ...(flags.steer ? { deliverAs: "steer" } : flags.followUp ? { deliverAs: "followUp" } : {}),
       }),
       first: "sheep",
+      answer: async (run, cmd) => {
+        const submitted = (
+          await run().catch((e: unknown) => {
+            // Refused because the sheep works: the way on, in the flags a person types.
+            if (isShepherdError(e, "prompt_pending"))
+              throw new ShepherdError("prompt_pending", commandBusyText(e.message, cmd.target).slice("[prompt_pending] ".length));
+            throw e;
+          })
+        ).details.prompt as SubmittedPrompt;
+        return info(promptText(submitted, `Its answer: /shepherd wait ${quoteWord(cmd.target)}`));
+      },
     },
+  ],
+  renderCall: (args, t, expanded) => [
+    t.fg("accent", callString(args, "agentId") ?? "?"),
+    t.fg("dim", preview(callString(args, "message") ?? "", 60, expanded, "  ")),
   ],
   parse: (p): PromptCommand => {
     const target = requireString(p, "agentId", "prompt");
@@ -40,8 +59,8 @@ export const prompt = defineAction({
       throw new ShepherdError("invalid_params", 'action "prompt" needs "message" (a non-empty string).');
     }
     const requestId = optionalString(p, "requestId");
-    if (requestId !== undefined && (requestId.length === 0 || requestId.length > 256)) {
-      throw new ShepherdError("invalid_params", '"requestId" must be 1 to 256 characters.');
+    if (requestId !== undefined && (requestId.length === 0 || requestId.length > MAX_REQUEST_ID_CHARS)) {
+      throw new ShepherdError("invalid_params", `"requestId" must be 1 to ${MAX_REQUEST_ID_CHARS} characters.`);
     }
     return defined<PromptCommand>({
       action: "prompt",

@@ -1,5 +1,7 @@
+import { callString } from "./call-text.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
+import { MAX_SCREEN_LINES } from "../domain/bounds.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { result } from "./result.ts";
 import { defined, optionalEnum, optionalNumber, requireString } from "./checks.ts";
@@ -33,12 +35,19 @@ export const read = defineAction({
       first: "sheep",
     },
   ],
+  renderCall: (args, t) => [t.fg("accent", callString(args, "target") ?? "?")],
   parse: (p): ReadCommand => {
     const source = optionalEnum(p, "source", SOURCES) ?? "session";
     const turns = optionalNumber(p, "turns", 1, 100);
     if (turns !== undefined && source === "screen")
       throw new ShepherdError("invalid_params", '"turns" counts turns of the session file; the screen is read by "lines".');
-    return defined<ReadCommand>({ action: "read", target: requireString(p, "target", "read"), source, turns, lines: optionalNumber(p, "lines", 1, 10_000) });
+    return defined<ReadCommand>({
+      action: "read",
+      target: requireString(p, "target", "read"),
+      source,
+      turns,
+      lines: optionalNumber(p, "lines", 1, MAX_SCREEN_LINES),
+    });
   },
   run: async (cmd, { shepherd }) => {
     const agentId = shepherd.registry.resolve(cmd.target);
@@ -48,7 +57,7 @@ export const read = defineAction({
     if (source === "screen") {
       const lines = cmd.lines ?? 40;
       // pi's editor frame and footer fill the bottom of the pane: ask for more, keep `lines` of the rest.
-      const text = lastLines(withoutPiFrame(await shepherd.read(agentId, Math.min(10_000, lines + PI_FRAME_LINES))), lines);
+      const text = lastLines(withoutPiFrame(await shepherd.read(agentId, Math.min(MAX_SCREEN_LINES, lines + PI_FRAME_LINES))), lines);
       return result("read", screenText(who, text), { agentId, source, text });
     }
     const conversation = await shepherd.conversation(agentId, cmd.turns ?? 3);

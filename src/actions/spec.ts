@@ -5,6 +5,8 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { DispatchContext } from "../tool/context.ts";
+import type { CallArgs, Paint } from "./call-text.ts";
+import type { ActionResult, Notice } from "./notice.ts";
 import type { ToolResult } from "./result.ts";
 
 /** A tool call's raw parameters, or a /shepherd line's once split into words and flags. */
@@ -14,7 +16,7 @@ export type Params = Record<string, unknown>;
 export type FirstWord = "sheep" | "agent" | "resumable" | "scope";
 
 /** One /shepherd subcommand that runs the action. */
-export interface CommandForm {
+export interface CommandForm<C extends { action: string } = { action: string }> {
   name: string;
   aliases?: string[];
   usage: string;
@@ -28,6 +30,11 @@ export interface CommandForm {
   /** The tool's parameters that the words and flags become; checked by the tool's own rules. */
   params(words: string[], flags: Params): Params;
   first?: FirstWord;
+  /**
+   * What a person sees of its answer: `run` runs the checked command through the edge, `now` is the
+   * person's clock. Without it, the tool's own text (notice.ts plainAnswer).
+   */
+  answer?(run: () => Promise<ActionResult>, command: C, now: () => number): Promise<Notice[]>;
 }
 
 export interface ActionSpec<N extends string = string, C extends { action: string } = { action: string }> {
@@ -37,9 +44,11 @@ export interface ActionSpec<N extends string = string, C extends { action: strin
   /** The fields it takes besides `action`, in the order its refusals list them. */
   fields: Readonly<Record<string, TSchema>>;
   /** Its /shepherd subcommands, in the order of the help. */
-  commands: readonly CommandForm[];
+  commands: readonly CommandForm<C>[];
   /** Its raw fields (only those it takes: the edge refused the others) checked into its typed command. */
   parse?(p: Params): C;
+  /** How pi's transcript shows a call of it, after "shepherd <action>": its raw, unchecked arguments made printable. */
+  renderCall?(args: CallArgs, t: Paint, expanded: boolean): string[];
   /** Runs a checked command on the core through the dispatch context: the answer's text and details. */
   run?(cmd: C, ctx: DispatchContext): Promise<ToolResult>;
 }

@@ -1,7 +1,24 @@
+import { callString } from "./call-text.ts";
+import type { StartedAgent } from "../ports/types.ts";
+import { isolationText, startedLine, startText } from "../tool/format.ts";
+import { commandWorktreeSteps } from "./command-steps.ts";
+import { type ActionResult, info, type Notice } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
+import { result } from "./result.ts";
 import { defineAction } from "./spec.ts";
+import { parseStart, type StartCommand } from "./start-command.ts";
+import { startSheep } from "./start-run.ts";
 
-export const start = defineAction({
+export type { NewStartCommand, ResumeCommand, StartCommand } from "./start-command.ts";
+
+/** The new sheep, where to watch it, and for a worktree the next steps as a person types them. */
+async function startedAnswer(run: () => Promise<ActionResult>): Promise<Notice[]> {
+  const started = (await run()).details.agent as StartedAgent;
+  const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
+  return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
+}
+
+export const start = defineAction<"start", StartCommand>({
   name: "start",
   described: "start (launch a sheep from an agent definition; no task is sent)",
   fields: fieldsOf("agent", "label", "placement", "direction", "cwd", "host", "model", "agentScope", "confirmProjectAgents", "isolate", "resume"),
@@ -16,6 +33,7 @@ export const start = defineAction({
       words: { min: 1, max: 1, what: "an agent name" },
       params: ([agent], flags) => ({ ...flags, action: "start", agent }),
       first: "agent",
+      answer: startedAnswer,
     },
     {
       name: "resume",
@@ -25,6 +43,20 @@ export const start = defineAction({
       words: { min: 1, max: 1, what: "the id or label of a closed or exited sheep" },
       params: ([resume], flags) => ({ ...flags, action: "start", resume }),
       first: "resumable",
+      answer: startedAnswer,
     },
   ],
+  renderCall: (args, t) => {
+    const s = (k: string) => callString(args, k);
+    const parts = [t.fg("accent", s("agent") ?? "?")];
+    if (s("label")) parts.push(t.fg("muted", `as ${s("label")}`));
+    if (s("placement")) parts.push(t.fg("dim", `[${s("placement")}]`));
+    if (args.isolate === true) parts.push(t.fg("dim", "⎇ isolated"));
+    return parts;
+  },
+  parse: parseStart,
+  run: async (cmd, ctx) => {
+    const started = await startSheep(cmd, ctx);
+    return result("start", startText(started), { agent: started });
+  },
 });

@@ -1,3 +1,4 @@
+import { sheepCall } from "./call-text.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
@@ -21,6 +22,7 @@ export const sync = defineAction({
       first: "sheep",
     },
   ],
+  renderCall: (args, t) => sheepCall(args, t),
   parse: (p): SyncCommand => ({ action: "sync", target: requireString(p, "agentId", "sync") }),
   run: async (cmd, { shepherd }) => {
     // As for land: a closed isolated sheep keeps its worktree, found by its last label too.

@@ -43,6 +43,35 @@ export const ACTION_TABLE = [
   interrupt,
 ] as const;
 
+/**
+ * The order of /shepherd's help and completions: what a person does first comes first. /shepherd's
+ * own subcommands (log, panel, settings, trust, help; command/parse.ts) stand among the actions by
+ * name; an action's forms keep their order; an action not named here comes last.
+ */
+export const COMMAND_ORDER: readonly (ActionSpec | string)[] = [
+  herd,
+  sheep,
+  start,
+  status,
+  prompt,
+  wait,
+  read,
+  diff,
+  land,
+  sync,
+  close,
+  interrupt,
+  prune,
+  doctor,
+  "log",
+  messages,
+  reply,
+  "panel",
+  "settings",
+  "trust",
+  "help",
+];
+
 export type Action = (typeof ACTION_TABLE)[number]["name"];
 
 /** The names of a table's actions, in its order. */

@@ -1,3 +1,5 @@
+import { printable } from "../domain/printable.ts";
+import { callString } from "./call-text.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
@@ -24,6 +26,13 @@ export const wait = defineAction({
       first: "sheep",
     },
   ],
+  renderCall: (args, t) => {
+    const one = callString(args, "promptId");
+    const ids = Array.isArray(args.promptIds) ? (args.promptIds as unknown[]).map((x) => printable(String(x))) : one ? [one] : [];
+    const parts = [t.fg("accent", ids.length > 3 ? `${ids.slice(0, 3).join(", ")} +${ids.length - 3}` : ids.join(", "))];
+    if (args.timeout !== undefined) parts.push(t.fg("dim", `(timeout ${printable(String(args.timeout))}s)`));
+    return parts;
+  },
   parse: (p): WaitCommand => defined<WaitCommand>({ action: "wait", promptIds: promptIdsOf(p), timeout: optionalNumber(p, "timeout", 0, 7 * 24 * 3600) }),
   run: async (cmd, ctx) => {
     const { shepherd } = ctx;

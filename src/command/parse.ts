@@ -1,6 +1,6 @@
 import { ShepherdError } from "../domain/errors.ts";
 import type { ActionSpec, CommandForm } from "../actions/spec.ts";
-import { ACTION_TABLE } from "../actions/table.ts";
+import { ACTION_TABLE, COMMAND_ORDER } from "../actions/table.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
 import type { Params } from "../tool/params.ts";
 import { type Token, tokenize } from "./tokens.ts";
@@ -28,42 +28,14 @@ const OWN_SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "help", usage: "help", summary: "every subcommand and its flags (this list)" },
 ];
 
-/**
- * The order of the help and of completions: what a person does first comes first. A subcommand
- * not named here (a new action's) comes last; name it here to give it its place.
- */
-const HELP_ORDER = [
-  "herd",
-  "sheep",
-  "start",
-  "resume",
-  "status",
-  "prompt",
-  "wait",
-  "read",
-  "diff",
-  "land",
-  "sync",
-  "close",
-  "interrupt",
-  "prune",
-  "doctor",
-  "log",
-  "messages",
-  "reply",
-  "panel",
-  "settings",
-  "trust",
-  "help",
-];
-
 /** /shepherd's subcommands for a table of actions: each action's forms and /shepherd's own, in the help's order. */
 export function subcommandsOf(table: readonly ActionSpec[]): SubcommandInfo[] {
-  const rank = (s: SubcommandInfo) => {
-    const i = HELP_ORDER.indexOf(s.name);
-    return i < 0 ? HELP_ORDER.length : i;
+  const rank = (entry: ActionSpec | string) => {
+    const i = COMMAND_ORDER.indexOf(entry);
+    return i < 0 ? COMMAND_ORDER.length : i;
   };
-  return [...table.flatMap((a) => a.commands), ...OWN_SUBCOMMANDS].sort((x, y) => rank(x) - rank(y));
+  const ranked = [...table.flatMap((a) => a.commands.map((s) => ({ s, r: rank(a) }))), ...OWN_SUBCOMMANDS.map((s) => ({ s, r: rank(s.name) }))];
+  return ranked.sort((x, y) => x.r - y.r).map(({ s }) => s);
 }
 
 /** The /shepherd subcommands, from the action table. */

@@ -1,36 +1,15 @@
-import { errorText, isShepherdError, ShepherdError } from "../domain/errors.ts";
+import { type ActionResult, info, type Notice, plainAnswer } from "../actions/notice.ts";
+import { errorText, ShepherdError } from "../domain/errors.ts";
 import type { AuditEvent } from "../ports/audit.ts";
-import type { AgentStatus, CloseOutcome, StartedAgent, SubmittedPrompt, WaitItem } from "../ports/types.ts";
+import type { WaitItem } from "../ports/types.ts";
 import type { LoadedSettings, Settings } from "../settings.ts";
 import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
-import { visibleControls } from "../tool/evidence-text.ts";
-import { parseShepherdCommand, type PanelMode, type ParsedCommand } from "./parse.ts";
-import type { ListedMessage } from "../core/async/mail.ts";
-import type { WaitProgress, WarmCount } from "../core/shepherd.ts";
-import { closeText, herdText, isolationText, messagesText, promptText, sheepLine, startedLine, waitText, warmPoolLines } from "../tool/format.ts";
-import {
-  COMMAND_WAIT_STEPS,
-  commandBusyText,
-  commandReplyHowTo,
-  commandWorktreeSteps,
-  helpText,
-  logNotice,
-  settingsNotice,
-  shortHelpText,
-  waitProgressText,
-} from "./text.ts";
-import { quoteWord } from "./tokens.ts";
+import { findSubcommand, parseShepherdCommand, type PanelMode, type ParsedCommand } from "./parse.ts";
+import type { WaitProgress } from "../core/shepherd.ts";
+import { waitText } from "../tool/format.ts";
+import { COMMAND_WAIT_STEPS, helpText, logNotice, settingsNotice, shortHelpText, waitProgressText } from "./text.ts";
 
-export interface Notice {
-  level: "info" | "warning" | "error";
-  text: string;
-}
-
-/** A tool result as execute() returns it. */
-export interface ActionResult {
-  content: { type: "text"; text: string }[];
-  details: Record<string, unknown>;
-}
+export type { ActionResult, Notice } from "../actions/notice.ts";
 
 /** How a long action (a wait) is stopped and followed. */
 export interface RunOptions {
@@ -70,12 +49,16 @@ export interface CommandDeps {
   now(): number;
 }
 
-const HOW_TO_START = "Start one with /shepherd start <agent> (/shepherd sheep lists agents).";
-
-const textOf = (r: ActionResult) => r.content.map((c) => c.text).join("");
-
 async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
-  const info = (text: string): Notice[] => [{ level: "info", text }];
+  if ("command" in cmd) {
+    // An action's subcommand: its module says what a person sees of the answer (actions/<action>.ts).
+    const answer = findSubcommand(cmd.sub)?.answer ?? plainAnswer;
+    return answer(
+      () => deps.execute(cmd.command),
+      cmd.command,
+      () => deps.now(),
+    );
+  }
   switch (cmd.sub) {
     case "help":
       return info(helpText());
@@ -95,69 +78,8 @@ async function run(cmd: ParsedCommand, deps: CommandDeps): Promise<Notice[]> {
       const herd = await run({ sub: "herd", command: { action: "herd" } }, deps).catch((e): Notice[] => [{ level: "error", text: errorText(e) }]);
       return [...herd, { level: "info", text: shortHelpText() }];
     }
-    case "herd": {
-      const { details } = await deps.execute(cmd.command);
-      const pool = warmPoolLines((details.warm ?? {}) as Record<string, WarmCount>, (details.warmProblems ?? {}) as Record<string, string>);
-      return info([herdText(details.agents as AgentStatus[], HOW_TO_START, deps.now()), ...pool].join("\n"));
-    }
-    case "start":
-    case "resume": {
-      const started = (await deps.execute(cmd.command)).details.agent as StartedAgent;
-      const isolation = started.worktree ? [isolationText(started, commandWorktreeSteps(started.label).land)] : [];
-      return info([startedLine(started), ...(started.attachHint ? [`Watch it: ${started.attachHint}`] : []), ...isolation].join("\n"));
-    }
-    case "status":
-      return info(sheepLine((await deps.execute(cmd.command)).details.status as AgentStatus, deps.now()));
-    case "close": {
-      // The tool's words, with the next steps for a kept worktree as a person types them.
-      const r = await deps.execute(cmd.command);
-      const closed = r.details.closed as CloseOutcome;
-      const label = typeof r.details.label === "string" ? r.details.label : undefined;
-      return info(closeText(closed, label, commandWorktreeSteps(label ?? closed.agentId)));
-    }
-    case "land":
-    case "sync":
-    case "interrupt":
-    case "read":
-      return info(textOf(await deps.execute(cmd.command)));
-    case "diff":
-      // Patches hold the repository's bytes: escape sequences in them must not reach the terminal as such.
-      return info(visibleControls(textOf(await deps.execute(cmd.command))));
-    case "sheep": {
-      const r = await deps.execute(cmd.command);
-      const skipped = (r.details.skipped as unknown[] | undefined)?.length ?? 0;
-      return [{ level: skipped ? "warning" : "info", text: `Agent definitions (scope ${String(r.details.scope)}):\n${textOf(r)}` }];
-    }
-    case "prune":
-      return info(textOf(await deps.execute(cmd.command)));
-    case "doctor": {
-      const r = await deps.execute(cmd.command);
-      const counts = r.details.counts as { warn: number; fail: number };
-      return [{ level: counts.fail ? "error" : counts.warn ? "warning" : "info", text: textOf(r) }];
-    }
     case "log":
       return info(logNotice(await deps.log({ limit: cmd.limit, ...(cmd.agent !== undefined ? { agent: cmd.agent } : {}) }), cmd.agent));
-    case "messages": {
-      const r = await deps.execute(cmd.command);
-      const unreadOnly = cmd.command.action === "messages" && cmd.command.unreadOnly === true;
-      const list = r.details.messages as ListedMessage[];
-      return info(messagesText(list, unreadOnly, (m) => commandReplyHowTo(m.label, m.messageId)));
-    }
-    case "reply":
-      // The tool's own words: a reply reads the same to the model and to a person.
-      return info(textOf(await deps.execute(cmd.command)));
-    case "prompt": {
-      const target = cmd.command.action === "prompt" ? cmd.command.target : "";
-      const submitted = (
-        await deps.execute(cmd.command).catch((e: unknown) => {
-          // Refused because the sheep works: the way on, in the flags a person types.
-          if (isShepherdError(e, "prompt_pending"))
-            throw new ShepherdError("prompt_pending", commandBusyText(e.message, target).slice("[prompt_pending] ".length));
-          throw e;
-        })
-      ).details.prompt as SubmittedPrompt;
-      return info(promptText(submitted, `Its answer: /shepherd wait ${quoteWord(target)}`));
-    }
     case "wait":
       return waitFor(cmd.target, deps);
   }

@@ -3,21 +3,10 @@ import { oneLine } from "../domain/labels.ts";
 import type { AuditEvent } from "../ports/audit.ts";
 import { SETTING_KEYS, type Settings, USER_ONLY, type LoadedSettings } from "../settings.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
-import type { WaitSteps, WorktreeSteps } from "../tool/format.ts";
 import { sheepName } from "../tool/widget-text.ts";
 import { SUBCOMMANDS } from "./parse.ts";
-import { quoteWord } from "./tokens.ts";
-import { BUSY_WAYS_TOOL } from "../core/prompts/prompt.ts";
 
-/** The next steps for a kept worktree, as a person types them. */
-export function commandWorktreeSteps(name: string): WorktreeSteps {
-  return { land: `/shepherd land ${quoteWord(name)}`, remove: `/shepherd close ${quoteWord(name)} --remove-worktree` };
-}
-
-/** How a person answers a sheep's question. */
-export function commandReplyHowTo(name: string, messageId: string): string {
-  return `Answer it: /shepherd reply ${quoteWord(name)} ${messageId} <your answer>`;
-}
+export { COMMAND_WAIT_STEPS, commandBusyText, commandReplyHowTo, commandWorktreeSteps } from "../actions/command-steps.ts";
 
 /** The few subcommands most used, for `/shepherd` with no argument: what a person needs first, and where the rest is. */
 const FIRST_STEPS: readonly [usage: string, what: string][] = [
@@ -38,23 +27,6 @@ export function shortHelpText(): string {
     "Every subcommand and flag: /shepherd help",
   ].join("\n");
 }
-
-/**
- * The busy refusal in a person's words: the tool's says deliverAs "steer"/"followUp", a person at
- * /shepherd has --steer and --follow-up. Anything else is left as it is.
- */
-export function commandBusyText(text: string, target: string): string {
-  if (!text.startsWith("[prompt_pending]") || !text.endsWith(BUSY_WAYS_TOOL)) return text;
-  const name = quoteWord(target);
-  return `${text.slice(0, -BUSY_WAYS_TOOL.length)}wait for its answer (/shepherd wait ${name}), or send again with --steer (into its running turn) or --follow-up (queued behind it): /shepherd prompt ${name} --follow-up <text…>`;
-}
-
-/** A wait's next steps as a person types them. */
-export const COMMAND_WAIT_STEPS: WaitSteps = {
-  reply: (i, messageId) => commandReplyHowTo(i.label ?? i.agentId, messageId),
-  read: (i) => `Look at it: /shepherd read ${quoteWord(i.label ?? i.agentId)}`,
-  again: (i) => `Wait again: /shepherd wait ${quoteWord(i.label ?? i.agentId)}`,
-};
 
 /** `waiting 0/2: alpha · working, beta · idle`: one line while /shepherd wait runs. */
 export function waitProgressText(p: WaitProgress): string {

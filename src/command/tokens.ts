@@ -1,5 +1,7 @@
 import { ShepherdError } from "../domain/errors.ts";
 
+export { quoteWord } from "../actions/command-steps.ts";
+
 export interface Token {
   text: string;
   /** Offsets in the input, so a completion can replace exactly this token. */
@@ -37,10 +39,4 @@ export function tokenize(input: string, partial = false): Token[] {
     tokens.push({ text, start, end: i });
   }
   return tokens;
-}
-
-/** A word as the user would type it so that tokenize() gives it back unchanged. */
-export function quoteWord(word: string): string {
-  if (word !== "" && /^[^\s"'\\]+$/.test(word)) return word;
-  return `"${word.replace(/["\\]/g, "\\$&")}"`;
 }

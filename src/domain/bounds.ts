@@ -40,3 +40,9 @@ export const DEFAULT_WARM_MEMORY_MB = 600;
 export function warmSheepWithin(memoryMb: number): number {
   return Math.floor(memoryMb / WARM_SHEEP_MB);
 }
+
+/** The most recent lines of a pane one read returns: the read action's limit and the runtime's clamp alike. */
+export const MAX_SCREEN_LINES = 10_000;
+
+/** A name a record keeps (an agent's, a model's, a delegation item's agent): a plain name, not a text. */
+export const MAX_NAME_CHARS = 256;

@@ -3,7 +3,7 @@ import { countOf } from "../domain/sheep-data.ts";
 import { isRecord } from "../domain/guards.ts";
 import { isWellFormedId, PANE_ID } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
-import { FIRST_LINE_CHARS, MAX_QUEUED, MAX_REQUEST_ID_CHARS } from "../domain/bounds.ts";
+import { FIRST_LINE_CHARS, MAX_NAME_CHARS, MAX_QUEUED, MAX_REQUEST_ID_CHARS } from "../domain/bounds.ts";
 import type { AgentRecord, AgentState, DelegateMode, DelegationRecord, PromptRecord, WaitStatus } from "../ports/types.ts";
 import { EDGES } from "../ports/types.ts";
 import { basename, dirname, isAbsolute, normalize } from "node:path";
@@ -99,7 +99,7 @@ function evidenceProblem(e: unknown): Problem {
 export function agentProblem(r: unknown): Problem {
   if (!isRecord(r)) return "not an object";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
-  if (!plainText(r.agent, 256)) return "agent is not a plain name";
+  if (!plainText(r.agent, MAX_NAME_CHARS)) return "agent is not a plain name";
   if (typeof r.label !== "string" || labelProblem(r.label)) return `label is not plain text of 1-${MAX_LABEL_LENGTH} characters`;
   if (!has(runtimes, r.runtime)) return "runtime is not tmux or herdr";
   if (r.host !== undefined && (typeof r.host !== "string" || !HOST_NAME.test(r.host))) return "host is not a host name";
@@ -112,7 +112,7 @@ export function agentProblem(r: unknown): Problem {
     if (typeof r[key] !== "string") return `${key} is not a string`;
   }
   return (
-    optional(r, "model", (x) => plainText(x, 256)) ??
+    optional(r, "model", (x) => plainText(x, MAX_NAME_CHARS)) ??
     optional(r, "attachHint", (x) => plainText(x, 4096)) ??
     optional(r, "activePromptId", id("prompt")) ??
     optional(r, "queue", ids("prompt", MAX_QUEUED)) ??
@@ -161,7 +161,7 @@ export function promptProblem(r: unknown): Problem {
 
 function itemProblem(x: unknown): Problem {
   if (!isRecord(x)) return "an item is not an object";
-  if (!plainText(x.agent, 256) || typeof x.task !== "string") return "an item has no plain agent name or no task";
+  if (!plainText(x.agent, MAX_NAME_CHARS) || typeof x.task !== "string") return "an item has no plain agent name or no task";
   const bad =
     optional(x, "agentId", id("agent")) ??
     optional(x, "promptId", id("prompt")) ??

@@ -1,13 +1,9 @@
 import { ShepherdError } from "../domain/errors.ts";
-import { result, type ToolResult } from "../actions/result.ts";
+import type { ToolResult } from "../actions/result.ts";
 
 export { boundedText, result, type ToolResult } from "../actions/result.ts";
 import { actionSpec } from "../actions/table.ts";
-import { delegateAction } from "./delegate-action.ts";
-import { sheepText, startText } from "./format.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
-import { discoverFor } from "./definitions.ts";
-import { startAction } from "./start-action.ts";
 import type { DispatchContext } from "./context.ts";
 
 /** Raw parameters parsed once, then routed; for callers that hold a composed shepherd (tests). */
@@ -29,35 +25,8 @@ export function execute(cmd: ShepherdCommand, ctx: DispatchContext): Promise<Too
 }
 
 async function run(cmd: ShepherdCommand, ctx: DispatchContext): Promise<ToolResult> {
-  const { settings } = ctx;
-  const { action } = cmd;
-  // Each action runs from its module (actions/<action>.ts); start, sheep and delegate still here.
-  const spec = actionSpec(action);
-  if (spec.run) return spec.run(cmd, ctx);
-  switch (cmd.action) {
-    case "start": {
-      const started = await startAction(cmd, ctx);
-      return result(action, startText(started), { agent: started });
-    }
-    case "sheep": {
-      // Lists agent definitions, not running sheep (that is "herd"); the name is the contract's.
-      const scope = cmd.agentScope ?? settings.agentScope;
-      const found = await discoverFor(ctx, scope);
-      const agents = found.agents.map((a) => ({
-        name: a.name,
-        description: a.description,
-        source: a.source,
-        path: a.path,
-        ...(a.model ? { model: a.model } : {}),
-        ...(a.tools ? { tools: a.tools } : {}),
-      }));
-      return result(action, sheepText(found.agents, found.skipped), { agents, skipped: found.skipped, scope });
-    }
-    case "delegate": {
-      const { text, details } = await delegateAction(cmd, ctx);
-      return result(action, text, details);
-    }
-    default:
-      throw new ShepherdError("invalid_params", `action "${action}" has no run.`);
-  }
+  // Each action runs from its module (actions/<action>.ts).
+  const spec = actionSpec(cmd.action);
+  if (!spec.run) throw new ShepherdError("invalid_params", `action "${cmd.action}" has no run.`);
+  return spec.run(cmd, ctx);
 }

@@ -1,9 +1,10 @@
 import { ShepherdError } from "../domain/errors.ts";
+import { booleanText } from "../actions/checks.ts";
 import type { Params } from "../actions/spec.ts";
 import { ACTIONS, type Action, parameterNames } from "./schema.ts";
 
 export type { Params } from "../actions/spec.ts";
-export { optionalBoolean, optionalEnum, optionalNumber, optionalString, promptIdsOf, requireString } from "../actions/checks.ts";
+export { booleanText, optionalBoolean, optionalEnum, optionalNumber, optionalString, promptIdsOf, requireString } from "../actions/checks.ts";
 
 /** The schema's array parameters: models send any of them as JSON text now and then. */
 const ARRAY_KEYS = parameterNames("array");
@@ -58,11 +59,6 @@ function objectOf(raw: unknown): Params | undefined {
 export function prepareArguments(raw: unknown): unknown {
   const obj = objectOf(raw);
   return obj ? withLenientArrays(obj) : raw;
-}
-
-/** "true" and "false" as booleans; anything else unchanged (and checked later). */
-export function booleanText(v: unknown): unknown {
-  return v === "true" ? true : v === "false" ? false : v;
 }
 
 /** Models sometimes send arrays, numbers and booleans as JSON text: accept and convert them. */

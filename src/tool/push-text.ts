@@ -4,7 +4,7 @@
  * everything, the full texts included.
  */
 import type { Push } from "../core/async/courier.ts";
-import { delegateSummary, delegateText } from "./delegate-text.ts";
+import { delegateSummary, delegateText } from "../actions/delegate-text.ts";
 import { boundedText } from "./dispatch.ts";
 import { heldText, questionText, replyHowTo } from "./format.ts";
 import { PUSH_TYPE } from "./push-type.ts";

@@ -8,78 +8,22 @@
  */
 import type { Push } from "../core/async/courier.ts";
 import { printable } from "../domain/printable.ts";
+import type { CallArgs, Paint } from "../actions/call-text.ts";
+import { ACTION_TABLE } from "../actions/table.ts";
 import type { Evidence, SheepView } from "../ports/types.ts";
 import { fileLine, inFiles, patchPlace, visibleControls } from "./evidence-text.ts";
 import { sameReason } from "./format.ts";
 import { sheepName, stateClock } from "./widget-text.ts";
 
-export interface Paint {
-  fg(color: "accent" | "success" | "error" | "warning" | "muted" | "dim" | "toolTitle", text: string): string;
-  bold(text: string): string;
-}
+export type { Paint } from "../actions/call-text.ts";
 
-type Args = Record<string, unknown>;
-
-const oneLine = (s: string, max: number) => {
-  const flat = printable(s).replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-};
-
-/** Text shown whole when expanded (Ctrl+O), else one line cut at `max`. */
-function preview(text: string, max: number, expanded: boolean, indent: string): string {
-  return expanded ? printable(text).split("\n").join(`\n${indent}`) : oneLine(text, max);
-}
+type Args = CallArgs;
 
 export function renderCallText(args: Args, t: Paint, expanded = false): string {
   const action = typeof args.action === "string" ? printable(args.action) : "?";
   const head = t.fg("toolTitle", t.bold(`shepherd ${action}`));
-  const s = (k: string) => (typeof args[k] === "string" ? printable(args[k] as string) : undefined);
-  const parts: string[] = [];
-  switch (action) {
-    case "start":
-      parts.push(t.fg("accent", s("agent") ?? "?"));
-      if (s("label")) parts.push(t.fg("muted", `as ${s("label")}`));
-      if (s("placement")) parts.push(t.fg("dim", `[${s("placement")}]`));
-      if (args.isolate === true) parts.push(t.fg("dim", "⎇ isolated"));
-      break;
-    case "prompt":
-      parts.push(t.fg("accent", s("agentId") ?? "?"), t.fg("dim", preview(s("message") ?? "", 60, expanded, "  ")));
-      break;
-    case "wait": {
-      const ids = Array.isArray(args.promptIds) ? (args.promptIds as unknown[]).map((x) => printable(String(x))) : s("promptId") ? [s("promptId")!] : [];
-      parts.push(t.fg("accent", ids.length > 3 ? `${ids.slice(0, 3).join(", ")} +${ids.length - 3}` : ids.join(", ")));
-      if (args.timeout !== undefined) parts.push(t.fg("dim", `(timeout ${printable(String(args.timeout))}s)`));
-      break;
-    }
-    case "status":
-    case "close":
-    case "land":
-    case "sync":
-      parts.push(t.fg("accent", s("agentId") ?? "?"));
-      if (args.removeWorktree === true) parts.push(t.fg("dim", args.force === true ? "(remove worktree, force)" : "(remove worktree)"));
-      if (args.squash === true) parts.push(t.fg("dim", "(squash)"));
-      break;
-    case "read":
-    case "diff":
-      parts.push(t.fg("accent", s("target") ?? "?"));
-      break;
-    case "delegate": {
-      const list = (Array.isArray(args.tasks) ? args.tasks : Array.isArray(args.chain) ? args.chain : []) as { agent?: string; task?: string }[];
-      if (args.isolate === true) parts.push(t.fg("dim", "⎇"));
-      if (list.length === 0) {
-        parts.push(t.fg("accent", s("agent") ?? "?"), t.fg("dim", preview(s("task") ?? "", 60, expanded, "  ")));
-      } else {
-        const mode = Array.isArray(args.chain) ? "chain" : "parallel";
-        parts.push(t.fg("muted", `${mode} (${list.length} ${mode === "chain" ? "steps" : "tasks"})`));
-        // {previous} stays in view: it is where the step before's answer goes.
-        const shown = (expanded ? list : list.slice(0, 3)).map(
-          (x, i) => `\n  ${i + 1}. ${t.fg("accent", printable(String(x.agent ?? "?")))} ${t.fg("dim", preview(String(x.task ?? ""), 60, expanded, "     "))}`,
-        );
-        parts.push(shown.join("") + (!expanded && list.length > 3 ? t.fg("dim", `\n  … ${list.length - 3} more`) : ""));
-      }
-      break;
-    }
-  }
+  // Each action shows its own call (actions/<action>.ts renderCall).
+  const parts = ACTION_TABLE.find((a) => a.name === action)?.renderCall?.(args, t, expanded) ?? [];
   return [head, ...parts].join(" ");
 }
 

@@ -10,8 +10,8 @@ import { Type } from "@sinclair/typebox";
 import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.ts";
 import { actionParams, findSubcommand, subcommandsOf } from "../../src/command/parse.ts";
 import { fieldsOf } from "../../src/actions/fields.ts";
-import { defineAction } from "../../src/actions/spec.ts";
-import { ACTION_TABLE } from "../../src/actions/table.ts";
+import { type CommandForm, defineAction } from "../../src/actions/spec.ts";
+import { ACTION_TABLE, COMMAND_ORDER } from "../../src/actions/table.ts";
 import { SHEEP_ROUTES } from "../../src/panel/routes.ts";
 import { ACTION_FIELDS } from "../../src/tool/command.ts";
 import { toolDescription } from "../../src/tool/description.ts";
@@ -105,7 +105,15 @@ describe("the table and what is checked against it", () => {
 
   it("docs/shepherd-command.md has a line for each action's /shepherd forms", () => {
     const doc = readFileSync(join(repoRoot, "docs", "shepherd-command.md"), "utf8");
-    for (const form of ACTION_TABLE.flatMap((a) => a.commands)) assert.match(doc, new RegExp(`^/shepherd ${form.name}\\b`, "m"), form.name);
+    for (const form of ACTION_TABLE.flatMap((a): readonly CommandForm[] => a.commands))
+      assert.match(doc, new RegExp(`^/shepherd ${form.name}\\b`, "m"), form.name);
+  });
+
+  it("the help's order names each action that has a /shepherd form, once; a form not named comes last", () => {
+    for (const a of ACTION_TABLE.filter((x) => x.commands.length > 0)) {
+      assert.equal(COMMAND_ORDER.filter((e) => e === a).length, 1, `${a.name} has its place in COMMAND_ORDER`);
+    }
+    assert.equal(subcommandsOf(table).at(-1)?.name, "bleat");
   });
 
   it("each change the panel posts to a sheep is an action of the table that takes a sheep", () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Delegation } from "../../src/core/delegation/delegate.ts";
 import type { DelegateProgress } from "../../src/core/delegation/tracking.ts";
-import { delegateOutcome } from "../../src/tool/delegate-text.ts";
+import { delegateOutcome } from "../../src/actions/delegate-text.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import { WARM_SHEEP_MB } from "../../src/domain/bounds.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import type { DelegateItem } from "../../src/core/delegation/delegate.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import { delegateOutcome, delegateText } from "../../src/tool/delegate-text.ts";
+import { delegateOutcome, delegateText } from "../../src/actions/delegate-text.ts";
 import { reattachText } from "../../src/tool/format.ts";
 import { herdWidgetLines } from "../../src/tool/widget-text.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";

@@ -75,7 +75,11 @@ const ROOMS = [
   "src/panel/",
   "src/tool/",
   "src/actions/",
-  // What the actions say and run with, below them though in the tool's folder: the tool's texts and its context.
+  // What the actions say and run with, below them though in the tool's folder: the tool's texts, its context, where a sheep runs and which definition.
+  "src/tool/definitions.ts",
+  "src/tool/host-place.ts",
+  "src/tool/cwd.ts",
+  "src/tool/models.ts",
   "src/tool/format.ts",
   "src/tool/evidence-text.ts",
   "src/tool/pi-screen.ts",

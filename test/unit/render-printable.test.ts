@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { notifyOutput } from "../../extensions/shepherd-command.ts";
 import type { HerdView } from "../../src/core/prompts/views.ts";
-import { delegateText } from "../../src/tool/delegate-text.ts";
+import { delegateText } from "../../src/actions/delegate-text.ts";
 import { waitText } from "../../src/tool/format.ts";
 import { pushMessage } from "../../src/tool/push-text.ts";
 import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.ts";

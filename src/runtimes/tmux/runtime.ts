@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { MAX_SCREEN_LINES } from "../../domain/bounds.ts";
 import { ShepherdError } from "../../domain/errors.ts";
 import { isWellFormedId } from "../../domain/ids.ts";
 import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.ts";
@@ -266,7 +267,7 @@ export class TmuxRuntime implements Runtime {
   }
 
   async read(paneId: string, lines: number): Promise<string> {
-    const n = Math.max(1, Math.min(10_000, Math.floor(lines)));
+    const n = Math.max(1, Math.min(MAX_SCREEN_LINES, Math.floor(lines)));
     try {
       const text = await this.cli.run(["capture-pane", "-p", "-J", "-t", paneId, "-S", `-${n}`]);
       const all = text.replace(/\s+$/, "").split("\n");

@@ -1,13 +1,13 @@
 import type { BackgroundStarted } from "../core/async/background.ts";
 import { Delegation, type DelegateTask } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
-import type { ToolCommand } from "./command.ts";
-import { definitionPicker } from "./definitions.ts";
-import type { DispatchContext } from "./context.ts";
-import { hostOf, placeOn } from "./host-place.ts";
+import { definitionPicker } from "../tool/definitions.ts";
+import type { DispatchContext } from "../tool/context.ts";
+import { hostOf, placeOn } from "../tool/host-place.ts";
+import type { DelegateCommand } from "./delegate-command.ts";
 import { delegateOutcome, delegateText } from "./delegate-text.ts";
 
-export async function delegateAction(cmd: Extract<ToolCommand, { action: "delegate" }>, ctx: DispatchContext) {
+export async function delegateTasks(cmd: DelegateCommand, ctx: DispatchContext) {
   const { settings } = ctx;
   const { mode, tasks: list } = cmd;
   if (list.length > settings.maxTasks) {

@@ -1,8 +1,8 @@
 /** What a delegation says: its verdict, and one block per task or per reason shared by tasks. */
 import type { DelegateItem, DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
-import { evidenceBlock } from "./evidence-text.ts";
-import { isolationText, sameReason, whoText } from "./format.ts";
+import { evidenceBlock } from "../tool/evidence-text.ts";
+import { isolationText, sameReason, whoText } from "../tool/format.ts";
 
 /** `echo-2 (echo)`: the sheep's label first, so two sheep of one agent are told apart. */
 export function itemName(i: DelegateItem): string {

@@ -1,13 +1,13 @@
 import type { StartedAgent } from "../ports/types.ts";
-import type { ToolCommand } from "./command.ts";
-import { hostOf, placeOn } from "./host-place.ts";
-import { definitionPicker, trustFor } from "./definitions.ts";
-import type { DispatchContext } from "./context.ts";
-import { resolveModel } from "./models.ts";
-import { approveDefinition } from "./trust.ts";
+import { hostOf, placeOn } from "../tool/host-place.ts";
+import { definitionPicker, trustFor } from "../tool/definitions.ts";
+import type { DispatchContext } from "../tool/context.ts";
+import { resolveModel } from "../tool/models.ts";
+import { approveDefinition } from "../tool/trust.ts";
+import type { StartCommand } from "./start-command.ts";
 
 /** A new sheep from a definition, or (with `resume`) a closed one's conversation continued. */
-export async function startAction(cmd: Extract<ToolCommand, { action: "start" }>, ctx: DispatchContext): Promise<StartedAgent> {
+export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promise<StartedAgent> {
   const { shepherd, settings } = ctx;
   const where = {
     placement: cmd.placement ?? settings.placement,
