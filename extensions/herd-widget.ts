@@ -7,8 +7,8 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Shepherd } from "../src/core/shepherd.ts";
-import { WidgetRefresh } from "../src/tool/widget-refresh.ts";
-import { herdWidgetLines } from "../src/tool/widget-text.ts";
+import { WidgetRefresh } from "../src/edge/widget-refresh.ts";
+import { herdWidgetLines } from "../src/texts/widget.ts";
 import { type FrameClock, LiveText } from "./live-text.ts";
 
 const KEY = "pi-shepherd-herd";

@@ -9,7 +9,7 @@ import type { PanelMode } from "../src/command/parse.ts";
 import type { PanelAuth } from "../src/panel/auth.ts";
 import type { PanelServer } from "../src/panel/server.ts";
 import type { Settings } from "../src/settings.ts";
-import type { EntryDeps } from "../src/tool/entry.ts";
+import type { EntryDeps } from "../src/edge/entry.ts";
 import type { panelReplyText as ReplyText } from "../src/command/person-text.ts";
 import { parts } from "./lazy-parts.ts";
 

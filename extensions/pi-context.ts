@@ -7,7 +7,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ShepherdApp } from "../src/compose.ts";
 import { projectTrust, type ProjectTrust } from "../src/project-trust.ts";
 import { agentDirOf } from "../src/settings.ts";
-import type { DispatchContext } from "../src/tool/context.ts";
+import type { DispatchContext } from "../src/context/context.ts";
 
 /** pi's own answer on the project's trust; undefined on a pi that has none. */
 export function piTrusts(ctx: ExtensionContext): boolean | undefined {

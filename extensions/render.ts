@@ -1,9 +1,9 @@
-/** pi-tui wrappers around the text renderers in src/tool/render-text.ts. */
+/** pi-tui wrappers around the text renderers in src/edge/render-text.ts. */
 // The @mariozechner name is aliased by every pi, old and new, to its own pi-tui.
 import { Text } from "@mariozechner/pi-tui";
 import type { Push } from "../src/core/async/courier.ts";
 import type { SheepView } from "../src/ports/types.ts";
-import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/tool/render-text.ts";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../src/edge/render-text.ts";
 import { type FrameClock, LiveText } from "./live-text.ts";
 
 type Theme = { fg(color: string, text: string): string; bold(text: string): string };

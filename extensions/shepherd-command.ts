@@ -12,8 +12,8 @@ import { errorText } from "../src/domain/errors.ts";
 import { printable } from "../src/domain/printable.ts";
 import { stateDir } from "../src/protocol/layout.ts";
 import { agentDirOf, envOverrides, loadSettings, type LoadedSettings } from "../src/settings.ts";
-import type { DispatchContext } from "../src/tool/context.ts";
-import type { EntryDeps } from "../src/tool/entry.ts";
+import type { DispatchContext } from "../src/context/context.ts";
+import type { EntryDeps } from "../src/edge/entry.ts";
 import { parts } from "./lazy-parts.ts";
 import { piTrusts, projectTrusted } from "./pi-context.ts";
 

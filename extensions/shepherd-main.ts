@@ -5,17 +5,17 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { toolDescription } from "../src/tool/description.ts";
-import { prepareArguments } from "../src/tool/params.ts";
+import { toolDescription } from "../src/edge/description.ts";
+import { prepareArguments } from "../src/edge/params.ts";
 import { ShepherdSession } from "../src/session/shepherd-session.ts";
-import { shepherdParameters } from "../src/tool/schema.ts";
-import { throttle } from "../src/tool/throttle.ts";
+import { shepherdParameters } from "../src/edge/schema.ts";
+import { throttle } from "../src/edge/throttle.ts";
 import { commandOutput } from "./command-output.ts";
 import { HerdWidget } from "./herd-widget.ts";
 import { FrameClock } from "./live-text.ts";
 import { parts } from "./lazy-parts.ts";
 import { dispatchContext, projectTrusted as projectTrustedOf } from "./pi-context.ts";
-import { PUSH_TYPE } from "../src/tool/push-type.ts";
+import { PUSH_TYPE } from "../src/edge/push-type.ts";
 import { renderCall, renderPush, renderResult } from "./render.ts";
 import { PanelGlue } from "./panel.ts";
 import { registerShepherdCommand } from "./shepherd-command.ts";

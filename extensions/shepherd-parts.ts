@@ -4,20 +4,20 @@
  * takes about a second for this graph, so it is imported on first need (lazy-parts.ts), never at
  * pi's start: every pi with the package installed loads the entry, most never shepherd.
  */
-export { discoverAgents } from "../src/agents/discover.ts";
+export { discoverAgents } from "../src/definitions/discover.ts";
 export { completeShepherdArgs } from "../src/command/complete.ts";
 export { panelReplyText, personNoteText } from "../src/command/person-text.ts";
 export { runShepherdCommand } from "../src/command/run.ts";
 export { liveSheep, resumableSheep } from "../src/command/target.ts";
 export { trustCommand } from "../src/command/trust.ts";
 export { auditTrail, composeShepherd, doctor, packageRoot, processOwner } from "../src/compose.ts";
-export { readAudit } from "../src/protocol/audit-log.ts";
+export { readAudit } from "../src/stores/audit-log.ts";
 export { readResumeCards } from "../src/protocol/resume-card.ts";
-export { poolDefinitions } from "../src/tool/definitions.ts";
-export { runCommand, runToolCall } from "../src/tool/entry.ts";
-export { heldText, leftoverText, noticeText, reattachText } from "../src/tool/format.ts";
-export { pushMessage } from "../src/tool/push-text.ts";
-export { quitText } from "../src/tool/quit-text.ts";
+export { poolDefinitions } from "../src/context/definition-picker.ts";
+export { runCommand, runToolCall } from "../src/edge/entry.ts";
+export { heldText, leftoverText, noticeText, reattachText } from "../src/texts/format.ts";
+export { pushMessage } from "../src/edge/push-text.ts";
+export { quitText } from "../src/texts/quit.ts";
 export { PanelAuth } from "../src/panel/auth.ts";
 export { PanelServer } from "../src/panel/server.ts";
 export { panelLostText, panelOffText, panelOnText, panelUrlText } from "../src/panel/text.ts";

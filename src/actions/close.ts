@@ -7,7 +7,7 @@ import { defineAction } from "./spec.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean, requireString } from "./checks.ts";
-import { closeText } from "../tool/format.ts";
+import { closeText } from "../texts/format.ts";
 
 export type CloseCommand = { action: "close"; target: string; removeWorktree?: boolean; force?: boolean };
 

@@ -1,9 +1,9 @@
 /**
  * The next steps an action's answer gives a person at /shepherd, in the words they type: the
- * tool's answers say the same steps in the tool's fields (tool/format.ts takes either).
+ * tool's answers say the same steps in the tool's fields (texts/format.ts takes either).
  */
 import { BUSY_WAYS_TOOL } from "../core/prompts/prompt.ts";
-import type { WaitSteps, WorktreeSteps } from "../tool/format.ts";
+import type { WaitSteps, WorktreeSteps } from "../texts/format.ts";
 
 /** A word as the user would type it so that tokenize() gives it back unchanged. */
 export function quoteWord(word: string): string {

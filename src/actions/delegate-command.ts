@@ -1,5 +1,5 @@
 /** A delegation's command, checked from its raw fields: one task, parallel tasks or a chain. */
-import type { AgentScope } from "../agents/discover.ts";
+import type { AgentScope } from "../definitions/discover.ts";
 import type { DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { isRecord } from "../domain/guards.ts";

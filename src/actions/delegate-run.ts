@@ -1,9 +1,9 @@
 import type { BackgroundStarted } from "../core/async/background.ts";
 import { Delegation, type DelegateTask } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
-import { definitionPicker } from "../tool/definitions.ts";
-import type { DispatchContext } from "../tool/context.ts";
-import { hostOf, placeOn } from "../tool/host-place.ts";
+import { definitionPicker } from "../context/definition-picker.ts";
+import type { DispatchContext } from "../context/context.ts";
+import { hostOf, placeOn } from "../context/host-place.ts";
 import type { DelegateCommand } from "./delegate-command.ts";
 import { delegateOutcome, delegateText } from "./delegate-text.ts";
 

@@ -1,8 +1,8 @@
 /** What a delegation says: its verdict, and one block per task or per reason shared by tasks. */
 import type { DelegateItem, DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
-import { evidenceBlock } from "../tool/evidence-text.ts";
-import { isolationText, sameReason, whoText } from "../tool/format.ts";
+import { evidenceBlock } from "../texts/evidence.ts";
+import { isolationText, sameReason, whoText } from "../texts/format.ts";
 
 /** `echo-2 (echo)`: the sheep's label first, so two sheep of one agent are told apart. */
 export function itemName(i: DelegateItem): string {

@@ -1,11 +1,11 @@
 import { callString } from "./call-text.ts";
-import { visibleControls } from "../tool/evidence-text.ts";
+import { visibleControls } from "../texts/evidence.ts";
 import { info, textOf } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean, requireString } from "./checks.ts";
-import { diffText } from "../tool/format.ts";
+import { diffText } from "../texts/format.ts";
 
 export type DiffCommand = { action: "diff"; target: string; stat?: boolean };
 

@@ -3,7 +3,7 @@ import { defineAction } from "./spec.ts";
 
 export type DoctorCommand = { action: "doctor" };
 
-/** Runs without a composed shepherd: the tool's entry answers it (tool/entry.ts), not the table's run. */
+/** Runs without a composed shepherd: the tool's entry answers it (edge/entry.ts), not the table's run. */
 export const doctor = defineAction({
   name: "doctor",
   described: "doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing)",

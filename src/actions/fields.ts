@@ -21,7 +21,7 @@ const delegateTask = Type.Object({
   isolate: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a git worktree of its own." })),
 });
 
-/** Checked per action at run time (tool/command.ts), not by the schema. */
+/** Checked per action at run time (edge/command.ts), not by the schema. */
 export const FIELDS = {
   agent: Type.String({ description: "start: the agent definition name (see action sheep)." }),
   label: Type.String({ description: "start: a short unique name for the sheep." }),

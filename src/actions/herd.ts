@@ -6,7 +6,7 @@ import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean } from "./checks.ts";
 import { withHost } from "./shown-status.ts";
-import { herdText, warmPoolLines } from "../tool/format.ts";
+import { herdText, warmPoolLines } from "../texts/format.ts";
 
 const HOW_TO_START = 'Start one with {"action":"start","agent":"<name>"}.';
 const COMMAND_HOW_TO_START = "Start one with /shepherd start <agent> (/shepherd sheep lists agents).";

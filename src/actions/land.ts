@@ -4,7 +4,7 @@ import { defineAction } from "./spec.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean, optionalString, requireString } from "./checks.ts";
-import { landText } from "../tool/format.ts";
+import { landText } from "../texts/format.ts";
 
 /** A commit message, not a document: git takes any length, the log shows it whole. */
 const MAX_LAND_MESSAGE = 10_000;

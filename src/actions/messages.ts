@@ -5,7 +5,7 @@ import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean, optionalString } from "./checks.ts";
-import { messagesText, replyHowTo } from "../tool/format.ts";
+import { messagesText, replyHowTo } from "../texts/format.ts";
 
 export type MessagesCommand = { action: "messages"; agentId?: string; unreadOnly?: boolean };
 

@@ -8,7 +8,7 @@ import { isShepherdError, ShepherdError } from "../domain/errors.ts";
 import type { DeliverAs, SubmittedPrompt } from "../ports/types.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean, optionalEnum, optionalString, requireString } from "./checks.ts";
-import { promptText } from "../tool/format.ts";
+import { promptText } from "../texts/format.ts";
 
 const DELIVER_AS = ["steer", "followUp"] as const;
 

@@ -2,7 +2,7 @@ import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
 import { defined, optionalBoolean } from "./checks.ts";
-import { pruneText } from "../tool/format.ts";
+import { pruneText } from "../texts/format.ts";
 
 /** force: also remove worktrees no record knows that hold work. */
 export type PruneCommand = { action: "prune"; force?: boolean };

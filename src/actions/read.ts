@@ -5,8 +5,8 @@ import { MAX_SCREEN_LINES } from "../domain/bounds.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { result } from "./result.ts";
 import { defined, optionalEnum, optionalNumber, requireString } from "./checks.ts";
-import { conversationText, screenText, turnsText, whoText } from "../tool/format.ts";
-import { lastLines, withoutPiFrame } from "../tool/pi-screen.ts";
+import { conversationText, screenText, turnsText, whoText } from "../texts/format.ts";
+import { lastLines, withoutPiFrame } from "../texts/pi-screen.ts";
 
 const SOURCES = ["session", "screen"] as const;
 export type ReadSource = (typeof SOURCES)[number];

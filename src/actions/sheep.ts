@@ -1,11 +1,11 @@
 import { textOf } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
-import type { AgentScope } from "../agents/discover.ts";
+import type { AgentScope } from "../definitions/discover.ts";
 import { defined, optionalEnum } from "./checks.ts";
 import { result } from "./result.ts";
-import { discoverFor } from "../tool/definitions.ts";
-import { sheepText } from "../tool/format.ts";
+import { discoverFor } from "../context/definition-picker.ts";
+import { sheepText } from "../texts/format.ts";
 
 const SCOPES = ["user", "project", "both"] as const;
 

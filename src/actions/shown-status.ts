@@ -1,6 +1,6 @@
 import type { AgentStatus } from "../ports/types.ts";
-import type { DispatchContext } from "../tool/context.ts";
-import type { ShownStatus } from "../tool/format.ts";
+import type { DispatchContext } from "../context/context.ts";
+import type { ShownStatus } from "../texts/format.ts";
 
 /** A sheep's status with its host's state, when that host does not answer now. */
 export function withHost(ctx: DispatchContext, s: AgentStatus): ShownStatus {

@@ -4,7 +4,7 @@
  * The table (table.ts) lists one of these per action; the edges are built from that list.
  */
 import type { TSchema } from "@sinclair/typebox";
-import type { DispatchContext } from "../tool/context.ts";
+import type { DispatchContext } from "../context/context.ts";
 import type { CallArgs, Paint } from "./call-text.ts";
 import type { ActionResult, Notice } from "./notice.ts";
 import type { ToolResult } from "./result.ts";

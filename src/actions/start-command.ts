@@ -1,5 +1,5 @@
 /** A start's command, checked from its raw fields: a new sheep from a definition, or a resume. */
-import type { AgentScope } from "../agents/discover.ts";
+import type { AgentScope } from "../definitions/discover.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { Direction, Placement } from "../ports/runtime.ts";
 import { defined, optionalBoolean, optionalEnum, optionalString, requireString } from "./checks.ts";

@@ -1,9 +1,9 @@
 import type { StartedAgent } from "../ports/types.ts";
-import { hostOf, placeOn } from "../tool/host-place.ts";
-import { definitionPicker, trustFor } from "../tool/definitions.ts";
-import type { DispatchContext } from "../tool/context.ts";
-import { resolveModel } from "../tool/models.ts";
-import { approveDefinition } from "../tool/trust.ts";
+import { hostOf, placeOn } from "../context/host-place.ts";
+import { definitionPicker, trustFor } from "../context/definition-picker.ts";
+import type { DispatchContext } from "../context/context.ts";
+import { resolveModel } from "../context/models.ts";
+import { approveDefinition } from "../context/trust.ts";
 import type { StartCommand } from "./start-command.ts";
 
 /** A new sheep from a definition, or (with `resume`) a closed one's conversation continued. */

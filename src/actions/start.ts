@@ -1,6 +1,6 @@
 import { callString } from "./call-text.ts";
 import type { StartedAgent } from "../ports/types.ts";
-import { isolationText, startedLine, startText } from "../tool/format.ts";
+import { isolationText, startedLine, startText } from "../texts/format.ts";
 import { commandWorktreeSteps } from "./command-steps.ts";
 import { type ActionResult, info, type Notice } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";

@@ -6,7 +6,7 @@ import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
 import { withHost } from "./shown-status.ts";
 import { requireString } from "./checks.ts";
-import { sheepLine } from "../tool/format.ts";
+import { sheepLine } from "../texts/format.ts";
 
 export type StatusCommand = { action: "status"; target: string };
 

@@ -3,7 +3,7 @@ import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
 import { requireString } from "./checks.ts";
-import { syncText } from "../tool/format.ts";
+import { syncText } from "../texts/format.ts";
 
 /** Merges the user's current branch into an isolated sheep's worktree. */
 export type SyncCommand = { action: "sync"; target: string };

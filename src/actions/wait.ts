@@ -7,7 +7,7 @@ import { personEdge } from "../ports/types.ts";
 import { result } from "./result.ts";
 import { defined, optionalNumber, promptIdsOf } from "./checks.ts";
 import type { PromptId } from "../domain/ids.ts";
-import { waitText } from "../tool/format.ts";
+import { waitText } from "../texts/format.ts";
 
 export type WaitCommand = { action: "wait"; promptIds: PromptId[]; timeout?: number };
 

@@ -1,7 +1,7 @@
 import { findSubcommand, PANEL_MODES, SUBCOMMANDS, type SubcommandInfo } from "./parse.ts";
 import { quoteWord, tokenize } from "./tokens.ts";
 import { oneLine } from "../domain/labels.ts";
-import { ageText } from "../tool/format.ts";
+import { ageText } from "../texts/format.ts";
 
 /** pi's autocomplete item: `value` replaces the whole argument text typed so far. */
 export interface CompletionItem {

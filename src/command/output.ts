@@ -5,7 +5,7 @@
  */
 import { isRecord } from "../domain/guards.ts";
 import { printable } from "../domain/printable.ts";
-import type { Paint } from "../tool/render-text.ts";
+import type { Paint } from "../edge/render-text.ts";
 import type { Notice } from "./run.ts";
 
 export const OUTPUT_ENTRY = "pi-shepherd-output";

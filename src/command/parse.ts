@@ -1,8 +1,8 @@
 import { ShepherdError } from "../domain/errors.ts";
 import type { ActionSpec, CommandForm } from "../actions/spec.ts";
 import { ACTION_TABLE, COMMAND_ORDER } from "../actions/table.ts";
-import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
-import type { Params } from "../tool/params.ts";
+import { parseToolCommand, type ToolCommand } from "../edge/command.ts";
+import type { Params } from "../edge/params.ts";
 import { type Token, tokenize } from "./tokens.ts";
 
 /**

@@ -3,10 +3,10 @@ import { errorText, ShepherdError } from "../domain/errors.ts";
 import type { AuditEvent } from "../ports/audit.ts";
 import type { WaitItem } from "../ports/types.ts";
 import type { LoadedSettings, Settings } from "../settings.ts";
-import { parseToolCommand, type ToolCommand } from "../tool/command.ts";
+import { parseToolCommand, type ToolCommand } from "../edge/command.ts";
 import { findSubcommand, parseShepherdCommand, type PanelMode, type ParsedCommand } from "./parse.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
-import { waitText } from "../tool/format.ts";
+import { waitText } from "../texts/format.ts";
 import { COMMAND_WAIT_STEPS, helpText, logNotice, settingsNotice, shortHelpText, waitProgressText } from "./text.ts";
 
 export type { ActionResult, Notice } from "../actions/notice.ts";

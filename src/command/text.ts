@@ -1,9 +1,9 @@
-/** What only /shepherd shows: help, settings and screens. Facts about sheep are worded in src/tool/format.ts. */
+/** What only /shepherd shows: help, settings and screens. Facts about sheep are worded in src/texts/format.ts. */
 import { oneLine } from "../domain/labels.ts";
 import type { AuditEvent } from "../ports/audit.ts";
 import { SETTING_KEYS, type Settings, USER_ONLY, type LoadedSettings } from "../settings.ts";
 import type { WaitProgress } from "../core/shepherd.ts";
-import { sheepName } from "../tool/widget-text.ts";
+import { sheepName } from "../texts/widget.ts";
 import { SUBCOMMANDS } from "./parse.ts";
 
 export { COMMAND_WAIT_STEPS, commandBusyText, commandReplyHowTo, commandWorktreeSteps } from "../actions/command-steps.ts";

@@ -4,7 +4,7 @@
  * for it, so a repository's text cannot talk the model into trusting the repository.
  */
 import { sep } from "node:path";
-import { discoverAgents, type Discovery, PROJECT_PREFIX } from "../agents/discover.ts";
+import { discoverAgents, type Discovery, PROJECT_PREFIX } from "../definitions/discover.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { printable } from "../domain/printable.ts";
 import { projectTrust, recordTrustDecision, trustFilePath, type ProjectTrust } from "../project-trust.ts";

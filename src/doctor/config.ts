@@ -1,8 +1,8 @@
 /** What the person configured: PI_SHEPHERD_* variables, settings files, agent files, the state dir. */
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
-import type { Discovery } from "../agents/discover.ts";
-import { UNTRUSTED } from "../agents/discover.ts";
+import type { Discovery } from "../definitions/discover.ts";
+import { UNTRUSTED } from "../definitions/discover.ts";
 import { oneLine } from "../domain/labels.ts";
 import { shellQuote } from "../runtimes/shell-line.ts";
 import type { LoadedSettings } from "../settings.ts";

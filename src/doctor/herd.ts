@@ -6,7 +6,7 @@
 import { errorText } from "../domain/errors.ts";
 import type { AgentRecord } from "../ports/types.ts";
 import type { PaneLiveness, PaneRef, RuntimeName } from "../ports/runtime.ts";
-import { peekState } from "../protocol/state-store.ts";
+import { peekState } from "../stores/state-store.ts";
 import { resolveHerdrBin } from "../runtimes/herdr/cli.ts";
 import { makeRuntime } from "../runtimes/make.ts";
 import { shellQuote } from "../runtimes/shell-line.ts";

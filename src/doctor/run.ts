@@ -2,7 +2,7 @@
  * The doctor: every check, in the order a person would look. It changes nothing: files are read,
  * multiplexers are asked, pi is run with --version, and that is all.
  */
-import { discoverAgents } from "../agents/discover.ts";
+import { discoverAgents } from "../definitions/discover.ts";
 import type { AgentRecord } from "../ports/types.ts";
 import { piPackageOf } from "../launch/pi-package.ts";
 import { stateDir } from "../protocol/layout.ts";

@@ -1,6 +1,6 @@
 /**
  * How much of the herd is kept: the core bounds its records with these (Herd.bound) and the state
- * file keeps no more when it merges (src/protocol/state-retention.ts).
+ * file keeps no more when it merges (src/stores/state-retention.ts).
  */
 /** Closed sheep whose records are kept, and settled prompts kept per sheep; see bound(). */
 export const MAX_CLOSED_KEPT = 64;

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { Shepherd } from "../core/shepherd.ts";
 import { errorText, ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
-import { type EntryDeps, entryFrom } from "../tool/entry.ts";
+import { type EntryDeps, entryFrom } from "../edge/entry.ts";
 import { checkHost, checkOrigin, cookieName, PanelAuth, SESSION_HEADER, SESSION_IDLE_MS, TOKEN_IDLE_MS } from "./auth.ts";
 import { jsonBody } from "./body.ts";
 import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";

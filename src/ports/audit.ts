@@ -1,6 +1,6 @@
 /**
  * The audit port: what happened to which sheep, one event at a time. The core reports its events
- * here; the file writer (src/protocol/audit-log.ts) stamps nothing the core did not say, and a
+ * here; the file writer (src/stores/audit-log.ts) stamps nothing the core did not say, and a
  * sink never throws back into the call that reported.
  */
 import type { Edge, Usage, WaitStatus } from "./types.ts";

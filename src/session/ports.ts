@@ -5,11 +5,11 @@
  */
 import type { personNoteText } from "../command/person-text.ts";
 import type { auditTrail, composeShepherd, doctor, processOwner, ShepherdApp } from "../compose.ts";
-import type { DispatchContext } from "../tool/context.ts";
-import type { poolDefinitions } from "../tool/definitions.ts";
-import type { heldText, leftoverText, noticeText, reattachText } from "../tool/format.ts";
-import type { PushMessage, pushMessage } from "../tool/push-text.ts";
-import type { quitText } from "../tool/quit-text.ts";
+import type { DispatchContext } from "../context/context.ts";
+import type { poolDefinitions } from "../context/definition-picker.ts";
+import type { heldText, leftoverText, noticeText, reattachText } from "../texts/format.ts";
+import type { PushMessage, pushMessage } from "../edge/push-text.ts";
+import type { quitText } from "../texts/quit.ts";
 
 /** The part of pi's context the session reads itself (pi's ExtensionContext); the rest passes through to the ports. */
 export interface SessionContext {

@@ -8,8 +8,8 @@ import type { ShepherdApp } from "../compose.ts";
 import { errorText } from "../domain/errors.ts";
 import { printable } from "../domain/printable.ts";
 import { type AuditSink, stamped } from "../ports/audit.ts";
-import type { DispatchContext } from "../tool/context.ts";
-import type { EntryDeps } from "../tool/entry.ts";
+import type { DispatchContext } from "../context/context.ts";
+import type { EntryDeps } from "../edge/entry.ts";
 import { beginSession } from "./begin.ts";
 import type { SessionClock, SessionContext, SessionPorts } from "./ports.ts";
 

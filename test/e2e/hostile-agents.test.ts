@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { UNTRUSTED } from "../../src/agents/discover.ts";
+import { UNTRUSTED } from "../../src/definitions/discover.ts";
 import { recordTrustDecision } from "../../src/project-trust.ts";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import type { RpcShepherd, ToolOutcome } from "../support/rpc-shepherd.ts";

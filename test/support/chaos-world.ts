@@ -13,7 +13,7 @@ import {
   type SheepSnapshot,
 } from "../../src/ports/sheep-host.ts";
 import type { StateStore, StoredState } from "../../src/ports/store.ts";
-import { checkRecords } from "../../src/protocol/state-records.ts";
+import { checkRecords } from "../../src/stores/state-records.ts";
 import { MemoryWorkspace } from "./memory-workspace.ts";
 import { prng, type Rng } from "./prng.ts";
 

@@ -13,7 +13,7 @@ import { parseAgentId } from "../../src/domain/ids.ts";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentRecord } from "../../src/ports/types.ts";
-import { FileStateStore } from "../../src/protocol/state-store.ts";
+import { FileStateStore } from "../../src/stores/state-store.ts";
 
 const [dir, mode, a1, a2] = process.argv.slice(2);
 if (!dir || !mode) throw new Error("usage: state-hammer.ts <dir> hammer <n> <rounds> | hold <ms>");

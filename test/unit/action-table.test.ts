@@ -13,9 +13,9 @@ import { fieldsOf } from "../../src/actions/fields.ts";
 import { type CommandForm, defineAction } from "../../src/actions/spec.ts";
 import { ACTION_TABLE, COMMAND_ORDER } from "../../src/actions/table.ts";
 import { SHEEP_ROUTES } from "../../src/panel/routes.ts";
-import { ACTION_FIELDS } from "../../src/tool/command.ts";
-import { toolDescription } from "../../src/tool/description.ts";
-import { shepherdParameters, toolParameters } from "../../src/tool/schema.ts";
+import { ACTION_FIELDS } from "../../src/edge/command.ts";
+import { toolDescription } from "../../src/edge/description.ts";
+import { shepherdParameters, toolParameters } from "../../src/edge/schema.ts";
 import { repoRoot } from "../support/rpc-shepherd.ts";
 
 /** A test-only action: one shared field, one of its own, one /shepherd form. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
-import { AUDIT_MAX_BYTES, AuditLog, readAudit } from "../../src/protocol/audit-log.ts";
+import { AUDIT_MAX_BYTES, AuditLog, readAudit } from "../../src/stores/audit-log.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { outputEntry, outputEntryOf, outputRoute, outputText, REDACTED_TOKEN } from "../../src/command/output.ts";
-import type { Paint } from "../../src/tool/render-text.ts";
+import type { Paint } from "../../src/edge/render-text.ts";
 
 const tags: Paint = { fg: (c, s) => `<${c}>${s}</${c}>`, bold: (s) => `*${s}*` };
 

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { completeShepherdArgs, type CompletionSources } from "../../src/command/complete.ts";
 import { commandDescription, parseShepherdCommand, SUBCOMMANDS, subcommandNames } from "../../src/command/parse.ts";
 import { quoteWord, tokenize } from "../../src/command/tokens.ts";
-import { parseToolCommand } from "../../src/tool/command.ts";
+import { parseToolCommand } from "../../src/edge/command.ts";
 
 describe("/shepherd arguments: words", () => {
   it("splits on whitespace and keeps quoted words whole", () => {

@@ -9,7 +9,7 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import { DEFAULT_SETTINGS, envOverrides, loadSettings, type LoadedSettings } from "../../src/settings.ts";
 import { report, type DoctorReport } from "../../src/doctor/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
-import { runCommand } from "../../src/tool/entry.ts";
+import { runCommand } from "../../src/edge/entry.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

@@ -4,7 +4,7 @@
  * keeping, removing and landing an isolated sheep's worktree.
  */
 import assert from "node:assert/strict";
-import { pruneText } from "../../src/tool/format.ts";
+import { pruneText } from "../../src/texts/format.ts";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 import { GitWorkspace } from "../../src/git/workspace.ts";
-import { syncText } from "../../src/tool/format.ts";
+import { syncText } from "../../src/texts/format.ts";
 import { git, makeRepo, status, writeFiles } from "../support/git-repo.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AgentStatus } from "../../src/ports/types.ts";
-import { sheepLine } from "../../src/tool/format.ts";
+import { sheepLine } from "../../src/texts/format.ts";
 
 describe("the line about one sheep", () => {
   const base: AgentStatus = {

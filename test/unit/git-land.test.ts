@@ -12,7 +12,7 @@ import { land } from "../../src/git/land.ts";
 import { Git, type GitCall, type GitResult } from "../../src/git/run.ts";
 import { sync } from "../../src/git/sync.ts";
 import { GitWorkspace } from "../../src/git/workspace.ts";
-import { landText } from "../../src/tool/format.ts";
+import { landText } from "../../src/texts/format.ts";
 import { git, lines, makeRepo, status, writeFiles } from "../support/git-repo.ts";
 
 /** Git that runs `before` once, just ahead of the first call matching `when`: a person acting at that very moment. */

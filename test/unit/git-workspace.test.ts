@@ -12,8 +12,8 @@ import { after, before, describe, it } from "node:test";
 import { branchFor, checkedBranch } from "../../src/git/worktree.ts";
 import { GitWorkspace } from "../../src/git/workspace.ts";
 import type { Worktree } from "../../src/ports/workspace.ts";
-import { evidenceText } from "../../src/tool/evidence-text.ts";
-import { landText } from "../../src/tool/format.ts";
+import { evidenceText } from "../../src/texts/evidence.ts";
+import { landText } from "../../src/texts/format.ts";
 import { git, lines, makeRepo, status, worktreeList, writeFiles } from "../support/git-repo.ts";
 
 describe("git workspace: evidence", () => {

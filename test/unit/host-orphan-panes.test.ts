@@ -17,7 +17,7 @@ import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
 import { fileStartMarks } from "../../src/hosts/start-marks.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import { pruneText } from "../../src/tool/format.ts";
+import { pruneText } from "../../src/texts/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

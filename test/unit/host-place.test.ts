@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseAgentFile } from "../../src/agents/parse.ts";
+import { parseAgentFile } from "../../src/definitions/parse.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import { DEFAULT_SETTINGS, hostsProblem } from "../../src/settings.ts";
-import type { DispatchContext } from "../../src/tool/context.ts";
-import { hostOf, placeOn } from "../../src/tool/host-place.ts";
+import type { DispatchContext } from "../../src/context/context.ts";
+import { hostOf, placeOn } from "../../src/context/host-place.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 
 function ctx(asked: (string | undefined)[]): DispatchContext {

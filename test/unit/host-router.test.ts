@@ -8,7 +8,7 @@ import { RoutedWorkspace } from "../../src/hosts/workspace.ts";
 import { nextBaseline } from "../../src/core/prompts/evidence.ts";
 import type { AgentDefinition, PromptRecord } from "../../src/ports/types.ts";
 import type { Workspace } from "../../src/ports/workspace.ts";
-import { closeText } from "../../src/tool/format.ts";
+import { closeText } from "../../src/texts/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

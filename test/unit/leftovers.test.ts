@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import { worktreeChecks } from "../../src/doctor/worktrees.ts";
 import { GitWorkspace } from "../../src/git/workspace.ts";
-import { pruneText } from "../../src/tool/format.ts";
+import { pruneText } from "../../src/texts/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { git, makeRepo, writeFiles } from "../support/git-repo.ts";
 import { MemoryWorld } from "../support/memory-world.ts";

@@ -9,8 +9,8 @@ import { Delegation } from "../../src/core/delegation/delegate.ts";
 import type { DelegateProgress } from "../../src/core/delegation/tracking.ts";
 import { Shepherd, type WaitProgress } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import { renderResultText, type Paint } from "../../src/tool/render-text.ts";
-import { herdWidgetLines } from "../../src/tool/widget-text.ts";
+import { renderResultText, type Paint } from "../../src/edge/render-text.ts";
+import { herdWidgetLines } from "../../src/texts/widget.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

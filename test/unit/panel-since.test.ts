@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import { panelSheep } from "../../src/panel/views.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import { checkRecords } from "../../src/protocol/state-records.ts";
+import { checkRecords } from "../../src/stores/state-records.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

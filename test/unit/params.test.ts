@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { coerce, prepareArguments } from "../../src/tool/params.ts";
+import { coerce, prepareArguments } from "../../src/edge/params.ts";
 
 const task = { agent: "echo", task: "x" };
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { lastLines, withoutPiFrame } from "../../src/tool/pi-screen.ts";
+import { lastLines, withoutPiFrame } from "../../src/texts/pi-screen.ts";
 
 const RULE = "─".repeat(200);
 

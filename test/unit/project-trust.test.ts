@@ -8,7 +8,7 @@ import { readFile, mkdir, mkdtemp, rm, stat, symlink, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
-import { discoverAgents } from "../../src/agents/discover.ts";
+import { discoverAgents } from "../../src/definitions/discover.ts";
 import { runShepherdCommand, type CommandDeps } from "../../src/command/run.ts";
 import { trustCommand, type TrustDeps } from "../../src/command/trust.ts";
 import { projectTrust, recordTrustDecision, trustFilePath } from "../../src/project-trust.ts";

@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { AuditEvent } from "../../src/ports/audit.ts";
-import { pruneText } from "../../src/tool/format.ts";
+import { pruneText } from "../../src/texts/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import { quitText } from "../../src/tool/quit-text.ts";
+import { quitText } from "../../src/texts/quit.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";

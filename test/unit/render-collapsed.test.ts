@@ -1,9 +1,9 @@
 /** Collapsed views show the answers: a read's tail, each task's answer, and pushed results as the foreground shows them. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { conversationText } from "../../src/tool/format.ts";
-import { pushMessage } from "../../src/tool/push-text.ts";
-import { renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.ts";
+import { conversationText } from "../../src/texts/format.ts";
+import { pushMessage } from "../../src/edge/push-text.ts";
+import { renderPushText, renderResultText, type Paint } from "../../src/edge/render-text.ts";
 
 const plain: Paint = { fg: (_c, s) => s, bold: (s) => s };
 const collapsed = { expanded: false, isPartial: false, isError: false };

@@ -8,10 +8,10 @@ import { describe, it } from "node:test";
 import { notifyOutput } from "../../extensions/shepherd-command.ts";
 import type { HerdView } from "../../src/core/prompts/views.ts";
 import { delegateText } from "../../src/actions/delegate-text.ts";
-import { waitText } from "../../src/tool/format.ts";
-import { pushMessage } from "../../src/tool/push-text.ts";
-import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.ts";
-import { herdWidgetLines } from "../../src/tool/widget-text.ts";
+import { waitText } from "../../src/texts/format.ts";
+import { pushMessage } from "../../src/edge/push-text.ts";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/edge/render-text.ts";
+import { herdWidgetLines } from "../../src/texts/widget.ts";
 
 const ESC = "\u001b";
 const BEL = "\u0007";

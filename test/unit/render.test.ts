@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { pushMessage } from "../../src/tool/push-text.ts";
-import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/tool/render-text.ts";
-import { herdWidgetLines } from "../../src/tool/widget-text.ts";
+import { pushMessage } from "../../src/edge/push-text.ts";
+import { renderCallText, renderPushText, renderResultText, type Paint } from "../../src/edge/render-text.ts";
+import { herdWidgetLines } from "../../src/texts/widget.ts";
 import type { SheepView } from "../../src/ports/types.ts";
 import type { HerdView } from "../../src/core/prompts/views.ts";
 

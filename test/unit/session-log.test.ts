@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { readSessionTail } from "../../src/protocol/session-log.ts";
-import { turnsText } from "../../src/tool/format.ts";
+import { turnsText } from "../../src/texts/format.ts";
 
 let n = 0;
 const id = () => (++n).toString(16).padStart(8, "0");

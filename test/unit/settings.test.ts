@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, beforeEach, describe, it } from "node:test";
 import { DEFAULT_SETTINGS, loadSettings, SETTING_KEYS, UNTRUSTED_HINT, USER_ONLY } from "../../src/settings.ts";
-import { resolveModel, withModelAlias } from "../../src/tool/models.ts";
+import { resolveModel, withModelAlias } from "../../src/context/models.ts";
 
 /** The person trusted the project (pi-shepherd's own rule, src/project-trust.ts). */
 const trusted = { projectTrusted: true };

@@ -7,8 +7,8 @@ import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings.ts";
-import type { DispatchContext } from "../../src/tool/context.ts";
-import { dispatch } from "../../src/tool/dispatch.ts";
+import type { DispatchContext } from "../../src/context/context.ts";
+import { dispatch } from "../../src/edge/dispatch.ts";
 import { MemoryStore } from "../support/memory-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

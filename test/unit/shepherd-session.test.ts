@@ -14,10 +14,10 @@ import type { CourierSink, Push, QuitOutcome } from "../../src/core/shepherd.ts"
 import type { AuditInput, AuditSink } from "../../src/ports/audit.ts";
 import type { SessionContext, SessionParts, SessionPorts } from "../../src/session/ports.ts";
 import { DOCTOR_SESSION_WAIT_MS, ShepherdSession } from "../../src/session/shepherd-session.ts";
-import type { DispatchContext } from "../../src/tool/context.ts";
-import { heldText, leftoverText, noticeText, reattachText } from "../../src/tool/format.ts";
-import { type PushMessage, pushMessage } from "../../src/tool/push-text.ts";
-import { quitText } from "../../src/tool/quit-text.ts";
+import type { DispatchContext } from "../../src/context/context.ts";
+import { heldText, leftoverText, noticeText, reattachText } from "../../src/texts/format.ts";
+import { type PushMessage, pushMessage } from "../../src/edge/push-text.ts";
+import { quitText } from "../../src/texts/quit.ts";
 import { printable } from "../../src/domain/printable.ts";
 
 /** Lets every promise that can settle now settle. */

@@ -21,7 +21,7 @@ import { HostTable } from "../../src/hosts/table.ts";
 import { sheepDir, sheepLayout, stateDir } from "../../src/protocol/layout.ts";
 import type { FileSheepHost } from "../../src/protocol/file-host.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import { leftoverText, pruneText } from "../../src/tool/format.ts";
+import { leftoverText, pruneText } from "../../src/texts/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { testFileHost } from "../support/file-host.ts";
 import { MemoryWorld } from "../support/memory-world.ts";

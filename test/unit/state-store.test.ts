@@ -9,7 +9,7 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentRecord, DelegationRecord, PromptRecord } from "../../src/ports/types.ts";
 import { FileSheepHost } from "../../src/protocol/file-host.ts";
 import { sheepDir, stateDir } from "../../src/protocol/layout.ts";
-import { FileStateStore } from "../../src/protocol/state-store.ts";
+import { FileStateStore } from "../../src/stores/state-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 import { node22, repoRoot } from "../support/rpc-shepherd.ts";
 import { parseAgentId, parsePromptId } from "../../src/domain/ids.ts";

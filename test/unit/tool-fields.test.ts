@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseShepherdCommand } from "../../src/command/parse.ts";
-import { ACTION_FIELDS, parseToolCommand } from "../../src/tool/command.ts";
-import { ACTIONS, parameterNames } from "../../src/tool/schema.ts";
+import { ACTION_FIELDS, parseToolCommand } from "../../src/edge/command.ts";
+import { ACTIONS, parameterNames } from "../../src/edge/schema.ts";
 
 const refused = (raw: unknown, re: RegExp) =>
   assert.throws(

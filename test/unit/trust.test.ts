@@ -6,8 +6,8 @@ import { after, before, describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { loadSettings } from "../../src/settings.ts";
-import { dispatch } from "../../src/tool/dispatch.ts";
-import { approveDefinition, type TrustContext } from "../../src/tool/trust.ts";
+import { dispatch } from "../../src/edge/dispatch.ts";
+import { approveDefinition, type TrustContext } from "../../src/context/trust.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 

@@ -6,7 +6,7 @@
 import type { Push } from "../core/async/courier.ts";
 import { delegateSummary, delegateText } from "../actions/delegate-text.ts";
 import { boundedText } from "./dispatch.ts";
-import { heldText, questionText, replyHowTo } from "./format.ts";
+import { heldText, questionText, replyHowTo } from "../texts/format.ts";
 import { PUSH_TYPE } from "./push-type.ts";
 
 export { PUSH_TYPE };

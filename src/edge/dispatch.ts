@@ -4,12 +4,12 @@ import type { ToolResult } from "../actions/result.ts";
 export { boundedText, result, type ToolResult } from "../actions/result.ts";
 import { actionSpec } from "../actions/table.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
-import type { DispatchContext } from "./context.ts";
+import type { DispatchContext } from "../context/context.ts";
 
 /** Raw parameters parsed once, then routed; for callers that hold a composed shepherd (tests). */
 export async function dispatch(raw: unknown, ctx: DispatchContext): Promise<ToolResult> {
   const cmd = parseToolCommand(raw);
-  if (cmd.action === "doctor") throw new ShepherdError("invalid_params", 'action "doctor" runs through the tool\'s entry (src/tool/entry.ts).');
+  if (cmd.action === "doctor") throw new ShepherdError("invalid_params", 'action "doctor" runs through the tool\'s entry (src/edge/entry.ts).');
   return execute(cmd, ctx);
 }
 

@@ -9,9 +9,9 @@ import type { DoctorReport } from "../doctor/types.ts";
 import { type AuditInput, notDone, wasTold } from "../ports/audit.ts";
 import type { Edge } from "../ports/types.ts";
 import { parseToolCommand, type ToolCommand } from "./command.ts";
-import type { DispatchContext } from "./context.ts";
+import type { DispatchContext } from "../context/context.ts";
 import { execute, result, type ToolResult } from "./dispatch.ts";
-import { doctorText, verdictLine } from "./format.ts";
+import { doctorText, verdictLine } from "../texts/format.ts";
 
 export interface EntryDeps {
   /** The composed shepherd's context; throws (e.g. `[runtime_unavailable]`) when none can be set up. */

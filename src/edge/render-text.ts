@@ -11,9 +11,9 @@ import { printable } from "../domain/printable.ts";
 import type { CallArgs, Paint } from "../actions/call-text.ts";
 import { ACTION_TABLE } from "../actions/table.ts";
 import type { Evidence, SheepView } from "../ports/types.ts";
-import { fileLine, inFiles, patchPlace, visibleControls } from "./evidence-text.ts";
-import { sameReason } from "./format.ts";
-import { sheepName, stateClock } from "./widget-text.ts";
+import { fileLine, inFiles, patchPlace, visibleControls } from "../texts/evidence.ts";
+import { sameReason } from "../texts/format.ts";
+import { sheepName, stateClock } from "../texts/widget.ts";
 
 export type { Paint } from "../actions/call-text.ts";
 

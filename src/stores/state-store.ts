@@ -2,7 +2,7 @@ import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentRecord } from "../ports/types.ts";
 import type { StateStore, StoredState } from "../ports/store.ts";
-import { ensurePrivateDir, writeJsonAtomic } from "./files.ts";
+import { ensurePrivateDir, writeJsonAtomic } from "../protocol/files.ts";
 import { withFileLock } from "./state-lock.ts";
 import { checkRecords, rejectionSummary, type RejectedRecord } from "./state-records.ts";
 import { withinBounds } from "./state-retention.ts";

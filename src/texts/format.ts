@@ -1,9 +1,9 @@
 import type { ListedMessage } from "../core/async/mail.ts";
-import type { SkippedFile } from "../agents/discover.ts";
+import type { SkippedFile } from "../definitions/discover.ts";
 import type { DoctorReport } from "../doctor/types.ts";
 import type { AttachReport, LandOutcome, LatestEvidence, PruneOutcome, SyncOutcome, WarmCount } from "../core/shepherd.ts";
 import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../ports/types.ts";
-import { changeSummary, evidenceBlock, evidenceText, fileLines, plainPath, worktreeText } from "./evidence-text.ts";
+import { changeSummary, evidenceBlock, evidenceText, fileLines, plainPath, worktreeText } from "./evidence.ts";
 
 /**
  * The one family of texts about sheep. The facts are worded once, the same for the model and for

@@ -10,7 +10,7 @@ export const ACTIONS: readonly Action[] = ACTION_TABLE.map((a) => a.name);
 
 /**
  * The tool's parameters for a table of actions: one flat object, fields checked per action at run
- * time (tool/command.ts). Shared fields keep the order of actions/fields.ts; a field only a new
+ * time (edge/command.ts). Shared fields keep the order of actions/fields.ts; a field only a new
  * action knows comes after them.
  */
 export function toolParameters(table: readonly ActionSpec[]): TObject {

@@ -1,4 +1,4 @@
-import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../agents/discover.ts";
+import { discoverAgents, UNTRUSTED, type AgentScope, type Discovery } from "../definitions/discover.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { AgentDefinition } from "../ports/types.ts";
 import type { DispatchContext } from "./context.ts";
