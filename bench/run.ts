@@ -121,7 +121,7 @@ export const DEFINITIONS = {
     "event (the sheep's answers spread over a second; the shepherd sees the file by its watch, reads it, settles it, and " +
     "sends the event; no wait runs); CPU = the shepherd process's utime+stime over a window of a wait on all 16 busy " +
     "sheep with the panel on and the client connected. GET /api/v1/sheep: whole requests over loopback to a panel in the " +
-    "bench process on a real core over the in-memory sheep host, 64 sheep with 3 settled prompts and one running each",
+    "bench process on a real core over the in-memory sheep-files port, 64 sheep with 3 settled prompts and one running each",
   subagents:
     "pi-subagents 0.67.0 (a dev dependency) loaded with -e into the shepherd's own RPC pi beside pi-shepherd: its subagent " +
     "tool in foreground mode (async: false; four tasks as a workflow script of runs.all with four foreground children) " +

@@ -1,5 +1,5 @@
 /**
- * The composition root: settings -> runtime -> sheep host -> core. The only place that knows
+ * The composition root: settings -> runtime -> sheep-files port -> core. The only place that knows
  * every piece; src/session/shepherd-session.ts calls it (through the lazily loaded parts) for pi.
  */
 import { fileStartMarks } from "./hosts/start-marks.ts";
@@ -14,7 +14,7 @@ import { runDoctor } from "./doctor/run.ts";
 import type { DoctorReport } from "./doctor/types.ts";
 import type { AuditSink } from "./ports/audit.ts";
 import { AuditLog } from "./stores/audit-log.ts";
-import { FileSheepHost } from "./protocol/file-host.ts";
+import { LocalSheepFiles } from "./protocol/local-sheep-files.ts";
 import { GitWorkspace } from "./git/workspace.ts";
 import { stateDir, worktreesDir } from "./protocol/layout.ts";
 import { pidRunning } from "./protocol/pid.ts";
@@ -25,7 +25,7 @@ import { makeRuntime } from "./runtimes/make.ts";
 import { tmuxVersion } from "./runtimes/tmux/tmux-cli.ts";
 import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.ts";
 import { RoutedRuntime } from "./hosts/runtime.ts";
-import { RoutedSheepHost } from "./hosts/sheep-host.ts";
+import { RoutedSheepFiles } from "./hosts/routed-sheep-files.ts";
 import { HostTable } from "./hosts/table.ts";
 import { connectRemote } from "./remote/connect.ts";
 import { RoutedWorkspace } from "./hosts/workspace.ts";
@@ -85,9 +85,9 @@ export function ownerAlive(owner: string): boolean {
   return pidRunning(pid);
 }
 
-/** The sheep host with this package's launcher and sheep extension, run by the shepherd's node. */
-export function sheepHost(o: { agentDir: string; piCommand: readonly string[]; env: NodeJS.ProcessEnv; depth: number; extraPiArgs?: readonly string[] }) {
-  return new FileSheepHost({
+/** The sheep-files port with this package's launcher and sheep extension, run by the shepherd's node. */
+export function sheepFiles(o: { agentDir: string; piCommand: readonly string[]; env: NodeJS.ProcessEnv; depth: number; extraPiArgs?: readonly string[] }) {
+  return new LocalSheepFiles({
     ...o,
     nodePath: process.execPath,
     launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
@@ -145,12 +145,12 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     throw new ShepherdError("runtime_unavailable", 'cannot tell which pi runs this shepherd; set "piCommand" (e.g. ["pi"]) in the shepherd settings.');
   }
   const depth = Number(env.PI_SHEPHERD_DEPTH ?? "0") || 0;
-  const host = sheepHost({ agentDir, piCommand, env, depth: depth + 1, ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}) });
+  const host = sheepFiles({ agentDir, piCommand, env, depth: depth + 1, ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}) });
   const workspace = new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) });
   // The records are the shepherd's: a sheep recorded before a reload is routed by its record's host.
   let recorded: (agentId: string) => string | undefined = () => undefined;
   const hosts = new HostTable({
-    local: { runtime, host, workspace },
+    local: { runtime, files: host, workspace },
     hosts: Object.keys(settings.hosts),
     connect: (name) => connectRemote(name, settings.hosts[name]!, { localStateDir: stateDir(agentDir), env, depth: depth + 1 }),
     hostOf: (agentId) => recorded(agentId),
@@ -158,7 +158,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   });
   const shepherd = new Shepherd({
     runtime: new RoutedRuntime(hosts),
-    host: new RoutedSheepHost(hosts),
+    files: new RoutedSheepFiles(hosts),
     owner: processOwner(),
     store: new FileStateStore(stateDir(agentDir), o.onWarning ? { onWarning: o.onWarning } : {}),
     ownerAlive,

@@ -1,18 +1,18 @@
 import { readFile, rm } from "node:fs/promises";
 import { dirname } from "node:path";
-import { sheepHost } from "../../src/compose.ts";
+import { sheepFiles } from "../../src/compose.ts";
 import { newId } from "../../src/domain/ids.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import type { FileSheepHost } from "../../src/protocol/file-host.ts";
+import type { LocalSheepFiles } from "../../src/protocol/local-sheep-files.ts";
 import type { LaunchSpec } from "../../src/protocol/messages.ts";
 import { sheepLayout } from "../../src/protocol/layout.ts";
 import { epochNow } from "./clock.ts";
 import { untilGone, whenFileExists } from "./files.ts";
 import type { BareMode, RuntimeFixture } from "./runtime-fixture.ts";
 
-/** A sheep host configured as composeShepherd configures its own, to build identical launch specs. */
-export function specHost(agentDir: string, piCommand: readonly string[], env: NodeJS.ProcessEnv): FileSheepHost {
-  return sheepHost({ agentDir, piCommand, env, depth: 1 });
+/** A sheep-files port configured as composeShepherd configures its own, to build identical launch specs. */
+export function specHost(agentDir: string, piCommand: readonly string[], env: NodeJS.ProcessEnv): LocalSheepFiles {
+  return sheepFiles({ agentDir, piCommand, env, depth: 1 });
 }
 
 /**
@@ -24,7 +24,7 @@ export function specHost(agentDir: string, piCommand: readonly string[], env: No
  */
 export async function bareBoot(
   mode: BareMode,
-  host: FileSheepHost,
+  host: LocalSheepFiles,
   fixture: RuntimeFixture,
   definition: AgentDefinition,
   cwd: string,

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import type { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import type { FileSheepHost } from "../../src/protocol/file-host.ts";
+import type { LocalSheepFiles } from "../../src/protocol/local-sheep-files.ts";
 import { bareBoot } from "./bare-boot.ts";
 import { sleep } from "./clock.ts";
 import type { BareMode, RuntimeFixture } from "./runtime-fixture.ts";
@@ -58,7 +58,7 @@ export async function memorySample(
   shepherd: Shepherd,
   fixture: RuntimeFixture,
   mode: BareMode,
-  host: FileSheepHost,
+  host: LocalSheepFiles,
   definition: AgentDefinition,
   cwd: string,
 ): Promise<MemorySample> {

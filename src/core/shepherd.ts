@@ -1,6 +1,6 @@
 /**
  * The facade the tool, the command and delegation call: the primitives over a runtime and a
- * sheep host. Each job lives in its own module; this class only holds the shared state (Herd).
+ * sheep-files port. Each job lives in its own module; this class only holds the shared state (Herd).
  * Knows nothing of pi, herdr or tmux.
  */
 import type { AgentId, MessageId, PromptId } from "../domain/ids.ts";
@@ -166,7 +166,7 @@ export class Shepherd {
 
   /** The reply a sheep's question got, as its host keeps it (none when unanswered or not known). */
   async replyText(agentId: string, messageId: string): Promise<string | undefined> {
-    return (await this.herdState.opts.host.replyText?.(agentId, messageId).catch(() => undefined)) ?? undefined;
+    return (await this.herdState.opts.files.replyText?.(agentId, messageId).catch(() => undefined)) ?? undefined;
   }
 
   /** One sheep's messages with their read state, as `messages` lists them, but marking none read (a live view counts them). */

@@ -3,7 +3,7 @@
  * the pane left one behind, forwarded secrets and all. This machine's are read from its files;
  * a host's come from the running shepherd, which asks the host's agent. Read only.
  */
-import { STALE_SPEC_MS } from "../ports/sheep-host.ts";
+import { STALE_SPEC_MS } from "../ports/sheep-files.ts";
 import { join } from "node:path";
 import { sheepLayout } from "../protocol/layout.ts";
 import { specsOlderThan } from "../protocol/stale-specs.ts";

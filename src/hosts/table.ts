@@ -1,6 +1,6 @@
 /**
- * Which machine a sheep runs on, for the routed ports (runtime.ts, sheep-host.ts, workspace.ts):
- * the core gets one Runtime, SheepHost and Workspace and never learns where a sheep runs. A call
+ * Which machine a sheep runs on, for the routed ports (runtime.ts, routed-sheep-files.ts, workspace.ts):
+ * the core gets one Runtime, SheepFiles and Workspace and never learns where a sheep runs. A call
  * goes to this machine's ports or to a remote host's by the sheep's host: the one its start named
  * (PrepareRequest.host, IsolateRequest.host), its record's after that, or the host stamped on a
  * pane id, baseline or worktree. A remote pane id is `<host>/<its id there>`, so pane ids stay
@@ -9,12 +9,12 @@
 import type { StartMarks } from "./start-marks.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { Runtime } from "../ports/runtime.ts";
-import type { SheepHost } from "../ports/sheep-host.ts";
+import type { SheepFiles } from "../ports/sheep-files.ts";
 import type { Workspace } from "../ports/workspace.ts";
 
 export interface HostPorts {
   runtime: Runtime;
-  host: SheepHost;
+  files: SheepFiles;
   workspace?: Workspace;
 }
 

@@ -1,12 +1,12 @@
 /**
  * A result file's contents as the core may use them, wherever the file was read (this machine's
- * sheep host, or a host's agent whose answer came over the link): only the known fields, each of
+ * sheep-files port, or a host's agent whose answer came over the link): only the known fields, each of
  * its type and within its bound. The text is the sheep's answer, bounded by what a result file
  * may hold; a text past that is refused the way a local file past it is.
  */
 import { fitsBytes, MAX_ERROR_CHARS, MAX_NAME_CHARS, MAX_PATH_CHARS, MAX_RESULT_BYTES, stringOf, timeOf, usageOf } from "../domain/sheep-data.ts";
 import { isWellFormedId } from "../domain/ids.ts";
-import type { SheepResult } from "./sheep-host.ts";
+import type { SheepResult } from "./sheep-files.ts";
 
 /** Steering messages one turn can have taken; the shepherd sends no more than its queue holds. */
 const MAX_STEERED = 256;

@@ -1,5 +1,5 @@
 /** The file formats that travel between the shepherd and a sheep. */
-import type { SheepResult } from "../ports/sheep-host.ts";
+import type { SheepResult } from "../ports/sheep-files.ts";
 
 /** A prompt of its own: the sheep submits it once nothing else of ours runs. */
 export interface InboxPrompt {

@@ -1,5 +1,5 @@
 /**
- * The sheep's end of the file protocol (the shepherd's end is src/protocol/file-host.ts). It
+ * The sheep's end of the file protocol (the shepherd's end is src/protocol/local-sheep-files.ts). It
  * reports readiness, takes prompts from the inbox and submits them as real user messages, steers
  * or interrupts a running turn when told to, renews the conversation, and writes each turn's
  * result to the outbox. Prompt text never passes through the terminal. pi reaches it only through

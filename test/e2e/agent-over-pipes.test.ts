@@ -1,7 +1,7 @@
 /**
  * A remote host's agent without ssh: the real bundle run by a local node over pipes, on a private
  * tmux server the test starts on the agent's socket and ends by it, with a real pi sheep on the
- * scripted model. Driven only through the proxies (RemoteRuntime, RemoteSheepHost), as the
+ * scripted model. Driven only through the proxies (RemoteRuntime, RemoteSheepFiles), as the
  * shepherd drives a remote host: prepare, a pane, the prompt and its answer told by change
  * events, the conversation, the screen, liveness, close. The secret the sheep gets travels in
  * init, on stdin: no command line of the agent or the sheep holds it.
@@ -17,7 +17,7 @@ import { isShepherdError } from "../../src/domain/errors.ts";
 import { newId } from "../../src/domain/ids.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import type { Runtime } from "../../src/ports/runtime.ts";
-import type { SheepHost } from "../../src/ports/sheep-host.ts";
+import type { SheepFiles } from "../../src/ports/sheep-files.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
 import { makeAgentDir } from "../support/e2e-env.ts";
 import { createFakeHerdr, type FakeHerdr } from "../support/fake-herdr.ts";
@@ -31,7 +31,7 @@ const SECRET = "sk-remote-secret-4f1c9a";
 const echo: AgentDefinition = { name: "echo", description: "answers as scripted", source: "user", path: "/agents/echo.md" };
 
 /** Resolves once check() holds, looking again on every change event and at least every 500 ms. */
-async function until<T>(host: SheepHost, agentId: string, check: () => Promise<T | undefined>, what: string, ms = 90_000): Promise<T> {
+async function until<T>(host: SheepFiles, agentId: string, check: () => Promise<T | undefined>, what: string, ms = 90_000): Promise<T> {
   const deadline = Date.now() + ms;
   let wake: () => void = () => undefined;
   const off = host.subscribe(agentId, () => wake());
@@ -58,7 +58,7 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
   let agent: LocalAgent;
   let socket: string;
   let runtime: Runtime;
-  let host: SheepHost;
+  let host: SheepFiles;
   const agentId = newId("agent");
   let paneId: string;
   let changes = 0;
@@ -78,7 +78,7 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     socket = answer.tmuxSocket!;
     // The test's own server on the agent's private socket: the sheep's session joins it, and the test ends it.
     await execa("tmux", ["-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keeper"], { stdin: "ignore" });
-    ({ runtime, host } = remotePorts(agent.client, { host: "test-host", runtime: answer.runtime }));
+    ({ runtime, files: host } = remotePorts(agent.client, { host: "test-host", runtime: answer.runtime }));
   });
 
   after(async () => {
@@ -115,7 +115,7 @@ describe("the agent over pipes: a real pi sheep in a private tmux, through the p
     assert.equal(host.running?.(agentId), undefined, "running is not forwarded: liveness is the multiplexer's");
   });
 
-  it("a prompt submitted through RemoteSheepHost is answered, and change events told of it", async () => {
+  it("a prompt submitted through RemoteSheepFiles is answered, and change events told of it", async () => {
     const off = host.subscribe(agentId, () => changes++);
     const promptId = newId("prompt");
     await host.submit(agentId, { kind: "prompt", promptId, text: "hello from far away" });
@@ -247,7 +247,7 @@ describe("the agent over pipes on herdr: the runtime a remote host's init chose,
     const answer = await initAgent(agent, testInit(agentDir, { runtime: "herdr" }));
     assert.equal(answer.runtime, "herdr");
     assert.equal(answer.tmuxSocket, undefined);
-    const { runtime, host } = remotePorts(agent.client, { host: "test-host", runtime: answer.runtime });
+    const { runtime, files: host } = remotePorts(agent.client, { host: "test-host", runtime: answer.runtime });
     const agentId = newId("agent");
     const prepared = await host.prepare({ agentId, definition: echo, cwd: dir, label: "herdr sheep", createdAt: new Date().toISOString() });
     const pane = await runtime.createPane({ agentId, placement: "workspace", direction: "right", cwd: dir, label: "herdr sheep", command: prepared.command });

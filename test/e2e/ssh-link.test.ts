@@ -206,7 +206,7 @@ describe("the ssh link", { timeout: 600_000 }, () => {
   it("reconnects after its master is killed: down (calls fail at once), then up, subscriptions renewed, onReconnect told", async () => {
     const s = session();
     await s.connect();
-    await s.call("host.subscribe", ["a_0123456789"]);
+    await s.call("files.subscribe", ["a_0123456789"]);
     const first = s.state() as Up;
     const { seen, downCalls } = followStates(s);
     let reconnected = 0;
@@ -300,9 +300,9 @@ describe("the ssh link", { timeout: 600_000 }, () => {
     await r.cut();
     try {
       await assert.rejects(s.connect(), /\[host_unreachable\]/);
-      await assert.rejects(s.call("host.subscribe", ["a_wanted0001"]), /\[host_unreachable\]/);
-      await assert.rejects(s.call("host.subscribe", ["a_letgo00001"]), /\[host_unreachable\]/);
-      await assert.rejects(s.call("host.unsubscribe", ["a_letgo00001"]), /\[host_unreachable\]/);
+      await assert.rejects(s.call("files.subscribe", ["a_wanted0001"]), /\[host_unreachable\]/);
+      await assert.rejects(s.call("files.subscribe", ["a_letgo00001"]), /\[host_unreachable\]/);
+      await assert.rejects(s.call("files.unsubscribe", ["a_letgo00001"]), /\[host_unreachable\]/);
     } finally {
       await r.restore();
     }

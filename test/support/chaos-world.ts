@@ -8,17 +8,17 @@ import {
   type PreparedSheep,
   type PrepareRequest,
   resumeCardOf,
-  type SheepHost,
+  type SheepFiles,
   type SheepResult,
   type SheepSnapshot,
-} from "../../src/ports/sheep-host.ts";
+} from "../../src/ports/sheep-files.ts";
 import type { StateStore, StoredState } from "../../src/ports/store.ts";
 import { checkRecords } from "../../src/stores/state-records.ts";
 import { MemoryWorkspace } from "./memory-workspace.ts";
 import { prng, type Rng } from "./prng.ts";
 
 /**
- * An in-memory tmux server and sheep host that misbehaves the way real ones do, for the
+ * An in-memory tmux server and sheep-files port that misbehaves the way real ones do, for the
  * model-based test of the core: the server ends with its last pane and numbers the next one
  * %0 again, CLI calls fail now and then, people close panes and open their own, pi crashes,
  * and a shepherd process can die in the middle of anything. Nothing here waits in real time:
@@ -148,7 +148,7 @@ export class ChaosWorld {
   }
 
   /** The ports as one shepherd process sees them. */
-  view(owner: string): { runtime: Runtime; host: SheepHost } {
+  view(owner: string): { runtime: Runtime; host: SheepFiles } {
     const dead = () => this.deadOwners.has(owner);
     // A dead process does not get answers: its pending work stays pending forever.
     const hang = new Promise<never>(() => undefined);
@@ -286,7 +286,7 @@ export class ChaosWorld {
     this.removePane(paneId, false);
   }
 
-  // --- the sheep host -------------------------------------------------------------------
+  // --- the sheep-files port -------------------------------------------------------------------
 
   private async prepare(req: PrepareRequest): Promise<PreparedSheep> {
     const own = req.resume ? this.resumePlans.get(req.resume.from)?.shift() : req.cwd.startsWith("/wt/") ? this.isolatedPlans.shift() : undefined;

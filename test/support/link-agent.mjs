@@ -32,10 +32,10 @@ process.stdin.on("data", (d) => {
     } else if (m === "link.init") out({ id, ok: init ?? null });
     else if (m === "sys.info") out({ id, ok: { node: process.version, pid: process.pid, stateDirMode: null } });
     else if (m === "echo") out({ id, ok: p });
-    else if (m === "host.subscribe") {
+    else if (m === "files.subscribe") {
       out({ id });
       out({ ev: "change", agentId: p[0] });
-    } else if (m === "host.unsubscribe") out({ id });
+    } else if (m === "files.unsubscribe") out({ id });
     else if (m === "hang") {
       // never answered: a call still on its way when the connection goes
     } else out({ id, err: { code: "protocol_error", message: `unknown method ${m}` } });

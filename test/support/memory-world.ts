@@ -6,10 +6,10 @@ import {
   type Delivery,
   type PreparedSheep,
   type PrepareRequest,
-  type SheepHost,
+  type SheepFiles,
   type SheepResult,
   type SheepSnapshot,
-} from "../../src/ports/sheep-host.ts";
+} from "../../src/ports/sheep-files.ts";
 
 interface MemSheep {
   card?: ResumeCard;
@@ -27,7 +27,7 @@ interface MemSheep {
 }
 
 /**
- * An in-memory multiplexer and sheep host for unit tests of the core. Sheep become ready when
+ * An in-memory multiplexer and sheep-files port for unit tests of the core. Sheep become ready when
  * their pane "runs" its command unless told otherwise; answers come from the test. Like tmux, the
  * multiplexer keeps a pane whose program ended and says how it ended.
  */
@@ -41,7 +41,7 @@ export class MemoryWorld {
   onRenew: "completed" | "failed" | "never" = "completed";
   /** The multiplexer refuses to close anything (it stopped answering), and every pane stays. */
   closeFails = false;
-  /** Sheep whose pi still runs for this many more looks after its pane went (see host.running). */
+  /** Sheep whose pi still runs for this many more looks after its pane went (see files.running). */
   readonly lingering = new Map<string, number>();
   private nextPane = 1;
 
@@ -91,7 +91,7 @@ export class MemoryWorld {
     },
   };
 
-  readonly host: SheepHost = {
+  readonly files: SheepFiles = {
     prepare: async (req: PrepareRequest): Promise<PreparedSheep> => {
       const s = this.mem(req.agentId);
       const sessionPath = req.resume?.sessionPath ?? `/sessions/${req.agentId}.jsonl`;

@@ -1,5 +1,5 @@
 /**
- * A panel on a real shepherd core over the in-memory multiplexer and sheep host, listening on
+ * A panel on a real shepherd core over the in-memory multiplexer and sheep-files port, listening on
  * 127.0.0.1 for real: the HTTP tests and the panel's bench rows use it. Requests go through
  * node:http (fetch cannot set Host, which the rebinding tests must).
  */
@@ -102,7 +102,7 @@ export async function panelWorld(
   const audited: AuditInput[] = [];
   const shepherd = new Shepherd({
     runtime: world.runtime,
-    host: world.host,
+    files: world.files,
     owner: "panel-test",
     livenessIntervalMs: 50,
     ...(o.workspace ? { workspace: o.workspace(cwd), evidence: true } : { evidence: false }),

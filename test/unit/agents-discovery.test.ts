@@ -452,7 +452,7 @@ describe("an untrusted project's agent directories are never read", () => {
 
   it("sheep, start and delegate with an untrusted project read nothing of it and say why", async () => {
     const world = new MemoryWorld();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock: new FakeClock() });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock: new FakeClock() });
     const ctx = {
       shepherd,
       settings: { ...DEFAULT_SETTINGS, agentScope: "project" as const },

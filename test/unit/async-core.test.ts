@@ -29,7 +29,7 @@ function setup() {
   const make = (owner: string, deliver: (p: Push) => void = (p) => pushes.push(p)) => {
     const s = new Shepherd({
       runtime: world.runtime,
-      host: world.host,
+      files: world.files,
       owner,
       clock,
       livenessIntervalMs: 1000,
@@ -189,9 +189,9 @@ describe("async core: messages from sheep", () => {
     };
     assert.deepEqual(counts(), [2, 2]);
     // The log fails to read (a FIFO or a directory in its place), then reads short, then reads again.
-    const real = t.world.host.messages;
+    const real = t.world.files.messages;
     let mode: "throw" | "empty" | "real" = "throw";
-    t.world.host.messages = async (id) => {
+    t.world.files.messages = async (id) => {
       if (mode === "throw") throw new Error("[messages_unreadable] not a regular file");
       return mode === "empty" ? [] : real(id);
     };

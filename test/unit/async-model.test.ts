@@ -69,7 +69,7 @@ function shepherdFor(r: AsyncReal): Shepherd {
   const owner = r.owner;
   const s = new Shepherd({
     runtime: r.world.runtime,
-    host: r.world.host,
+    files: r.world.files,
     owner,
     clock: r.clock,
     livenessIntervalMs: 1000,

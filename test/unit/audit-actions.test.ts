@@ -30,7 +30,7 @@ function setup() {
   const events: AuditEvent[] = [];
   const shepherd = new Shepherd({
     runtime: world.runtime,
-    host: world.host,
+    files: world.files,
     owner: "me",
     clock: new FakeClock(),
     workspace,

@@ -127,7 +127,7 @@ describe("audit events from the core", () => {
     const world = new MemoryWorld();
     const clock = new FakeClock();
     const events: AuditEvent[] = [];
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "me", clock, audit: { record: (e) => events.push(e) } });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "me", clock, audit: { record: (e) => events.push(e) } });
     const a = await shepherd.start({ definition: { name: "w", description: "d", source: "user", path: "/w.md" }, cwd: "/work", label: "alpha" });
     const p = await shepherd.prompt(a.agentId, "hello");
     world.answer(a.agentId, p.promptId, "hi");
@@ -154,7 +154,7 @@ describe("audit events from the core", () => {
     const world = new MemoryWorld();
     const shepherd = new Shepherd({
       runtime: world.runtime,
-      host: world.host,
+      files: world.files,
       owner: "me",
       clock: new FakeClock(),
       audit: {

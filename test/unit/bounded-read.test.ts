@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { execa } from "execa";
 import { READ_LIMITS, readBounded, readBoundedSync } from "../../src/protocol/bounded-read.ts";
-import { testFileHost } from "../support/file-host.ts";
+import { testSheepFiles } from "../support/local-sheep-files.ts";
 import { readSessionTail } from "../../src/protocol/session-log.ts";
 import { sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
@@ -29,7 +29,7 @@ after(async () => {
   await rm(agentDir, { recursive: true, force: true });
 });
 
-const host = () => testFileHost(agentDir);
+const host = () => testSheepFiles(agentDir);
 
 async function sheep(agentId: string) {
   const layout = sheepLayout(sheepDir(agentDir, agentId));
@@ -230,7 +230,7 @@ describe("bounded reads: a result the host would not read settles the prompt", (
     const world = new MemoryWorld();
     const s = new Shepherd({
       runtime: world.runtime,
-      host: world.host,
+      files: world.files,
       owner: "one",
       clock: new FakeClock(),
       store: new MemoryStore(),

@@ -37,7 +37,7 @@ describe("/shepherd subcommands run the tool's core", () => {
     loaded = await loadSettings(join(root, "agent"), join(root, "work"));
     world = new MemoryWorld();
     clock = new FakeClock();
-    shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock });
+    shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock });
     deps = {
       execute: (command) => {
         dispatched.push(command);
@@ -320,7 +320,7 @@ describe("/shepherd prompt and wait", () => {
   const setup = () => {
     const world = new MemoryWorld();
     const clock = new FakeClock();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock });
     const dispatched: Record<string, unknown>[] = [];
     const progress: string[] = [];
     const stop = new AbortController();
@@ -448,7 +448,7 @@ describe("/shepherd lines that now say what is so", () => {
 
   it("closing twice says it was already closed, by label as by id", async () => {
     const world = new MemoryWorld();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock: new FakeClock() });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock: new FakeClock() });
     const a = await shepherd.start({ definition: def, cwd: "/work", label: "alpha" });
     const deps: CommandDeps = {
       execute: (command) =>

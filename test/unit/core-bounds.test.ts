@@ -13,7 +13,7 @@ describe("bounded records", () => {
   it("keeps the newest closed sheep and the newest settled prompts of each sheep", async () => {
     const world = new MemoryWorld();
     const store = new MemoryStore();
-    const s = new Shepherd({ runtime: world.runtime, host: world.host, owner: "me", store, ownerAlive: () => true });
+    const s = new Shepherd({ runtime: world.runtime, files: world.files, owner: "me", store, ownerAlive: () => true });
     const closed: string[] = [];
     for (let i = 0; i < MAX_CLOSED_KEPT + 6; i++) {
       const a = await s.start({ definition: def, cwd: "/" });
@@ -51,13 +51,13 @@ describe("bounded records", () => {
     const world = new MemoryWorld();
     const store = new MemoryStore();
     const alive = new Set(["first"]);
-    const first = new Shepherd({ runtime: world.runtime, host: world.host, owner: "first", store, ownerAlive: (o) => alive.has(o) });
+    const first = new Shepherd({ runtime: world.runtime, files: world.files, owner: "first", store, ownerAlive: (o) => alive.has(o) });
     const a = await first.start({ definition: def, cwd: "/" });
     const b = await first.start({ definition: def, cwd: "/" });
     await first.close(a.agentId);
     first.dispose();
     alive.delete("first");
-    const second = new Shepherd({ runtime: world.runtime, host: world.host, owner: "second", store, ownerAlive: (o) => o === "second" });
+    const second = new Shepherd({ runtime: world.runtime, files: world.files, owner: "second", store, ownerAlive: (o) => o === "second" });
     const report = await second.attach();
     assert.deepEqual(report.adopted, [b.agentId]);
     assert.deepEqual(

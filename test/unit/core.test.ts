@@ -11,7 +11,7 @@ const def: AgentDefinition = { name: "worker", description: "does work", source:
 function setup(owner = "shepherd-1") {
   const world = new MemoryWorld();
   const clock = new FakeClock();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner, clock, livenessIntervalMs: 1000, startTimeoutMs: 10_000 });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner, clock, livenessIntervalMs: 1000, startTimeoutMs: 10_000 });
   return { world, clock, shepherd };
 }
 

@@ -9,7 +9,7 @@ import type { AgentDefinition } from "../../src/ports/types.ts";
 import { settle } from "../support/fake-clock.ts";
 import { MemoryWorkspace } from "../support/memory-workspace.ts";
 import { RoutedRuntime } from "../../src/hosts/runtime.ts";
-import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
+import { RoutedSheepFiles } from "../../src/hosts/routed-sheep-files.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 import { parseAgentId } from "../../src/domain/ids.ts";
@@ -19,15 +19,15 @@ const def: AgentDefinition = { name: "echo", description: "d", source: "user", p
 /** A world whose sheep answer every prompt with a function of its text. */
 function world(answer: (text: string) => { text: string; status?: "completed" | "failed" } | undefined, workspace?: MemoryWorkspace) {
   const w = new MemoryWorld();
-  const submit = w.host.submit;
-  w.host.submit = async (agentId, d) => {
+  const submit = w.files.submit;
+  w.files.submit = async (agentId, d) => {
     await submit(agentId, d);
     if (d.kind !== "prompt") return;
     const { promptId, text } = d;
     const a = answer(text);
     if (a) setImmediate(() => w.answer(agentId, promptId, a.text, a.status ?? "completed", a.status === "failed" ? "boom" : undefined));
   };
-  const shepherd = new Shepherd({ runtime: w.runtime, host: w.host, owner: "s", livenessIntervalMs: 50, ...(workspace ? { workspace } : {}) });
+  const shepherd = new Shepherd({ runtime: w.runtime, files: w.files, owner: "s", livenessIntervalMs: 50, ...(workspace ? { workspace } : {}) });
   return { w, shepherd };
 }
 
@@ -36,8 +36,8 @@ describe("delegation on the primitives", () => {
     let working = 0;
     let most = 0;
     const { w, shepherd } = world(() => undefined);
-    const submit = w.host.submit;
-    w.host.submit = async (agentId, d) => {
+    const submit = w.files.submit;
+    w.files.submit = async (agentId, d) => {
       await submit(agentId, d);
       if (d.kind !== "prompt") return;
       const { promptId, text } = d;
@@ -93,8 +93,8 @@ describe("delegation on the primitives", () => {
 
   it("a cold task's prompt is in its sheep's inbox before its pane exists", async () => {
     const { w, shepherd } = world((text) => ({ text: `done ${text}` }));
-    const submit = w.host.submit;
-    w.host.submit = async (agentId, d) => {
+    const submit = w.files.submit;
+    w.files.submit = async (agentId, d) => {
       w.calls.push(`submit ${d.kind}`);
       await submit(agentId, d);
     };
@@ -223,8 +223,8 @@ describe("sheep that come back", () => {
 
   it("per host: a sheep that came back on a host serves the next task on that host in that cwd, never one elsewhere", async () => {
     const answering = (w: MemoryWorld) => {
-      const submit = w.host.submit;
-      w.host.submit = async (agentId, d) => {
+      const submit = w.files.submit;
+      w.files.submit = async (agentId, d) => {
         await submit(agentId, d);
         if (d.kind === "prompt") setImmediate(() => w.answer(agentId, d.promptId, `done ${d.text}`));
       };
@@ -234,12 +234,12 @@ describe("sheep that come back", () => {
     const gpu = answering(new MemoryWorld());
     let shepherd: Shepherd | undefined;
     const table = new HostTable({
-      local: { runtime: here.runtime, host: here.host },
+      local: { runtime: here.runtime, files: here.files },
       hosts: ["gpu"],
-      connect: () => ({ runtime: gpu.runtime, host: gpu.host, down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
+      connect: () => ({ runtime: gpu.runtime, files: gpu.files, down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
       hostOf: (id) => (shepherd!.registry.agents.get(id) ?? shepherd!.registry.warm.get(id))?.host,
     });
-    shepherd = new Shepherd({ runtime: new RoutedRuntime(table), host: new RoutedSheepHost(table), owner: "s", livenessIntervalMs: 50 });
+    shepherd = new Shepherd({ runtime: new RoutedRuntime(table), files: new RoutedSheepFiles(table), owner: "s", livenessIntervalMs: 50 });
     shepherd.keepWarm({ sizes: {}, memoryMb: 2 * WARM_SHEEP_MB, cwd: "/", placement: "tab", direction: "right", definitions: async () => [def] });
     const task = (t: string, cwd: string, host?: string) =>
       new Delegation(shepherd!, "single", [{ definition: def, task: t, cwd, ...(host ? { host } : {}) }], {
@@ -269,7 +269,7 @@ describe("sheep that come back", () => {
 
   it("the pool's memory counts each pi's resident memory where the host reads it: past the budget, a sheep closes", async () => {
     const { w, shepherd } = pooled(4); // 460 MB
-    w.host.residentKb = async () => 300 * 1024;
+    w.files.residentKb = async () => 300 * 1024;
     const items = await new Delegation(
       shepherd,
       "parallel",
@@ -330,8 +330,8 @@ describe("a start while a matching sheep renews", () => {
     const { w, shepherd } = world((text) => ({ text: `<${text}>` }));
     shepherd.keepWarm({ sizes: {}, memoryMb: 2 * WARM_SHEEP_MB, cwd: "/", placement: "tab", direction: "right", definitions: async () => [def] });
     // The renewal answers a moment later, as a real pi's new session does.
-    const submit = w.host.submit;
-    w.host.submit = async (agentId, d) => {
+    const submit = w.files.submit;
+    w.files.submit = async (agentId, d) => {
       if (d.kind === "renew") await new Promise((r) => setTimeout(r, 30));
       return submit(agentId, d);
     };

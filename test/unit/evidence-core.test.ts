@@ -26,7 +26,7 @@ function setup(o: { evidence?: boolean } = {}) {
   const workspace = new MemoryWorkspace();
   const shepherd = new Shepherd({
     runtime: world.runtime,
-    host: world.host,
+    files: world.files,
     owner: "me",
     clock,
     livenessIntervalMs: 1000,
@@ -34,8 +34,8 @@ function setup(o: { evidence?: boolean } = {}) {
     ...(o.evidence !== undefined ? { evidence: o.evidence } : {}),
   });
   // The memory host keeps the order of deliveries next to the workspace's calls.
-  const submit = world.host.submit;
-  world.host.submit = async (agentId, delivery) => {
+  const submit = world.files.submit;
+  world.files.submit = async (agentId, delivery) => {
     workspace.calls.push(
       `submit ${delivery.kind === "prompt" ? delivery.promptId : delivery.kind === "steer" ? delivery.steerId : delivery.kind === "renew" ? delivery.renewId : delivery.interruptId}`,
     );
@@ -293,7 +293,7 @@ describe("core: sync on real repositories", () => {
     const workspace = new GitWorkspace({ worktreesDir: join(dir, "state", "worktrees") });
     const shepherd = new Shepherd({
       runtime: world.runtime,
-      host: world.host,
+      files: world.files,
       owner: "me",
       clock: new FakeClock(),
       livenessIntervalMs: 1000,

@@ -13,7 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import { hostLeftoverChecks } from "../../src/doctor/run.ts";
 import { RoutedRuntime } from "../../src/hosts/runtime.ts";
-import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
+import { RoutedSheepFiles } from "../../src/hosts/routed-sheep-files.ts";
 import { fileStartMarks } from "../../src/hosts/start-marks.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
@@ -39,15 +39,15 @@ describe("panes on a host that a stopped shepherd's start left", () => {
     const shepherdOn = (owner: string, alive: (o: string) => boolean) => {
       let s: Shepherd | undefined;
       const table = new HostTable({
-        local: { runtime: local.runtime, host: local.host },
+        local: { runtime: local.runtime, files: local.files },
         hosts: ["gpu"],
-        connect: () => ({ runtime: gpu.runtime, host: gpu.host, down: () => undefined, dir: async (p) => p ?? "/home/me", close: async () => undefined }),
+        connect: () => ({ runtime: gpu.runtime, files: gpu.files, down: () => undefined, dir: async (p) => p ?? "/home/me", close: async () => undefined }),
         hostOf: (agentId) => s?.registry.agents.get(agentId)?.host,
         starts: fileStartMarks(marks, owner),
       });
       s = new Shepherd({
         runtime: new RoutedRuntime(table),
-        host: new RoutedSheepHost(table),
+        files: new RoutedSheepFiles(table),
         owner,
         ownerAlive: alive,
         clock: new FakeClock(),

@@ -10,11 +10,11 @@ import { MemoryWorld } from "../support/memory-world.ts";
 function ctx(asked: (string | undefined)[]): DispatchContext {
   const w = new MemoryWorld();
   const hosts = new HostTable({
-    local: { runtime: w.runtime, host: w.host },
+    local: { runtime: w.runtime, files: w.files },
     hosts: ["gpu"],
     connect: () => ({
       runtime: w.runtime,
-      host: w.host,
+      files: w.files,
       down: () => undefined,
       close: async () => {},
       dir: async (p) => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import { RoutedRuntime } from "../../src/hosts/runtime.ts";
-import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
+import { RoutedSheepFiles } from "../../src/hosts/routed-sheep-files.ts";
 import { type HostDown, HostTable, type RemotePorts } from "../../src/hosts/table.ts";
 import { RoutedWorkspace } from "../../src/hosts/workspace.ts";
 import { nextBaseline } from "../../src/core/prompts/evidence.ts";
@@ -14,7 +14,7 @@ import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 
-/** This machine and a host "gpu", each an in-memory world: the core sees one runtime and one sheep host. */
+/** This machine and a host "gpu", each an in-memory world: the core sees one runtime and one sheep-files port. */
 function setup() {
   const local = new MemoryWorld();
   const gpu = new MemoryWorld();
@@ -30,7 +30,7 @@ function setup() {
         return gpu.runtime.liveness(refs);
       },
     },
-    host: gpu.host,
+    files: gpu.files,
     down: () => down,
     dir: async (p) => p ?? "/home/me",
     close: async () => {
@@ -38,7 +38,7 @@ function setup() {
     },
   });
   const table = new HostTable({
-    local: { runtime: local.runtime, host: local.host },
+    local: { runtime: local.runtime, files: local.files },
     hosts: ["gpu"],
     connect: () => {
       connects++;
@@ -49,7 +49,7 @@ function setup() {
   const clock = new FakeClock();
   shepherd = new Shepherd({
     runtime: new RoutedRuntime(table),
-    host: new RoutedSheepHost(table),
+    files: new RoutedSheepFiles(table),
     owner: "s1",
     clock,
     livenessIntervalMs: 1000,
@@ -72,9 +72,9 @@ function workspacesTable(ws: (name: string) => Workspace, hostOf: (agentId: stri
   const local = new MemoryWorld();
   const gpu = new MemoryWorld();
   return new HostTable({
-    local: { runtime: local.runtime, host: local.host, workspace: ws("local") },
+    local: { runtime: local.runtime, files: local.files, workspace: ws("local") },
     hosts: ["gpu"],
-    connect: () => ({ runtime: gpu.runtime, host: gpu.host, workspace: ws("gpu"), down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
+    connect: () => ({ runtime: gpu.runtime, files: gpu.files, workspace: ws("gpu"), down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
     hostOf,
   });
 }

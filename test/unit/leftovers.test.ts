@@ -54,7 +54,7 @@ describe("worktrees no record knows (a start cut short)", () => {
     const world = new MemoryWorld();
     const shepherd = new Shepherd({
       runtime: world.runtime,
-      host: world.host,
+      files: world.files,
       owner: "me",
       ownerAlive,
       clock: new FakeClock(),

@@ -20,7 +20,7 @@ describe("what the shepherd says it re-attached", () => {
   it("counts the live sheep taken back, not the closed records nor the pruned, and says nothing when there are none", async () => {
     const world = new MemoryWorld();
     const store = new MemoryStore();
-    const first = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", store, ownerAlive: () => true });
+    const first = new Shepherd({ runtime: world.runtime, files: world.files, owner: "one", store, ownerAlive: () => true });
     const live = await first.start({ definition: def, cwd: "/", label: "live" });
     const gone = await first.start({ definition: def, cwd: "/", label: "gone" });
     for (const label of ["old-1", "old-2"]) {
@@ -31,7 +31,7 @@ describe("what the shepherd says it re-attached", () => {
     world.killPane(gone.agentId);
 
     // The same shepherd after a reload: two closed records of its own, one live sheep, one whose pane went.
-    const second = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", store, ownerAlive: () => true });
+    const second = new Shepherd({ runtime: world.runtime, files: world.files, owner: "one", store, ownerAlive: () => true });
     const report = await second.attach();
     assert.equal(report.adopted.length, 4, "every record of ours is taken back");
     assert.deepEqual(report.live, [live.agentId]);
@@ -40,7 +40,7 @@ describe("what the shepherd says it re-attached", () => {
     await second.dispose();
 
     // Nothing live any more: nothing to say.
-    const third = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", store, ownerAlive: () => true });
+    const third = new Shepherd({ runtime: world.runtime, files: world.files, owner: "one", store, ownerAlive: () => true });
     const none = await third.attach();
     assert.deepEqual(none.live, []);
     assert.equal(reattachText(none), undefined);
@@ -52,7 +52,7 @@ describe("the widget's progress line", () => {
   it("goes once the prompt it told of has settled", async () => {
     const world = new MemoryWorld();
     const clock = new FakeClock();
-    const s = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock, livenessIntervalMs: 1000 });
+    const s = new Shepherd({ runtime: world.runtime, files: world.files, owner: "one", clock, livenessIntervalMs: 1000 });
     s.deliverTo({ deliver: () => undefined, notice: () => undefined });
     const quiet = async () => {
       await settle();
@@ -83,7 +83,7 @@ describe("the widget's progress line", () => {
 describe("a resume of a sheep that never wrote a session", () => {
   it("is [not_resumable] with the reason by its label once it is closed, as by its id", async () => {
     const world = new MemoryWorld();
-    const s = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock: new FakeClock(), startTimeoutMs: 10_000 });
+    const s = new Shepherd({ runtime: world.runtime, files: world.files, owner: "one", clock: new FakeClock(), startTimeoutMs: 10_000 });
     const silent = await s.start({ definition: def, cwd: "/", label: "silent" });
     delete world.mem(silent.agentId).card; // it answered nothing, so its host keeps no card
     await s.close(silent.agentId);

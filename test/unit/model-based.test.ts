@@ -139,7 +139,7 @@ function makeShepherd(r: Real): Shepherd {
   const owner = r.owner;
   return new Shepherd({
     runtime,
-    host,
+    files: host,
     owner,
     clock: r.clock,
     livenessIntervalMs: INTERVAL_MS,

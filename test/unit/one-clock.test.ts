@@ -20,7 +20,7 @@ const plain: Paint = { fg: (_c, s) => s, bold: (s) => s };
 function setup() {
   const world = new MemoryWorld();
   const clock = new FakeClock();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock, livenessIntervalMs: 1000 });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock, livenessIntervalMs: 1000 });
   return { world, clock, shepherd };
 }
 

@@ -14,7 +14,7 @@ const def: AgentDefinition = { name: "worker", description: "does work", source:
 function setup() {
   const world = new MemoryWorld();
   const clock = new FakeClock();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "shepherd-1", clock, livenessIntervalMs: 1000, startTimeoutMs: 10_000 });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "shepherd-1", clock, livenessIntervalMs: 1000, startTimeoutMs: 10_000 });
   return { world, clock, shepherd };
 }
 

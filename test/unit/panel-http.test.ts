@@ -436,8 +436,8 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
 
   it("conversation says when more is earlier, also when one huge turn filled the whole tail (issue 31, item 3)", async () => {
     const a = (await post("/api/v1/start", { agent: "scout", label: "f-conv" })).json() as { agentId: string };
-    const before = w.world.host.conversation;
-    w.world.host.conversation = async (_id, _turns) => ({
+    const before = w.world.files.conversation;
+    w.world.files.conversation = async (_id, _turns) => ({
       sessionPath: "/s.jsonl",
       turns: [{ cut: true, lines: [{ kind: "answer", text: "done" }] }],
       earlier: true,
@@ -446,7 +446,7 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
       const c = (await get(`/api/v1/sheep/${a.agentId}/conversation`)).json();
       assert.deepEqual(c, { turns: [{ cut: true, lines: [{ kind: "answer", text: "done" }] }], earlier: true });
     } finally {
-      w.world.host.conversation = before;
+      w.world.files.conversation = before;
     }
     await post(`/api/v1/sheep/${a.agentId}/close`, {});
   });
@@ -475,7 +475,7 @@ describe("panel HTTP: a prompt's evidence", () => {
   let w: PanelWorld;
   before(async () => {
     w = await panelWorld({ workspace: (cwd) => new MemoryWorkspace([cwd]) });
-    w.world.host.evidencePath = async (_agentId, promptId) => join(w.root, `${promptId}.patch`);
+    w.world.files.evidencePath = async (_agentId, promptId) => join(w.root, `${promptId}.patch`);
   });
   after(() => w.close());
 

@@ -18,7 +18,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 function setup() {
   const world = new MemoryWorld();
   const clock = new FakeClock();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock, livenessIntervalMs: 1000 });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock, livenessIntervalMs: 1000 });
   const since = (agentId: string) => panelSheep(shepherd, shepherd.registry.agents.get(agentId)!, undefined, undefined).since;
   return { world, clock, shepherd, since };
 }

@@ -32,7 +32,7 @@ function setup(o: { person?: boolean } = {}) {
   const notes: PersonNote[] = [];
   const shepherd = new Shepherd({
     runtime: world.runtime,
-    host: world.host,
+    files: world.files,
     owner: "me",
     clock,
     store,
@@ -88,7 +88,7 @@ describe("item 15: each audit event names the edge it came from", () => {
     // What nobody asked for is the shepherd's own.
     const later = new Shepherd({
       runtime: t.world.runtime,
-      host: t.world.host,
+      files: t.world.files,
       owner: "next",
       store: t.store,
       clock: t.clock,

@@ -18,7 +18,7 @@ function setup() {
   const world = new MemoryWorld();
   const events: AuditEvent[] = [];
   const clock = new FakeClock();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "me", clock, audit: { record: (e) => events.push(e) } });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "me", clock, audit: { record: (e) => events.push(e) } });
   /** A prune whose pane would not close waits on the clock for it (see confirmGone). */
   const pruneOnTime = async () => {
     const run = shepherd.prune();

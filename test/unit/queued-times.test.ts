@@ -17,7 +17,7 @@ describe("a queued follow-up's times", () => {
   it("has no startedAt while queued, and starts when the prompt before it settles, not when it was sent", async () => {
     const world = new MemoryWorld();
     const clock = new FakeClock();
-    const s = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock });
+    const s = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock });
     try {
       const a = await s.start({ definition: def, cwd: "/work", label: "alpha" });
       const p1 = await s.prompt(a.agentId, "one");

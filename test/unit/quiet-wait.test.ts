@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Shepherd, type WaitProgress } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
-import type { SheepHost } from "../../src/ports/sheep-host.ts";
+import type { SheepFiles } from "../../src/ports/sheep-files.ts";
 import { WidgetRefresh } from "../../src/edge/widget-refresh.ts";
 import { herdWidgetLines } from "../../src/texts/widget.ts";
 import { FakeClock, settle } from "../support/fake-clock.ts";
@@ -24,23 +24,23 @@ async function busyHerd(clock: FakeClock | undefined, running?: (agentId: string
   const count = (agentId: string) => {
     reads.set(agentId, (reads.get(agentId) ?? 0) + 1);
   };
-  const host: SheepHost = {
-    ...world.host,
+  const host: SheepFiles = {
+    ...world.files,
     snapshot: (agentId) => {
       count(agentId);
-      return world.host.snapshot(agentId);
+      return world.files.snapshot(agentId);
     },
     result: (agentId, promptId) => {
       count(agentId);
-      return world.host.result(agentId, promptId);
+      return world.files.result(agentId, promptId);
     },
     messages: (agentId) => {
       count(agentId);
-      return world.host.messages(agentId);
+      return world.files.messages(agentId);
     },
     ...(running ? { running } : {}),
   };
-  const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "s", ...(clock ? { clock } : {}), livenessIntervalMs: 1000 });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: host, owner: "s", ...(clock ? { clock } : {}), livenessIntervalMs: 1000 });
   const sheep: { agentId: string; promptId: PromptId }[] = [];
   for (let i = 0; i < HERD; i++) {
     const a = await shepherd.start({ definition: def, cwd: "/", label: `s${i + 1}` });

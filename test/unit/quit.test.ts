@@ -19,7 +19,7 @@ function setup() {
   const store = new MemoryStore();
   const alive = new Set(["first"]);
   const make = (owner: string) =>
-    new Shepherd({ runtime: world.runtime, host: world.host, owner, store, clock: new FakeClock(), ownerAlive: (o) => o === owner || alive.has(o) });
+    new Shepherd({ runtime: world.runtime, files: world.files, owner, store, clock: new FakeClock(), ownerAlive: (o) => o === owner || alive.has(o) });
   const first = make("first");
   const start = (label: string) => first.start({ definition: def, cwd: "/work", label });
   /** The first shepherd's process ends: its quit, its dispose, and then its pid is gone. */

@@ -1,6 +1,6 @@
 /**
  * The proxies on a RemoteCall of the test's own: what they send, how they check what comes back
- * (a remote host's answer is hostile data), and the sheep host's subscriptions across a reconnect.
+ * (a remote host's answer is hostile data), and the sheep-files port's subscriptions across a reconnect.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
@@ -57,7 +57,7 @@ const settle = () => new Promise((r) => setImmediate(r));
 
 test("one remote subscription per sheep however many listen; events reach its listeners only; the last to leave unsubscribes", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux" });
+  const { files: host } = remotePorts(call, { host: "h", runtime: "tmux" });
   let a1 = 0;
   let a2 = 0;
   let b = 0;
@@ -65,16 +65,16 @@ test("one remote subscription per sheep however many listen; events reach its li
   const offA2 = host.subscribe(A, () => a2++);
   const offB = host.subscribe(B, () => b++);
   await settle();
-  assert.deepEqual(call.methods("host.subscribe"), [[A], [B]]);
+  assert.deepEqual(call.methods("files.subscribe"), [[A], [B]]);
   call.emit(A);
   assert.deepEqual([a1, a2, b], [1, 1, 0]);
   offA1();
   offA1();
   await settle();
-  assert.deepEqual(call.methods("host.unsubscribe"), [], "a listener remains");
+  assert.deepEqual(call.methods("files.unsubscribe"), [], "a listener remains");
   offA2();
   await settle();
-  assert.deepEqual(call.methods("host.unsubscribe"), [[A]]);
+  assert.deepEqual(call.methods("files.unsubscribe"), [[A]]);
   call.emit(A);
   assert.deepEqual([a1, a2], [1, 1]);
   offB();
@@ -82,7 +82,7 @@ test("one remote subscription per sheep however many listen; events reach its li
 
 test("a reconnect subscribes every listened-to sheep again and has every listener look once", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux" });
+  const { files: host } = remotePorts(call, { host: "h", runtime: "tmux" });
   call.down = true;
   let a = 0;
   let b = 0;
@@ -92,18 +92,18 @@ test("a reconnect subscribes every listened-to sheep again and has every listene
   call.down = false;
   call.reconnect();
   await settle();
-  assert.deepEqual(call.methods("host.subscribe"), [[A], [B], [A], [B]]);
+  assert.deepEqual(call.methods("files.subscribe"), [[A], [B], [A], [B]]);
   assert.deepEqual([a, b], [1, 1]);
 });
 
 test("answers of the wrong shape are [protocol_error]; a result for another prompt is refused; liveness keeps only the sheep asked about", async () => {
   const call = new FakeCall();
-  const { runtime, host, workspace } = remotePorts(call, { host: "h", runtime: "tmux" });
-  call.answers.set("host.result", { promptId: "p_other00000", status: "completed", text: "forged" });
-  await assert.rejects(host.result(A, "p_0123456789"), (e) => isShepherdError(e, "protocol_error") && /host "h" answered host.result/.test(e.message));
-  call.answers.set("host.result", null);
+  const { runtime, files: host, workspace } = remotePorts(call, { host: "h", runtime: "tmux" });
+  call.answers.set("files.result", { promptId: "p_other00000", status: "completed", text: "forged" });
+  await assert.rejects(host.result(A, "p_0123456789"), (e) => isShepherdError(e, "protocol_error") && /host "h" answered files.result/.test(e.message));
+  call.answers.set("files.result", null);
   assert.equal(await host.result(A, "p_0123456789"), undefined);
-  call.answers.set("host.prepare", { sessionPath: "/s", command: { argv: ["node", 7], reporting: [] } });
+  call.answers.set("files.prepare", { sessionPath: "/s", command: { argv: ["node", 7], reporting: [] } });
   await assert.rejects(host.prepare({} as never), (e) => isShepherdError(e, "protocol_error"));
   call.answers.set("runtime.liveness", [
     [A, { state: "alive" }],
@@ -112,9 +112,9 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
   assert.deepEqual([...(await runtime.liveness([{ paneId: "%1", agentId: A }]))], [[A, { state: "alive" }]]);
   call.answers.set("runtime.liveness", [[A, { state: "exited", exit: { code: "0; rm", signal: null } }]]);
   await assert.rejects(runtime.liveness([{ paneId: "%1", agentId: A }]), (e) => isShepherdError(e, "protocol_error"));
-  call.answers.set("host.replies", [["m_0123456789", "replied"]]);
+  call.answers.set("files.replies", [["m_0123456789", "replied"]]);
   assert.deepEqual(await host.replies(A), new Map([["m_0123456789", "replied"]]));
-  call.answers.set("host.reply", "sure");
+  call.answers.set("files.reply", "sure");
   await assert.rejects(host.reply(A, "m_0123456789", "x"), (e) => isShepherdError(e, "protocol_error"));
   // What the records keep must be of the records' shapes, or the sheep is set aside at the next load;
   // and what the core reads of a sheep (its snapshot, its conversation's lines) is checked field by field.
@@ -125,14 +125,14 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
   call.answers.set("runtime.markedPanes", [{ paneId: "%1", agentId: "../a" }]);
   await assert.rejects(runtime.markedPanes(), (e) => isShepherdError(e, "protocol_error"));
   for (const forged of [{ ready: { pid: "1", readyAt: "t" } }, { exited: { code: "0; rm", signal: null, at: "t" } }, { asking: { messageId: 5, text: "x" } }]) {
-    call.answers.set("host.snapshot", forged);
+    call.answers.set("files.snapshot", forged);
     await assert.rejects(host.snapshot(A), (e) => isShepherdError(e, "protocol_error"), JSON.stringify(forged));
   }
-  call.answers.set("host.snapshot", { ready: { pid: 7, readyAt: "2026-01-01T00:00:00.000Z" }, piGone: true });
+  call.answers.set("files.snapshot", { ready: { pid: 7, readyAt: "2026-01-01T00:00:00.000Z" }, piGone: true });
   assert.deepEqual(await host.snapshot(A), { ready: { pid: 7, readyAt: "2026-01-01T00:00:00.000Z" }, piGone: true });
-  call.answers.set("host.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "prompt", text: 5 }] }] });
+  call.answers.set("files.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "prompt", text: 5 }] }] });
   await assert.rejects(host.conversation(A, 3), (e) => isShepherdError(e, "protocol_error"));
-  call.answers.set("host.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "answer", text: "hi" }] }] });
+  call.answers.set("files.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "answer", text: "hi" }] }] });
   assert.deepEqual((await host.conversation(A, 3)).turns, [{ lines: [{ kind: "answer", text: "hi" }] }]);
   // A patch at a path it was not asked for (say, a key file of this machine) is no answer.
   const oid = "a".repeat(40);
@@ -163,7 +163,7 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
 
 test("what the proxies send: the port's arguments in order, a pane as {paneId, agentId}, a host's errors as they came", async () => {
   const call = new FakeCall();
-  const { runtime, host } = remotePorts(call, { host: "h", runtime: "herdr" });
+  const { runtime, files: host } = remotePorts(call, { host: "h", runtime: "herdr" });
   assert.equal(runtime.name, "herdr");
   call.answers.set("runtime.read", "screen");
   assert.equal(await runtime.read("%3", 40), "screen");
@@ -172,7 +172,7 @@ test("what the proxies send: the port's arguments in order, a pane as {paneId, a
   assert.deepEqual(call.sent, [
     ["runtime.read", [{ paneId: "%3", agentId: "" }, 40]],
     ["runtime.close", ["%3", A]],
-    ["host.submit", [A, { kind: "steer", steerId: "s_0123456789", target: "p_0123456789", text: "left" }]],
+    ["files.submit", [A, { kind: "steer", steerId: "s_0123456789", target: "p_0123456789", text: "left" }]],
   ]);
   call.answers.set("sys.dir", "/home/far");
   const { dir } = remotePorts(call, { host: "h", runtime: () => "tmux" });
@@ -218,18 +218,18 @@ const PROMPT = { kind: "prompt" as const, promptId: "p_0123456789", text: "count
 
 test("a delivery lost on its way is sent again once the host is back (the sheep takes it once by its id), and the caller is told it went", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
-  call.lose.add("host.submit");
+  const { files: host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
+  call.lose.add("files.submit");
   let done = false;
   const submitted = host.submit(A, PROMPT).then(() => (done = true));
   await settle();
-  assert.equal(call.methods("host.submit").length, 2, "lost, then tried at once and refused: the host is down");
+  assert.equal(call.methods("files.submit").length, 2, "lost, then tried at once and refused: the host is down");
   assert.equal(done, false, "it waits for the host");
   call.down = false;
   call.reconnect();
   await submitted;
   assert.deepEqual(
-    call.methods("host.submit"),
+    call.methods("files.submit"),
     [
       [A, PROMPT],
       [A, PROMPT],
@@ -241,21 +241,21 @@ test("a delivery lost on its way is sent again once the host is back (the sheep 
 
 test("a delivery lost on its way whose host does not come back in time: the caller is told it may have reached the sheep", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 30 });
-  call.lose.add("host.submit");
+  const { files: host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 30 });
+  call.lose.add("files.submit");
   await assert.rejects(
     host.submit(A, PROMPT),
     (e) => e instanceof CallLost && isShepherdError(e, "host_unreachable") && /did not take it again within 0 s: it may have reached the sheep/.test(e.message),
   );
-  assert.ok(call.methods("host.submit").length >= 3, "sent again at the end, once more");
+  assert.ok(call.methods("files.submit").length >= 3, "sent again at the end, once more");
 });
 
 test("a delivery refused while the host is down is not sent again: nothing was done there", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
+  const { files: host } = remotePorts(call, { host: "h", runtime: "tmux", lostCallWaitMs: 60_000 });
   call.down = true;
   await assert.rejects(host.submit(A, PROMPT), (e) => isShepherdError(e, "host_unreachable") && !(e instanceof CallLost));
-  assert.equal(call.methods("host.submit").length, 1);
+  assert.equal(call.methods("files.submit").length, 1);
 });
 
 const PANE = {
@@ -294,10 +294,10 @@ test("a pane create lost on its way whose host stays away: the start is told a p
 
 test("a host's stale launch specs: asked with their age, each id checked; an answer not of agent ids is refused", async () => {
   const call = new FakeCall();
-  const { host } = remotePorts(call, { host: "h", runtime: "tmux" });
-  call.answers.set("host.staleSpecs", [{ agentId: A, extra: "ignored" }]);
+  const { files: host } = remotePorts(call, { host: "h", runtime: "tmux" });
+  call.answers.set("files.staleSpecs", [{ agentId: A, extra: "ignored" }]);
   assert.deepEqual(await host.staleSpecs!(600_000), [{ agentId: A }]);
-  assert.deepEqual(call.methods("host.staleSpecs"), [[600_000]]);
-  call.answers.set("host.staleSpecs", [{ agentId: "../../etc" }]);
+  assert.deepEqual(call.methods("files.staleSpecs"), [[600_000]]);
+  call.answers.set("files.staleSpecs", [{ agentId: "../../etc" }]);
   await assert.rejects(host.staleSpecs!(600_000), /\[protocol_error\] /);
 });

@@ -79,7 +79,7 @@ test("the same sources make the same bundle wherever the shepherd runs: its hash
 });
 
 test("a call before init is refused with [protocol_error]; sys.dir works before it", async () => {
-  await assert.rejects(agent.client.call("host.snapshot", ["a_0123456789"]), (e) => isShepherdError(e, "protocol_error") && /before init/.test(e.message));
+  await assert.rejects(agent.client.call("files.snapshot", ["a_0123456789"]), (e) => isShepherdError(e, "protocol_error") && /before init/.test(e.message));
   assert.equal(await agent.client.call("sys.dir", [null]), homedir());
   assert.equal(await agent.client.call("sys.dir", [dir]), dir);
   assert.equal(await agent.client.call("sys.dir", ["~"]), homedir());
@@ -148,8 +148,8 @@ test("git through RemoteWorkspace on a real repository: baseline, diff, isolate,
   await assert.rejects(ws.isolate({ cwd: dir, agentId: "a_0123456789", label: "x" }), (e) => isShepherdError(e, "not_a_repository"));
 });
 
-test("a sheep's files through RemoteSheepHost without a pane: prepare (0700/0600), its card relabelled, an evidence path, discard", async () => {
-  const host = remotePorts(agent.client, { host: "test-host", runtime: "tmux" }).host;
+test("a sheep's files through RemoteSheepFiles without a pane: prepare (0700/0600), its card relabelled, an evidence path, discard", async () => {
+  const host = remotePorts(agent.client, { host: "test-host", runtime: "tmux" }).files;
   const agentId = "a_remote0001";
   const prepared = await host.prepare({
     agentId,
@@ -185,7 +185,7 @@ test("a sheep's files through RemoteSheepHost without a pane: prepare (0700/0600
 
 test("an adapter's ShepherdError arrives with its code and words; a bad agent id is refused before any path is made of it", async () => {
   await assert.rejects(
-    agent.client.call("host.prepare", [
+    agent.client.call("files.prepare", [
       {
         agentId: "a_0123456789",
         definition: { name: "x", description: "", source: "user", path: "/x", model: "-rf" },
@@ -196,8 +196,8 @@ test("an adapter's ShepherdError arrives with its code and words; a bad agent id
     ]),
     (e) => isShepherdError(e, "invalid_params") && /model "-rf"/.test(e.message),
   );
-  await assert.rejects(agent.client.call("host.snapshot", ["../../etc"]), (e) => isShepherdError(e, "invalid_params") && /no agent id/.test(e.message));
-  await assert.rejects(agent.client.call("host.result", ["a_0123456789"]), (e) => isShepherdError(e, "invalid_params") && /parameter 2/.test(e.message));
+  await assert.rejects(agent.client.call("files.snapshot", ["../../etc"]), (e) => isShepherdError(e, "invalid_params") && /no agent id/.test(e.message));
+  await assert.rejects(agent.client.call("files.result", ["a_0123456789"]), (e) => isShepherdError(e, "invalid_params") && /parameter 2/.test(e.message));
 });
 
 test("unknown methods, non-JSON, lines without ids and a line over 64 MiB are refused, and the agent goes on answering", async () => {
@@ -251,7 +251,7 @@ test("a stream that closes fails every pending call, and every later one, with [
   const client = new RpcClient({ input, output, host: "far-away" });
   input.write(`${JSON.stringify({ hello: { protocol: PROTOCOL_VERSION, bundle: "b", pid: 1, node: "v22" } })}\n`);
   assert.equal((await client.hello).bundle, "b");
-  const pending = [client.call("sys.dir", [null]), client.call("host.snapshot", ["a_0123456789"])];
+  const pending = [client.call("sys.dir", [null]), client.call("files.snapshot", ["a_0123456789"])];
   input.end();
   // What was on its way may have been done there; what comes after was not.
   for (const p of pending)

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { isShepherdError } from "../../src/domain/errors.ts";
 import { PROTOCOL_VERSION } from "../../src/remote/rpc/call.ts";
-import { HOST_WIRE } from "../../src/remote/rpc/wire/sheep-host.ts";
+import { FILES_WIRE } from "../../src/remote/rpc/wire/sheep-files.ts";
 import { RUNTIME_WIRE } from "../../src/remote/rpc/wire/runtime.ts";
 import { SYS_WIRE } from "../../src/remote/rpc/wire/sys.ts";
 import { METHODS, WIRE } from "../../src/remote/rpc/wire/table.ts";
@@ -23,26 +23,26 @@ const PROTOCOL_1 = [
   "runtime.close",
   "runtime.relabel",
   "runtime.agentStatus",
-  "host.prepare",
-  "host.staleSpecs",
-  "host.snapshot",
-  "host.result",
-  "host.submit",
-  "host.messages",
-  "host.replies",
-  "host.replyText",
-  "host.reply",
-  "host.subscribe",
-  "host.unsubscribe",
-  "host.evidencePath",
-  "host.cleanup",
-  "host.relabel",
-  "host.discard",
-  "host.renewed",
-  "host.residentKb",
-  "host.resumeCard",
-  "host.resumeCards",
-  "host.conversation",
+  "files.prepare",
+  "files.staleSpecs",
+  "files.snapshot",
+  "files.result",
+  "files.submit",
+  "files.messages",
+  "files.replies",
+  "files.replyText",
+  "files.reply",
+  "files.subscribe",
+  "files.unsubscribe",
+  "files.evidencePath",
+  "files.cleanup",
+  "files.relabel",
+  "files.discard",
+  "files.renewed",
+  "files.residentKb",
+  "files.resumeCard",
+  "files.resumeCards",
+  "files.conversation",
   "ws.baseline",
   "ws.diff",
   "ws.isolate",
@@ -76,18 +76,18 @@ test("an entry's parameter check names the method and the parameter, and hands o
   assert.throws(() => RUNTIME_WIRE.read.params([{ paneId: 1 }, 40]), invalid(/runtime\.read: parameter 1 must be a pane \{paneId, agentId\}/));
   assert.throws(() => RUNTIME_WIRE.liveness.params([{}]), invalid(/runtime\.liveness: parameter 1 must be a list of panes/));
   assert.throws(() => RUNTIME_WIRE.createPane.params([[]]), invalid(/runtime\.createPane: parameter 1 must be an object/));
-  assert.throws(() => HOST_WIRE.snapshot.params(["../x"]), invalid(/host\.snapshot: "\.\.\/x" is no agent id/));
-  assert.throws(() => HOST_WIRE.reply.params(["a_0123456789", "m_1"]), invalid(/host\.reply: parameter 3 must be a string/));
+  assert.throws(() => FILES_WIRE.snapshot.params(["../x"]), invalid(/files\.snapshot: "\.\.\/x" is no agent id/));
+  assert.throws(() => FILES_WIRE.reply.params(["a_0123456789", "m_1"]), invalid(/files\.reply: parameter 3 must be a string/));
   assert.deepEqual(SYS_WIRE.dir.params([]), [null]);
   assert.throws(() => SYS_WIRE.dir.params([7]), invalid(/^\[invalid_params\] sys\.dir: its parameter must be a path or null\.$/));
   assert.throws(() => SYS_WIRE.init.params([{ agentDir: "rel" }]), invalid(/init: agentDir must be an absolute path/));
 });
 
 test("an entry's answer check: the shape, and where it must echo a parameter, the parameter", () => {
-  const params = HOST_WIRE.result.params(["a_0123456789", "p_1"]);
-  assert.ok(HOST_WIRE.result.answer({ promptId: "p_1", status: "completed", text: "ok" }, params));
-  assert.ok(HOST_WIRE.result.answer(null, params));
-  assert.ok(!HOST_WIRE.result.answer({ promptId: "p_2", status: "completed", text: "ok" }, params));
+  const params = FILES_WIRE.result.params(["a_0123456789", "p_1"]);
+  assert.ok(FILES_WIRE.result.answer({ promptId: "p_1", status: "completed", text: "ok" }, params));
+  assert.ok(FILES_WIRE.result.answer(null, params));
+  assert.ok(!FILES_WIRE.result.answer({ promptId: "p_2", status: "completed", text: "ok" }, params));
   assert.ok(!RUNTIME_WIRE.createPane.answer({ paneId: "not a pane" }, [{} as never]));
   assert.ok(SYS_WIRE.init.answer({ runtime: "tmux", stateDir: "/s", home: "/h" }, [{} as never]));
   assert.ok(!SYS_WIRE.init.answer({ runtime: "screen", stateDir: "/s", home: "/h" }, [{} as never]));

@@ -7,8 +7,8 @@ import { MAX_LABEL_LENGTH } from "../../src/domain/labels.ts";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { report } from "../../src/doctor/types.ts";
-import type { SheepHost } from "../../src/ports/sheep-host.ts";
-import { testFileHost } from "../support/file-host.ts";
+import type { SheepFiles } from "../../src/ports/sheep-files.ts";
+import { testSheepFiles } from "../support/local-sheep-files.ts";
 import { sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
 import { FileStateStore } from "../../src/stores/state-store.ts";
 import { loadSettings } from "../../src/settings.ts";
@@ -29,7 +29,15 @@ const def: AgentDefinition = {
 };
 
 function setup(world = new MemoryWorld(), store = new MemoryStore(), owner = "one", alive: (o: string) => boolean = () => true) {
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner, clock: new FakeClock(), store, ownerAlive: alive, startTimeoutMs: 10_000 });
+  const shepherd = new Shepherd({
+    runtime: world.runtime,
+    files: world.files,
+    owner,
+    clock: new FakeClock(),
+    store,
+    ownerAlive: alive,
+    startTimeoutMs: 10_000,
+  });
   return { world, store, shepherd };
 }
 
@@ -37,7 +45,7 @@ function setup(world = new MemoryWorld(), store = new MemoryStore(), owner = "on
 async function closedIsolated() {
   const world = new MemoryWorld();
   const workspace = new MemoryWorkspace();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "one", clock: new FakeClock(), workspace, startTimeoutMs: 10_000 });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "one", clock: new FakeClock(), workspace, startTimeoutMs: 10_000 });
   const a = await shepherd.start({ definition: def, cwd: "/repo", label: "iso", isolate: true });
   await shepherd.close(a.agentId);
   return { world, workspace, shepherd, a };
@@ -89,8 +97,8 @@ describe("core: resume", () => {
     const { world, workspace, shepherd, a } = await closedIsolated();
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
-    const prepare = world.host.prepare;
-    world.host.prepare = async (req) => {
+    const prepare = world.files.prepare;
+    world.files.prepare = async (req) => {
       await gate;
       return prepare(req);
     };
@@ -211,7 +219,7 @@ describe("core: resume", () => {
       const warnings: string[] = [];
       const opts = (store: FileStateStore) => ({
         runtime: world.runtime,
-        host: world.host,
+        files: world.files,
         owner: "one",
         clock: new FakeClock(),
         workspace,
@@ -285,16 +293,23 @@ describe("resume: a card the sheep rewrote is not trusted (issue 21, item 4)", (
     const work = join(root, "work");
     await mkdir(work, { recursive: true });
     await mkdir(join(root, "bundled"));
-    const files = testFileHost(agentDir);
+    const files = testSheepFiles(agentDir);
     const host = new Proxy(files, {
       get(target, key) {
         if (key === "snapshot") return async () => ({ ready: { pid: process.pid, readyAt: new Date().toISOString() } });
         const v = Reflect.get(target, key) as unknown;
         return typeof v === "function" ? v.bind(target) : v;
       },
-    }) as SheepHost;
+    }) as SheepFiles;
     const world = new MemoryWorld();
-    const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "one", clock: new FakeClock(), store: new MemoryStore(), startTimeoutMs: 10_000 });
+    const shepherd = new Shepherd({
+      runtime: world.runtime,
+      files: host,
+      owner: "one",
+      clock: new FakeClock(),
+      store: new MemoryStore(),
+      startTimeoutMs: 10_000,
+    });
     // Started while the project was trusted (and the person said yes), and it talked.
     const a = await shepherd.start({ definition: project, cwd: work, label: "scout" });
     const b = await shepherd.start({ definition: { name: "worker", description: "d", source: "user", path: "/agents/worker.md" }, cwd: work, label: "other" });

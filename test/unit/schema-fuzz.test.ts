@@ -240,7 +240,7 @@ describe("schema fuzz: dispatch gives a result or a [code] error", { timeout: 30
     const clock = new FakeClock();
     // The fuzz's cwd counts as a repository: isolation, evidence, diff and land are fuzzed too.
     const workspace = new MemoryWorkspace([dir, "/wt"]);
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s_fuzz", clock, startTimeoutMs: 10_000, workspace });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s_fuzz", clock, startTimeoutMs: 10_000, workspace });
     const ctx: DispatchContext = {
       shepherd,
       settings: { ...DEFAULT_SETTINGS, waitTimeout: 5 },

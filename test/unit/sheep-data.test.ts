@@ -14,7 +14,7 @@ import { sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
 import { parseMessageLog } from "../../src/protocol/message-log.ts";
 import type { RemoteCall } from "../../src/remote/rpc/call.ts";
 import { remotePorts } from "../../src/remote/rpc/ports.ts";
-import { testFileHost } from "../support/file-host.ts";
+import { testSheepFiles } from "../support/local-sheep-files.ts";
 
 const NOW = Date.parse("2026-06-01T12:00:00.000Z");
 const P = "p_0123456789";
@@ -89,22 +89,22 @@ describe("sheep data: a result, wherever it was read", () => {
 
   it("a remote host's answer gets the same bounds as a local read", async () => {
     const answers: Record<string, unknown> = {
-      "host.result": { promptId: P, status: "completed", text: "z".repeat(MAX_RESULT_BYTES + 10), usage: { input: "8 MiB" } },
-      "host.messages": [
+      "files.result": { promptId: P, status: "completed", text: "z".repeat(MAX_RESULT_BYTES + 10), usage: { input: "8 MiB" } },
+      "files.messages": [
         { messageId: "m_0123456789", kind: "progress", text: "ok", at: "2".repeat(1024 * 1024) },
         { messageId: "m_abcdefghij", kind: "progress", text: "fine", at: "+275760-09-13T00:00:00.000Z" },
       ],
-      "host.snapshot": { ready: { pid: 5, readyAt: new Date(-271821, 3, 20).toISOString() }, blocked: "b".repeat(100_000) },
+      "files.snapshot": { ready: { pid: 5, readyAt: new Date(-271821, 3, 20).toISOString() }, blocked: "b".repeat(100_000) },
     };
     const call: RemoteCall = {
       call: async (method) => answers[method],
       onEvent: () => () => undefined,
       onReconnect: () => () => undefined,
     };
-    const { host } = remotePorts(call, { host: "h", runtime: "tmux" });
+    const { files: host } = remotePorts(call, { host: "h", runtime: "tmux" });
     const r = await host.result("a_0123456789", P);
     assert.equal(r?.refused?.code, "result_too_large", "no 16 MiB and more of a host's answer is taken");
-    answers["host.result"] = { promptId: P, status: "completed", text: "ok", usage: { input: "8 MiB", output: 3 } };
+    answers["files.result"] = { promptId: P, status: "completed", text: "ok", usage: { input: "8 MiB", output: 3 } };
     assert.deepEqual((await host.result("a_0123456789", P))?.usage, { output: 3 });
     const messages = await host.messages("a_0123456789");
     assert.deepEqual(
@@ -115,7 +115,7 @@ describe("sheep data: a result, wherever it was read", () => {
     const snap = await host.snapshot("a_0123456789");
     assert.equal(snap.ready?.readyAt, new Date(EARLIEST_MS).toISOString());
     assert.ok(snap.blocked!.length <= 16 * 1024);
-    answers["host.conversation"] = {
+    answers["files.conversation"] = {
       sessionPath: "/s.jsonl",
       earlier: false,
       turns: Array.from({ length: 50 }, (_, i) => ({
@@ -155,7 +155,7 @@ describe("sheep data: the files of a sheep on this machine", () => {
         finishedAt: "+275760-09-13T00:00:00.000Z",
       }),
     );
-    const r = await testFileHost(agentDir).result(id, P);
+    const r = await testSheepFiles(agentDir).result(id, P);
     assert.deepEqual(r?.usage, { output: 3 });
     assert.equal(r?.startedAt, new Date(EARLIEST_MS).toISOString());
     assert.ok(Date.parse(r!.finishedAt!) <= Date.now() + AHEAD_MS);
@@ -167,7 +167,7 @@ describe("sheep data: the files of a sheep on this machine", () => {
     await mkdir(layout.dir, { recursive: true, mode: 0o700 });
     await writeFile(layout.status, JSON.stringify({ pid: process.pid, readyAt: "x".repeat(100_000), blocked: "q".repeat(60_000), state: "idle" }));
     await writeFile(layout.exit, JSON.stringify({ code: 1, signal: null, at: "+275760-09-13T00:00:00.000Z" }));
-    const snap = await testFileHost(agentDir).snapshot(id);
+    const snap = await testSheepFiles(agentDir).snapshot(id);
     assert.ok(Number.isFinite(Date.parse(snap.ready!.readyAt)));
     assert.ok(snap.blocked!.length <= 16 * 1024);
     assert.ok(Date.parse(snap.exited!.at) <= Date.now() + AHEAD_MS);

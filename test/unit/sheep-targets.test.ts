@@ -17,7 +17,7 @@ const def: AgentDefinition = { name: "echo", description: "d", source: "user", p
 function setup() {
   const world = new MemoryWorld();
   const store = new MemoryStore();
-  const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "me", store, ownerAlive: (o) => o === "me" });
+  const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "me", store, ownerAlive: (o) => o === "me" });
   const ctx: DispatchContext = { shepherd, settings: DEFAULT_SETTINGS, cwd: "/", agentDir: "/agent", bundledDir: "/bundled", trust: { hasUI: false } };
   return { world, store, shepherd, call: (params: Record<string, unknown>) => dispatch(params, ctx) };
 }
@@ -44,7 +44,7 @@ describe("a sheep named by id or label, in every action that takes one", () => {
 
   it("refuses a label two live sheep share (after adopting another shepherd's herd), listing both ids", async () => {
     const { world, store, shepherd, call } = setup();
-    const gone = new Shepherd({ runtime: world.runtime, host: world.host, owner: "gone", store, ownerAlive: () => false });
+    const gone = new Shepherd({ runtime: world.runtime, files: world.files, owner: "gone", store, ownerAlive: () => false });
     const theirs = await gone.start({ definition: def, cwd: "/", label: "twin" });
     gone.dispose();
     const mine = await shepherd.start({ definition: def, cwd: "/", label: "twin" });

@@ -12,7 +12,7 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import { STATUS_LOOK_MS } from "../../src/core/prompts/views.ts";
 import { QUIT_LOOK_MS } from "../../src/core/lifecycle/quit.ts";
 import { RoutedRuntime } from "../../src/hosts/runtime.ts";
-import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
+import { RoutedSheepFiles } from "../../src/hosts/routed-sheep-files.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import { RpcClient } from "../../src/remote/rpc/client.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
@@ -41,11 +41,11 @@ async function world() {
   let silent = false;
   let shepherd: Shepherd | undefined;
   const table = new HostTable({
-    local: { runtime: local.runtime, host: local.host },
+    local: { runtime: local.runtime, files: local.files },
     hosts: ["gpu"],
     connect: () => ({
       runtime: silenced(gpu.runtime, () => silent),
-      host: silenced(gpu.host, () => silent),
+      files: silenced(gpu.files, () => silent),
       down: () => undefined,
       dir: async (p) => p ?? "/home/me",
       close: async () => undefined,
@@ -53,7 +53,7 @@ async function world() {
     hostOf: (agentId) => shepherd?.registry.agents.get(agentId)?.host,
   });
   const clock = new FakeClock();
-  shepherd = new Shepherd({ runtime: new RoutedRuntime(table), host: new RoutedSheepHost(table), owner: "s1", clock, livenessIntervalMs: 1000 });
+  shepherd = new Shepherd({ runtime: new RoutedRuntime(table), files: new RoutedSheepFiles(table), owner: "s1", clock, livenessIntervalMs: 1000 });
   const here = await shepherd.start({ definition: def, cwd: "/work", label: "here" });
   const there = await shepherd.start({ definition: def, cwd: "/srv", host: "gpu", label: "there" });
   const pHere = await shepherd.prompt(here.agentId, "local work");
@@ -120,17 +120,17 @@ describe("a host that stopped answering holds up nothing else", () => {
     const silent: string[] = [];
     const client = new RpcClient({ input, output, host: "gpu", deadlineMs: () => 50, onSilent: (m) => silent.push(m) });
     await assert.rejects(
-      client.call("host.snapshot", ["a_x"]),
-      /\[host_unreachable\] host "gpu" did not answer host\.snapshot within 0\.05 s: it may have been done there/,
+      client.call("files.snapshot", ["a_x"]),
+      /\[host_unreachable\] host "gpu" did not answer files\.snapshot within 0\.05 s: it may have been done there/,
     );
-    assert.deepEqual(silent, ["host.snapshot"]);
+    assert.deepEqual(silent, ["files.snapshot"]);
   });
 });
 
 describe("a start that never launches (issue 31, item 7)", () => {
   it("removes what prepare wrote (the spec with forwarded secrets) when its first prompt fails", async () => {
     const local = new MemoryWorld();
-    const shepherd = new Shepherd({ runtime: local.runtime, host: local.host, owner: "s1", clock: new FakeClock(), maxPromptBytes: 4 });
+    const shepherd = new Shepherd({ runtime: local.runtime, files: local.files, owner: "s1", clock: new FakeClock(), maxPromptBytes: 4 });
     await assert.rejects(shepherd.start({ definition: def, cwd: "/work", prompt: { text: "far too long" } }), /\[invalid_params\]/);
     const agentId = local.prepared[0]!.agentId;
     assert.equal(local.sheep.get(agentId)?.cleaned, true, "the prepared files were removed");

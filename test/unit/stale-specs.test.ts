@@ -1,7 +1,7 @@
 /**
  * A shepherd killed between prepare and the pane leaves the sheep's launch spec, forwarded
  * secrets and all, that no launcher ever reads (issue 31, item 7). Here and on a host (whose agent
- * serves a FileSheepHost): doctor reports a spec older than any start could hold one and that no
+ * serves a LocalSheepFiles): doctor reports a spec older than any start could hold one and that no
  * record knows, prune removes it with what its start wrote and says so; a young spec (a start on
  * its way) and a recorded sheep's files are left alone.
  */
@@ -15,15 +15,15 @@ import { Shepherd } from "../../src/core/shepherd.ts";
 import { herdChecks } from "../../src/doctor/herd.ts";
 import { hostLeftoverChecks } from "../../src/doctor/run.ts";
 import { RoutedRuntime } from "../../src/hosts/runtime.ts";
-import { RoutedSheepHost } from "../../src/hosts/sheep-host.ts";
+import { RoutedSheepFiles } from "../../src/hosts/routed-sheep-files.ts";
 import { fileStartMarks } from "../../src/hosts/start-marks.ts";
 import { HostTable } from "../../src/hosts/table.ts";
 import { sheepDir, sheepLayout, stateDir } from "../../src/protocol/layout.ts";
-import type { FileSheepHost } from "../../src/protocol/file-host.ts";
+import type { LocalSheepFiles } from "../../src/protocol/local-sheep-files.ts";
 import type { AgentDefinition } from "../../src/ports/types.ts";
 import { leftoverText, pruneText } from "../../src/texts/format.ts";
 import { FakeClock } from "../support/fake-clock.ts";
-import { testFileHost } from "../support/file-host.ts";
+import { testSheepFiles } from "../support/local-sheep-files.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
@@ -31,7 +31,7 @@ const CUT = "a_cutshort01";
 const YOUNG = "a_onitsway01";
 
 /** A start cut short: prepare wrote the spec (with a secret), then the shepherd died; `agedMin` minutes ago. */
-async function cutShort(host: FileSheepHost, agentDir: string, agentId: string, agedMin: number): Promise<string> {
+async function cutShort(host: LocalSheepFiles, agentDir: string, agentId: string, agedMin: number): Promise<string> {
   await host.prepare({ agentId, definition: def, cwd: "/work", label: "cut", createdAt: new Date().toISOString() });
   const spec = sheepLayout(sheepDir(agentDir, agentId)).spec;
   const then = Date.now() / 1000 - agedMin * 60;
@@ -50,7 +50,7 @@ describe("launch specs a crash left between prepare and the pane", () => {
 
   it("here: doctor reports a stale one no record knows, prune removes it and says so; a young one stays", async () => {
     const agentDir = join(dir, "here");
-    const host = testFileHost(agentDir, { env: { ANTHROPIC_API_KEY: "sk-secret" } });
+    const host = testSheepFiles(agentDir, { env: { ANTHROPIC_API_KEY: "sk-secret" } });
     const stale = await cutShort(host, agentDir, CUT, 11);
     const young = await cutShort(host, agentDir, YOUNG, 1);
 
@@ -61,7 +61,7 @@ describe("launch specs a crash left between prepare and the pane", () => {
     assert.equal(found[0]!.fix, "/shepherd prune");
 
     const world = new MemoryWorld();
-    const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "me", clock: new FakeClock(), audit: { record: () => undefined } });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: host, owner: "me", clock: new FakeClock(), audit: { record: () => undefined } });
     assert.deepEqual((await shepherd.leftovers()).specs, [{ agentId: CUT }]);
     const out = await shepherd.prune();
     assert.deepEqual(out.specs, [{ agentId: CUT }]);
@@ -78,9 +78,9 @@ describe("launch specs a crash left between prepare and the pane", () => {
 
   it("a recorded sheep's stale spec is not a leftover", async () => {
     const agentDir = join(dir, "recorded");
-    const host = testFileHost(agentDir);
+    const host = testSheepFiles(agentDir);
     const world = new MemoryWorld();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "me", clock: new FakeClock(), audit: { record: () => undefined } });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "me", clock: new FakeClock(), audit: { record: () => undefined } });
     const rec = await shepherd.start({ definition: def, cwd: "/work", label: "kept" });
     const spec = await cutShort(host, agentDir, rec.agentId, 11);
     const checks = await herdChecks({ stateDir: stateDir(agentDir), env: {}, records: [...shepherd.registry.agents.values()], ownerAlive: () => false });
@@ -93,17 +93,17 @@ describe("launch specs a crash left between prepare and the pane", () => {
     const gpuDir = join(dir, "gpu");
     const local = new MemoryWorld();
     const gpu = new MemoryWorld();
-    const gpuHost = testFileHost(gpuDir, { env: { HF_TOKEN: "hf-secret" }, carryEnv: ["HF_TOKEN"] });
+    const gpuHost = testSheepFiles(gpuDir, { env: { HF_TOKEN: "hf-secret" }, carryEnv: ["HF_TOKEN"] });
     const table = new HostTable({
-      local: { runtime: local.runtime, host: testFileHost(hereDir) },
+      local: { runtime: local.runtime, files: testSheepFiles(hereDir) },
       hosts: ["gpu"],
-      connect: () => ({ runtime: gpu.runtime, host: gpuHost, down: () => undefined, dir: async (p) => p ?? "/home/me", close: async () => undefined }),
+      connect: () => ({ runtime: gpu.runtime, files: gpuHost, down: () => undefined, dir: async (p) => p ?? "/home/me", close: async () => undefined }),
       hostOf: () => undefined,
     });
     const stale = await cutShort(gpuHost, gpuDir, CUT, 11);
     const shepherd = new Shepherd({
       runtime: new RoutedRuntime(table),
-      host: new RoutedSheepHost(table),
+      files: new RoutedSheepFiles(table),
       owner: "me",
       clock: new FakeClock(),
       audit: { record: () => undefined },
@@ -124,20 +124,20 @@ describe("launch specs a crash left between prepare and the pane", () => {
   it("looks only on the hosts this machine marked a start on, and says what it found once", async () => {
     const gpu = new MemoryWorld();
     const gpuDir = join(dir, "gpu2");
-    const gpuHost = testFileHost(gpuDir);
+    const gpuHost = testSheepFiles(gpuDir);
     const asked: string[] = [];
     const starts = fileStartMarks(join(dir, "marks"), "me");
     const table = new HostTable({
-      local: { runtime: new MemoryWorld().runtime, host: testFileHost(join(dir, "local2")) },
+      local: { runtime: new MemoryWorld().runtime, files: testSheepFiles(join(dir, "local2")) },
       hosts: ["gpu", "idle"],
       starts,
       connect: (name) => {
         asked.push(name);
-        return { runtime: gpu.runtime, host: gpuHost, down: () => undefined, dir: async (p) => p ?? "/home/me", close: async () => undefined };
+        return { runtime: gpu.runtime, files: gpuHost, down: () => undefined, dir: async (p) => p ?? "/home/me", close: async () => undefined };
       },
       hostOf: () => undefined,
     });
-    const shepherd = new Shepherd({ runtime: new RoutedRuntime(table), host: new RoutedSheepHost(table), owner: "me", clock: new FakeClock() });
+    const shepherd = new Shepherd({ runtime: new RoutedRuntime(table), files: new RoutedSheepFiles(table), owner: "me", clock: new FakeClock() });
     // No start marked anywhere: looking for leftovers (as every session start does) connects to no host.
     assert.equal(leftoverText(await shepherd.leftovers()), undefined);
     assert.deepEqual(asked, []);

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { execa, type Subprocess } from "execa";
 import { Shepherd } from "../../src/core/shepherd.ts";
 import type { AgentRecord, DelegationRecord, PromptRecord } from "../../src/ports/types.ts";
-import { FileSheepHost } from "../../src/protocol/file-host.ts";
+import { LocalSheepFiles } from "../../src/protocol/local-sheep-files.ts";
 import { sheepDir, stateDir } from "../../src/protocol/layout.ts";
 import { FileStateStore } from "../../src/stores/state-store.ts";
 import { MemoryWorld } from "../support/memory-world.ts";
@@ -437,7 +437,7 @@ describe("state.json store", () => {
     await writeFile(join(stateDir(agentDir), "state.json"), JSON.stringify({ version: 1, agents: [gone("../../x"), gone("a_prune00001")], prompts: [] }));
 
     const world = new MemoryWorld();
-    const host = new FileSheepHost({
+    const host = new LocalSheepFiles({
       agentDir,
       piCommand: ["pi"],
       nodePath: "/node",
@@ -447,7 +447,7 @@ describe("state.json store", () => {
       env: {},
       depth: 0,
     });
-    const shepherd = new Shepherd({ runtime: world.runtime, host, owner: "me", store: new FileStateStore(stateDir(agentDir)), ownerAlive: () => false });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: host, owner: "me", store: new FileStateStore(stateDir(agentDir)), ownerAlive: () => false });
     const report = await shepherd.attach();
     await shepherd.prune();
     shepherd.dispose();

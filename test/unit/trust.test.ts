@@ -142,7 +142,7 @@ describe("trust: a project settings file cannot turn it off", () => {
     }
 
     const world = new MemoryWorld();
-    const shepherd = new Shepherd({ runtime: world.runtime, host: world.host, owner: "s", clock: new FakeClock() });
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock: new FakeClock() });
     const ctx = (trust: { hasUI: boolean; confirm?: (t: string, m: string) => Promise<boolean> }) => ({
       shepherd,
       settings: loaded.settings,

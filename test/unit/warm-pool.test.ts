@@ -23,7 +23,7 @@ function setup(o: { store?: MemoryStore; world?: MemoryWorld; owner?: string } =
   const clock = new FakeClock();
   const shepherd = new Shepherd({
     runtime: world.runtime,
-    host: world.host,
+    files: world.files,
     owner: o.owner ?? "shepherd-1",
     clock,
     livenessIntervalMs: 1000,

@@ -144,7 +144,7 @@ export class Courier {
     );
     if (!this.post.sink) return;
     const unread = quiet ? [] : [...reg.agents.values()].filter((rec) => rec.state !== "closed");
-    const read = await Promise.all(unread.map((rec) => herd.opts.host.messages(rec.agentId).catch(() => undefined)));
+    const read = await Promise.all(unread.map((rec) => herd.opts.files.messages(rec.agentId).catch(() => undefined)));
     for (const [i, rec] of unread.entries()) {
       if (!this.post.sink) return;
       await this.post.readMessages(rec.agentId, read[i]);

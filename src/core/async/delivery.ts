@@ -45,7 +45,7 @@ export class Delivery {
     if (!rec) return;
     // A log that cannot be read now changes nothing: read as empty, it would lower the count and
     // push every message past it again once it can be read.
-    const messages = read ?? (await herd.opts.host.messages(agentId).catch(() => undefined));
+    const messages = read ?? (await herd.opts.files.messages(agentId).catch(() => undefined));
     if (!messages) return;
     const from = Math.min(rec.messagesHandled ?? 0, messages.length);
     let end = from;

@@ -30,8 +30,8 @@ export async function listMessages(herd: Herd, agentId: AgentId | undefined, unr
   let changed = false;
   for (const rec of recs) {
     if (rec.state === "closed") continue; // its files went with its pane
-    const messages = await herd.opts.host.messages(rec.agentId);
-    const answers = messages.some((m) => m.awaitReply) ? await herd.opts.host.replies(rec.agentId) : new Map<string, "replied" | "expired">();
+    const messages = await herd.opts.files.messages(rec.agentId);
+    const answers = messages.some((m) => m.awaitReply) ? await herd.opts.files.replies(rec.agentId) : new Map<string, "replied" | "expired">();
     const readUpTo = Math.min(rec.messagesRead ?? 0, messages.length);
     messages.forEach((m, i) => {
       const read = i < readUpTo;
@@ -61,7 +61,7 @@ async function replyTo(herd: Herd, rec: AgentRecord, messageId: MessageId, text:
   if (bytes > herd.opts.maxPromptBytes) {
     throw new ShepherdError("invalid_params", `text is ${bytes} bytes; the limit is ${herd.opts.maxPromptBytes}. Put the material in a file and name it.`);
   }
-  const messages = await herd.opts.host.messages(rec.agentId);
+  const messages = await herd.opts.files.messages(rec.agentId);
   const m = messages.find((x) => x.messageId === messageId);
   if (!m) {
     throw new ShepherdError(
@@ -72,7 +72,7 @@ async function replyTo(herd: Herd, rec: AgentRecord, messageId: MessageId, text:
   if (m.kind !== "question" || !m.awaitReply) {
     throw new ShepherdError("reply_refused", `message ${m.messageId} is a ${m.kind} that waits for no reply; send the sheep a prompt instead.`);
   }
-  const outcome = await herd.opts.host.reply(rec.agentId, m.messageId, text);
+  const outcome = await herd.opts.files.reply(rec.agentId, m.messageId, text);
   if (outcome === "already_replied") throw new ShepherdError("reply_refused", `question ${m.messageId} was answered already; only the first reply counts.`);
   if (outcome === "expired") {
     throw new ShepherdError(

@@ -83,7 +83,7 @@ export class Herd {
   constructor(options: ShepherdOptions) {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
     this.clock = options.clock ?? systemClock;
-    const host = options.host;
+    const host = options.files;
     const registry = this.registry;
     this.liveness = new LivenessMonitor(
       options.runtime,
@@ -131,7 +131,7 @@ export class Herd {
   watch(agentId: string): void {
     this.watches.set(
       agentId,
-      this.opts.host.subscribe(agentId, () => this.bells.ring(agentId)),
+      this.opts.files.subscribe(agentId, () => this.bells.ring(agentId)),
     );
   }
 

@@ -1,5 +1,5 @@
 import type { ExitStatus, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.ts";
-import type { SheepSnapshot } from "../../ports/sheep-host.ts";
+import type { SheepSnapshot } from "../../ports/sheep-files.ts";
 import type { Clock } from "./clock.ts";
 import { WOKEN } from "./signals.ts";
 

@@ -1,14 +1,14 @@
 /** What a shepherd is made with, and the defaults of what it may leave out. */
 import type { AuditSink } from "../../ports/audit.ts";
 import type { Runtime } from "../../ports/runtime.ts";
-import type { SheepHost } from "../../ports/sheep-host.ts";
+import type { SheepFiles } from "../../ports/sheep-files.ts";
 import type { StateStore } from "../../ports/store.ts";
 import type { Workspace } from "../../ports/workspace.ts";
 import type { Clock } from "./clock.ts";
 
 export interface ShepherdOptions {
   runtime: Runtime;
-  host: SheepHost;
+  files: SheepFiles;
   /** Identifies this shepherd as the owner of the panes it creates. */
   owner: string;
   clock?: Clock;

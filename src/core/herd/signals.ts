@@ -6,7 +6,7 @@ const MAX_UNHEARD = 1024;
 export const WOKEN = new Error("woken");
 
 /**
- * Wake-ups per agent: the sheep host and the core's own transitions (close, settle) ring the
+ * Wake-ups per agent: the sheep-files port and the core's own transitions (close, settle) ring the
  * bell, and every loop waiting on that agent re-reads the truth instead of trusting the event.
  */
 export class Bells {

@@ -51,7 +51,7 @@ async function closeLive(herd: Herd, rec: AgentRecord, o: CloseOptions): Promise
   delete rec.activePromptId;
   herd.unwatch(rec.agentId);
   // Only now that the pane is confirmed gone can nothing still be reading these files.
-  const sessionPath = await herd.opts.host.cleanup(rec.agentId);
+  const sessionPath = await herd.opts.files.cleanup(rec.agentId);
   // With the sheep gone, nothing writes to its worktree any more.
   const worktree = await worktreeAfterClose(herd, rec, o);
   herd.bells.ring(rec.agentId);
@@ -219,7 +219,7 @@ export function dropGone(herd: Herd, rec: AgentRecord): Promise<{ ids: string[];
     await refresh(herd, rec).catch(() => undefined);
     for (const p of pendingPrompts(herd, rec)) await settle(herd, p, { status: "failed", error: `[pane_gone] the pane of ${rec.agentId} is gone.` });
     herd.unwatch(rec.agentId);
-    await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
+    await herd.opts.files.cleanup(rec.agentId).catch(() => undefined);
     herd.audit({ event: "prune", agentId: rec.agentId, label: rec.label });
     const kept = await tidyWorktree(herd, rec);
     if (kept === undefined) {
@@ -257,5 +257,5 @@ export async function confirmGone(herd: Herd, rec: AgentRecord): Promise<void> {
     await herd.clock.sleep(100);
   }
   // Bounded: a pi that ignores its hangup is left to the pid witness, not waited for.
-  for (let i = 0; i < 100 && herd.opts.host.running?.(rec.agentId) === true; i++) await herd.clock.sleep(20);
+  for (let i = 0; i < 100 && herd.opts.files.running?.(rec.agentId) === true; i++) await herd.clock.sleep(20);
 }

@@ -15,7 +15,7 @@ export function launchWarm(herd: Herd, req: StartRequest, label: string, signal?
 }
 
 export async function launch(herd: Herd, req: StartRequest, label: string, signal?: AbortSignal, warm = false): Promise<AgentRecord> {
-  const { runtime, host } = herd.opts;
+  const { runtime, files: host } = herd.opts;
   const agentId = newId("agent");
   const isolated = req.isolate
     ? await isolate(herd, {
@@ -150,7 +150,7 @@ async function firstPrompt(herd: Herd, agentId: AgentId, cwd: string, p: NonNull
   };
   // As any prompt that starts now: from this state of the working tree, taken before the sheep can see it.
   await takeBaseline(herd, { cwd, agentId }, record);
-  await herd.opts.host.submit(agentId, { kind: "prompt", promptId: record.promptId, text: p.text });
+  await herd.opts.files.submit(agentId, { kind: "prompt", promptId: record.promptId, text: p.text });
   return record;
 }
 
@@ -169,7 +169,7 @@ function worktreeHolder(herd: Herd, card: ResumeCard): AgentRecord | undefined {
 async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): Promise<void> {
   const deadline = herd.clock.now() + herd.opts.startTimeoutMs;
   for (;;) {
-    const snap = await herd.opts.host.snapshot(rec.agentId);
+    const snap = await herd.opts.files.snapshot(rec.agentId);
     // An answer up to an interval old will do: once ready, the sheep just wrote from its pane.
     const live = await herd.liveness.get(rec);
     const exit = howEnded(snap, live);
@@ -184,7 +184,7 @@ async function untilReady(herd: Herd, rec: AgentRecord, signal?: AbortSignal): P
 
 /** Start failed: keep the reason and the pane's last words, close only our pane, then throw. */
 async function abandon(herd: Herd, rec: AgentRecord, cause: unknown, lent?: AgentRecord): Promise<never> {
-  const { runtime, host } = herd.opts;
+  const { runtime, files: host } = herd.opts;
   const lines = await runtime.read(rec.paneId, 30).catch(() => "");
   // A pane that could not be closed (the multiplexer stopped answering) stays ours: its record is
   // what lets close, prune or the next shepherd find it, and its pi may still read its files.

@@ -3,7 +3,7 @@
  * the worktree and its branch but never recorded the sheep. Prune removes them (one holding work
  * only when forced); a worktree whose maker still runs is left alone, its start may be on its way.
  */
-import { STALE_SPEC_MS } from "../../ports/sheep-host.ts";
+import { STALE_SPEC_MS } from "../../ports/sheep-files.ts";
 import type { MarkedWorktree } from "../../ports/workspace.ts";
 import type { Herd } from "../herd/herd.ts";
 import { unlandedWork } from "./worktrees.ts";
@@ -58,7 +58,7 @@ export interface LeftoverSpec {
  * (another shepherd's start on its way is younger), and of a sheep no record, warm or not, knows.
  */
 export async function leftoverSpecs(herd: Herd): Promise<LeftoverSpec[]> {
-  const found = (await herd.opts.host.staleSpecs?.(STALE_SPEC_MS).catch(() => [])) ?? [];
+  const found = (await herd.opts.files.staleSpecs?.(STALE_SPEC_MS).catch(() => [])) ?? [];
   return found.filter((s) => !herd.registry.agents.has(s.agentId) && !herd.registry.warm.has(s.agentId));
 }
 
@@ -66,7 +66,7 @@ export async function leftoverSpecs(herd: Herd): Promise<LeftoverSpec[]> {
 export async function pruneSpecs(herd: Herd): Promise<LeftoverSpec[]> {
   const removed: LeftoverSpec[] = [];
   for (const s of await leftoverSpecs(herd)) {
-    const ok = await herd.opts.host.discard(s.agentId).then(
+    const ok = await herd.opts.files.discard(s.agentId).then(
       () => true,
       () => false,
     );
@@ -102,7 +102,7 @@ export async function pruneHostPanes(herd: Herd): Promise<LeftoverPane[]> {
       () => false,
     );
     if (!ok) continue;
-    await herd.opts.host.cleanup(p.agentId).catch(() => undefined);
+    await herd.opts.files.cleanup(p.agentId).catch(() => undefined);
     herd.audit({ event: "prune", agentId: p.agentId, label: "(no record)" });
     closed.push(p);
   }

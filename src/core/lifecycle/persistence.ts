@@ -24,7 +24,7 @@ export interface AttachReport {
  */
 export async function attach(herd: Herd): Promise<AttachReport> {
   const report: AttachReport = { adopted: [], pruned: [], live: [], warnings: [] };
-  const { store, owner, host } = herd.opts;
+  const { store, owner, files: host } = herd.opts;
   if (!store) return report;
   const { state, warnings } = await store.load();
   report.warnings.push(...warnings);

@@ -20,7 +20,7 @@ export async function resumable(herd: Herd, target: string): Promise<ResumeCard>
 }
 
 async function findCard(herd: Herd, target: string): Promise<ResumeCard> {
-  const { host } = herd.opts;
+  const { files: host } = herd.opts;
   const kind = idKind(target);
   if (kind === "prompt") throw new ShepherdError("unknown_agent", `"${target}" is a promptId; resume takes a sheep's agentId or label.`);
   if (kind === "agent") {

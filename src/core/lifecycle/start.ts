@@ -39,7 +39,7 @@ export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal)
  * now on. Nothing boots, so this costs a pane rename and a write of the records.
  */
 async function handOver(herd: Herd, rec: AgentRecord, req: StartRequest, label: string): Promise<StartedAgent> {
-  const { runtime, host } = herd.opts;
+  const { runtime, files: host } = herd.opts;
   delete rec.warm;
   rec.label = label;
   rec.createdAt = new Date(herd.clock.now()).toISOString();

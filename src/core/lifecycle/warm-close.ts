@@ -13,8 +13,8 @@ export async function closeWarmSheep(herd: Herd, rec: AgentRecord): Promise<bool
   if ((await closeAndConfirm(herd, rec)) !== undefined) return false;
   herd.unwatch(rec.agentId);
   // One that came back from a task keeps what its tasks left (their conversations, evidence), as a closed sheep does.
-  if (rec.renewed) await herd.opts.host.cleanup(rec.agentId).catch(() => undefined);
-  else await herd.opts.host.discard(rec.agentId).catch(() => undefined);
+  if (rec.renewed) await herd.opts.files.cleanup(rec.agentId).catch(() => undefined);
+  else await herd.opts.files.discard(rec.agentId).catch(() => undefined);
   return true;
 }
 

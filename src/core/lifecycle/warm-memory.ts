@@ -9,6 +9,6 @@ export async function poolMb(herd: Herd): Promise<number> {
 }
 
 export async function residentMb(herd: Herd, agentId: string): Promise<number> {
-  const kb = await herd.opts.host.residentKb?.(agentId).catch(() => undefined);
+  const kb = await herd.opts.files.residentKb?.(agentId).catch(() => undefined);
   return kb === undefined ? WARM_SHEEP_MB : kb / 1024;
 }

@@ -77,7 +77,7 @@ export class Renewals {
         rec.label = warmLabel(rec.agent);
         herd.registry.warm.set(rec.agentId, rec);
         pool.prints.set(rec.agentId, print);
-        await herd.opts.host.submit(rec.agentId, { kind: "renew", renewId });
+        await herd.opts.files.submit(rec.agentId, { kind: "renew", renewId });
         return true;
       })
       .catch(() => false)
@@ -103,7 +103,7 @@ export class Renewals {
       await this.backToHerd(rec, label);
       return false;
     }
-    if (renewed.sessionPath) rec.sessionPath = (await herd.opts.host.renewed?.(rec.agentId, renewed.sessionPath).catch(() => undefined)) ?? rec.sessionPath;
+    if (renewed.sessionPath) rec.sessionPath = (await herd.opts.files.renewed?.(rec.agentId, renewed.sessionPath).catch(() => undefined)) ?? rec.sessionPath;
     herd.setState(rec, "idle");
     rec.renewed = true;
     pool.returned.add(rec.agentId);
@@ -116,7 +116,7 @@ export class Renewals {
   /** The sheep's answer to its renewal: its new session, or why not (then it is closed as before). */
   private async renewed(rec: AgentRecord, renewId: string): Promise<{ sessionPath?: string } | string> {
     const { herd } = this;
-    const { host } = herd.opts;
+    const { files: host } = herd.opts;
     const deadline = herd.clock.now() + herd.opts.startTimeoutMs;
     for (;;) {
       const r = await host.result(rec.agentId, renewId).catch(() => undefined);

@@ -258,7 +258,7 @@ export class WarmPool implements WarmSource {
   private async stillReady(rec: AgentRecord, maxAgeMs: number): Promise<boolean> {
     const live = await this.herd.liveness.get(rec, maxAgeMs);
     if (live?.state !== "alive") return false;
-    const snap = await this.herd.opts.host.snapshot(rec.agentId);
+    const snap = await this.herd.opts.files.snapshot(rec.agentId);
     return Boolean(snap.ready) && !howEnded(snap, live) && !snap.piGone;
   }
 

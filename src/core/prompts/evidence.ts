@@ -45,7 +45,7 @@ export function nextBaseline(settled: PromptRecord, next: PromptRecord): void {
 /** What changed during the prompt, for its result; never throws. */
 export async function evidenceOf(herd: Herd, prompt: PromptRecord): Promise<Pick<WaitItem, "evidence" | "evidenceError">> {
   if (prompt.evidenceError) return { evidenceError: prompt.evidenceError };
-  const { workspace, host, evidenceInlineLines } = herd.opts;
+  const { workspace, files: host, evidenceInlineLines } = herd.opts;
   if (!workspace || !prompt.baseline) return {};
   try {
     const patchPath = await host.evidencePath(prompt.agentId, prompt.promptId);

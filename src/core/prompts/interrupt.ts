@@ -31,7 +31,7 @@ export async function interrupt(herd: Herd, agentId: AgentId): Promise<Interrupt
       if (!active) throw new ShepherdError("not_working", `sheep ${rec.agentId} (${rec.label}) runs no prompt now; there is nothing to interrupt.`);
       const interruptId = newId("interrupt");
       try {
-        await herd.opts.host.submit(rec.agentId, { kind: "interrupt", interruptId, target: active.promptId });
+        await herd.opts.files.submit(rec.agentId, { kind: "interrupt", interruptId, target: active.promptId });
       } catch (e) {
         throw new ShepherdError("runtime_error", `could not deliver the interrupt to ${rec.agentId}: ${errorText(e)}`);
       }

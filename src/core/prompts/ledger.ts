@@ -4,7 +4,7 @@
  * active prompt hands its place to the next follow-up queued behind it.
  */
 import type { AgentId } from "../../domain/ids.ts";
-import type { SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
+import type { SheepResult, SheepSnapshot } from "../../ports/sheep-files.ts";
 import { shorten } from "../../domain/errors.ts";
 import { evidenceOf, nextBaseline } from "./evidence.ts";
 import type { Herd } from "../herd/herd.ts";
@@ -85,9 +85,9 @@ function intoDelegation(herd: Herd, prompt: PromptRecord): void {
 
 /** Settles the prompt when its result file is there; returns the sheep's latest report. */
 export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: PromptRecord): Promise<SheepSnapshot> {
-  const result = await herd.opts.host.result(rec.agentId, prompt.promptId);
+  const result = await herd.opts.files.result(rec.agentId, prompt.promptId);
   if (result) await settle(herd, prompt, fromResult(result, prompt, rec));
-  return herd.opts.host.snapshot(rec.agentId);
+  return herd.opts.files.snapshot(rec.agentId);
 }
 
 /**
@@ -97,8 +97,8 @@ export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: Promp
 export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapshot> {
   for (;;) {
     const active = activePrompt(herd, rec);
-    const result = active ? await herd.opts.host.result(rec.agentId, active.promptId) : undefined;
-    if (!active || !result) return herd.opts.host.snapshot(rec.agentId);
+    const result = active ? await herd.opts.files.result(rec.agentId, active.promptId) : undefined;
+    if (!active || !result) return herd.opts.files.snapshot(rec.agentId);
     await settle(herd, active, fromResult(result, active, rec));
   }
 }

@@ -83,7 +83,7 @@ export async function prompt(herd: Herd, agentId: AgentId, message: string, opts
     // sheep can see it; a queued follow-up starts where the prompt before it ends (see the ledger).
     if (!active) await takeBaseline(herd, rec, record);
     try {
-      await herd.opts.host.submit(rec.agentId, { kind: "prompt", promptId, text: await withConflictNote(herd, rec, message) });
+      await herd.opts.files.submit(rec.agentId, { kind: "prompt", promptId, text: await withConflictNote(herd, rec, message) });
     } catch (e) {
       herd.registry.prompts.delete(promptId);
       Object.assign(rec, before);
@@ -114,7 +114,7 @@ async function steer(herd: Herd, rec: AgentRecord, target: PromptRecord, message
   const notifyBefore = target.notify;
   if (opts.notify) target.notify = true;
   try {
-    await herd.opts.host.submit(rec.agentId, { kind: "steer", steerId, target: target.promptId, text: message });
+    await herd.opts.files.submit(rec.agentId, { kind: "steer", steerId, target: target.promptId, text: message });
   } catch (e) {
     if (before) target.steerIds = before;
     else delete target.steerIds;

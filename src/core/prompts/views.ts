@@ -1,6 +1,6 @@
 /** What a sheep is doing, as asked by status, herd, read and the widget. Changes no pane. */
 import type { AgentId } from "../../domain/ids.ts";
-import type { SheepSnapshot } from "../../ports/sheep-host.ts";
+import type { SheepSnapshot } from "../../ports/sheep-files.ts";
 import { exitText, isShepherdError, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
 import { activePrompt, pendingPrompts, refresh } from "./ledger.ts";
@@ -160,7 +160,7 @@ export async function readScreen(herd: Herd, agentId: AgentId, lines: number): P
 /** The sheep's last turns from its session file; a closed sheep's file is kept, so it still answers. */
 export async function readConversation(herd: Herd, agentId: AgentId, turns: number): Promise<Conversation> {
   const rec = await findRecord(herd, agentId);
-  return herd.opts.host.conversation(rec.agentId, turns);
+  return herd.opts.files.conversation(rec.agentId, turns);
 }
 
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {

@@ -125,14 +125,14 @@ export class RemoteSession implements RemoteCall {
   async call(method: string, params: unknown[]): Promise<unknown> {
     const id = typeof params[0] === "string" ? params[0] : undefined;
     // Let go is let go at once, up or down: a reconnect must not subscribe it again.
-    if (method === "host.unsubscribe" && id !== undefined) this.subscribed.delete(id);
+    if (method === "files.unsubscribe" && id !== undefined) this.subscribed.delete(id);
     try {
       const v = await this.callNow(method, params);
-      if (method === "host.subscribe" && id !== undefined) this.subscribed.add(id);
+      if (method === "files.subscribe" && id !== undefined) this.subscribed.add(id);
       return v;
     } catch (e) {
       // Asked while the host is down: the subscription is wanted, and the connection that comes up makes it.
-      if (method === "host.subscribe" && id !== undefined && isShepherdError(e, "host_unreachable") && !this.closed()) this.subscribed.add(id);
+      if (method === "files.subscribe" && id !== undefined && isShepherdError(e, "host_unreachable") && !this.closed()) this.subscribed.add(id);
       throw e;
     }
   }
@@ -318,7 +318,7 @@ export class RemoteSession implements RemoteCall {
     );
     for (const id of [...this.subscribed]) {
       // One the agent refuses (it was asked for while the host was down, so never checked there) is let go, not the connection.
-      await withTimeout(client.call("host.subscribe", [id]), CALL_MS, "the remote agent did not answer host.subscribe").catch((e: unknown) => {
+      await withTimeout(client.call("files.subscribe", [id]), CALL_MS, "the remote agent did not answer files.subscribe").catch((e: unknown) => {
         if (isShepherdError(e, "host_unreachable") || (e instanceof Error && /did not answer/.test(e.message))) throw e;
         this.subscribed.delete(id);
       });

@@ -12,7 +12,7 @@ export const PROTOCOL_VERSION = 1;
 /** A line longer than this is a protocol error on either side: it is dropped unread, never buffered whole. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
-/** What the remote side pushes without being asked: a sheep's files changed (a SheepHost.subscribe onChange there). */
+/** What the remote side pushes without being asked: a sheep's files changed (a SheepFiles.subscribe onChange there). */
 export interface RemoteEvent {
   ev: "change";
   agentId: string;

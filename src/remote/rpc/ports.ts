@@ -1,16 +1,16 @@
 import type { Runtime, RuntimeName } from "../../ports/runtime.ts";
-import type { SheepHost } from "../../ports/sheep-host.ts";
+import type { SheepFiles } from "../../ports/sheep-files.ts";
 import type { Workspace } from "../../ports/workspace.ts";
 import type { RemoteCall } from "./call.ts";
 import { RemoteRuntime } from "./remote-runtime.ts";
-import { RemoteSheepHost } from "./remote-sheep-host.ts";
+import { RemoteSheepFiles } from "./remote-sheep-files.ts";
 import { RemoteWorkspace } from "./remote-workspace.ts";
 import { ask } from "./wire/method.ts";
 import { SYS_WIRE } from "./wire/sys.ts";
 
 export interface RemotePortSet {
   runtime: Runtime;
-  host: SheepHost;
+  files: SheepFiles;
   workspace: Workspace;
   /** `sys.dir`: an existing directory there (relative: under the remote home; undefined: the home), else [cwd_invalid]. */
   dir(path: string | undefined): Promise<string>;
@@ -33,7 +33,7 @@ export interface RemotePortOptions {
 export function remotePorts(remote: RemoteCall, o: RemotePortOptions): RemotePortSet {
   return {
     runtime: new RemoteRuntime(remote, o.runtime, o.host, o.attachHere, o.lostCallWaitMs),
-    host: new RemoteSheepHost(remote, o.host, o.lostCallWaitMs),
+    files: new RemoteSheepFiles(remote, o.host, o.lostCallWaitMs),
     workspace: new RemoteWorkspace(remote, o.host),
     dir: (path) => ask<string, [string | null]>(remote, o.host, SYS_WIRE.dir, path ?? null),
   };

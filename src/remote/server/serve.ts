@@ -8,10 +8,10 @@ import { resolve } from "node:path";
 import { homedir } from "node:os";
 import { stat } from "node:fs/promises";
 import { ShepherdError } from "../../domain/errors.ts";
-import type { SheepHost } from "../../ports/sheep-host.ts";
+import type { SheepFiles } from "../../ports/sheep-files.ts";
 import { type InitAnswer, type InitParams, MAX_LINE_BYTES, type WireAnswer } from "../rpc/call.ts";
 import { type AnyMethod, METHODS, type PortName, type Sides } from "../rpc/wire/table.ts";
-import type { HostSide } from "../rpc/wire/sheep-host.ts";
+import type { FilesSide } from "../rpc/wire/sheep-files.ts";
 import { SYS_WIRE, type SysSide } from "../rpc/wire/sys.ts";
 import { toWireError } from "../rpc/wire-error.ts";
 import { type Hosted, type SheepSide, setUp } from "./setup.ts";
@@ -139,10 +139,10 @@ export class AgentServer {
     return (port === "runtime" ? runtime : port === "ws" ? workspace : this.hostSide(host)) as Sides[K];
   }
 
-  /** The sheep host's methods are served on it and on this end's subscriptions: one watcher per sheep, its changes pushed. */
-  private hostSide(host: SheepHost): HostSide {
+  /** The sheep-files port's methods are served on it and on this end's subscriptions: one watcher per sheep, its changes pushed. */
+  private hostSide(host: SheepFiles): FilesSide {
     return {
-      host,
+      files: host,
       subscribe: (id) => {
         if (!this.subscriptions.has(id))
           this.subscriptions.set(

@@ -1,5 +1,5 @@
 /**
- * What `init` makes of its parameters: the very adapters a local shepherd runs (FileSheepHost,
+ * What `init` makes of its parameters: the very adapters a local shepherd runs (LocalSheepFiles,
  * the tmux or herdr runtime, GitWorkspace), here on the remote host. The sheep side they launch
  * is the bundle beside this file, never anything of the remote user's.
  */
@@ -12,7 +12,7 @@ import { ShepherdError } from "../../domain/errors.ts";
 import { GitWorkspace } from "../../git/workspace.ts";
 import type { Runtime } from "../../ports/runtime.ts";
 import type { Workspace } from "../../ports/workspace.ts";
-import { FileSheepHost } from "../../protocol/file-host.ts";
+import { LocalSheepFiles } from "../../protocol/local-sheep-files.ts";
 import { ensurePrivateDir } from "../../protocol/files.ts";
 import { stateDir as defaultStateDir, worktreesDir } from "../../protocol/layout.ts";
 import { chooseRuntime } from "../../runtimes/choose.ts";
@@ -23,7 +23,7 @@ import type { InitAnswer, InitParams } from "../rpc/call.ts";
 
 export interface Hosted {
   runtime: Runtime;
-  host: FileSheepHost;
+  host: LocalSheepFiles;
   workspace: Workspace;
   init: InitParams;
   answer: InitAnswer;
@@ -109,7 +109,7 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
   const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
   const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
-  const host = new FileSheepHost({
+  const host = new LocalSheepFiles({
     agentDir: init.agentDir,
     piCommand: inProcessPi(init.piCommand, sheepEnv),
     nodePath: process.execPath,

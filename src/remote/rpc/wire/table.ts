@@ -7,7 +7,7 @@ import type { Runtime } from "../../../ports/runtime.ts";
 import type { Workspace } from "../../../ports/workspace.ts";
 import type { WireMethod } from "./method.ts";
 import { RUNTIME_WIRE } from "./runtime.ts";
-import { HOST_WIRE, type HostSide } from "./sheep-host.ts";
+import { FILES_WIRE, type FilesSide } from "./sheep-files.ts";
 import { SYS_WIRE, type SysSide } from "./sys.ts";
 import { WORKSPACE_WIRE } from "./workspace.ts";
 
@@ -15,7 +15,7 @@ import { WORKSPACE_WIRE } from "./workspace.ts";
 export interface Sides {
   sys: SysSide;
   runtime: Runtime;
-  host: HostSide;
+  files: FilesSide;
   ws: Workspace;
 }
 
@@ -24,7 +24,7 @@ export type PortName = keyof Sides;
 // biome-ignore lint/suspicious/noExplicitAny: an entry of any table; its own types were checked where it was written
 export type AnyMethod = WireMethod<any, any>;
 
-export const WIRE = { sys: SYS_WIRE, runtime: RUNTIME_WIRE, host: HOST_WIRE, ws: WORKSPACE_WIRE } as const satisfies {
+export const WIRE = { sys: SYS_WIRE, runtime: RUNTIME_WIRE, files: FILES_WIRE, ws: WORKSPACE_WIRE } as const satisfies {
   // biome-ignore lint/suspicious/noExplicitAny: each entry's own parameters
   [K in PortName]: Record<string, WireMethod<Sides[K], any>>;
 };

@@ -95,7 +95,7 @@ export type ReplyOutcome = "delivered" | "already_replied" | "expired";
  */
 export const STALE_SPEC_MS = 10 * 60_000;
 
-export interface SheepHost {
+export interface SheepFiles {
   prepare(req: PrepareRequest): Promise<PreparedSheep>;
   /**
    * Sheep whose launch spec (it holds forwarded secrets) no launcher has read for `olderThanMs`,

@@ -1,9 +1,9 @@
 /**
- * The sheep host port over a remote host's agent: the sheep's files stay there, read and written
- * by the agent's FileSheepHost; changes come back as events on the same connection, never as a
+ * The sheep-files port over a remote host's agent: the sheep's files stay there, read and written
+ * by the agent's LocalSheepFiles; changes come back as events on the same connection, never as a
  * poll per sheep.
  */
-import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepHost, SheepResult, SheepSnapshot } from "../../ports/sheep-host.ts";
+import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepFiles, SheepResult, SheepSnapshot } from "../../ports/sheep-files.ts";
 import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
 import { isWellFormedId } from "../../domain/ids.ts";
 import { MAX_ERROR_CHARS, MAX_MESSAGE_CHARS, stringOf, timeOf } from "../../domain/sheep-data.ts";
@@ -12,12 +12,12 @@ import type { RemoteCall } from "./call.ts";
 import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
 import { isObject, isString } from "./shape.ts";
 import { ask } from "./wire/method.ts";
-import { HOST_WIRE as W } from "./wire/sheep-host.ts";
+import { FILES_WIRE as W } from "./wire/sheep-files.ts";
 
 /** A conversation line's text at most: a local read cuts answers at 16,000 characters and says so in a few more. */
 const MAX_LINE_CHARS = 16_100;
 
-export class RemoteSheepHost implements SheepHost {
+export class RemoteSheepFiles implements SheepFiles {
   private readonly listeners = new Map<string, Set<() => void>>();
 
   constructor(

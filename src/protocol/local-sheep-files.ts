@@ -14,10 +14,10 @@ import {
   type PreparedSheep,
   type PrepareRequest,
   type ReplyOutcome,
-  type SheepHost,
+  type SheepFiles,
   type SheepResult,
   type SheepSnapshot,
-} from "../ports/sheep-host.ts";
+} from "../ports/sheep-files.ts";
 import { READ_LIMITS, readBounded, readJsonBounded, readJsonBoundedSync, refusalText, jsonValue, type JsonRead } from "./bounded-read.ts";
 import { ensurePrivateDir, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
 import { cardsDir, INBOX_FILE, sheepDir, sheepLayout, stateDir } from "./layout.ts";
@@ -51,7 +51,7 @@ const reportName = (name: string) => name === "status.json" || name === "exit.js
 const resultName = (name: string) => !name.startsWith(".");
 
 /** The sheep protocol on disk: prompts and results travel as files, never as keystrokes. */
-export class FileSheepHost implements SheepHost {
+export class LocalSheepFiles implements SheepFiles {
   /** Per sheep: since when its reported pid has been seen dead. */
   private readonly deadSince = new Map<string, number>();
   /** Per sheep: the pid its last status report named, for `running`. */

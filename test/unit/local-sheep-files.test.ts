@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { cardsDir, INBOX_FILE, sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
-import type { FileSheepHost } from "../../src/protocol/file-host.ts";
-import { testFileHost } from "../support/file-host.ts";
+import type { LocalSheepFiles } from "../../src/protocol/local-sheep-files.ts";
+import { testSheepFiles } from "../support/local-sheep-files.ts";
 
 let agentDir: string;
 before(async () => {
@@ -17,7 +17,7 @@ after(async () => {
 });
 
 function host(deadPidGraceMs = 50) {
-  return testFileHost(agentDir, { deadPidGraceMs });
+  return testSheepFiles(agentDir, { deadPidGraceMs });
 }
 
 async function statusWithPid(agentId: string, pid: unknown) {
@@ -33,7 +33,7 @@ function deadPid(): number {
   return r.pid;
 }
 
-describe("sheep host: the pid witness", () => {
+describe("local sheep files: the pid witness", () => {
   it("a shepherd that never saw the sheep's pid alive (restarted after it died) still counts it dead after the grace", async () => {
     await statusWithPid("a_deadpid0001", deadPid());
     const h = host(); // a fresh host: nothing seen before, as after a restart
@@ -66,7 +66,7 @@ describe("sheep host: the pid witness", () => {
   }
 });
 
-describe("sheep host: the async protocol on disk", () => {
+describe("local sheep files: the async protocol on disk", () => {
   it("names inbox files so the sheep takes them in the order they were made, also from a new host", async () => {
     const agentId = "a_order00001";
     const dir = sheepDir(agentDir, agentId);
@@ -132,7 +132,7 @@ describe("sheep host: the async protocol on disk", () => {
   });
 });
 
-describe("sheep host: the evidence directory", () => {
+describe("local sheep files: the evidence directory", () => {
   it("a link the sheep put in place of evidence/ is not followed: the patch goes into a real private directory", async () => {
     const agentId = "a_evidence01";
     const dir = sheepDir(agentDir, agentId);
@@ -149,7 +149,7 @@ describe("sheep host: the evidence directory", () => {
   });
 });
 
-describe("sheep host: resume cards", () => {
+describe("local sheep files: resume cards", () => {
   const def = { name: "worker", description: "d", source: "user" as const, path: "/a/worker.md", tools: ["read"], model: "m/x", systemPrompt: "Work." };
   const prepare = (agentId: string, resume?: { from: string; sessionPath: string }) =>
     host().prepare({ agentId, definition: def, cwd: "/work", label: "alpha", createdAt: new Date().toISOString(), ...(resume ? { resume } : {}) });
@@ -233,9 +233,9 @@ describe("sheep host: resume cards", () => {
   });
 });
 
-describe("sheep host: a card the sheep rewrote is not what resumes it (issue 21, item 4)", () => {
+describe("local sheep files: a card the sheep rewrote is not what resumes it (issue 21, item 4)", () => {
   const def = { name: "scout", description: "d", source: "project" as const, path: "/repo/.pi/agents/scout.md", tools: ["read"], systemPrompt: "Look." };
-  const prepare = (h: FileSheepHost, agentId: string, resume?: { from: string; sessionPath: string }) =>
+  const prepare = (h: LocalSheepFiles, agentId: string, resume?: { from: string; sessionPath: string }) =>
     h.prepare({ agentId, definition: def, cwd: "/work", label: "scout", createdAt: new Date().toISOString(), ...(resume ? { resume } : {}) });
 
   it("the card is the shepherd's, outside the sheep's directory: a resume.json the sheep writes there changes nothing", async () => {
@@ -288,7 +288,7 @@ describe("sheep host: a card the sheep rewrote is not what resumes it (issue 21,
   });
 });
 
-describe("sheep host: launch and exit reports", () => {
+describe("local sheep files: launch and exit reports", () => {
   it("gives the pane the launcher and its reporting form; the spec carries argv, env and cwd only", async () => {
     const h = host();
     const prepared = await h.prepare({
