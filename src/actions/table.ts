@@ -1,7 +1,7 @@
 /**
  * Every action, once: the tool's schema and description, /shepherd's grammar, help and completion
  * are built from this list (edge/schema.ts, edge/description.ts, command/grammar.ts), and the
- * panel's routes and the docs are checked against it (test/unit/action-table.test.ts). The order
+ * panel's routes and the docs are checked against it (test/unit/actions/action-table.test.ts). The order
  * is the order the tool names them in its schema and its refusals.
  */
 import { close } from "./close.ts";

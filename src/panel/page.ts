@@ -18,7 +18,7 @@ const FILES: Record<string, [string, string]> = {
   // The tab's icon; /favicon.ico too, where a browser looks without being told (no token: it is the page's).
   "/assets/favicon.svg": ["favicon.svg", "image/svg+xml"],
   "/favicon.ico": ["favicon.svg", "image/svg+xml"],
-  // The page's ES modules: app.js, the entry, imports the others (test/unit/panel-page.test.ts holds this list to the directory).
+  // The page's ES modules: app.js, the entry, imports the others (test/unit/panel/panel-page.test.ts holds this list to the directory).
   ...Object.fromEntries(
     ["app", "api", "dom", "fleet", "sheep", "diff", "start"].map((m) => [`/assets/${m}.js`, [`${m}.js`, "text/javascript; charset=utf-8"]]),
   ),
