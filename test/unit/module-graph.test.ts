@@ -94,9 +94,12 @@ const ROOMS = [
   "src/settings.ts",
   "src/project-trust.ts",
   "src/remote/link/",
+  "src/sandbox/",
   "src/agents/",
   "src/git/",
   "src/launch/",
+  // The forwarder inside a sandbox, which the launcher starts: nothing of the house.
+  "src/sandbox/egress/forwarder.mjs",
   "src/sheep/",
   "src/protocol/",
   "src/runtimes/",
