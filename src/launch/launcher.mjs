@@ -55,6 +55,17 @@ function runsHere([cmd, script]) {
 
 const here = runsHere(spec.argv);
 Object.assign(process.env, env);
+// A sandboxed sheep has no network: its pi reaches the shepherd's egress proxy through a forwarder
+// from a loopback port to the proxy's socket bound into the sandbox, started before pi is.
+if (process.env.PI_SHEPHERD_EGRESS_SOCKET) {
+  try {
+    const { startForwarder, proxyEnv } = await import(new URL("../sandbox/egress/forwarder.mjs", import.meta.url).href);
+    const { port } = await startForwarder(process.env.PI_SHEPHERD_EGRESS_SOCKET);
+    Object.assign(process.env, proxyEnv(port));
+  } catch (e) {
+    fail(`cannot start the egress forwarder: ${e?.message ?? e}`, 2);
+  }
+}
 try {
   process.chdir(spec.cwd);
 } catch (e) {
