@@ -95,7 +95,12 @@ export class EgressProxy {
     const entry: SheepEntry = { server, policy: s.policy, log, socketPath: s.socketPath, active: 0, open: new Set() };
     server.on("connect", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(agentId, entry, req, socket, head));
     server.on("request", (req: IncomingMessage, res: ServerResponse) => void this.forward(agentId, entry, req, res));
-    server.on("clientError", (_e, socket: Duplex) => socket.destroy());
+    // A head that is no HTTP, or over the cap: told, then the connection ends (it never reached a decision).
+    server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+      const status = err.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : "400 Bad Request";
+      if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      else socket.destroy();
+    });
     server.on("connection", (socket: Socket) => {
       entry.open.add(socket);
       socket.on("close", () => entry.open.delete(socket));

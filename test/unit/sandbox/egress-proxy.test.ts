@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { readFile, stat } from "node:fs/promises";
-import { createServer, type Socket } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { AuditInput } from "../../../src/ports/audit.ts";
@@ -210,6 +210,50 @@ test("closing one sheep's socket ends its tunnels and removes its socket file; t
   await closed;
   await assert.rejects(stat(a.socketPath));
   assert.equal((await plainRequest(b, `http://127.0.0.1:${port}/b`)).text, "hello /b");
+});
+
+test("bounds: an idle tunnel is ended and logged, a head over the cap ends its connection, a failed connect is told", async (t) => {
+  const held: Socket[] = [];
+  const silent = createServer((c) => held.push(c));
+  await new Promise<void>((r) => silent.listen(0, "127.0.0.1", () => r()));
+  t.after(async () => {
+    for (const c of held) c.destroy();
+    await new Promise<void>((r) => silent.close(() => r()));
+  });
+  const silentPort = (silent.address() as { port: number }).port;
+  const dir = await tempDir(t);
+  const proxy = new EgressProxy({ lookup, idleTimeoutMs: 200, maxHeaderBytes: 1024 });
+  t.after(() => proxy.closeAll());
+  const socketPath = join(dir, "a1.sock");
+  const log = await proxy.open("a1", { socketPath, policy: egressPolicy([], ["127.0.0.1"]), logFile: join(dir, "a1.jsonl") });
+  const idle = await connectTunnel(socketPath, `127.0.0.1:${silentPort}`);
+  assert.equal(idle.status, 200);
+  await new Promise((r) => idle.socket.once("close", r));
+  await waitFor(() => log.counts().allowed === 1);
+  assert.equal(log.last(1)[0]?.reason, undefined);
+
+  const big = await new Promise<string>((resolve) => {
+    const s = connect(socketPath);
+    let text = "";
+    s.on("data", (d: Buffer) => {
+      text += d.toString();
+    });
+    s.on("close", () => resolve(text));
+    s.on("error", () => resolve(text));
+    s.write(`CONNECT 127.0.0.1:${silentPort} HTTP/1.1\r\nHost: x\r\nX-Pad: ${"a".repeat(4096)}\r\n\r\n`);
+  });
+  assert.match(big, /^HTTP\/1\.1 431 /);
+  assert.equal(log.counts().allowed, 1, "the oversized head never reached a decision");
+
+  // A port nothing listens on: allowed by the policy, the connect fails.
+  const closed = createServer();
+  await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
+  const deadPort = (closed.address() as { port: number }).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const failed = await connectTunnel(socketPath, `127.0.0.1:${deadPort}`);
+  assert.equal(failed.status, 502);
+  await waitFor(() => log.counts().allowed === 2);
+  assert.equal(log.last(1)[0]?.reason, "connect_failed");
 });
 
 async function waitFor(ok: () => boolean, ms = 5000): Promise<void> {
