@@ -8,7 +8,7 @@ import { join } from "node:path";
 export async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
   // Short: a Unix socket path has ~107 bytes.
   const dir = await mkdtemp(join(tmpdir(), "egr-"));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
 }
 

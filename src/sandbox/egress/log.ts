@@ -4,7 +4,38 @@
  * it becomes `<file>.1` (the one before that is dropped) and a new file begins, so a sheep that tries
  * a million hosts costs at most twice the cap on disk.
  */
-import { appendFile, open, rename, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, rename, unlink } from "node:fs/promises";
+
+/**
+ * The file lies in the sheep's own directory, which a sandboxed sheep can write: it may have put a
+ * symbolic or hard link to another of the user's files there. Opened without following a link, and
+ * a file that is no regular file or has another name too is removed (the name, not what it names)
+ * and made anew: the proxy's lines never land in a file the sheep chose. Returns the file's new size.
+ */
+async function appendPrivate(file: string, line: string): Promise<number> {
+  // O_NONBLOCK: a FIFO with no reader fails at once (ENXIO) instead of holding every later entry.
+  const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  let h = await open(file, flags, 0o600).catch(async (e: NodeJS.ErrnoException) => {
+    // A symbolic link there (O_NOFOLLOW: ELOOP) or a FIFO: remove the name, make the file.
+    if (e.code !== "ELOOP" && e.code !== "ENXIO") throw e;
+    await unlink(file);
+    return open(file, flags | constants.O_EXCL, 0o600);
+  });
+  let st = await h.stat();
+  if (!st.isFile() || st.nlink !== 1) {
+    await h.close();
+    await unlink(file);
+    h = await open(file, flags | constants.O_EXCL, 0o600);
+    st = await h.stat();
+  }
+  try {
+    await h.appendFile(line);
+    return st.size + Buffer.byteLength(line);
+  } finally {
+    await h.close();
+  }
+}
 
 export interface EgressEntry {
   /** ISO time the attempt began. */
@@ -65,18 +96,15 @@ export class EgressLog {
   }
 
   private async write(line: string): Promise<void> {
-    if (this.size === undefined)
-      this.size = await stat(this.file).then(
-        (s) => s.size,
-        () => 0,
-      );
+    this.size ??= await lstat(this.file).then(
+      (s) => (s.isFile() ? s.size : 0),
+      () => 0,
+    );
     const bytes = Buffer.byteLength(line);
     if (this.size > 0 && this.size + bytes > this.maxBytes) {
       await rename(this.file, `${this.file}.1`).catch(() => {});
-      this.size = 0;
     }
-    await appendFile(this.file, line, { mode: 0o600 });
-    this.size += bytes;
+    this.size = await appendPrivate(this.file, line);
   }
 
   /** Resolves once every entry added so far is on disk. */
@@ -98,9 +126,11 @@ export class EgressLog {
 export async function readEgressLog(file: string, n: number, maxBytes = 1024 * 1024): Promise<EgressEntry[]> {
   let text: string;
   try {
-    const h = await open(file, "r");
+    const h = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
-      const { size } = await h.stat();
+      const st = await h.stat();
+      if (!st.isFile()) return [];
+      const { size } = st;
       const length = Math.min(size, maxBytes);
       const buf = Buffer.alloc(length);
       await h.read(buf, 0, length, size - length);

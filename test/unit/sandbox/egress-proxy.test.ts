@@ -4,7 +4,8 @@
  * make an allowed name resolve to loopback or a metadata address without touching DNS).
  */
 import assert from "node:assert/strict";
-import { readFile, stat } from "node:fs/promises";
+import { link, lstat, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { execa } from "execa";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -254,6 +255,30 @@ test("bounds: an idle tunnel is ended and logged, a head over the cap ends its c
   assert.equal(failed.status, 502);
   await waitFor(() => log.counts().allowed === 2);
   assert.equal(log.last(1)[0]?.reason, "connect_failed");
+});
+
+test("a link or FIFO the sheep put in place of its log is replaced: the proxy never writes to a file the sheep chose", async (t) => {
+  const dir = await tempDir(t);
+  const victim = join(dir, "victim.txt");
+  await writeFile(victim, "the user's file\n");
+  const proxy = new EgressProxy({ lookup });
+  t.after(() => proxy.closeAll());
+  for (const [i, plant] of [
+    (f: string) => symlink(victim, f),
+    (f: string) => link(victim, f),
+    (f: string) => execa("mkfifo", [f]).then(() => undefined),
+  ].entries()) {
+    const logFile = join(dir, `a${i}.jsonl`);
+    await plant(logFile);
+    const socketPath = join(dir, `a${i}.sock`);
+    const log = await proxy.open(`a${i}`, { socketPath, policy: egressPolicy([], []), logFile });
+    assert.equal((await connectTunnel(socketPath, "elsewhere.example:443")).status, 403);
+    await log.flushed();
+    const st = await lstat(logFile);
+    assert.ok(st.isFile() && st.nlink === 1, `plant ${i}: a regular file of its own`);
+    assert.match(await readFile(logFile, "utf8"), /elsewhere\.example:443/);
+  }
+  assert.equal(await readFile(victim, "utf8"), "the user's file\n");
 });
 
 async function waitFor(ok: () => boolean, ms = 5000): Promise<void> {
