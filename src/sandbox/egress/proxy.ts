@@ -86,6 +86,11 @@ export class EgressProxy {
     if (this.sheep.has(agentId)) throw new ShepherdError("invalid_params", `egress proxy: ${agentId} has a socket already`);
     const dir = dirname(s.socketPath);
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    // Never a link (chmod and listen would follow it) nor another user's directory.
+    const st = await lstat(dir);
+    if (!st.isDirectory() || st.uid !== process.getuid?.()) {
+      throw new ShepherdError("invalid_params", `egress proxy: ${dir} is no directory of this user's (a link?)`);
+    }
     await chmod(dir, 0o700);
     const old = await lstat(s.socketPath).catch(() => undefined);
     if (old?.isSocket()) await unlink(s.socketPath);

@@ -4,7 +4,7 @@
  * make an allowed name resolve to loopback or a metadata address without touching DNS).
  */
 import assert from "node:assert/strict";
-import { link, lstat, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, link, lstat, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { execa } from "execa";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
@@ -279,6 +279,21 @@ test("a link or FIFO the sheep put in place of its log is replaced: the proxy ne
     assert.match(await readFile(logFile, "utf8"), /elsewhere\.example:443/);
   }
   assert.equal(await readFile(victim, "utf8"), "the user's file\n");
+});
+
+test("a socket directory that is a link is refused, and what it points to keeps its mode", async (t) => {
+  const dir = await tempDir(t);
+  const elsewhere = join(dir, "elsewhere");
+  await mkdir(elsewhere, { mode: 0o755 });
+  await chmod(elsewhere, 0o755);
+  await symlink(elsewhere, join(dir, "s"));
+  const proxy = new EgressProxy({ lookup });
+  t.after(() => proxy.closeAll());
+  await assert.rejects(
+    proxy.open("a1", { socketPath: join(dir, "s", "a1.sock"), policy: egressPolicy([], []), logFile: join(dir, "a1.jsonl") }),
+    /\[invalid_params\]/,
+  );
+  assert.equal((await stat(elsewhere)).mode & 0o777, 0o755);
 });
 
 async function waitFor(ok: () => boolean, ms = 5000): Promise<void> {
