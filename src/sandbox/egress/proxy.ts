@@ -37,6 +37,8 @@ export interface EgressProxyOptions {
   maxHeaderBytes?: number;
   /** Where refusals are told (the audit sink, stamped by its owner). */
   audit?: (event: AuditInput) => void;
+  /** Refusals of one sheep told to the audit sink per minute at most (default 30); the egress log has every one. */
+  auditPerMinute?: number;
   now?: () => number;
 }
 
@@ -56,6 +58,8 @@ interface SheepEntry {
   socketPath: string;
   active: number;
   open: Set<Duplex>;
+  /** Refusals told to the audit sink in the current minute, and those left untold since the last told one. */
+  audit: { windowStart: number; told: number; untold: number };
 }
 
 const defaultLookup: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
@@ -69,6 +73,7 @@ export class EgressProxy {
   private readonly maxTunnels: number;
   private readonly maxHeaderBytes: number;
   private readonly now: () => number;
+  private readonly auditPerMinute: number;
 
   constructor(private readonly o: EgressProxyOptions = {}) {
     this.lookup = o.lookup ?? defaultLookup;
@@ -79,6 +84,7 @@ export class EgressProxy {
     this.maxTunnels = o.maxTunnels ?? 32;
     this.maxHeaderBytes = o.maxHeaderBytes ?? 16 * 1024;
     this.now = o.now ?? Date.now;
+    this.auditPerMinute = o.auditPerMinute ?? 30;
   }
 
   /** Starts serving one sheep on its own socket. */
@@ -97,7 +103,15 @@ export class EgressProxy {
     else if (old) throw new ShepherdError("invalid_params", `egress proxy: ${s.socketPath} exists and is no socket`);
     const log = new EgressLog(s.logFile, s.log);
     const server = createServer({ maxHeaderSize: this.maxHeaderBytes, headersTimeout: 10_000, requestTimeout: 0 });
-    const entry: SheepEntry = { server, policy: s.policy, log, socketPath: s.socketPath, active: 0, open: new Set() };
+    const entry: SheepEntry = {
+      server,
+      policy: s.policy,
+      log,
+      socketPath: s.socketPath,
+      active: 0,
+      open: new Set(),
+      audit: { windowStart: 0, told: 0, untold: 0 },
+    };
     server.on("connect", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(agentId, entry, req, socket, head));
     server.on("request", (req: IncomingMessage, res: ServerResponse) => void this.forward(agentId, entry, req, res));
     // A head that is no HTTP, or over the cap: told, then the connection ends (it never reached a decision).
@@ -161,9 +175,30 @@ export class EgressProxy {
 
   private record(agentId: string, e: SheepEntry, entry: EgressEntry): void {
     e.log.add(entry);
-    if (entry.verdict === "refused") {
-      this.o.audit?.({ event: "refusal", action: "egress", agentId, reason: entry.reason ?? "not_allowed", target: entry.target });
+    if (entry.verdict !== "refused" || !this.o.audit) return;
+    // The audit log rotates by size: a sheep trying a million hosts must not push the herd's history out of it.
+    // Every attempt stays in the sheep's own egress log; the audit log gets at most auditPerMinute of them.
+    const a = e.audit;
+    const now = this.now();
+    if (now - a.windowStart >= 60_000) {
+      a.windowStart = now;
+      a.told = 0;
     }
+    if (a.told >= this.auditPerMinute) {
+      a.untold++;
+      return;
+    }
+    a.told++;
+    const untold = a.untold;
+    a.untold = 0;
+    this.o.audit({
+      event: "refusal",
+      action: "egress",
+      agentId,
+      reason: entry.reason ?? "not_allowed",
+      target: entry.target,
+      ...(untold > 0 ? { error: `${untold} more egress refusals before this one are in the sheep's egress log only` } : {}),
+    });
   }
 
   private async tunnel(agentId: string, e: SheepEntry, req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {

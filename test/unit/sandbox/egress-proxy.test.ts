@@ -296,6 +296,27 @@ test("a socket directory that is a link is refused, and what it points to keeps 
   assert.equal((await stat(elsewhere)).mode & 0o777, 0o755);
 });
 
+test("refusals told to the audit sink are bounded per sheep and minute; the egress log keeps every one", async (t) => {
+  const dir = await tempDir(t);
+  const audit: AuditInput[] = [];
+  let now = 1_000_000;
+  const proxy = new EgressProxy({ lookup, audit: (e) => audit.push(e), auditPerMinute: 3, now: () => now });
+  t.after(() => proxy.closeAll());
+  const socketPath = join(dir, "a1.sock");
+  const log = await proxy.open("a1", { socketPath, policy: egressPolicy([], []), logFile: join(dir, "a1.jsonl") });
+  for (let i = 0; i < 8; i++) assert.equal((await connectTunnel(socketPath, `h${i}.example:443`)).status, 403);
+  assert.equal(log.counts().refused, 8);
+  assert.deepEqual(
+    audit.map((e) => e.target),
+    ["h0.example:443", "h1.example:443", "h2.example:443"],
+  );
+  now += 60_000;
+  assert.equal((await connectTunnel(socketPath, "later.example:443")).status, 403);
+  assert.equal(audit.length, 4);
+  assert.equal(audit[3]?.target, "later.example:443");
+  assert.match(audit[3]?.error ?? "", /^5 more egress refusals/);
+});
+
 async function waitFor(ok: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!ok()) {
