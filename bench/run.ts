@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -14,6 +14,7 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { repoRoot } from "../test/support/rpc-shepherd.ts";
 import { compareTable } from "./lib/compare.ts";
+import { type EgressConfig, runEgress } from "./lib/egress-bench.ts";
 import { runCore, type CoreConfig } from "./lib/core-bench.ts";
 import { herdrFixture } from "./lib/herdr-fixture.ts";
 import { describeMachine } from "./lib/machine.ts";
@@ -29,7 +30,7 @@ import { tmuxFixture } from "./lib/tmux-fixture.ts";
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress"] as const;
 type Part = (typeof PARTS)[number];
 
 const FULL: {
@@ -40,6 +41,7 @@ const FULL: {
   panel: PanelConfig;
   subagents: SubagentsConfig;
   remote: RemoteConfig;
+  egress: EgressConfig;
 } = {
   core: {
     sheep: 16,
@@ -58,6 +60,7 @@ const FULL: {
   panel: { sheep: 16, rounds: 3, cpuWindowMs: 10_000, listSheep: 64, listRequests: 200 },
   subagents: { reps: 3, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   remote: { starts: 8, prompts: 9, answerDelayMs: 800, busySheep: 16, overheadWindowMs: 8000 },
+  egress: { requests: 41, sheep: 16 },
 };
 
 const QUICK: typeof FULL = {
@@ -70,6 +73,7 @@ const QUICK: typeof FULL = {
   remote: { ...FULL.remote, starts: 3, prompts: 3, overheadWindowMs: 6000 },
   // The issue's own comparison is 3 rounds: a quick run takes as many.
   subagents: FULL.subagents,
+  egress: { requests: 11, sheep: 16 },
 };
 
 export const DEFINITIONS = {
@@ -138,6 +142,11 @@ export const DEFINITIONS = {
     "alternate local and remote, then prompt + wait on one sheep of each side, alternating; each row is the median " +
     "remote minus the median local. Then one wait on 16 busy remote sheep: CPU (user+system) of the shepherd process " +
     "and of its ssh processes to the host over the window; and the connections logged in to the host's sshd",
+  egress:
+    "the sandbox's egress proxy (src/sandbox/egress), in the bench process: one streamed chat request to the scripted model on a new " +
+    "connection, direct against through the forwarder's loopback port, the proxy's Unix socket and its checked connect (CONNECT, as " +
+    "pi's undici sends it), alternating, the first two of each not counted; memory: a child process's VmRSS after loading the " +
+    "proxy's modules and after opening 16 sheep sockets with one tunnel and one answered request open through each",
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",
@@ -191,6 +200,8 @@ async function main() {
       if (parts.has("panel")) run.panel = await runPanel(fixture, world, cfg.panel, say);
       // The remote host runs tmux; its figures are measured once, beside the tmux runtime's.
       if (parts.has("remote") && name === "tmux") run.remote = await runRemote(fixture, world, model, cfg.remote, say);
+      // The proxy does not depend on the runtime: measured once, beside the first runtime's figures.
+      if (parts.has("egress") && name === runtimes[0]) run.egress = await runEgress(model.baseUrl, cfg.egress, say);
       if (parts.has("subagents")) run.subagents = await runSubagents(fixture, world, model, cfg.subagents, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture

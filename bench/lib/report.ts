@@ -183,6 +183,28 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
   panelRows(row);
   userRows(row);
   remoteRows(row);
+  row(
+    "sandbox egress: a model request, through forwarder + proxy - direct",
+    "bench",
+    "ms",
+    (r) => {
+      if (!r.egress) return undefined;
+      const [p, d] = [median(r.egress.proxiedMs), median(r.egress.directMs)];
+      return { value: round(p - d, 2), detail: `proxied ${ms(p)} / direct ${ms(d)}, n ${r.egress.proxiedMs.length}` };
+    },
+    { text: "<= +5 ms", ok: (v) => v <= 5 },
+  );
+  row(
+    "sandbox egress: proxy memory, 16 sheep sockets with a tunnel each",
+    "bench",
+    "MB",
+    (r) =>
+      r.egress && {
+        value: round((r.egress.rssAfterKiB - r.egress.rssBeforeKiB) / 1024, 1),
+        detail: `RSS ${r.egress.rssBeforeKiB} -> ${r.egress.rssAfterKiB} KiB`,
+      },
+    { text: "<= 30 MB", ok: (v) => v <= 30 },
+  );
   return rows;
 }
 
@@ -311,6 +333,16 @@ export function summarizeRun(r: RuntimeRun) {
             cold: { delegate: peer(r.peer.cold.delegate), example: peer(r.peer.cold.example) },
             warm: r.peer.warm ? { pool: r.peer.warm.pool, delegate: peer(r.peer.warm.delegate), example: peer(r.peer.warm.example) } : null,
             ...(r.peer.floor ? { floor: { interactiveMs: summarize(r.peer.floor.interactiveMs), headlessMs: summarize(r.peer.floor.headlessMs) } } : {}),
+          },
+        }
+      : {}),
+    ...(r.egress
+      ? {
+          egress: {
+            directMs: summarize(r.egress.directMs),
+            proxiedMs: summarize(r.egress.proxiedMs),
+            rssBeforeKiB: r.egress.rssBeforeKiB,
+            rssAfterKiB: r.egress.rssAfterKiB,
           },
         }
       : {}),

@@ -1,5 +1,6 @@
 /** A row of the published figures and the maker that adds one: what the report and user-rows.ts both use, so neither imports the other. */
 import type { CoreFigures } from "./core-bench.ts";
+import type { EgressFigures } from "./egress-bench.ts";
 import type { PanelFigures } from "./panel-bench.ts";
 import type { PeerFigures } from "./peer.ts";
 import type { RemoteFigures } from "./remote-bench.ts";
@@ -17,6 +18,8 @@ export interface RuntimeRun {
   subagents?: SubagentsFigures;
   /** Sheep on the test's remote host against local ones (tmux only). */
   remote?: RemoteFigures;
+  /** The sandbox's egress proxy (measured with the first runtime only). */
+  egress?: EgressFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

@@ -6,9 +6,9 @@
 // and #{pane_dead_status}/#{pane_dead_signal}; elsewhere src/launch/report-exit.sh).
 // Plain JS with node built-ins only, so any node runs it without a loader.
 import { spawn } from "node:child_process";
-import { readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 function fail(message, code) {
   process.stderr.write(`pi-shepherd launcher: ${message}\n`);
@@ -55,6 +55,20 @@ function runsHere([cmd, script]) {
 
 const here = runsHere(spec.argv);
 Object.assign(process.env, env);
+// A sandboxed sheep has no network: its pi reaches the shepherd's egress proxy through a forwarder
+// from a loopback port to the proxy's socket bound into the sandbox, started before pi is.
+if (process.env.PI_SHEPHERD_EGRESS_SOCKET) {
+  try {
+    // Beside the launcher in a remote host's bundle; in the package, in its room.
+    const beside = new URL("./egress-forwarder.mjs", import.meta.url);
+    const where = existsSync(fileURLToPath(beside)) ? beside : new URL("../sandbox/egress/forwarder.mjs", import.meta.url);
+    const { startForwarder, proxyEnv } = await import(where.href);
+    const { port } = await startForwarder(process.env.PI_SHEPHERD_EGRESS_SOCKET);
+    Object.assign(process.env, proxyEnv(port));
+  } catch (e) {
+    fail(`cannot start the egress forwarder: ${e?.message ?? e}`, 2);
+  }
+}
 try {
   process.chdir(spec.cwd);
 } catch (e) {

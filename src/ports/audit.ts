@@ -77,6 +77,8 @@ export interface AuditEvent {
   reason?: string;
   /** result/refusal/failure: the error text, shortened. */
   error?: string;
+  /** refusal of action "egress": the `host:port` a sandboxed sheep tried to reach (reason: why its egress proxy refused). */
+  target?: string;
   /** adopt: the shepherd the sheep belonged to. */
   from?: string;
   /** close, and prune of a pane whose pi exited: prompts cancelled by it. */

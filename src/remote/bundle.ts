@@ -2,7 +2,7 @@
  * The files a remote host needs, built here in memory: the agent (src/remote/server/main.ts and all
  * it imports, one ES module a plain `node` runs, no TypeScript or node_modules there), the sheep
  * extension a remote pi loads (extensions/sheep.ts, with what pi provides to extensions left to
- * pi), the launcher and report-exit.sh as they are. Named by the hash of their contents: a
+ * pi), the launcher, report-exit.sh and the sandbox's egress forwarder (beside the launcher) as they are. Named by the hash of their contents: a
  * directory of that name holds exactly these bytes, so one in use is never rewritten.
  */
 import { createHash } from "node:crypto";
@@ -11,7 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export interface BundleFile {
-  name: "agent.mjs" | "sheep.mjs" | "launcher.mjs" | "report-exit.sh";
+  name: "agent.mjs" | "sheep.mjs" | "launcher.mjs" | "report-exit.sh" | "egress-forwarder.mjs";
   content: Buffer;
   /** sha256 of content, hex: checked on the remote host before the file is used. */
   sha256: string;
@@ -60,11 +60,12 @@ async function bundleOne(entry: string, o: { external?: string[]; banner?: strin
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
 async function make(): Promise<Bundle> {
-  const [agent, sheep, launcher, reportExit] = await Promise.all([
+  const [agent, sheep, launcher, reportExit, forwarder] = await Promise.all([
     bundleOne("src/remote/server/main.ts", { banner: REQUIRE_BANNER }),
     bundleOne("extensions/sheep.ts", { external: PI_PROVIDED }),
     readFile(join(root, "src", "launch", "launcher.mjs")),
     readFile(join(root, "src", "launch", "report-exit.sh")),
+    readFile(join(root, "src", "sandbox", "egress", "forwarder.mjs")),
   ]);
   const files: BundleFile[] = (
     [
@@ -72,6 +73,7 @@ async function make(): Promise<Bundle> {
       ["sheep.mjs", sheep],
       ["launcher.mjs", launcher],
       ["report-exit.sh", reportExit],
+      ["egress-forwarder.mjs", forwarder],
     ] as const
   ).map(([name, content]) => ({ name, content, sha256: sha256(content) }));
   const hash = sha256(files.map((f) => `${f.name} ${f.sha256}\n`).join("")).slice(0, 16);

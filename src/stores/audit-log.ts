@@ -102,6 +102,7 @@ const STRING_FIELDS = [
   "branch",
   "into",
   "commit",
+  "target",
 ] as const;
 
 /** A line read back is data someone may have written by hand: only well-shaped events are used. */

@@ -101,9 +101,12 @@ const ROOMS = [
   "src/settings.ts",
   "src/project-trust.ts",
   "src/remote/link/",
+  "src/sandbox/",
   "src/definitions/",
   "src/git/",
   "src/launch/",
+  // The forwarder inside a sandbox, which the launcher starts: nothing of the house.
+  "src/sandbox/egress/forwarder.mjs",
   "src/sheep/",
   "src/stores/",
   "src/protocol/",

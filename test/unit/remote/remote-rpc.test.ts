@@ -59,9 +59,9 @@ test("the agent says hello first: protocol, the bundle's hash (its directory), i
   assert.match(agent.hello.node, /^v\d+\./);
 });
 
-test("the bundle: four files, each with its sha256, named by a hash of them all; built once per process", async () => {
+test("the bundle: five files, each with its sha256, named by a hash of them all; built once per process", async () => {
   const a = await remoteBundle();
-  assert.deepEqual(a.files.map((f) => f.name).sort(), ["agent.mjs", "launcher.mjs", "report-exit.sh", "sheep.mjs"]);
+  assert.deepEqual(a.files.map((f) => f.name).sort(), ["agent.mjs", "egress-forwarder.mjs", "launcher.mjs", "report-exit.sh", "sheep.mjs"]);
   assert.match(a.hash, /^[0-9a-f]{16}$/);
   assert.equal(await remoteBundle(), a);
   const sheep = a.files.find((f) => f.name === "sheep.mjs")!.content.toString("utf8");
