@@ -73,6 +73,10 @@ export const FIELDS = {
     description:
       "start/delegate: run the sheep in a git worktree of its own (a new branch from HEAD), never touching your checkout; bring its work in with action land (action sync merges your branch into its worktree first).",
   }),
+  sandbox: Type.Boolean({
+    description:
+      "start: run the sheep in a sandbox (bubblewrap): it writes only its cwd, reads no secrets, reaches no network. true may be asked where the user's default is off; false is refused where it is on.",
+  }),
   removeWorktree: Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." }),
   force: Type.Boolean({
     description:

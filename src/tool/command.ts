@@ -52,6 +52,7 @@ export type ToolCommand =
       agentScope?: AgentScope;
       confirmProjectAgents?: boolean;
       isolate?: boolean;
+      sandbox?: boolean;
     }
   /** A start that continues a closed or exited sheep: its definition, cwd and model come back with it. */
   | {
@@ -141,6 +142,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         agentScope: optionalEnum(p, "agentScope", SCOPES),
         confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
         isolate: optionalBoolean(p, "isolate"),
+        sandbox: optionalBoolean(p, "sandbox"),
       });
     }
     case "delegate": {

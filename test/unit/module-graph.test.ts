@@ -99,6 +99,7 @@ const ROOMS = [
   "src/launch/",
   "src/sheep/",
   "src/protocol/",
+  "src/sandbox/",
   "src/runtimes/",
   "src/remote/rpc/",
   "src/ports/",
