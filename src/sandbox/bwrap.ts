@@ -26,11 +26,15 @@ export function bwrapArgv(input: BwrapInput): string[] {
   a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   for (const p of policy.readable) a.push("--ro-bind", p, p);
   for (const p of policy.writable) a.push("--bind", p, p);
+  for (const p of policy.scratch) a.push("--tmpfs", p);
+  for (const p of policy.agentFiles) a.push("--ro-bind", p, p);
   for (const h of policy.hidden) {
-    if (h.kind === "dir") a.push("--tmpfs", h.path, "--remount-ro", h.path);
+    if (h.kind === "dir") a.push("--tmpfs", h.path);
     else a.push("--ro-bind", "/dev/null", h.path);
   }
   for (const p of policy.reopened) a.push("--bind", p, p);
+  // Read-only once the sheep's own places are in them (bubblewrap makes their mount points first); not their submounts.
+  for (const h of policy.hidden) if (h.kind === "dir") a.push("--remount-ro", h.path);
   for (const r of policy.readOnly) {
     if (r.kind === "missing") a.push("--tmpfs", r.path, "--remount-ro", r.path);
     else a.push("--ro-bind", r.path, r.path);
@@ -49,6 +53,7 @@ export function bwrapArgv(input: BwrapInput): string[] {
 export function paneArgv(bwrap: readonly string[]): string[] {
   if (bwrap[1] !== "--clearenv") throw new Error("paneArgv takes bwrapArgv's argv");
   const pass = PANE_VARS.map((v) => `--setenv ${v} "\${${v}:-${v === "TERM" ? "xterm-256color" : ""}}"`).join(" ");
-  const script = `b="$1"; shift 2; exec "$b" --clearenv ${pass} "$@"`;
+  // $$ is this shell's pid, which exec makes bubblewrap's: the pid the sheep reports (its own is in a namespace of its own).
+  const script = `b="$1"; shift 2; exec "$b" --clearenv ${pass} --setenv PI_SHEPHERD_HOST_PID "$$" "$@"`;
   return ["/bin/sh", "-c", script, "sh", ...bwrap];
 }

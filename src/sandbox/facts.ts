@@ -1,5 +1,5 @@
 /** The facts of one sheep a sandbox policy needs, read from the disk and the shepherd's env. */
-import { lstatSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { PathKind, SandboxFacts } from "./policy.ts";
@@ -56,4 +56,12 @@ export function multiplexerSockets(env: NodeJS.ProcessEnv): string[] {
 
 export function homeOf(env: NodeJS.ProcessEnv): string {
   return env.HOME && env.HOME.startsWith("/") ? env.HOME : homedir();
+}
+
+export function dirEntries(dir: string): string[] {
+  try {
+    return readdirSync(dir).slice(0, 4096);
+  } catch {
+    return [];
+  }
 }

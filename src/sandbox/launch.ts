@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { bwrapArgv, paneArgv } from "./bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "./env.ts";
-import { gitLayout, homeOf, multiplexerSockets, pathKind } from "./facts.ts";
+import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind } from "./facts.ts";
 import { sandboxPolicy, type PolicyOptions } from "./policy.ts";
 import type { SandboxSettings } from "./settings.ts";
 
@@ -54,6 +54,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
       ...(git ? { git } : {}),
       sockets: multiplexerSockets(s.env),
       kind: pathKind,
+      entries: dirEntries,
     },
     o,
   );

@@ -27,6 +27,8 @@ export interface SandboxFacts {
   sockets: string[];
   /** What is at a path now: "dir", "file" or undefined (nothing). */
   kind: (path: string) => PathKind | undefined;
+  /** The names in a directory (pi's agent dir). */
+  entries: (dir: string) => string[];
 }
 
 export interface SandboxPolicy {
@@ -34,6 +36,12 @@ export interface SandboxPolicy {
   readable: string[];
   /** Bound writable, before anything is hidden. */
   writable: string[];
+  /**
+   * pi's agent dir: an empty writable tmpfs whose writes vanish (pi takes lock files beside its
+   * settings), with `agentFiles` bound read-only in it: never pi-shepherd's state or pi's sessions.
+   */
+  scratch: string[];
+  agentFiles: string[];
   /** Hidden: an empty read-only directory, or an empty file, in their place. */
   hidden: { path: string; kind: PathKind }[];
   /** Bound writable again after the hiding: the sheep's own places inside hidden ones. */
@@ -79,7 +87,10 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   const inside = (p: string, root: string) => p === root || p.startsWith(root.endsWith("/") ? root : `${root}/`);
   const exists = (p: string) => facts.kind(p) !== undefined;
 
-  const readable = [home, facts.agentDir, ...(settings.allowRead ?? []).map(expand)].filter((p) => inside(p, "/tmp") && exists(p));
+  // What the sheep may read though the private /tmp would hide it: HOME, its repository (a worktree's
+  // git reads the main .git's config and packed refs), what allowRead names. Elsewhere the read-only root shows them.
+  const repo = facts.git ? [facts.git.commonDir, ...(facts.git.commonDir.endsWith("/.git") ? [facts.git.commonDir.slice(0, -5)] : [])] : [];
+  const readable = [home, ...repo.reverse(), ...(settings.allowRead ?? []).map(expand)].filter((p) => inside(p, "/tmp") && exists(p));
 
   // A worktree commits into the main repository's objects, refs and logs, and keeps its HEAD and
   // index in .git/worktrees/<name>: those are writable, the rest of the main repository is not.
@@ -97,9 +108,13 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   };
   for (const s of SECRET_PATHS) hide(join(home, s));
   for (const p of settings.denyRead ?? []) hide(expand(p));
-  // Every sheep's files, the cards, state.json and the audit log; other conversations of pi.
-  hide(facts.stateDir);
-  hide(join(facts.agentDir, "sessions"));
+  // pi's agent dir, but not every sheep's files, the cards, state.json, the audit log, other
+  // worktrees (all in the state dir), nor pi's other conversations: those are simply not bound.
+  const scratch = [facts.agentDir];
+  const agentFiles = facts
+    .entries(facts.agentDir)
+    .map((n) => join(facts.agentDir, n))
+    .filter((p) => p !== facts.stateDir && p !== join(facts.agentDir, "sessions") && exists(p));
   // The multiplexer's sockets: whoever reaches one types into every pane of it.
   // Their directory, unless the sheep's own places are in it too: then the socket itself.
   const needed = [facts.cwd, home, facts.agentDir, facts.sheepDir];
@@ -107,7 +122,7 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
     const dir = dirOf(s);
     hide(needed.some((p) => inside(p, dir)) ? s : dir);
   }
-  const hiddenPaths = hidden.map((h) => h.path);
+  const hiddenPaths = [...hidden.map((h) => h.path), ...scratch];
 
   // The sheep's own places, and writable roots that the hiding covered (a worktree in the state dir).
   const own = [facts.sheepDir, facts.sessionFile, ...writable];
@@ -131,6 +146,8 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   return {
     readable: unique(readable),
     writable,
+    scratch,
+    agentFiles,
     hidden,
     reopened,
     readOnly,
