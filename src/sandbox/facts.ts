@@ -55,7 +55,7 @@ export function multiplexerSockets(env: NodeJS.ProcessEnv): string[] {
 }
 
 export function homeOf(env: NodeJS.ProcessEnv): string {
-  return env.HOME && env.HOME.startsWith("/") ? env.HOME : homedir();
+  return env.HOME?.startsWith("/") ? env.HOME : homedir();
 }
 
 export function dirEntries(dir: string): string[] {
