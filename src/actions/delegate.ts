@@ -5,6 +5,6 @@ import { defineAction } from "./spec.ts";
 export const delegate = defineAction({
   name: "delegate",
   described: "delegate (one-shot tasks; background: true returns at once and reports back by itself)",
-  fields: fieldsOf("agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate"),
+  fields: fieldsOf("agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate", "sandbox"),
   commands: [],
 });

@@ -37,6 +37,7 @@ export interface RawTask {
   cwd?: string;
   host?: string;
   isolate?: boolean;
+  sandbox?: boolean;
 }
 
 export type ToolCommand =
@@ -62,6 +63,7 @@ export type ToolCommand =
       placement?: Placement;
       direction?: Direction;
       confirmProjectAgents?: boolean;
+      sandbox?: boolean;
     }
   | PromptCommand
   | WaitCommand
@@ -89,6 +91,7 @@ export type ToolCommand =
       cwd?: string;
       host?: string;
       isolate?: boolean;
+      sandbox?: boolean;
     };
 
 type CommandOf<A extends ToolCommand["action"]> = Extract<ToolCommand, { action: A }>;
@@ -105,7 +108,7 @@ export const ACTION_FIELDS: Record<Action, readonly string[]> = Object.fromEntri
 >;
 
 /** The keys of a delegate task object. */
-const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate"] as const;
+const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate", "sandbox"] as const;
 
 /** Refuses the first field set in `o` that is not one of `takes`, naming it and what is taken. */
 function onlyFields(o: Params, takes: readonly string[], what: string, skip: readonly string[] = []): void {
@@ -158,6 +161,7 @@ export function parseToolCommand(raw: unknown): ToolCommand {
         cwd: optionalString(p, "cwd"),
         host: optionalString(p, "host"),
         isolate: optionalBoolean(p, "isolate"),
+        sandbox: optionalBoolean(p, "sandbox"),
       });
     }
     default:
@@ -179,6 +183,7 @@ function resumeCommand(p: Params, resume: string): ResumeCommand {
     placement: optionalEnum(p, "placement", PLACEMENTS),
     direction: optionalEnum(p, "direction", DIRECTIONS),
     confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
+    sandbox: optionalBoolean(p, "sandbox"),
   });
 }
 
@@ -199,12 +204,15 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
       throw new ShepherdError("invalid_params", `${where}: "host" must be a string (a name of the "hosts" setting).`);
     const isolate = booleanText(o.isolate);
     if (isolate !== undefined && typeof isolate !== "boolean") throw new ShepherdError("invalid_params", `${where}: "isolate" must be true or false.`);
+    const sandbox = booleanText(o.sandbox);
+    if (sandbox !== undefined && typeof sandbox !== "boolean") throw new ShepherdError("invalid_params", `${where}: "sandbox" must be true or false.`);
     return {
       agent: o.agent,
       task: o.task,
       ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}),
       ...(typeof o.host === "string" ? { host: o.host } : {}),
       ...(typeof isolate === "boolean" ? { isolate } : {}),
+      ...(typeof sandbox === "boolean" ? { sandbox } : {}),
     };
   };
   if (single) return { mode: "single", tasks: [check({ agent: p.agent, task: p.task }, 'single delegation ("agent" + "task")')] };

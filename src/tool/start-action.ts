@@ -21,7 +21,11 @@ export async function startAction(cmd: Extract<ToolCommand, { action: "start" }>
     await approveDefinition(card.definition, cmd.confirmProjectAgents ?? true, trustFor(ctx));
     // A resumed sheep runs where its session file is: on its own host.
     const place = await placeOn(ctx, card.host, card.cwd);
-    const sandbox = sandboxWanted(settings.sandbox, card.definition.sandbox, `agent "${card.definition.name}"`);
+    const sandbox = sandboxWanted(
+      settings.sandbox,
+      cmd.sandbox ?? card.definition.sandbox,
+      cmd.sandbox !== undefined ? "the start" : `agent "${card.definition.name}"`,
+    );
     return shepherd.start(
       {
         definition: card.definition,

@@ -34,8 +34,7 @@ export function fingerprint(d: AgentDefinition, model: string | undefined): stri
  * that came back there) is taken for it (`sameHost`).
  */
 export function fits(config: WarmConfig, req: StartRequest): boolean {
-  // A warm sheep runs as its pool's setting made it: a start that asks for a sandbox boots its own.
-  if (req.isolate || req.resume || req.sandbox) return false;
+  if (req.isolate || req.resume) return false;
   if (req.host === undefined && resolve(req.cwd) !== resolve(config.cwd)) return false;
   if ((req.placement ?? "tab") !== config.placement) return false;
   return config.placement !== "pane" || (req.direction ?? "right") === config.direction;

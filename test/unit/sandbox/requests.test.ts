@@ -1,0 +1,52 @@
+/**
+ * Who may ask for a sandbox: an agent file (a project's only for one), the start call, a delegation
+ * and each of its tasks; the tool's parser takes only true or false.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseAgentFile } from "../../../src/agents/parse.ts";
+import { parseToolCommand } from "../../../src/tool/command.ts";
+
+const file = (extra: string) => `---\nname: boxed\ndescription: d\n${extra}---\nbody\n`;
+
+describe("asking for a sandbox", () => {
+  it("an agent file may say sandbox: true; only the user's own may say false", () => {
+    for (const source of ["user", "project"] as const) {
+      const on = parseAgentFile(file("sandbox: true\n"), "/x/boxed.md", source);
+      assert.ok(on.ok);
+      assert.equal(on.definition.sandbox, true);
+    }
+    const userOff = parseAgentFile(file("sandbox: false\n"), "/x/boxed.md", "user");
+    assert.ok(userOff.ok);
+    assert.equal(userOff.definition.sandbox, false);
+    const projectOff = parseAgentFile(file("sandbox: false\n"), "/x/boxed.md", "project");
+    assert.deepEqual(projectOff.ok ? "parsed" : projectOff.reason, '"sandbox: false" can only be set in your own agent files, not in a project\'s');
+    const bad = parseAgentFile(file("sandbox: maybe\n"), "/x/boxed.md", "user");
+    assert.deepEqual(bad.ok ? "parsed" : bad.reason, '"sandbox" must be true or false');
+    const none = parseAgentFile(file(""), "/x/boxed.md", "user");
+    assert.ok(none.ok);
+    assert.equal(none.definition.sandbox, undefined);
+  });
+
+  it("start, resume, delegate and each task take sandbox as true or false", () => {
+    assert.equal((parseToolCommand({ action: "start", agent: "a", sandbox: true }) as { sandbox?: boolean }).sandbox, true);
+    assert.equal((parseToolCommand({ action: "start", resume: "s", sandbox: true }) as { sandbox?: boolean }).sandbox, true);
+    const d = parseToolCommand({
+      action: "delegate",
+      tasks: [
+        { agent: "a", task: "t", sandbox: true },
+        { agent: "b", task: "u" },
+      ],
+      sandbox: false,
+    }) as {
+      sandbox?: boolean;
+      tasks: { sandbox?: boolean }[];
+    };
+    assert.deepEqual([d.sandbox, d.tasks[0]!.sandbox, d.tasks[1]!.sandbox], [false, true, undefined]);
+    assert.throws(
+      () => parseToolCommand({ action: "delegate", tasks: [{ agent: "a", task: "t", sandbox: "yes" }] }),
+      /\[invalid_params\] tasks\[0\]: "sandbox" must be true or false/,
+    );
+    assert.throws(() => parseToolCommand({ action: "start", agent: "a", sandbox: "on" }), /\[invalid_params\]/);
+  });
+});
