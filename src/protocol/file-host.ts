@@ -110,7 +110,9 @@ export class FileSheepHost implements SheepHost {
         ...(this.o.carryEnv ? { forward: this.o.carryEnv } : {}),
       });
     }
-    const card = resumeCardOf(req, sessionPath);
+    const made = resumeCardOf(req, sessionPath);
+    // A sandboxed sheep's conversation goes on in a sandbox: its card's definition asks for one.
+    const card = sandbox ? { ...made, definition: { ...made.definition, sandbox: true } } : made;
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
     await ensurePrivateDir(layout.outbox);

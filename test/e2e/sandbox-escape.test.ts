@@ -191,4 +191,26 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     assert.equal(await readFile(join(w.cwd, "feature.txt"), "utf8"), "made in the sandbox\n");
     assert.match(await git(w.cwd, "log", "--oneline", "-3"), /sandboxed work/);
   });
+
+  it("resume continues a sandboxed sheep's conversation, in a sandbox again, on its own session file", async () => {
+    await ok({ action: "close", agentId: "boxed" });
+    const r = await ok({ action: "start", resume: "boxed" });
+    const again = r.details.agent as { agentId: string; sandboxed?: true; resumedFrom?: string };
+    assert.deepEqual([again.sandboxed, again.resumedFrom], [true, boxed]);
+    const { item, tools } = await run(
+      again.agentId,
+      "resumed",
+      [[bash(attempts({ "read-ssh-again": `cat ${q(join(home, ".ssh", "id_ed25519"))}` }))]],
+      "resumed fine",
+    );
+    assert.deepEqual([item.status, item.text], ["completed", "resumed fine"], item.error);
+    // The tool texts of the whole conversation come with the request: this prompt's is the last.
+    assert.deepEqual(verdicts(tools.at(-1)!), { "read-ssh-again": "refused" }, tools.at(-1));
+    // The conversation before the close reached the model with this prompt: the same session goes on.
+    const last = world!.model.log.filter((l) => l.tag === "resumed").at(-1)!;
+    assert.ok(
+      last.userTexts.some((t) => t.includes('"tag":"escape"')),
+      "the earlier prompts are in the resumed conversation",
+    );
+  });
 });
