@@ -50,3 +50,29 @@ describe("asking for a sandbox", () => {
     assert.throws(() => parseToolCommand({ action: "start", agent: "a", sandbox: "on" }), /\[invalid_params\]/);
   });
 });
+
+describe("a sandboxed start on another host", () => {
+  it("is refused with [sandbox_unavailable] before that host is asked: it never runs there unsandboxed", async () => {
+    const { RoutedSheepHost } = await import("../../../src/hosts/sheep-host.ts");
+    const { HostTable } = await import("../../../src/hosts/table.ts");
+    const { MemoryWorld } = await import("../../support/memory-world.ts");
+    const local = new MemoryWorld();
+    let connects = 0;
+    const table = new HostTable({
+      local: { runtime: local.runtime, host: local.host },
+      hosts: ["gpu"],
+      connect: () => {
+        connects++;
+        throw new Error("not reached");
+      },
+      hostOf: () => undefined,
+    });
+    const host = new RoutedSheepHost(table);
+    const def = { name: "w", description: "d", source: "user" as const, path: "/w.md" };
+    await assert.rejects(
+      host.prepare({ agentId: "a_0000000001", definition: def, cwd: "/", label: "w", createdAt: new Date().toISOString(), host: "gpu", sandbox: true }),
+      /\[sandbox_unavailable\] sandboxed sheep on other hosts \("gpu"\) are not supported yet/,
+    );
+    assert.equal(connects, 0);
+  });
+});
