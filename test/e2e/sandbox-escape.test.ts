@@ -43,6 +43,13 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     return { item, tools: last?.toolTexts ?? [] };
   };
 
+  /** As run, on another shepherd of this world. */
+  const run2 = async (on: Scene, agentId: string, tag: string, rounds: Call[][]) => {
+    const promptId = await on.prompt(agentId, directive({ rounds, afterTool: "ok", tag }));
+    const item = await on.wait(promptId, 120);
+    return { item, tools: world!.model.log.filter((l: LoggedRequest) => l.tag === tag).at(-1)?.toolTexts ?? [] };
+  };
+
   before(async () => {
     world = await e2eWorld("sandbox-escape", { tmux: "socket", repo: { "a.txt": lines(3) } });
     home = join(world.dir, "home");
@@ -212,5 +219,23 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       last.userTexts.some((t) => t.includes('"tag":"escape"')),
       "the earlier prompts are in the resumed conversation",
     );
+  });
+
+  it("where the user's default is on, every sheep is sandboxed and a start cannot turn it off", async () => {
+    const w = world!;
+    await writeFile(join(w.agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ sandbox: { default: "on" } }), { mode: 0o600 });
+    // Settings are read as a shepherd begins: a second one on the same agent dir.
+    const strict = w.scene({ env: { ...w.env, HOME: home, PI_SHEPHERD_TEST_SANDBOX_NETWORK: "host" } });
+    const refused = await strict.fails({ action: "start", agent: "echo", label: "unboxed", sandbox: false }, /\[invalid_params\]/);
+    assert.match(refused, /sandbox: false, but the user's setting "sandbox.default" is "on"/);
+    const r = await strict.ok({ action: "start", agent: "echo", label: "by-default" });
+    const agent = r.details.agent as { agentId: string; sandboxed?: true };
+    assert.equal(agent.sandboxed, true);
+    const { item, tools } = await run2(strict, agent.agentId, "by-default", [
+      [bash(attempts({ "read-aws-default": `cat ${q(join(home, ".aws", "credentials"))}` }))],
+    ]);
+    assert.equal(item.status, "completed", item.error);
+    assert.deepEqual(verdicts(tools.at(-1)!), { "read-aws-default": "refused" }, tools.at(-1));
+    await strict.ok({ action: "close", agentId: agent.agentId });
   });
 });
