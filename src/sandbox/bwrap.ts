@@ -33,6 +33,7 @@ export function bwrapArgv(input: BwrapInput): string[] {
     else a.push("--ro-bind", "/dev/null", h.path);
   }
   for (const p of policy.reopened) a.push("--bind", p, p);
+  for (const p of policy.unhidden) a.push("--ro-bind", p, p);
   // Read-only once the sheep's own places are in them (bubblewrap makes their mount points first); not their submounts.
   for (const h of policy.hidden) if (h.kind === "dir") a.push("--remount-ro", h.path);
   for (const r of policy.readOnly) {

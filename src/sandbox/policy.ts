@@ -46,6 +46,8 @@ export interface SandboxPolicy {
   hidden: { path: string; kind: PathKind }[];
   /** Bound writable again after the hiding: the sheep's own places inside hidden ones. */
   reopened: string[];
+  /** Bound read-only again after the hiding: what allowRead names inside a hidden place (never inside denyRead: deny wins). */
+  unhidden: string[];
   /** Read-only even inside a writable root; "missing" ones get an empty read-only directory so nothing can be created there. */
   readOnly: { path: string; kind: PathKind | "missing" }[];
   /** "none": --unshare-net. "host" exists only for the end-to-end tests until the egress proxy lands. */
@@ -127,6 +129,12 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   // The sheep's own places, and writable roots that the hiding covered (a worktree in the state dir).
   const own = [facts.sheepDir, facts.sessionFile, ...writable];
   const reopened = unique(own.filter((p) => hiddenPaths.some((h) => inside(p, h) && p !== h) && exists(p)));
+  const denied = (settings.denyRead ?? []).map(expand);
+  const unhidden = unique(
+    (settings.allowRead ?? [])
+      .map(expand)
+      .filter((p) => hidden.some((h) => inside(p, h.path) && p !== h.path) && !denied.some((d) => inside(p, d)) && exists(p)),
+  );
 
   const readOnly: SandboxPolicy["readOnly"] = [];
   const guard = (p: string, missingDir: boolean) => {
@@ -150,6 +158,7 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
     agentFiles,
     hidden,
     reopened,
+    unhidden,
     readOnly,
     network: o.network === "host" ? "host" : "none",
     ...(o.egressSocket !== undefined ? { egressSocket: o.egressSocket } : {}),

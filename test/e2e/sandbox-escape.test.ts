@@ -129,6 +129,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "signal-shepherd": `kill -0 ${shepherdPid}`,
       "git-hook": "echo 'echo hooked' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
       "git-config": "git config core.hooksPath /tmp/evil",
+      "new-privileges": "grep -q 'NoNewPrivs:[[:space:]]*0' /proc/self/status",
       "env-secrets": "env | grep -E '^(TMUX|TMUX_PANE|HERDR_[A-Z_]*|GITHUB_TOKEN|GH_TOKEN|AWS_[A-Z_]*|OPENAI_API_KEY|PI_SHEPHERD_TMUX_SOCKET)='",
     });
     const { item, tools } = await run(
@@ -146,7 +147,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const [shell, , read, write] = tools as [string, string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.deepEqual(Object.keys(v).length, 12, shell);
+    assert.deepEqual(Object.keys(v).length, 13, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],

@@ -21,6 +21,7 @@ const policy: SandboxPolicy = {
     { path: "/h/.netrc", kind: "file" },
   ],
   reopened: ["/a/pi-shepherd/sheep/x"],
+  unhidden: ["/h/.ssh/known_hosts"],
   readOnly: [
     { path: "/w/.git/hooks", kind: "missing" },
     { path: "/w/.git/config", kind: "file" },
@@ -29,7 +30,7 @@ const policy: SandboxPolicy = {
 };
 
 describe("bubblewrap argv", () => {
-  it("mounts in order: root read-only, private /tmp, readable, writable, scratch, hidden, reopened, hidden made read-only, read-only guards", () => {
+  it("mounts in order: root read-only, private /tmp, readable, writable, scratch, hidden, reopened, unhidden, hidden made read-only, read-only guards", () => {
     const a = bwrapArgv({ bwrap: "/usr/bin/bwrap", policy, env: { HOME: "/tmp/home" }, argv: ["/node", "/launcher.mjs", "/spec.json"] });
     assert.deepEqual(a, [
       "/usr/bin/bwrap",
@@ -68,6 +69,9 @@ describe("bubblewrap argv", () => {
       "--bind",
       "/a/pi-shepherd/sheep/x",
       "/a/pi-shepherd/sheep/x",
+      "--ro-bind",
+      "/h/.ssh/known_hosts",
+      "/h/.ssh/known_hosts",
       "--remount-ro",
       "/h/.ssh",
       "--tmpfs",

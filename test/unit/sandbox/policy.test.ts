@@ -78,6 +78,13 @@ describe("sandbox policy", () => {
     ]);
   });
 
+  it("allowRead opens a file inside a hidden place again, read-only; never one inside denyRead (deny wins)", () => {
+    const m = [...MACHINE, "/home/u/.ssh/known_hosts", "/home/u/proj/secret/", "/home/u/proj/secret/a"];
+    const p = sandboxPolicy({ default: "on", allowRead: ["~/.ssh/known_hosts", "~/proj/secret/a"], denyRead: ["~/proj/secret"] }, facts(m));
+    assert.deepEqual(p.unhidden, ["/home/u/.ssh/known_hosts"]);
+    assert.ok(p.hidden.some((h) => h.path === "/home/u/proj/secret"));
+  });
+
   it("pi's agent dir is a scratch with its files read-only: never pi-shepherd's state (other sheep, state.json, worktrees) or pi's sessions", () => {
     const p = sandboxPolicy(OFF, facts(MACHINE));
     assert.deepEqual(p.scratch, [AGENT]);
