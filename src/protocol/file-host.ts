@@ -27,7 +27,7 @@ import { pidRunning } from "./pid.ts";
 import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts";
 import { readSessionTail } from "./session-log.ts";
 import { specsOlderThan } from "./stale-specs.ts";
-import { sandboxedPaneArgv, sandboxSpecEnv, type SandboxConfig } from "../sandbox/launch.ts";
+import { checkSandboxCwd, sandboxedPaneArgv, sandboxSpecEnv, type SandboxConfig } from "../sandbox/launch.ts";
 
 export interface FileHostOptions {
   agentDir: string;
@@ -103,6 +103,7 @@ export class FileSheepHost implements SheepHost {
     }
     // Checked before anything is written: a machine without bubblewrap leaves nothing behind.
     const bwrap = sandbox ? await sandbox.bwrap() : undefined;
+    if (sandbox) checkSandboxCwd(req.cwd);
     if (sandbox) {
       spec.env = sandboxSpecEnv(spec.env, {
         ...((req.model ?? req.definition.model) ? { model: req.model ?? req.definition.model } : {}),

@@ -1,6 +1,7 @@
 /** A sandboxed sheep's pane command and environment, as the sheep host prepares them (src/protocol/file-host.ts). */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { ShepherdError } from "../domain/errors.ts";
 import { bwrapArgv, paneArgv } from "./bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "./env.ts";
 import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind } from "./facts.ts";
@@ -34,7 +35,15 @@ export interface SandboxedLaunch {
   argv: readonly string[];
 }
 
+/** Refuses a cwd no sandbox can have, before anything of the sheep is written. */
+export function checkSandboxCwd(cwd: string): void {
+  // Its cwd is writable: the root would be every file the user may write, the host's /tmp again among them.
+  if (resolve(cwd) === "/")
+    throw new ShepherdError("invalid_params", 'a sandboxed sheep cannot work in "/": its cwd is writable; give it a project directory.');
+}
+
 export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
+  checkSandboxCwd(s.cwd);
   const home = homeOf(s.env);
   const git = gitLayout(s.cwd);
   const o: PolicyOptions = {

@@ -21,7 +21,13 @@ const KEYS = ["default", "allowRead", "allowWrite", "denyRead", "allowNetwork"] 
 const MAX_ENTRIES = 256;
 
 const pathEntry = (x: unknown) =>
-  typeof x === "string" && x.length <= 4096 && (x.startsWith("/") || x.startsWith("~/")) && !/[\u0000-\u001f\u007f]/.test(x) && !x.split("/").includes("..");
+  typeof x === "string" &&
+  x.length <= 4096 &&
+  (x.startsWith("/") || x.startsWith("~/")) &&
+  // The whole root (bound writable over everything, the private /tmp too) is no entry.
+  x.replace(/\/+$/, "") !== "" &&
+  !/[\u0000-\u001f\u007f]/.test(x) &&
+  !x.split("/").includes("..");
 /** A name or address with an optional port: nothing a proxy could read as more than one host. */
 const hostEntry = (x: unknown) => typeof x === "string" && /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9*]([A-Za-z0-9.*-]{0,252}))(:\d{1,5})?$/.test(x);
 

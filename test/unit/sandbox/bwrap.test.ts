@@ -150,6 +150,7 @@ describe("sandbox setting and requests", () => {
     assert.match(sandboxProblem({ default: "yes" }) ?? "", /"default"/);
     assert.match(sandboxProblem({ default: "on", allowRead: ["relative/path"] }) ?? "", /allowRead/);
     assert.match(sandboxProblem({ default: "on", allowWrite: ["/a/../etc"] }) ?? "", /allowWrite/);
+    assert.match(sandboxProblem({ default: "on", allowWrite: ["/"] }) ?? "", /allowWrite/, "the root is no writable place");
     assert.match(sandboxProblem({ default: "on", allowNetwork: ["http://x"] }) ?? "", /allowNetwork/);
     assert.match(sandboxProblem({ default: "on", network: "host" }) ?? "", /unknown key "network"/, "the test-only network is no setting");
   });

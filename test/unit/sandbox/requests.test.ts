@@ -76,3 +76,34 @@ describe("a sandboxed start on another host", () => {
     assert.equal(connects, 0);
   });
 });
+
+describe("a sandboxed sheep's cwd", () => {
+  it("cannot be the root, refused before any file of the sheep is written", async () => {
+    const { mkdtemp, readdir, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { FileSheepHost } = await import("../../../src/protocol/file-host.ts");
+    const agentDir = await mkdtemp(join(tmpdir(), "pi-shepherd-sandbox-cwd-"));
+    try {
+      const host = new FileSheepHost({
+        agentDir,
+        piCommand: ["/bin/true"],
+        nodePath: process.execPath,
+        launcherPath: "/x/launcher.mjs",
+        reportExitPath: "/x/report-exit.sh",
+        sheepExtension: "/x/sheep.ts",
+        env: {},
+        depth: 1,
+        sandbox: { settings: { default: "on" }, bwrap: async () => "/usr/bin/bwrap" },
+      });
+      const def = { name: "w", description: "d", source: "user" as const, path: "/w.md" };
+      await assert.rejects(
+        host.prepare({ agentId: "a_0000000001", definition: def, cwd: "/", label: "w", createdAt: new Date().toISOString() }),
+        /\[invalid_params\] a sandboxed sheep cannot work in "\/"/,
+      );
+      assert.deepEqual(await readdir(agentDir), [], "nothing written");
+    } finally {
+      await rm(agentDir, { recursive: true, force: true });
+    }
+  });
+});
