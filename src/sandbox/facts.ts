@@ -1,14 +1,16 @@
 /** The facts of one sheep a sandbox policy needs, read from the disk and the shepherd's env. */
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { PathKind, SandboxFacts } from "./policy.ts";
 
+/**
+ * What is at a path, through symlinks as bubblewrap's mounts go through them: a ~/.ssh that is a
+ * link to elsewhere is hidden all the same (lstat would take it for no directory and leave it open).
+ */
 export function pathKind(path: string): PathKind | undefined {
   try {
-    const st = lstatSync(path);
-    // A symlink is followed by bwrap's bind: refused here, so a sheep's cwd cannot point a bind elsewhere.
-    if (st.isSymbolicLink()) return undefined;
+    const st = statSync(path);
     return st.isDirectory() ? "dir" : "file";
   } catch {
     return undefined;
@@ -63,5 +65,13 @@ export function dirEntries(dir: string): string[] {
     return readdirSync(dir).slice(0, 4096);
   } catch {
     return [];
+  }
+}
+
+export function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { ShepherdError } from "../domain/errors.ts";
 import { bwrapArgv, paneArgv } from "./bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "./env.ts";
-import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind } from "./facts.ts";
+import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
 import { sandboxPolicy, type PolicyOptions } from "./policy.ts";
 import type { SandboxSettings } from "./settings.ts";
 
@@ -64,6 +64,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
       sockets: multiplexerSockets(s.env),
       kind: pathKind,
       entries: dirEntries,
+      real: realPath,
     },
     o,
   );

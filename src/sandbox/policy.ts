@@ -29,6 +29,8 @@ export interface SandboxFacts {
   kind: (path: string) => PathKind | undefined;
   /** The names in a directory (pi's agent dir). */
   entries: (dir: string) => string[];
+  /** Where a path really is (symlinks resolved): bubblewrap mounts on a link's own path fail, so a hidden link's target is hidden. */
+  real?: (path: string) => string;
 }
 
 export interface SandboxPolicy {
@@ -104,7 +106,8 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   const writable = unique([facts.cwd, ...gitWritable, ...(settings.allowWrite ?? []).map(expand)].filter(exists));
 
   const hidden: SandboxPolicy["hidden"] = [];
-  const hide = (p: string) => {
+  const hide = (link: string) => {
+    const p = facts.real?.(link) ?? link;
     const kind = facts.kind(p);
     if (kind && !hidden.some((h) => h.path === p)) hidden.push({ path: p, kind });
   };

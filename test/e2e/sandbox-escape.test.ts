@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Worktree } from "../../src/ports/workspace.ts";
@@ -58,6 +58,10 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     await mkdir(join(home, ".aws"), { recursive: true, mode: 0o700 });
     await writeFile(join(home, ".aws", "credentials"), `[default]\n${AWS}\n`, { mode: 0o600 });
     await writeFile(join(home, ".bashrc"), "# the user's\n");
+    // A secret kept elsewhere in HOME behind a symlink, as dotfile managers do.
+    await mkdir(join(home, "dotfiles", "docker"), { recursive: true, mode: 0o700 });
+    await writeFile(join(home, "dotfiles", "docker", "config.json"), `{"auths": "${SECRET}"}\n`, { mode: 0o600 });
+    await symlink(join(home, "dotfiles", "docker"), join(home, ".docker"));
     stateFile = join(world.agentDir, "pi-shepherd", "state.json");
     scene = world.scene({
       env: {
@@ -122,6 +126,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "write-bashrc": `echo 'echo owned' >> ${q(join(home, ".bashrc"))}`,
       "read-ssh": `cat ${q(join(home, ".ssh", "id_ed25519"))}`,
       "read-aws": `cat ${q(join(home, ".aws", "credentials"))}`,
+      "read-docker-link": `cat ${q(join(home, ".docker", "config.json"))}`,
       "read-other-session": `cat ${q(other.sessionPath)}`,
       "read-state": `cat ${q(stateFile)}`,
       "tmux-list-panes": `tmux -S ${q(tmuxSocket)} list-panes -a`,
@@ -147,7 +152,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const [shell, , read, write] = tools as [string, string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.deepEqual(Object.keys(v).length, 13, shell);
+    assert.deepEqual(Object.keys(v).length, 14, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],

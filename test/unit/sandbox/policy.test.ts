@@ -85,6 +85,11 @@ describe("sandbox policy", () => {
     assert.ok(p.hidden.some((h) => h.path === "/home/u/proj/secret"));
   });
 
+  it("a secret that is a symlink: its target is hidden (bubblewrap cannot mount on the link itself)", () => {
+    const p = sandboxPolicy(OFF, facts([...MACHINE, "/data/keys/"], { real: (x) => (x === "/home/u/.gnupg" ? "/data/keys" : x) }));
+    assert.ok(p.hidden.some((h) => h.path === "/data/keys" && h.kind === "dir"));
+  });
+
   it("pi's agent dir is a scratch with its files read-only: never pi-shepherd's state (other sheep, state.json, worktrees) or pi's sessions", () => {
     const p = sandboxPolicy(OFF, facts(MACHINE));
     assert.deepEqual(p.scratch, [AGENT]);

@@ -107,3 +107,21 @@ describe("a sandboxed sheep's cwd", () => {
     }
   });
 });
+
+describe("facts from the disk", () => {
+  it("a secret directory that is a symlink is still a directory to hide", async () => {
+    const { mkdtemp, mkdir, symlink, rm } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { pathKind } = await import("../../../src/sandbox/facts.ts");
+    const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-sandbox-facts-"));
+    try {
+      await mkdir(join(dir, "real-ssh"));
+      await symlink(join(dir, "real-ssh"), join(dir, ".ssh"));
+      assert.equal(pathKind(join(dir, ".ssh")), "dir");
+      assert.equal(pathKind(join(dir, "nothing")), undefined);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
