@@ -23,6 +23,8 @@ import { chooseRuntime } from "./runtimes/choose.ts";
 import { herdrServerAnswers } from "./runtimes/herdr/index.ts";
 import { makeRuntime } from "./runtimes/make.ts";
 import { tmuxVersion } from "./runtimes/tmux/tmux-cli.ts";
+import { bwrapProbe } from "./sandbox/probe.ts";
+import type { SandboxConfig } from "./sandbox/launch.ts";
 import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.ts";
 import { RoutedRuntime } from "./hosts/runtime.ts";
 import { RoutedSheepFiles } from "./hosts/routed-sheep-files.ts";
@@ -86,7 +88,14 @@ export function ownerAlive(owner: string): boolean {
 }
 
 /** The sheep-files port with this package's launcher and sheep extension, run by the shepherd's node. */
-export function sheepFiles(o: { agentDir: string; piCommand: readonly string[]; env: NodeJS.ProcessEnv; depth: number; extraPiArgs?: readonly string[] }) {
+export function sheepFiles(o: {
+  agentDir: string;
+  piCommand: readonly string[];
+  env: NodeJS.ProcessEnv;
+  depth: number;
+  extraPiArgs?: readonly string[];
+  sandbox?: SandboxConfig;
+}) {
   return new LocalSheepFiles({
     ...o,
     nodePath: process.execPath,
@@ -145,7 +154,15 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     throw new ShepherdError("runtime_unavailable", 'cannot tell which pi runs this shepherd; set "piCommand" (e.g. ["pi"]) in the shepherd settings.');
   }
   const depth = Number(env.PI_SHEPHERD_DEPTH ?? "0") || 0;
-  const host = sheepFiles({ agentDir, piCommand, env, depth: depth + 1, ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}) });
+  const sandbox: SandboxConfig = {
+    settings: settings.sandbox,
+    bwrap: bwrapProbe(),
+    // TEST-ONLY, until the egress proxy lands: the end-to-end tests' sandboxed sheep keep the host's
+    // network to reach the scripted model. Only the shepherd's own environment can say it: never a
+    // setting, the tool, an agent file or a sheep (no PI_SHEPHERD_ variable is carried to a sheep).
+    ...(env.PI_SHEPHERD_TEST_SANDBOX_NETWORK === "host" ? { network: "host" as const } : {}),
+  };
+  const host = sheepFiles({ agentDir, piCommand, env, depth: depth + 1, sandbox, ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}) });
   const workspace = new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) });
   // The records are the shepherd's: a sheep recorded before a reload is routed by its record's host.
   let recorded: (agentId: string) => string | undefined = () => undefined;

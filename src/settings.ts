@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { HOST_NAME, LOCAL_HOST } from "./domain/hosts.ts";
 import { DEFAULT_WARM_MEMORY_MB } from "./domain/bounds.ts";
 import { stateDir } from "./protocol/layout.ts";
+import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "./sandbox/settings.ts";
 
 export interface Settings {
   runtime: "auto" | "herdr" | "tmux";
@@ -43,6 +44,8 @@ export interface Settings {
   hosts: Record<string, HostSettings>;
   /** User-only: the browser panel (src/panel): on when the session begins, and its port on 127.0.0.1 (0: a free one). */
   panel: PanelSettings;
+  /** User-only: sheep in bubblewrap (src/sandbox, docs/sandbox.md): "on" for all, and what they may read, write and reach. */
+  sandbox: SandboxSettings;
 }
 
 export interface PanelSettings {
@@ -92,6 +95,7 @@ export const DEFAULT_SETTINGS: Settings = {
   warmMemory: DEFAULT_WARM_MEMORY_MB,
   hosts: {},
   panel: { autostart: false, port: 0 },
+  sandbox: DEFAULT_SANDBOX,
 };
 
 /**
@@ -128,6 +132,8 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "hosts",
   // A port that serves the herd and takes prompts: whether it opens, and where, is the person's call.
   "panel",
+  // What a sheep may read, write and reach: a repository must never loosen its own sandbox.
+  "sandbox",
 ]);
 
 type Check = (v: unknown) => boolean;
@@ -208,6 +214,10 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   warm: [warmSizes, `an object of agent name -> ready sheep to keep, 0-${MAX_WARM_PER_AGENT}, e.g. {"scout": 1, "worker": 2}`],
   panel: [panelSettings, 'an object {"autostart": true or false, "port": 0-65535} (0: a free port)'],
   warmMemory: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 65_536, "a whole number of MB, 0-65536 (0: no delegated sheep come back)"],
+  sandbox: [
+    (v) => sandboxProblem(v) === undefined,
+    'an object {"default": "off" or "on", "allowRead", "allowWrite", "denyRead": [paths], "allowNetwork": ["host[:port]"]}',
+  ],
 };
 
 /** Every known key, in the order they are documented. */
@@ -308,7 +318,7 @@ export async function loadSettings(agentDir: string, cwd: string, opts: { projec
       const [check, expected] = CHECKS[k];
       if (!check(value)) {
         const kept = settings[k] === undefined ? "the default" : JSON.stringify(settings[k]);
-        const why = k === "hosts" ? `: ${hostsProblem(value)}` : "";
+        const why = k === "hosts" ? `: ${hostsProblem(value)}` : k === "sandbox" ? `: ${sandboxProblem(value)}` : "";
         problems.push(`${path}: "${key}" must be ${expected}${why}; kept ${kept}`);
         continue;
       }

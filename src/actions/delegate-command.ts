@@ -9,7 +9,7 @@ import type { Params } from "./spec.ts";
 const SCOPES = ["user", "project", "both"] as const;
 
 /** The keys of a delegate task object. */
-const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate"] as const;
+const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate", "sandbox"] as const;
 
 export interface RawTask {
   agent: string;
@@ -17,6 +17,7 @@ export interface RawTask {
   cwd?: string;
   host?: string;
   isolate?: boolean;
+  sandbox?: boolean;
 }
 
 export type DelegateCommand = {
@@ -30,6 +31,7 @@ export type DelegateCommand = {
   cwd?: string;
   host?: string;
   isolate?: boolean;
+  sandbox?: boolean;
 };
 
 export function parseDelegate(p: Params): DelegateCommand {
@@ -45,6 +47,7 @@ export function parseDelegate(p: Params): DelegateCommand {
     cwd: optionalString(p, "cwd"),
     host: optionalString(p, "host"),
     isolate: optionalBoolean(p, "isolate"),
+    sandbox: optionalBoolean(p, "sandbox"),
   });
 }
 
@@ -65,12 +68,15 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
       throw new ShepherdError("invalid_params", `${where}: "host" must be a string (a name of the "hosts" setting).`);
     const isolate = booleanText(o.isolate);
     if (isolate !== undefined && typeof isolate !== "boolean") throw new ShepherdError("invalid_params", `${where}: "isolate" must be true or false.`);
+    const sandbox = booleanText(o.sandbox);
+    if (sandbox !== undefined && typeof sandbox !== "boolean") throw new ShepherdError("invalid_params", `${where}: "sandbox" must be true or false.`);
     return {
       agent: o.agent,
       task: o.task,
       ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}),
       ...(typeof o.host === "string" ? { host: o.host } : {}),
       ...(typeof isolate === "boolean" ? { isolate } : {}),
+      ...(typeof sandbox === "boolean" ? { sandbox } : {}),
     };
   };
   if (single) return { mode: "single", tasks: [check({ agent: p.agent, task: p.task }, 'single delegation ("agent" + "task")')] };

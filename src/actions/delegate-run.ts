@@ -1,4 +1,5 @@
 import type { BackgroundStarted } from "../core/async/background.ts";
+import { sandboxWanted } from "../sandbox/settings.ts";
 import { Delegation, type DelegateTask } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { definitionPicker } from "../context/definition-picker.ts";
@@ -28,8 +29,20 @@ export async function delegateTasks(cmd: DelegateCommand, ctx: DispatchContext) 
     const place = t.cwd === undefined ? bases.get(host)! : await placeOn(ctx, host, t.cwd, bases.get(host));
     // The task's word, then the call's, then the agent file's `isolation: worktree`.
     const isolate = t.isolate ?? cmd.isolate ?? definition.isolation === "worktree";
+    // The same order for the sandbox; none of them may turn off the user's.
+    const asked = t.sandbox ?? cmd.sandbox ?? definition.sandbox;
+    const who = t.sandbox !== undefined ? "a task" : cmd.sandbox !== undefined ? "the delegation" : `agent "${definition.name}"`;
+    const sandbox = sandboxWanted(settings.sandbox, asked, who);
     // Every sheep follows the placement settings, a delegated one as a started one.
-    tasks.push({ definition, task: t.task, ...place, placement: settings.placement, direction: settings.direction, ...(isolate ? { isolate } : {}) });
+    tasks.push({
+      definition,
+      task: t.task,
+      ...place,
+      placement: settings.placement,
+      direction: settings.direction,
+      ...(isolate ? { isolate } : {}),
+      ...(sandbox ? { sandbox: true as const } : {}),
+    });
   }
   if (cmd.background) {
     const started = await ctx.shepherd.delegateInBackground(mode, tasks, {

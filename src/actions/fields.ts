@@ -19,6 +19,7 @@ const delegateTask = Type.Object({
     Type.String({ description: 'The machine this task runs on: a name of the "hosts" setting (default: the call\'s host, else this machine).' }),
   ),
   isolate: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a git worktree of its own." })),
+  sandbox: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a sandbox (bubblewrap); false is refused where the user's default is on." })),
 });
 
 /** Checked per action at run time (edge/command.ts), not by the schema. */
@@ -72,6 +73,10 @@ export const FIELDS = {
   isolate: Type.Boolean({
     description:
       "start/delegate: run the sheep in a git worktree of its own (a new branch from HEAD), never touching your checkout; bring its work in with action land (action sync merges your branch into its worktree first).",
+  }),
+  sandbox: Type.Boolean({
+    description:
+      "start/delegate: run the sheep in a sandbox (bubblewrap): it writes only its cwd, reads no secrets, reaches no network. true may be asked where the user's default is off; false is refused where it is on.",
   }),
   removeWorktree: Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." }),
   force: Type.Boolean({

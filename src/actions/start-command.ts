@@ -21,6 +21,7 @@ export type NewStartCommand = {
   agentScope?: AgentScope;
   confirmProjectAgents?: boolean;
   isolate?: boolean;
+  sandbox?: boolean;
 };
 
 /** A start that continues a closed or exited sheep: its definition, cwd and model come back with it. */
@@ -31,6 +32,7 @@ export type ResumeCommand = {
   placement?: Placement;
   direction?: Direction;
   confirmProjectAgents?: boolean;
+  sandbox?: boolean;
 };
 
 export type StartCommand = NewStartCommand | ResumeCommand;
@@ -50,6 +52,7 @@ export function parseStart(p: Params): StartCommand {
     agentScope: optionalEnum(p, "agentScope", SCOPES),
     confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
     isolate: optionalBoolean(p, "isolate"),
+    sandbox: optionalBoolean(p, "sandbox"),
   });
 }
 
@@ -67,5 +70,6 @@ function resumeCommand(p: Params, resume: string): ResumeCommand {
     placement: optionalEnum(p, "placement", PLACEMENTS),
     direction: optionalEnum(p, "direction", DIRECTIONS),
     confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
+    sandbox: optionalBoolean(p, "sandbox"),
   });
 }

@@ -5,6 +5,7 @@ import type { DispatchContext } from "../context/context.ts";
 import { resolveModel } from "../context/models.ts";
 import { approveDefinition } from "../context/trust.ts";
 import type { StartCommand } from "./start-command.ts";
+import { sandboxWanted } from "../sandbox/settings.ts";
 
 /** A new sheep from a definition, or (with `resume`) a closed one's conversation continued. */
 export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promise<StartedAgent> {
@@ -20,8 +21,20 @@ export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promi
     await approveDefinition(card.definition, cmd.confirmProjectAgents ?? true, trustFor(ctx));
     // A resumed sheep runs where its session file is: on its own host.
     const place = await placeOn(ctx, card.host, card.cwd);
+    const sandbox = sandboxWanted(
+      settings.sandbox,
+      cmd.sandbox ?? card.definition.sandbox,
+      cmd.sandbox !== undefined ? "the start" : `agent "${card.definition.name}"`,
+    );
     return shepherd.start(
-      { definition: card.definition, ...place, ...(card.model !== undefined ? { model: card.model } : {}), resume: card, ...where },
+      {
+        definition: card.definition,
+        ...place,
+        ...(card.model !== undefined ? { model: card.model } : {}),
+        resume: card,
+        ...where,
+        ...(sandbox ? { sandbox: true as const } : {}),
+      },
       ctx.signal,
     );
   }
@@ -31,6 +44,8 @@ export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promi
   const place = await placeOn(ctx, hostOf(cmd.host, definition.host), cmd.cwd);
   // The call decides; without a word from it, the agent file's `isolation: worktree` does.
   const isolate = cmd.isolate ?? definition.isolation === "worktree";
+  // The call's word, else the agent file's; either may add a sandbox, neither may remove the user's.
+  const sandbox = sandboxWanted(settings.sandbox, cmd.sandbox ?? definition.sandbox, cmd.sandbox !== undefined ? "the start" : `agent "${definition.name}"`);
   return shepherd.start(
     {
       definition,
@@ -38,6 +53,7 @@ export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promi
       ...where,
       ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}),
       ...(isolate ? { isolate } : {}),
+      ...(sandbox ? { sandbox: true as const } : {}),
     },
     ctx.signal,
   );

@@ -59,6 +59,13 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
     if (source === "project") return { ok: false, reason: '"host" can only be set in your own agent files, not in a project\'s' };
     if (typeof host !== "string" || !HOST_NAME.test(host)) return { ok: false, reason: '"host" must be a name of the "hosts" setting (or "local")' };
   }
+  const sandbox = fm.sandbox;
+  if (sandbox !== undefined && sandbox !== null) {
+    if (typeof sandbox !== "boolean") return { ok: false, reason: '"sandbox" must be true or false' };
+    // A repository may ask for a sandbox, never for less of one.
+    if (sandbox === false && source === "project")
+      return { ok: false, reason: '"sandbox: false" can only be set in your own agent files, not in a project\'s' };
+  }
   const systemPrompt = body.trim();
   return {
     ok: true,
@@ -72,6 +79,7 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
       ...(typeof fm.thinking === "string" ? { thinking: fm.thinking.trim() } : {}),
       ...(isolation === "worktree" ? { isolation: "worktree" as const } : {}),
       ...(typeof host === "string" && host !== LOCAL_HOST ? { host } : {}),
+      ...(typeof sandbox === "boolean" ? { sandbox } : {}),
       ...(systemPrompt ? { systemPrompt } : {}),
     },
   };

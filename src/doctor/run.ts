@@ -11,6 +11,7 @@ import { agentChecks, environmentCheck, settingsChecks, stateDirChecks } from ".
 import { herdChecks } from "./herd.ts";
 import { hostChecks } from "./hosts.ts";
 import { runtimeChecks } from "./runtime.ts";
+import { sandboxCheck } from "./sandbox.ts";
 import { hostSpecChecks } from "./specs.ts";
 import { type Check, report, type DoctorReport, warn } from "./types.ts";
 import { plain } from "./config.ts";
@@ -53,6 +54,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     piCheck(pi),
     await piCommandCheck(loaded.settings.piCommand ?? input.shepherdPi, env, loaded.paths.user),
     ...rt.checks,
+    await sandboxCheck(loaded.settings.sandbox, env),
     ...environmentCheck(env),
     ...(await stateDirChecks(stateDir(input.agentDir))),
     ...settingsChecks(loaded),

@@ -45,7 +45,9 @@ export type ErrorCode =
   /** A line of the agent protocol that breaks its rules (not JSON, too long, an unknown method). */
   | "protocol_error"
   /** The panel could not listen on its port (taken, or not allowed). */
-  | "panel_unavailable";
+  | "panel_unavailable"
+  /** A sandboxed sheep cannot start: bubblewrap or user namespaces are missing on its host (never run unsandboxed instead). */
+  | "sandbox_unavailable";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

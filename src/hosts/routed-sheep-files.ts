@@ -1,4 +1,5 @@
 /** The sheep-files port routed by host (see table.ts): the sheep's files on the machine it runs on. */
+import { ShepherdError } from "../domain/errors.ts";
 import type { Delivery, PrepareRequest, PreparedSheep, ReplyOutcome, SheepFiles, SheepResult, SheepSnapshot } from "../ports/sheep-files.ts";
 import type { Conversation, ResumeCard, SheepMessage } from "../ports/types.ts";
 import type { HostTable } from "./table.ts";
@@ -8,6 +9,9 @@ export class RoutedSheepFiles implements SheepFiles {
 
   async prepare(req: PrepareRequest): Promise<PreparedSheep> {
     if (req.host === undefined) return this.table.local.files.prepare(req);
+    // Not built yet for other machines (bubblewrap and the proxy there): refused, never run unsandboxed.
+    if (req.sandbox)
+      throw new ShepherdError("sandbox_unavailable", `sandboxed sheep on other hosts ("${req.host}") are not supported yet; start it on this machine.`);
     const ports = this.table.remote(req.host);
     this.table.starting(req.agentId, req.host);
     // Before the host is asked: a shepherd killed from here on leaves a pane there that this mark claims.

@@ -55,6 +55,8 @@ export interface AuditEvent {
   model?: string;
   /** start: the sheep whose conversation this one continues. */
   resumedFrom?: string;
+  /** start: its pi runs in bubblewrap. */
+  sandboxed?: true;
   /** prompt/steer/reply: the message's size; its text stays in the sheep's session, not here. */
   bytes?: number;
   /** steer: the steering message (promptId is the prompt it steers). */

@@ -17,6 +17,8 @@ export interface PrepareRequest {
   host?: string;
   /** A resumed sheep: pi runs on this earlier sheep's session file. */
   resume?: { from: string; sessionPath: string };
+  /** Run it in bubblewrap (src/sandbox); a host whose user's setting says "on" sandboxes it without being asked. */
+  sandbox?: true;
 }
 
 /** The card a host keeps for a sheep it prepared: who it is and which session it runs on. */
@@ -41,6 +43,8 @@ export interface PreparedSheep {
   sessionPath: string;
   /** The launcher, as the pane runs it: absolute paths chosen by the package, nothing from the user. */
   command: PaneCommand;
+  /** It runs in bubblewrap. */
+  sandboxed?: true;
 }
 
 export interface SheepSnapshot {

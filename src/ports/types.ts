@@ -41,6 +41,8 @@ export interface AgentDefinition {
   isolation?: "worktree";
   /** `host:` in a user's agent file: the machine its sheep run on unless the call names one. */
   host?: string;
+  /** `sandbox: true` (any file) asks for bubblewrap; `false` (a user's file only) asks for none, refused where the user's default is on. */
+  sandbox?: boolean;
 }
 
 export interface Usage {
@@ -87,6 +89,8 @@ export interface AgentRecord {
   warm?: true;
   /** It came back to the pool after a task (a fresh conversation in the same pi): its earlier files are kept when it closes. */
   renewed?: true;
+  /** Its pi runs in bubblewrap (src/sandbox). */
+  sandboxed?: true;
 }
 
 export interface PromptRecord {
@@ -184,6 +188,8 @@ export interface StartRequest {
   isolateFrom?: Worktree;
   /** Continue this earlier sheep's conversation: pi runs on its kept session file. */
   resume?: ResumeCard;
+  /** Run it in bubblewrap (the edge decided: the user's default, or a request that turned it on). */
+  sandbox?: true;
   /**
    * The sheep's first prompt, in its inbox before pi starts (a cold start), so pi takes it the
    * moment it is ready; a warm sheep gets it as it is handed over. StartedAgent.promptId names it.
@@ -254,6 +260,8 @@ export interface AgentStatus {
   runtimeStatus?: string;
   createdAt: string;
   worktree?: Worktree;
+  /** Its pi runs in bubblewrap. */
+  sandboxed?: true;
 }
 
 export interface CloseOptions {

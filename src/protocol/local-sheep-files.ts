@@ -20,13 +20,14 @@ import {
 } from "../ports/sheep-files.ts";
 import { READ_LIMITS, readBounded, readJsonBounded, readJsonBoundedSync, refusalText, jsonValue, type JsonRead } from "./bounded-read.ts";
 import { ensurePrivateDir, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
-import { cardsDir, INBOX_FILE, sheepDir, sheepLayout, stateDir } from "./layout.ts";
+import { cardsDir, INBOX_FILE, sheepDir, sheepLayout, stateDir, worktreesDir } from "./layout.ts";
 import { MAX_MESSAGE_CHARS, parseMessageLog } from "./message-log.ts";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
 import { pidRunning } from "./pid.ts";
 import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts";
 import { readSessionTail } from "./session-log.ts";
 import { specsOlderThan } from "./stale-specs.ts";
+import { checkSandboxCwd, sandboxedPaneArgv, sandboxSpecEnv, type SandboxConfig } from "../sandbox/launch.ts";
 
 export interface FileHostOptions {
   agentDir: string;
@@ -43,6 +44,8 @@ export interface FileHostOptions {
   carryEnv?: readonly string[];
   /** Fallback poll for file systems where fs.watch misses events. */
   pollMs?: number;
+  /** How this machine sandboxes a sheep (the user's `sandbox` setting); absent: a sandboxed start is refused. */
+  sandbox?: SandboxConfig;
   /** How long a sheep's pid must be dead, with no exit.json, before it counts as exited. */
   deadPidGraceMs?: number;
 }
@@ -93,7 +96,24 @@ export class LocalSheepFiles implements SheepFiles {
       hasSystemPrompt: Boolean(systemPrompt),
       ...(req.resume ? { sessionPath } : {}),
     });
-    const card = resumeCardOf(req, sessionPath);
+    // The user's "on" holds for every sheep of this host, the warm pool's too; a request may only add it.
+    const sandbox = req.sandbox === true || this.o.sandbox?.settings.default === "on" ? this.o.sandbox : undefined;
+    if ((req.sandbox === true || this.o.sandbox?.settings.default === "on") && !sandbox) {
+      throw new ShepherdError("sandbox_unavailable", "this machine has no sandbox configured; the sheep does not run unsandboxed instead.");
+    }
+    // Checked before anything is written: a machine without bubblewrap leaves nothing behind.
+    const bwrap = sandbox ? await sandbox.bwrap() : undefined;
+    if (sandbox) checkSandboxCwd(req.cwd);
+    if (sandbox) {
+      spec.env = sandboxSpecEnv(spec.env, {
+        ...((req.model ?? req.definition.model) ? { model: req.model ?? req.definition.model } : {}),
+        agentDir: this.o.agentDir,
+        ...(this.o.carryEnv ? { forward: this.o.carryEnv } : {}),
+      });
+    }
+    const made = resumeCardOf(req, sessionPath);
+    // A sandboxed sheep's conversation goes on in a sandbox: its card's definition asks for one.
+    const card = sandbox ? { ...made, definition: { ...made.definition, sandbox: true } } : made;
     await ensurePrivateDir(layout.dir);
     await ensurePrivateDir(layout.inbox);
     await ensurePrivateDir(layout.outbox);
@@ -102,8 +122,29 @@ export class LocalSheepFiles implements SheepFiles {
     await writeJsonAtomic(layout.spec, spec);
     await ensurePrivateDir(cardsDir(this.o.agentDir));
     await writeJsonAtomic(layout.resume, card);
-    const argv = [this.o.nodePath, this.o.launcherPath, layout.spec];
-    return { sessionPath, command: { argv, reporting: ["/bin/sh", this.o.reportExitPath, layout.exit, ...argv] } };
+    const launcher = [this.o.nodePath, this.o.launcherPath, layout.spec];
+    const egressSocket = sandbox && bwrap ? await sandbox.egress?.(req.agentId) : undefined;
+    const argv =
+      sandbox && bwrap
+        ? sandboxedPaneArgv({
+            bwrap,
+            config: sandbox,
+            env: this.o.env,
+            agentDir: this.o.agentDir,
+            stateDir: stateDir(this.o.agentDir),
+            sheepDir: layout.dir,
+            sessionFile: sessionPath,
+            worktreesDir: worktreesDir(this.o.agentDir),
+            cwd: req.cwd,
+            ...(egressSocket !== undefined ? { egressSocket } : {}),
+            argv: launcher,
+          })
+        : launcher;
+    return {
+      sessionPath,
+      command: { argv, reporting: ["/bin/sh", this.o.reportExitPath, layout.exit, ...argv] },
+      ...(sandbox ? { sandboxed: true as const } : {}),
+    };
   }
 
   async staleSpecs(olderThanMs: number): Promise<{ agentId: string }[]> {

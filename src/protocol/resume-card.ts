@@ -27,6 +27,7 @@ function definitionOf(v: unknown): AgentDefinition | undefined {
   if (d.tools !== undefined && !(Array.isArray(d.tools) && d.tools.every(plainWord))) return undefined;
   if ((d.model !== undefined && !plainWord(d.model)) || (d.thinking !== undefined && !plainWord(d.thinking))) return undefined;
   if (d.systemPrompt !== undefined && !isString(d.systemPrompt)) return undefined;
+  if (d.sandbox !== undefined && typeof d.sandbox !== "boolean") return undefined;
   return d as unknown as AgentDefinition;
 }
 

@@ -171,7 +171,7 @@ export class SheepEnd {
     const asking = this.blocked.asking;
     const sessionPath = this.session?.sessionManager.getSessionFile();
     const status: StatusReport = {
-      pid: process.pid,
+      pid: hostPid(),
       readyAt: this.readyAt,
       // The launcher hands pi its argv: [node, pi's CLI, ...].
       ...(process.argv[1] ? { piCli: process.argv[1] } : {}),
@@ -408,4 +408,13 @@ export class SheepEnd {
       : { promptId: id, status: "failed", text: "", errorMessage: r.why, startedAt: now, finishedAt: now };
     writeJsonAtomicSync(this.layout.outboxFile(id), file);
   }
+}
+
+/**
+ * The pid the shepherd can see: in a sandbox (its own PID namespace) ours means nothing outside, so
+ * the pane's command tells us its bubblewrap's (src/sandbox/bwrap.ts): alive exactly while we are.
+ */
+function hostPid(): number {
+  const outer = Number(process.env.PI_SHEPHERD_HOST_PID);
+  return Number.isSafeInteger(outer) && outer > 0 ? outer : process.pid;
 }

@@ -118,7 +118,7 @@ function eventOf(line: string): AuditEvent | undefined {
   if (!(AUDIT_EVENTS as readonly unknown[]).includes(e.event) || typeof e.time !== "string" || typeof e.owner !== "string") return undefined;
   for (const k of STRING_FIELDS) if (e[k] !== undefined && typeof e[k] !== "string") return undefined;
   for (const k of ["bytes", "durationMs", "fileCount"]) if (e[k] !== undefined && typeof e[k] !== "number") return undefined;
-  for (const k of ["squash", "landed"]) if (e[k] !== undefined && typeof e[k] !== "boolean") return undefined;
+  for (const k of ["squash", "landed", "sandboxed"]) if (e[k] !== undefined && typeof e[k] !== "boolean") return undefined;
   return e as unknown as AuditEvent;
 }
 

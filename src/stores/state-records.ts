@@ -121,6 +121,7 @@ export function agentProblem(r: unknown): Problem {
     optional(r, "resumedFrom", id("agent")) ??
     optional(r, "warm", (x) => x === true) ??
     optional(r, "renewed", (x) => x === true) ??
+    optional(r, "sandboxed", (x) => x === true) ??
     (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId, r.resumedFrom !== undefined))
   );
 }

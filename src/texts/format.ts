@@ -144,7 +144,7 @@ export function sheepLine(s: ShownStatus, now = Date.now()): string {
   // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
   const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
-  const wt = s.worktree ? ` · ⎇ ${s.worktree.branch}` : "";
+  const wt = `${s.worktree ? ` · ⎇ ${s.worktree.branch}` : ""}${s.sandboxed ? " · sandboxed" : ""}`;
   const on = s.host !== undefined ? ` on ${s.host}` : "";
   const down = s.hostDown ? ` · host unreachable since ${s.hostDown.since} (${s.hostDown.reason})` : "";
   return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${on}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}${down}`;

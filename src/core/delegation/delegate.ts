@@ -57,6 +57,8 @@ export interface DelegateTask {
   host?: string;
   /** The sheep works in a worktree of its own; it is kept after the sheep closes, for land. */
   isolate?: boolean;
+  /** Its pi runs in bubblewrap. */
+  sandbox?: true;
   /** Where its pane goes (the settings' placement and direction), as for any start. */
   placement?: Placement;
   direction?: Direction;
@@ -211,6 +213,7 @@ export class Delegation {
         ...(t.direction !== undefined ? { direction: t.direction } : {}),
         onRecorded,
         ...isolation,
+        ...(t.sandbox ? { sandbox: true as const } : {}),
         prompt: { text: task, ...delegated },
       };
       const started = await this.shepherd.start(req, this.o.signal);

@@ -49,6 +49,7 @@ export async function launch(herd: Herd, req: StartRequest, label: string, signa
       createdAt: new Date(herd.clock.now()).toISOString(),
       ...(req.host !== undefined ? { host: req.host } : {}),
       ...(req.resume ? { resume: { from: req.resume.agentId, sessionPath: req.resume.sessionPath } } : {}),
+      ...(req.sandbox ? { sandbox: true as const } : {}),
     })
     .catch(discard);
   // The first prompt waits in the inbox before pi starts: the sheep takes it as it becomes ready.
@@ -89,6 +90,7 @@ export async function launch(herd: Herd, req: StartRequest, label: string, signa
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
     ...(warm ? { warm: true as const } : {}),
     ...(first ? { activePromptId: first.promptId } : {}),
+    ...(prepared.sandboxed ? { sandboxed: true as const } : {}),
   };
   if (first) herd.registry.prompts.set(first.promptId, first);
   // Moved, not shared, in the same write that records the sheep: one record owns a worktree at a time.
@@ -110,6 +112,7 @@ export async function launch(herd: Herd, req: StartRequest, label: string, signa
     ...(model !== undefined ? { model } : {}),
     ...(req.resume ? { resumedFrom: req.resume.agentId } : {}),
     ...(warm ? { warm: true as const } : {}),
+    ...(prepared.sandboxed ? { sandboxed: true as const } : {}),
   });
   if (first) herd.audit({ event: "prompt", agentId, label, promptId: first.promptId, bytes: Buffer.byteLength(req.prompt!.text, "utf8") });
   herd.watch(agentId);

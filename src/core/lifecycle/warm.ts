@@ -86,6 +86,8 @@ export class WarmPool implements WarmSource {
     let taken: AgentRecord | undefined;
     for (const rec of [...this.herd.registry.warm.values()]) {
       if (rec.state !== "idle" || this.prints.get(rec.agentId) !== print || !sameHost(rec, req)) continue;
+      // A start that asks for a sandbox takes only a sheep that runs in one (the user's "on" makes the pool's so).
+      if (req.sandbox && !rec.sandboxed) continue;
       // Out of the pool before the first await: two starts never take the same sheep.
       this.herd.registry.warm.delete(rec.agentId);
       this.prints.delete(rec.agentId);

@@ -31,6 +31,8 @@ export interface HerdView extends SheepView {
   undelivered?: number;
   /** Its latest progress message. */
   progress?: string;
+  /** Its pi runs in bubblewrap. */
+  sandboxed?: true;
   /** The question it waits to have answered (known from its files: as of the last refresh). */
   asking?: { messageId: string; text: string };
 }
@@ -131,6 +133,7 @@ export function herdView(herd: Herd, rec: AgentRecord, courier?: HerdNews): Herd
   return {
     ...sheepView(herd.registry, rec),
     ...(rec.worktree ? { worktree: true } : {}),
+    ...(rec.sandboxed ? { sandboxed: true as const } : {}),
     ...(queued ? { queued } : {}),
     ...(undelivered ? { undelivered } : {}),
     ...(progress ? { progress: progress.text } : {}),
@@ -195,5 +198,6 @@ function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatu
     ...(runtimeStatus !== undefined ? { runtimeStatus } : {}),
     createdAt: rec.createdAt,
     ...(rec.worktree ? { worktree: rec.worktree } : {}),
+    ...(rec.sandboxed ? { sandboxed: true as const } : {}),
   };
 }

@@ -269,6 +269,7 @@ describe("/shepherd completions", () => {
       "start scout --scope ",
       "start scout --model ",
       "start scout --isolate ",
+      "start scout --sandbox ",
     ]);
     assert.deepEqual(await values("start scout --pl"), ["start scout --placement "]);
     assert.deepEqual(await values("start scout --placement "), [
@@ -287,6 +288,7 @@ describe("/shepherd completions", () => {
       "start scout --label x --scope ",
       "start scout --label x --model ",
       "start scout --label x --isolate ",
+      "start scout --label x --sandbox ",
     ]);
     assert.deepEqual(await values("read recon "), ["read recon --turns ", "read recon --source ", "read recon --lines "]);
     assert.deepEqual(await values("read recon --source "), ["read recon --source session ", "read recon --source screen "]);

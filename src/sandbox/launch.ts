@@ -1,0 +1,105 @@
+/** A sandboxed sheep's pane command and environment, as the sheep-files port prepares them (src/protocol/local-sheep-files.ts). */
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ShepherdError } from "../domain/errors.ts";
+import { bwrapArgv, paneArgv } from "./bwrap.ts";
+import { providerKeyNames, sandboxedEnv } from "./env.ts";
+import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
+import { sandboxPolicy, type PolicyOptions } from "./policy.ts";
+import type { SandboxSettings } from "./settings.ts";
+
+/** How this machine's sheep files sandbox a sheep. */
+export interface SandboxConfig {
+  settings: SandboxSettings;
+  /** bubblewrap's path once it is known to work here; else [sandbox_unavailable]. */
+  bwrap: () => Promise<string>;
+  /** Test-only (src/compose.ts takes it from the test's env, never from settings, the tool or an agent file). */
+  network?: "host";
+  /** The egress proxy's socket for this sheep, once a proxy runs (another part of issue 33). */
+  egress?: (agentId: string) => Promise<string | undefined>;
+}
+
+export interface SandboxedLaunch {
+  bwrap: string;
+  config: SandboxConfig;
+  /** The shepherd's env: its HOME, its multiplexer's sockets. */
+  env: NodeJS.ProcessEnv;
+  agentDir: string;
+  stateDir: string;
+  sheepDir: string;
+  sessionFile: string;
+  worktreesDir: string;
+  cwd: string;
+  egressSocket?: string;
+  /** What runs inside: the launcher and its spec. */
+  argv: readonly string[];
+}
+
+/** Refuses a cwd no sandbox can have, before anything of the sheep is written. */
+export function checkSandboxCwd(cwd: string): void {
+  // Its cwd is writable: the root would be every file the user may write, the host's /tmp again among them.
+  if (resolve(cwd) === "/")
+    throw new ShepherdError("invalid_params", 'a sandboxed sheep cannot work in "/": its cwd is writable; give it a project directory.');
+}
+
+export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
+  checkSandboxCwd(s.cwd);
+  const home = homeOf(s.env);
+  const git = gitLayout(s.cwd);
+  const o: PolicyOptions = {
+    ...(s.config.network === "host" ? { network: "host" as const } : {}),
+    ...(s.egressSocket !== undefined ? { egressSocket: s.egressSocket } : {}),
+  };
+  const policy = sandboxPolicy(
+    s.config.settings,
+    {
+      home,
+      cwd: s.cwd,
+      agentDir: s.agentDir,
+      stateDir: s.stateDir,
+      sheepDir: s.sheepDir,
+      sessionFile: s.sessionFile,
+      worktreesDir: s.worktreesDir,
+      ...(git ? { git } : {}),
+      sockets: multiplexerSockets(s.env),
+      kind: pathKind,
+      entries: dirEntries,
+      real: realPath,
+    },
+    o,
+  );
+  const plain: Record<string, string> = { HOME: home, SHELL: "/bin/sh" };
+  for (const k of ["USER", "LOGNAME"]) if (s.env[k]) plain[k] = s.env[k]!;
+  return paneArgv(bwrapArgv({ bwrap: s.bwrap, policy, env: plain, argv: s.argv }));
+}
+
+/** The launch spec's env for a sandboxed sheep: of the secrets, only its model provider's key (and what the user forwards). */
+export function sandboxSpecEnv(carried: Record<string, string>, o: { model?: string; agentDir: string; forward?: readonly string[] }): Record<string, string> {
+  const provider = providerOf(o.model, o.agentDir);
+  const apiKey = provider ? modelsApiKey(o.agentDir, provider) : undefined;
+  return sandboxedEnv(carried, [...providerKeyNames(provider, apiKey), ...(o.forward ?? [])]);
+}
+
+/** "provider/id" names its provider; otherwise pi's default provider (its settings.json) is the one it uses. */
+function providerOf(model: string | undefined, agentDir: string): string | undefined {
+  if (model?.includes("/")) return model.split("/")[0];
+  const settings = readJson(join(agentDir, "settings.json"));
+  return typeof settings?.defaultProvider === "string" ? settings.defaultProvider : undefined;
+}
+
+function modelsApiKey(agentDir: string, provider: string): string | undefined {
+  const models = readJson(join(agentDir, "models.json"));
+  const p = (models?.providers as Record<string, { apiKey?: unknown }> | undefined)?.[provider];
+  return typeof p?.apiKey === "string" ? p.apiKey : undefined;
+}
+
+function readJson(path: string): Record<string, unknown> | undefined {
+  try {
+    const text = readFileSync(path, "utf8");
+    if (text.length > 1_000_000) return undefined;
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The escape suite (issue 33), with real bubblewrap, real pi sheep in real tmux panes and the
+ * scripted model making a sandboxed sheep call pi's bash, write and read tools: every way out it
+ * tries fails (checked on what its tools returned AND on the host's disk), the shepherd keeps
+ * working, and the same sheep still does its work in its cwd, which evidence and land see.
+ *
+ * NETWORK: until the egress proxy lands, a sandboxed sheep has no network at all, so its model (the
+ * scripted one on loopback) could not be reached. This file's shepherd runs with the test-only
+ * PI_SHEPHERD_TEST_SANDBOX_NETWORK=host (src/compose.ts), which keeps the host's network namespace;
+ * the integrator switches it to the proxy once that exists.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Worktree } from "../../src/ports/workspace.ts";
+import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { git, lines } from "../support/git-repo.ts";
+import type { Scene } from "../support/scene.ts";
+import { directive, type LoggedRequest } from "../support/scripted-model.ts";
+
+type Call = { name: string; arguments: unknown };
+const bash = (command: string): Call => ({ name: "bash", arguments: { command } });
+const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+
+const SECRET = "FAKE-PRIVATE-KEY-do-not-leak";
+const AWS = "aws_secret_access_key = FAKE-AWS-SECRET";
+
+describe("a sandboxed sheep cannot get out, and still does its work", { timeout: 900_000 }, () => {
+  let world: E2eWorld<"socket"> | undefined;
+  let scene: Scene;
+  let home: string;
+  let stateFile: string;
+
+  const ok = (args: unknown) => scene.ok(args);
+  /** Runs tool calls in the sheep, one round after another; returns the result and every tool text the model saw. */
+  const run = async (agentId: string, tag: string, rounds: Call[][], reply: string) => {
+    const promptId = await scene.prompt(agentId, directive({ rounds, afterTool: reply, tag }));
+    const r = await ok({ action: "wait", promptId, timeout: 120 });
+    const item = (r.details.results as { status: string; text: string; error?: string; evidence?: { files: { path: string; status: string }[] } }[])[0]!;
+    const last = world!.model.log.filter((l: LoggedRequest) => l.tag === tag).at(-1);
+    return { item, tools: last?.toolTexts ?? [] };
+  };
+
+  /** As run, on another shepherd of this world. */
+  const run2 = async (on: Scene, agentId: string, tag: string, rounds: Call[][]) => {
+    const promptId = await on.prompt(agentId, directive({ rounds, afterTool: "ok", tag }));
+    const item = await on.wait(promptId, 120);
+    return { item, tools: world!.model.log.filter((l: LoggedRequest) => l.tag === tag).at(-1)?.toolTexts ?? [] };
+  };
+
+  before(async () => {
+    world = await e2eWorld("sandbox-escape", { tmux: "socket", repo: { "a.txt": lines(3) } });
+    home = join(world.dir, "home");
+    await mkdir(join(home, ".ssh"), { recursive: true, mode: 0o700 });
+    await writeFile(join(home, ".ssh", "id_ed25519"), `${SECRET}\n`, { mode: 0o600 });
+    await mkdir(join(home, ".aws"), { recursive: true, mode: 0o700 });
+    await writeFile(join(home, ".aws", "credentials"), `[default]\n${AWS}\n`, { mode: 0o600 });
+    await writeFile(join(home, ".bashrc"), "# the user's\n");
+    // A secret kept elsewhere in HOME behind a symlink, as dotfile managers do.
+    await mkdir(join(home, "dotfiles", "docker"), { recursive: true, mode: 0o700 });
+    await writeFile(join(home, "dotfiles", "docker", "config.json"), `{"auths": "${SECRET}"}\n`, { mode: 0o600 });
+    await symlink(join(home, "dotfiles", "docker"), join(home, ".docker"));
+    stateFile = join(world.agentDir, "pi-shepherd", "state.json");
+    scene = world.scene({
+      env: {
+        ...world.env,
+        HOME: home,
+        // Secrets a sheep must never see: another provider's key, tokens of other services.
+        GITHUB_TOKEN: "FAKE-GITHUB-TOKEN",
+        GH_TOKEN: "FAKE-GH-TOKEN",
+        AWS_SECRET_ACCESS_KEY: "FAKE-AWS-ENV",
+        OPENAI_API_KEY: "FAKE-OPENAI-KEY",
+        PI_SHEPHERD_TEST_SANDBOX_NETWORK: "host",
+      },
+    });
+  });
+
+  after(async () => {
+    await world?.cleanup();
+  });
+
+  /**
+   * One shell line per attempt, each printing "<name>=refused" or "<name>=ESCAPED <what it got>".
+   * The attempt is the command in parentheses; nothing of it may succeed.
+   */
+  const attempts = (a: Record<string, string>) =>
+    `${Object.entries(a)
+      .map(([name, cmd]) => `if out=$( (${cmd}) 2>&1 ); then echo "${name}=ESCAPED $out"; else echo "${name}=refused"; fi`)
+      .join("\n")}\necho done`;
+  /** Writes that may land in a private place of the sandbox (its /tmp, the scratch over pi's agent dir): the host must not see them. */
+  const unseen = (paths: string[]) => `${paths.map((p) => `echo x > ${q(p)} 2>/dev/null`).join("; ")}; true`;
+  const verdicts = (text: string) => Object.fromEntries([...text.matchAll(/^([\w-]+)=(refused|ESCAPED)/gm)].map((m) => [m[1]!, m[2]!]));
+
+  let other: { agentId: string; sessionPath: string };
+  let boxed: string;
+
+  it("starts a sandboxed sheep beside a plain one; status and herd say which is sandboxed", async () => {
+    const o = (await ok({ action: "start", agent: "echo", label: "other" })).details.agent as { agentId: string; sessionPath: string; sandboxed?: true };
+    assert.equal(o.sandboxed, undefined);
+    other = o;
+    // The other sheep's conversation exists on disk: there is something to steal.
+    const said = await run(o.agentId, "other-hello", [[bash("echo other")]], "other answered");
+    assert.equal(said.item.status, "completed");
+    const r = await ok({ action: "start", agent: "echo", label: "boxed", sandbox: true });
+    const agent = r.details.agent as { agentId: string; sandboxed?: boolean };
+    assert.equal(agent.sandboxed, true);
+    boxed = agent.agentId;
+    const status = (await ok({ action: "status", agentId: "boxed" })).details.status as { sandboxed?: boolean; state: string };
+    assert.deepEqual([status.state, status.sandboxed], ["idle", true]);
+    assert.match((await ok({ action: "status", agentId: "boxed" })).text, /· sandboxed/);
+    const herd = (await ok({ action: "herd" })).details as { agents?: { label: string; sandboxed?: boolean }[] };
+    const shown = JSON.stringify(herd);
+    assert.match(shown, /"label":"boxed"[^}]*"sandboxed":true/);
+    assert.doesNotMatch(shown, /"label":"other"[^}]*"sandboxed":true/);
+  });
+
+  it("every way out fails: other files, secrets, the multiplexer, the shepherd, git's hooks and config, the environment", async () => {
+    const w = world!;
+    const shepherdPid = scene.shepherd.proc.pid!;
+    const tmuxSocket = w.tmux.socket;
+    const hostTmp = join(w.dir, "visible-from-host.txt");
+    const script = attempts({
+      "write-home": `echo x > ${q(join(home, "pwned.txt"))}`,
+      "write-bashrc": `echo 'echo owned' >> ${q(join(home, ".bashrc"))}`,
+      "read-ssh": `cat ${q(join(home, ".ssh", "id_ed25519"))}`,
+      "read-aws": `cat ${q(join(home, ".aws", "credentials"))}`,
+      "read-docker-link": `cat ${q(join(home, ".docker", "config.json"))}`,
+      "read-other-session": `cat ${q(other.sessionPath)}`,
+      "read-state": `cat ${q(stateFile)}`,
+      "tmux-list-panes": `tmux -S ${q(tmuxSocket)} list-panes -a`,
+      "tmux-send-keys": `tmux -S ${q(tmuxSocket)} send-keys -t 0 'echo typed-by-sheep' Enter`,
+      "signal-shepherd": `kill -0 ${shepherdPid}`,
+      "git-hook": "echo 'echo hooked' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
+      "git-config": "git config core.hooksPath /tmp/evil",
+      "new-privileges": "grep -q 'NoNewPrivs:[[:space:]]*0' /proc/self/status",
+      "env-secrets": "env | grep -E '^(TMUX|TMUX_PANE|HERDR_[A-Z_]*|GITHUB_TOKEN|GH_TOKEN|AWS_[A-Z_]*|OPENAI_API_KEY|PI_SHEPHERD_TMUX_SOCKET)='",
+    });
+    const { item, tools } = await run(
+      boxed,
+      "escape",
+      [
+        [bash(script)],
+        [bash(unseen([hostTmp, join(w.agentDir, "pi-shepherd", "pwned.txt"), join(w.agentDir, "settings.json")]))],
+        [{ name: "read", arguments: { path: join(home, ".ssh", "id_ed25519") } }],
+        [{ name: "write", arguments: { path: join(home, "written-by-tool.txt"), content: "x" } }],
+      ],
+      "tried",
+    );
+    assert.deepEqual([item.status, item.text], ["completed", "tried"], item.error);
+    const [shell, , read, write] = tools as [string, string, string, string];
+    assert.match(shell, /^done$/m, shell);
+    const v = verdicts(shell);
+    assert.deepEqual(Object.keys(v).length, 14, shell);
+    assert.deepEqual(
+      Object.entries(v).filter(([, x]) => x !== "refused"),
+      [],
+      shell,
+    );
+    // What pi's own tools returned.
+    assert.doesNotMatch(read, new RegExp(SECRET));
+    assert.match(read, /ENOENT|no such file|not found/i, read);
+    assert.match(write, /EROFS|read-only|error/i, write);
+    // Nothing of it reached the host.
+    for (const p of [join(home, "pwned.txt"), join(home, "written-by-tool.txt"), hostTmp, join(w.agentDir, "pi-shepherd", "pwned.txt")]) {
+      assert.equal(existsSync(p), false, `${p} was not written`);
+    }
+    assert.equal(await readFile(join(home, ".bashrc"), "utf8"), "# the user's\n");
+    assert.doesNotMatch(await readFile(join(w.agentDir, "settings.json"), "utf8"), /^x$/m, "pi's settings are the user's still");
+    assert.equal(existsSync(join(w.cwd, ".git", "hooks", "post-commit")), false);
+    assert.doesNotMatch(await readFile(join(w.cwd, ".git", "config"), "utf8"), /hooksPath/);
+    assert.doesNotMatch(JSON.stringify(w.model.log.filter((l) => l.tag === "escape")), new RegExp(`${SECRET}|FAKE-AWS|FAKE-GITHUB|FAKE-OPENAI`));
+    // The shepherd keeps working: it answers, and the other sheep still does.
+    const again = await run(other.agentId, "other-again", [[bash("echo still here")]], "other fine");
+    assert.equal(again.item.status, "completed");
+  });
+
+  it("an isolated sandboxed sheep cannot write the checkout it was isolated from, yet commits its work, which evidence and land see", async () => {
+    const w = world!;
+    const r = await ok({ action: "start", agent: "echo", label: "iso", sandbox: true, isolate: true });
+    const iso = r.details.agent as { agentId: string; cwd: string; worktree: Worktree; sandboxed?: true };
+    assert.equal(iso.sandboxed, true);
+    const { item, tools } = await run(
+      iso.agentId,
+      "iso-work",
+      [
+        [bash(attempts({ "write-checkout": `echo x > ${q(join(w.cwd, "pwned.txt"))}`, "main-git-config": `echo x >> ${q(join(w.cwd, ".git", "config"))}` }))],
+        [{ name: "write", arguments: { path: "feature.txt", content: "made in the sandbox\n" } }],
+        [bash("git add feature.txt && git -c user.name=sheep -c user.email=sheep@example.invalid commit -qm 'sandboxed work' && git log --oneline | head -1")],
+      ],
+      "worked",
+    );
+    assert.deepEqual([item.status, item.text], ["completed", "worked"], item.error);
+    const v = verdicts(tools[0]!);
+    assert.deepEqual(v, { "write-checkout": "refused", "main-git-config": "refused" }, tools[0]);
+    assert.match(tools[2]!, /sandboxed work/, tools[2]);
+    assert.equal(existsSync(join(w.cwd, "pwned.txt")), false);
+    assert.deepEqual(
+      item.evidence?.files.map((f) => [f.path, f.status]),
+      [["feature.txt", "added"]],
+    );
+    await ok({ action: "land", agentId: "iso", message: "land the sandboxed work" });
+    assert.equal(await readFile(join(w.cwd, "feature.txt"), "utf8"), "made in the sandbox\n");
+    assert.match(await git(w.cwd, "log", "--oneline", "-3"), /sandboxed work/);
+  });
+
+  it("resume continues a sandboxed sheep's conversation, in a sandbox again, on its own session file", async () => {
+    await ok({ action: "close", agentId: "boxed" });
+    const r = await ok({ action: "start", resume: "boxed" });
+    const again = r.details.agent as { agentId: string; sandboxed?: true; resumedFrom?: string };
+    assert.deepEqual([again.sandboxed, again.resumedFrom], [true, boxed]);
+    const { item, tools } = await run(
+      again.agentId,
+      "resumed",
+      [[bash(attempts({ "read-ssh-again": `cat ${q(join(home, ".ssh", "id_ed25519"))}` }))]],
+      "resumed fine",
+    );
+    assert.deepEqual([item.status, item.text], ["completed", "resumed fine"], item.error);
+    // The tool texts of the whole conversation come with the request: this prompt's is the last.
+    assert.deepEqual(verdicts(tools.at(-1)!), { "read-ssh-again": "refused" }, tools.at(-1));
+    // The conversation before the close reached the model with this prompt: the same session goes on.
+    const last = world!.model.log.filter((l) => l.tag === "resumed").at(-1)!;
+    assert.ok(
+      last.userTexts.some((t) => t.includes('"tag":"escape"')),
+      "the earlier prompts are in the resumed conversation",
+    );
+  });
+
+  it("where the user's default is on, every sheep is sandboxed and a start cannot turn it off", async () => {
+    const w = world!;
+    await writeFile(join(w.agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ sandbox: { default: "on" } }), { mode: 0o600 });
+    // Settings are read as a shepherd begins: a second one on the same agent dir.
+    const strict = w.scene({ env: { ...w.env, HOME: home, PI_SHEPHERD_TEST_SANDBOX_NETWORK: "host" } });
+    const refused = await strict.fails({ action: "start", agent: "echo", label: "unboxed", sandbox: false }, /\[invalid_params\]/);
+    assert.match(refused, /sandbox: false, but the user's setting "sandbox.default" is "on"/);
+    const r = await strict.ok({ action: "start", agent: "echo", label: "by-default" });
+    const agent = r.details.agent as { agentId: string; sandboxed?: true };
+    assert.equal(agent.sandboxed, true);
+    const { item, tools } = await run2(strict, agent.agentId, "by-default", [
+      [bash(attempts({ "read-aws-default": `cat ${q(join(home, ".aws", "credentials"))}` }))],
+    ]);
+    assert.equal(item.status, "completed", item.error);
+    assert.deepEqual(verdicts(tools.at(-1)!), { "read-aws-default": "refused" }, tools.at(-1));
+    await strict.ok({ action: "close", agentId: agent.agentId });
+  });
+});
