@@ -12,7 +12,7 @@ import { defaultPiCommand } from "./launch/pi-command.ts";
 import type { RuntimeName } from "./ports/runtime.ts";
 import { runDoctor } from "./doctor/run.ts";
 import type { DoctorReport } from "./doctor/types.ts";
-import type { AuditSink } from "./ports/audit.ts";
+import { type AuditInput, type AuditSink, stamped } from "./ports/audit.ts";
 import { AuditLog } from "./stores/audit-log.ts";
 import { LocalSheepFiles } from "./protocol/local-sheep-files.ts";
 import { GitWorkspace } from "./git/workspace.ts";
@@ -25,6 +25,7 @@ import { makeRuntime } from "./runtimes/make.ts";
 import { tmuxVersion } from "./runtimes/tmux/tmux-cli.ts";
 import { bwrapProbe } from "./sandbox/probe.ts";
 import type { SandboxConfig } from "./sandbox/launch.ts";
+import { SheepEgress } from "./sandbox/egress/sheep-egress.ts";
 import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.ts";
 import { RoutedRuntime } from "./hosts/runtime.ts";
 import { RoutedSheepFiles } from "./hosts/routed-sheep-files.ts";
@@ -44,6 +45,8 @@ export interface ShepherdApp {
   runtime: RuntimeName;
   /** The machines of the `hosts` setting and their connections. */
   hosts: HostTable;
+  /** The egress proxy of this machine's sandboxed sheep (their sockets end with the shepherd; the next one serves them again). */
+  egress: SheepEgress;
 }
 
 export interface ComposeOptions {
@@ -95,6 +98,7 @@ export function sheepFiles(o: {
   depth: number;
   extraPiArgs?: readonly string[];
   sandbox?: SandboxConfig;
+  onWarning?: (message: string) => void;
 }) {
   return new LocalSheepFiles({
     ...o,
@@ -154,15 +158,24 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     throw new ShepherdError("runtime_unavailable", 'cannot tell which pi runs this shepherd; set "piCommand" (e.g. ["pi"]) in the shepherd settings.');
   }
   const depth = Number(env.PI_SHEPHERD_DEPTH ?? "0") || 0;
-  const sandbox: SandboxConfig = {
-    settings: settings.sandbox,
-    bwrap: bwrapProbe(),
-    // TEST-ONLY, until the egress proxy lands: the end-to-end tests' sandboxed sheep keep the host's
-    // network to reach the scripted model. Only the shepherd's own environment can say it: never a
-    // setting, the tool, an agent file or a sheep (no PI_SHEPHERD_ variable is carried to a sheep).
-    ...(env.PI_SHEPHERD_TEST_SANDBOX_NETWORK === "host" ? { network: "host" as const } : {}),
-  };
-  const host = sheepFiles({ agentDir, piCommand, env, depth: depth + 1, sandbox, ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}) });
+  // A sandboxed sheep has no network of its own: what it reaches goes through this shepherd's proxy.
+  const audit = o.audit;
+  const egress = new SheepEgress({
+    agentDir,
+    socketsDir: join(stateDir(agentDir), "egress"),
+    allowNetwork: settings.sandbox.allowNetwork ?? [],
+    ...(audit ? { audit: (e: AuditInput) => audit.record(stamped(e, processOwner(), Date.now())) } : {}),
+  });
+  const sandbox: SandboxConfig = { settings: settings.sandbox, bwrap: bwrapProbe(), egress };
+  const host = sheepFiles({
+    agentDir,
+    piCommand,
+    env,
+    depth: depth + 1,
+    sandbox,
+    ...(o.extraPiArgs ? { extraPiArgs: o.extraPiArgs } : {}),
+    ...(o.onWarning ? { onWarning: o.onWarning } : {}),
+  });
   const workspace = new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) });
   // The records are the shepherd's: a sheep recorded before a reload is routed by its record's host.
   let recorded: (agentId: string) => string | undefined = () => undefined;
@@ -187,5 +200,5 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     evidenceInlineLines: settings.diffInlineLines,
   });
   recorded = (agentId) => (shepherd.registry.agents.get(agentId) ?? shepherd.registry.warm.get(agentId))?.host;
-  return { shepherd, hosts, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
+  return { shepherd, hosts, egress, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
 }

@@ -15,7 +15,7 @@ const KNOWN_ENV = [
   "PI_SHEPHERD_DEPTH",
   "PI_SHEPHERD_SHEEP_DIR",
   "PI_SHEPHERD_AGENT_ID",
-  // Set inside a sandbox (src/sandbox/bwrap.ts). PI_SHEPHERD_TEST_SANDBOX_NETWORK is left out on purpose: set, it is warned of.
+  // Set inside a sandbox (src/sandbox/bwrap.ts)..
   "PI_SHEPHERD_HOST_PID",
   "PI_SHEPHERD_EGRESS_SOCKET",
 ];

@@ -53,9 +53,6 @@ function runsHere([cmd, script]) {
   return STARTUP_ONLY.every((k) => env[k] === undefined || env[k] === process.env[k]);
 }
 
-// In a sandbox with an egress proxy, PI_SHEPHERD_EGRESS_SOCKET names the proxy's socket inside
-// (src/sandbox/bwrap.ts): the forwarder that turns a loopback port into it is to start here, before
-// pi (issue 33's egress part, built apart; until then a sandboxed sheep has no network).
 const here = runsHere(spec.argv);
 Object.assign(process.env, env);
 // A sandboxed sheep has no network: its pi reaches the shepherd's egress proxy through a forwarder

@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import { lstat, readdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
-import { ShepherdError } from "../domain/errors.ts";
+import { errorText, ShepherdError } from "../domain/errors.ts";
 import { isWellFormedId } from "../domain/ids.ts";
 import { MAX_PATH_CHARS, stringOf, timeOf } from "../domain/sheep-data.ts";
 import { sheepResultOf } from "../ports/sheep-result.ts";
@@ -27,6 +27,7 @@ import { pidRunning } from "./pid.ts";
 import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts";
 import { readSessionTail } from "./session-log.ts";
 import { specsOlderThan } from "./stale-specs.ts";
+import { EGRESS_LOG_NAME } from "../sandbox/policy.ts";
 import { checkSandboxCwd, sandboxedPaneArgv, sandboxSpecEnv, type SandboxConfig } from "../sandbox/launch.ts";
 
 export interface FileHostOptions {
@@ -48,6 +49,8 @@ export interface FileHostOptions {
   sandbox?: SandboxConfig;
   /** How long a sheep's pid must be dead, with no exit.json, before it counts as exited. */
   deadPidGraceMs?: number;
+  /** Told what went wrong where no call is waiting (a sandboxed sheep's egress not served again after a reload). */
+  onWarning?: (message: string) => void;
 }
 
 const reportName = (name: string) => name === "status.json" || name === "exit.json" || name === "messages.jsonl";
@@ -123,7 +126,9 @@ export class LocalSheepFiles implements SheepFiles {
     await ensurePrivateDir(cardsDir(this.o.agentDir));
     await writeJsonAtomic(layout.resume, card);
     const launcher = [this.o.nodePath, this.o.launcherPath, layout.spec];
-    const egressSocket = sandbox && bwrap ? await sandbox.egress?.(req.agentId) : undefined;
+    const model = req.model ?? req.definition.model;
+    const egressDir =
+      sandbox && bwrap ? await sandbox.egress?.open({ agentId: req.agentId, ...(model !== undefined ? { model } : {}), sheepDir: layout.dir }) : undefined;
     const argv =
       sandbox && bwrap
         ? sandboxedPaneArgv({
@@ -136,7 +141,7 @@ export class LocalSheepFiles implements SheepFiles {
             sessionFile: sessionPath,
             worktreesDir: worktreesDir(this.o.agentDir),
             cwd: req.cwd,
-            ...(egressSocket !== undefined ? { egressSocket } : {}),
+            ...(egressDir !== undefined ? { egressDir } : {}),
             argv: launcher,
           })
         : launcher;
@@ -299,6 +304,7 @@ export class LocalSheepFiles implements SheepFiles {
 
   subscribe(agentId: string, onChange: () => void): () => void {
     const layout = this.layout(agentId);
+    this.keepEgress(agentId);
     const watchers: FSWatcher[] = [];
     // The poll stands in for fs.watch only until fs.watch shows that it works here: after that
     // it would just wake every waiter to re-read unchanged files.
@@ -350,7 +356,22 @@ export class LocalSheepFiles implements SheepFiles {
     return layout.evidenceFile(promptId);
   }
 
+  /**
+   * A sandboxed sheep this shepherd follows has its egress served: at its start, and again after a
+   * reload (attach follows every live sheep), on the same directory its sandbox has bound.
+   */
+  private keepEgress(agentId: string): void {
+    const egress = this.o.sandbox?.egress;
+    if (!egress || !isWellFormedId(agentId, "agent")) return;
+    const card = readResumeCard(this.o.agentDir, agentId);
+    if (card?.definition.sandbox !== true) return;
+    egress
+      .open({ agentId, ...(card.model !== undefined ? { model: card.model } : {}), sheepDir: this.layout(agentId).dir })
+      .catch((e: unknown) => this.o.onWarning?.(`sandboxed sheep ${agentId} has no network now: ${errorText(e)}`));
+  }
+
   async cleanup(agentId: string): Promise<string | undefined> {
+    await this.o.sandbox?.egress?.close(agentId);
     this.deadSince.delete(agentId);
     this.pids.delete(agentId);
     this.logs.delete(agentId);
@@ -362,7 +383,14 @@ export class LocalSheepFiles implements SheepFiles {
     const card = readResumeCard(this.o.agentDir, agentId);
     if (!card) await rm(layout.resume, { force: true });
     // A sheep that renewed runs on a session file of pi's naming in this directory, which its card names.
-    const keep = new Set(["session.jsonl", "evidence", ...(card && dirname(card.sessionPath) === layout.dir ? [basename(card.sessionPath)] : [])]);
+    // So does its egress log: what a sandboxed sheep tried to reach is worth reading after it closed.
+    const keep = new Set([
+      "session.jsonl",
+      "evidence",
+      EGRESS_LOG_NAME,
+      `${EGRESS_LOG_NAME}.1`,
+      ...(card && dirname(card.sessionPath) === layout.dir ? [basename(card.sessionPath)] : []),
+    ]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
@@ -404,6 +432,7 @@ export class LocalSheepFiles implements SheepFiles {
 
   async discard(agentId: string): Promise<void> {
     if (!isWellFormedId(agentId, "agent")) return;
+    await this.o.sandbox?.egress?.close(agentId);
     this.deadSince.delete(agentId);
     this.logs.delete(agentId);
     await rm(this.layout(agentId).dir, { recursive: true, force: true });

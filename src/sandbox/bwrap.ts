@@ -3,7 +3,7 @@
  * root read-only, a private /tmp, what stays readable under it, the writable roots, the hidden
  * places, the sheep's own places inside them, and last what stays read-only inside writable roots.
  */
-import { EGRESS_SOCKET_INSIDE, type SandboxPolicy } from "./policy.ts";
+import { EGRESS_DIR_INSIDE, EGRESS_SOCKET_INSIDE, type SandboxPolicy } from "./policy.ts";
 
 export interface BwrapInput {
   bwrap: string;
@@ -22,7 +22,7 @@ export function bwrapArgv(input: BwrapInput): string[] {
   // bwrap clears the environment where --clearenv stands: first, so every --setenv after it holds.
   // Nothing of the pane's environment (TMUX, TMUX_PANE, HERDR_*, the tmux server's own tokens) goes in.
   const a: string[] = [input.bwrap, "--clearenv", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
-  if (policy.network === "none") a.push("--unshare-net");
+  a.push("--unshare-net");
   a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   for (const p of policy.readable) a.push("--ro-bind", p, p);
   for (const p of policy.writable) a.push("--bind", p, p);
@@ -40,9 +40,9 @@ export function bwrapArgv(input: BwrapInput): string[] {
     if (r.kind === "missing") a.push("--tmpfs", r.path, "--remount-ro", r.path);
     else a.push("--ro-bind", r.path, r.path);
   }
-  if (policy.egressSocket !== undefined) a.push("--bind", policy.egressSocket, EGRESS_SOCKET_INSIDE);
+  if (policy.egressDir !== undefined) a.push("--bind", policy.egressDir, EGRESS_DIR_INSIDE);
   for (const [k, v] of Object.entries(input.env)) a.push("--setenv", k, v);
-  if (policy.egressSocket !== undefined) a.push("--setenv", "PI_SHEPHERD_EGRESS_SOCKET", EGRESS_SOCKET_INSIDE);
+  if (policy.egressDir !== undefined) a.push("--setenv", "PI_SHEPHERD_EGRESS_SOCKET", EGRESS_SOCKET_INSIDE);
   a.push("--", ...input.argv);
   return a;
 }

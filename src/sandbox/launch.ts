@@ -1,10 +1,10 @@
 /** A sandboxed sheep's pane command and environment, as the sheep-files port prepares them (src/protocol/local-sheep-files.ts). */
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ShepherdError } from "../domain/errors.ts";
 import { bwrapArgv, paneArgv } from "./bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "./env.ts";
 import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
+import { modelOf, readJson } from "./model-of.ts";
 import { sandboxPolicy, type PolicyOptions } from "./policy.ts";
 import type { SandboxSettings } from "./settings.ts";
 
@@ -13,10 +13,11 @@ export interface SandboxConfig {
   settings: SandboxSettings;
   /** bubblewrap's path once it is known to work here; else [sandbox_unavailable]. */
   bwrap: () => Promise<string>;
-  /** Test-only (src/compose.ts takes it from the test's env, never from settings, the tool or an agent file). */
-  network?: "host";
-  /** The egress proxy's socket for this sheep, once a proxy runs (another part of issue 33). */
-  egress?: (agentId: string) => Promise<string | undefined>;
+  /** The egress proxy: a directory with the sheep's socket, bound into its sandbox; absent, a sandbox has no network. */
+  egress?: {
+    open(r: { agentId: string; model?: string; sheepDir: string }): Promise<string>;
+    close(agentId: string): Promise<void>;
+  };
 }
 
 export interface SandboxedLaunch {
@@ -30,7 +31,7 @@ export interface SandboxedLaunch {
   sessionFile: string;
   worktreesDir: string;
   cwd: string;
-  egressSocket?: string;
+  egressDir?: string;
   /** What runs inside: the launcher and its spec. */
   argv: readonly string[];
 }
@@ -46,10 +47,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
   checkSandboxCwd(s.cwd);
   const home = homeOf(s.env);
   const git = gitLayout(s.cwd);
-  const o: PolicyOptions = {
-    ...(s.config.network === "host" ? { network: "host" as const } : {}),
-    ...(s.egressSocket !== undefined ? { egressSocket: s.egressSocket } : {}),
-  };
+  const o: PolicyOptions = s.egressDir !== undefined ? { egressDir: s.egressDir } : {};
   const policy = sandboxPolicy(
     s.config.settings,
     {
@@ -75,31 +73,13 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
 
 /** The launch spec's env for a sandboxed sheep: of the secrets, only its model provider's key (and what the user forwards). */
 export function sandboxSpecEnv(carried: Record<string, string>, o: { model?: string; agentDir: string; forward?: readonly string[] }): Record<string, string> {
-  const provider = providerOf(o.model, o.agentDir);
+  const { provider } = modelOf(o.model, o.agentDir);
   const apiKey = provider ? modelsApiKey(o.agentDir, provider) : undefined;
   return sandboxedEnv(carried, [...providerKeyNames(provider, apiKey), ...(o.forward ?? [])]);
-}
-
-/** "provider/id" names its provider; otherwise pi's default provider (its settings.json) is the one it uses. */
-function providerOf(model: string | undefined, agentDir: string): string | undefined {
-  if (model?.includes("/")) return model.split("/")[0];
-  const settings = readJson(join(agentDir, "settings.json"));
-  return typeof settings?.defaultProvider === "string" ? settings.defaultProvider : undefined;
 }
 
 function modelsApiKey(agentDir: string, provider: string): string | undefined {
   const models = readJson(join(agentDir, "models.json"));
   const p = (models?.providers as Record<string, { apiKey?: unknown }> | undefined)?.[provider];
   return typeof p?.apiKey === "string" ? p.apiKey : undefined;
-}
-
-function readJson(path: string): Record<string, unknown> | undefined {
-  try {
-    const text = readFileSync(path, "utf8");
-    if (text.length > 1_000_000) return undefined;
-    const v = JSON.parse(text) as unknown;
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }

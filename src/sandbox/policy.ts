@@ -52,14 +52,18 @@ export interface SandboxPolicy {
   unhidden: string[];
   /** Read-only even inside a writable root; "missing" ones get an empty read-only directory so nothing can be created there. */
   readOnly: { path: string; kind: PathKind | "missing" }[];
-  /** "none": --unshare-net. "host" exists only for the end-to-end tests until the egress proxy lands. */
-  network: "none" | "host";
-  /** A Unix socket of the egress proxy on the host, bound at EGRESS_SOCKET_INSIDE. */
-  egressSocket?: string;
+  /** The directory of the egress proxy's socket for this sheep, bound at EGRESS_DIR_INSIDE; the sandbox has no network of its own. */
+  egressDir?: string;
 }
 
-/** Where the egress proxy's socket is inside every sandbox; the launcher is told it in PI_SHEPHERD_EGRESS_SOCKET. */
-export const EGRESS_SOCKET_INSIDE = "/run/pi-shepherd/egress.sock";
+/** Where the egress proxy's socket directory is inside every sandbox; the launcher is told the socket in PI_SHEPHERD_EGRESS_SOCKET. */
+// Under the sandbox's own /tmp (a tmpfs made before the binds): a mount point can be made there, never in the read-only root.
+export const EGRESS_DIR_INSIDE = "/tmp/.pi-shepherd-egress";
+/** The socket's name in its directory, on the host and inside alike. */
+export const EGRESS_SOCKET_NAME = "egress.sock";
+/** The egress log's name in the sheep's own directory (kept when the sheep closes, like its session). */
+export const EGRESS_LOG_NAME = "egress.ndjson";
+export const EGRESS_SOCKET_INSIDE = `${EGRESS_DIR_INSIDE}/${EGRESS_SOCKET_NAME}`;
 
 /** The user's secrets: never readable by a sandboxed sheep, whatever its cwd. */
 export const SECRET_PATHS = [".ssh", ".gnupg", ".aws", ".config/gh", ".netrc", ".docker", ".kube", ".git-credentials", ".config/gcloud", ".azure"];
@@ -80,9 +84,7 @@ export const SHELL_RC = [
 ];
 
 export interface PolicyOptions {
-  /** Test-only (never from settings, the tool or an agent file): keep the host's network. */
-  network?: "host";
-  egressSocket?: string;
+  egressDir?: string;
 }
 
 export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o: PolicyOptions = {}): SandboxPolicy {
@@ -163,8 +165,7 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
     reopened,
     unhidden,
     readOnly,
-    network: o.network === "host" ? "host" : "none",
-    ...(o.egressSocket !== undefined ? { egressSocket: o.egressSocket } : {}),
+    ...(o.egressDir !== undefined ? { egressDir: o.egressDir } : {}),
   };
 }
 

@@ -3,8 +3,8 @@ import { ShepherdError } from "../domain/errors.ts";
 /** The user's `sandbox` setting: its shape and the one check of it (src/settings.ts reports what fails). */
 
 export interface SandboxSettings {
-  /** "on": every sheep of this user runs in bubblewrap, and no request may turn that off. */
-  default: "off" | "on";
+  /** "on": every sheep of this user runs in bubblewrap, and no request may turn that off; left out, "off". */
+  default?: "off" | "on";
   /** More paths a sandboxed sheep may read inside hidden places (absolute, or ~/…). */
   allowRead?: string[];
   /** More paths a sandboxed sheep may write (absolute, or ~/…). */
@@ -36,7 +36,7 @@ export function sandboxProblem(v: unknown): string | undefined {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return 'an object like {"default": "on"}';
   const o = v as Record<string, unknown>;
   for (const k of Object.keys(o)) if (!(KEYS as readonly string[]).includes(k)) return `unknown key "${k}" (known: ${KEYS.join(", ")})`;
-  if (o.default !== "off" && o.default !== "on") return '"default" must be "off" or "on"';
+  if (o.default !== undefined && o.default !== "off" && o.default !== "on") return '"default" must be "off" or "on"';
   for (const k of ["allowRead", "allowWrite", "denyRead"] as const) {
     const xs = o[k];
     if (xs === undefined) continue;

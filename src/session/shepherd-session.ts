@@ -144,6 +144,8 @@ export class ShepherdSession<C extends SessionContext> {
     await current.shepherd.dispose();
     // The hosts' connections end with the shepherd; their sheep go on working for the next one.
     await current.hosts.close();
+    // Sandboxed sheep go on too; their egress is served again when the next shepherd attaches them.
+    await current.egress.closeAll();
   }
 
   private async audit(): Promise<{ sink: AuditSink; owner: string }> {

@@ -4,14 +4,15 @@
  * tries fails (checked on what its tools returned AND on the host's disk), the shepherd keeps
  * working, and the same sheep still does its work in its cwd, which evidence and land see.
  *
- * NETWORK: until the egress proxy lands, a sandboxed sheep has no network at all, so its model (the
- * scripted one on loopback) could not be reached. This file's shepherd runs with the test-only
- * PI_SHEPHERD_TEST_SANDBOX_NETWORK=host (src/compose.ts), which keeps the host's network namespace;
- * the integrator switches it to the proxy once that exists.
+ * The network: a sandboxed sheep has none of its own; its model (the scripted one on loopback, its
+ * provider's exact address) and what `sandbox.allowNetwork` names are reached through the shepherd's
+ * egress proxy, and every other attempt is refused there and written to the sheep's egress log.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Worktree } from "../../src/ports/workspace.ts";
@@ -25,6 +26,14 @@ const bash = (command: string): Call => ({ name: "bash", arguments: { command } 
 const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 const SECRET = "FAKE-PRIVATE-KEY-do-not-leak";
+/** The node that runs these tests, which the sandbox can read like every file of the root. */
+const node = `'${process.execPath}'`;
+/** A connection straight to a loopback port (argv[1]): exits 0 only if it was made. */
+const DIRECT = `require("net").connect(Number(process.argv[1]), "127.0.0.1").on("connect", () => process.exit(0)).on("error", () => process.exit(1))`;
+/** A CONNECT through the sheep's proxy (HTTP_PROXY) to host:port (argv[1]): exits 0 only if the proxy opened the tunnel. */
+const CONNECT = `const u = new URL(process.env.HTTP_PROXY); require("http").request({ host: u.hostname, port: u.port, method: "CONNECT", path: process.argv[1] }).on("connect", (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on("error", () => process.exit(1)).end()`;
+/** A plain HTTP GET of a URL (argv[1]) through the sheep's proxy: prints the body. */
+const FORWARD = `const u = new URL(process.env.HTTP_PROXY); require("http").get({ host: u.hostname, port: u.port, path: process.argv[1] }, (r) => { let b = ""; r.on("data", (d) => (b += d)); r.on("end", () => console.log(r.statusCode, b)); }).on("error", (e) => console.log("failed", e.message))`;
 const AWS = "aws_secret_access_key = FAKE-AWS-SECRET";
 
 describe("a sandboxed sheep cannot get out, and still does its work", { timeout: 900_000 }, () => {
@@ -32,6 +41,11 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
   let scene: Scene;
   let home: string;
   let stateFile: string;
+  /** Loopback servers: one the user allowed by its exact address, one nobody allowed (counting who reached it). */
+  let allowed: Server;
+  let denied: Server;
+  let deniedHits = 0;
+  const portOf = (s: Server) => (s.address() as AddressInfo).port;
 
   const ok = (args: unknown) => scene.ok(args);
   /** Runs tool calls in the sheep, one round after another; returns the result and every tool text the model saw. */
@@ -63,6 +77,17 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     await writeFile(join(home, "dotfiles", "docker", "config.json"), `{"auths": "${SECRET}"}\n`, { mode: 0o600 });
     await symlink(join(home, "dotfiles", "docker"), join(home, ".docker"));
     stateFile = join(world.agentDir, "pi-shepherd", "state.json");
+    allowed = createServer((_req, res) => res.end("hello-allowed"));
+    denied = createServer((_req, res) => {
+      deniedHits++;
+      res.end("reached-denied");
+    });
+    denied.on("connection", () => deniedHits++);
+    for (const s of [allowed, denied]) await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    // The exact address of one; the other only by a name that resolves to loopback, which is refused all the same.
+    const sandbox = { allowNetwork: [`127.0.0.1:${portOf(allowed)}`, `localhost:${portOf(denied)}`] };
+    await mkdir(join(world.agentDir, "pi-shepherd"), { recursive: true, mode: 0o700 });
+    await writeFile(join(world.agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ sandbox }), { mode: 0o600 });
     scene = world.scene({
       env: {
         ...world.env,
@@ -72,13 +97,13 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
         GH_TOKEN: "FAKE-GH-TOKEN",
         AWS_SECRET_ACCESS_KEY: "FAKE-AWS-ENV",
         OPENAI_API_KEY: "FAKE-OPENAI-KEY",
-        PI_SHEPHERD_TEST_SANDBOX_NETWORK: "host",
       },
     });
   });
 
   after(async () => {
     await world?.cleanup();
+    for (const s of [allowed, denied]) if (s?.listening) await new Promise<void>((r) => s.close(() => r()));
   });
 
   /**
@@ -136,12 +161,18 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "git-config": "git config core.hooksPath /tmp/evil",
       "new-privileges": "grep -q 'NoNewPrivs:[[:space:]]*0' /proc/self/status",
       "env-secrets": "env | grep -E '^(TMUX|TMUX_PANE|HERDR_[A-Z_]*|GITHUB_TOKEN|GH_TOKEN|AWS_[A-Z_]*|OPENAI_API_KEY|PI_SHEPHERD_TMUX_SOCKET)='",
+      // The network: straight out (the sandbox has none), and through the proxy to what nobody allowed.
+      "net-direct": `${node} -e ${q(DIRECT)} ${portOf(denied)}`,
+      "net-proxy-loopback": `${node} -e ${q(CONNECT)} 127.0.0.1:${portOf(denied)}`,
+      "net-proxy-name-to-loopback": `${node} -e ${q(CONNECT)} localhost:${portOf(denied)}`,
+      "net-proxy-metadata": `${node} -e ${q(CONNECT)} 169.254.169.254:80`,
     });
     const { item, tools } = await run(
       boxed,
       "escape",
       [
         [bash(script)],
+        [bash(`${node} -e ${q(FORWARD)} http://127.0.0.1:${portOf(allowed)}/`)],
         [bash(unseen([hostTmp, join(w.agentDir, "pi-shepherd", "pwned.txt"), join(w.agentDir, "settings.json")]))],
         [{ name: "read", arguments: { path: join(home, ".ssh", "id_ed25519") } }],
         [{ name: "write", arguments: { path: join(home, "written-by-tool.txt"), content: "x" } }],
@@ -149,10 +180,10 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "tried",
     );
     assert.deepEqual([item.status, item.text], ["completed", "tried"], item.error);
-    const [shell, , read, write] = tools as [string, string, string, string];
+    const [shell, reached, , read, write] = tools as [string, string, string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.deepEqual(Object.keys(v).length, 14, shell);
+    assert.deepEqual(Object.keys(v).length, 18, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],
@@ -171,6 +202,21 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     assert.equal(existsSync(join(w.cwd, ".git", "hooks", "post-commit")), false);
     assert.doesNotMatch(await readFile(join(w.cwd, ".git", "config"), "utf8"), /hooksPath/);
     assert.doesNotMatch(JSON.stringify(w.model.log.filter((l) => l.tag === "escape")), new RegExp(`${SECRET}|FAKE-AWS|FAKE-GITHUB|FAKE-OPENAI`));
+    // Every attempt is in the sheep's egress log; the refusals in the audit log too.
+    const log = (await readFile(join(w.agentDir, "pi-shepherd", "sheep", boxed, "egress.ndjson"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { target: string; verdict: string; reason?: string; up?: number; down?: number });
+    // What the user allowed is reached, through the proxy; what nobody allowed never saw a connection.
+    assert.match(reached, /^200 hello-allowed/m, `${reached} ${JSON.stringify(log)}`);
+    assert.equal(deniedHits, 0, "nothing of the sandbox reached the server nobody allowed");
+    const seen = (target: string, verdict: string) => log.find((e) => e.target === target && e.verdict === verdict);
+    assert.ok(seen(`127.0.0.1:${portOf(allowed)}`, "allowed"), JSON.stringify(log));
+    assert.ok(seen(`127.0.0.1:${portOf(denied)}`, "refused"), JSON.stringify(log));
+    assert.ok(seen(`localhost:${portOf(denied)}`, "refused"), JSON.stringify(log));
+    assert.ok(seen("169.254.169.254:80", "refused"), JSON.stringify(log));
+    const audit = await readFile(join(w.agentDir, "pi-shepherd", "audit.ndjson"), "utf8");
+    assert.match(audit, new RegExp(`"action":"egress"[^\n]*"target":"127\\.0\\.0\\.1:${portOf(denied)}"`), audit.slice(-2000));
     // The shepherd keeps working: it answers, and the other sheep still does.
     const again = await run(other.agentId, "other-again", [[bash("echo still here")]], "other fine");
     assert.equal(again.item.status, "completed");
@@ -207,6 +253,13 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
 
   it("resume continues a sandboxed sheep's conversation, in a sandbox again, on its own session file", async () => {
     await ok({ action: "close", agentId: "boxed" });
+    // Its model was reached through the proxy (a tunnel is logged when it ends, at the latest when the sheep closes), and the log stays.
+    const log = await readFile(join(world!.agentDir, "pi-shepherd", "sheep", boxed, "egress.ndjson"), "utf8");
+    const model = new URL(world!.model.baseUrl).host;
+    assert.ok(
+      log.split("\n").some((l) => l.includes(`"target":"${model}"`) && l.includes('"verdict":"allowed"') && !l.includes('"bytesDown":0,')),
+      `the model was reached through the proxy: ${log}`,
+    );
     const r = await ok({ action: "start", resume: "boxed" });
     const again = r.details.agent as { agentId: string; sandboxed?: true; resumedFrom?: string };
     assert.deepEqual([again.sandboxed, again.resumedFrom], [true, boxed]);
@@ -231,7 +284,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const w = world!;
     await writeFile(join(w.agentDir, "pi-shepherd", "settings.json"), JSON.stringify({ sandbox: { default: "on" } }), { mode: 0o600 });
     // Settings are read as a shepherd begins: a second one on the same agent dir.
-    const strict = w.scene({ env: { ...w.env, HOME: home, PI_SHEPHERD_TEST_SANDBOX_NETWORK: "host" } });
+    const strict = w.scene({ env: { ...w.env, HOME: home } });
     const refused = await strict.fails({ action: "start", agent: "echo", label: "unboxed", sandbox: false }, /\[invalid_params\]/);
     assert.match(refused, /sandbox: false, but the user's setting "sandbox.default" is "on"/);
     const r = await strict.ok({ action: "start", agent: "echo", label: "by-default" });

@@ -1,7 +1,7 @@
 /**
  * A sandboxed sheep in a herdr pane (the fake herdr, its panes real tmux panes): it starts and
- * answers, finds no HERDR_* variable, and cannot reach herdr's socket. Test-only host network until
- * the egress proxy lands (see sandbox-escape.test.ts).
+ * answers, finds no HERDR_* variable, and cannot reach herdr's socket. Its model is reached through
+ * the egress proxy, as every sandboxed sheep's.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -15,7 +15,7 @@ describe("a sandboxed sheep on herdr", { timeout: 600_000 }, () => {
 
   before(async () => {
     world = await e2eWorld("sandbox-herdr", { herdr: true });
-    scene = world.scene({ env: { ...world.env, PI_SHEPHERD_TEST_SANDBOX_NETWORK: "host" } });
+    scene = world.scene({ env: { ...world.env } });
   });
 
   after(async () => {

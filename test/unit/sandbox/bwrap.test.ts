@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bwrapArgv, paneArgv } from "../../../src/sandbox/bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "../../../src/sandbox/env.ts";
-import { EGRESS_SOCKET_INSIDE, type SandboxPolicy } from "../../../src/sandbox/policy.ts";
+import { EGRESS_DIR_INSIDE, EGRESS_SOCKET_INSIDE, type SandboxPolicy } from "../../../src/sandbox/policy.ts";
 import { bwrapProbe } from "../../../src/sandbox/probe.ts";
 import { sandboxProblem, sandboxWanted } from "../../../src/sandbox/settings.ts";
 
@@ -26,7 +26,6 @@ const policy: SandboxPolicy = {
     { path: "/w/.git/hooks", kind: "missing" },
     { path: "/w/.git/config", kind: "file" },
   ],
-  network: "none",
 };
 
 describe("bubblewrap argv", () => {
@@ -91,11 +90,15 @@ describe("bubblewrap argv", () => {
     ]);
   });
 
-  it("keeps the network only for the test-only host option; binds the egress socket at its fixed inside path and says where", () => {
-    const host = bwrapArgv({ bwrap: "b", policy: { ...policy, network: "host" }, env: {}, argv: ["x"] });
-    assert.ok(!host.includes("--unshare-net"));
-    const egress = bwrapArgv({ bwrap: "b", policy: { ...policy, egressSocket: "/run/p/s.sock" }, env: {}, argv: ["x"] }).join(" ");
-    assert.match(egress, new RegExp(`--bind /run/p/s.sock ${EGRESS_SOCKET_INSIDE}`));
+  it("never keeps the host's network; binds the egress socket's directory at its fixed inside path, after /tmp is made, and says where", () => {
+    const plain = bwrapArgv({ bwrap: "b", policy, env: {}, argv: ["x"] });
+    assert.ok(plain.includes("--unshare-net"));
+    assert.ok(!plain.join(" ").includes("PI_SHEPHERD_EGRESS_SOCKET"), "no proxy, no socket named");
+    const argv = bwrapArgv({ bwrap: "b", policy: { ...policy, egressDir: "/s/egress/a_1" }, env: {}, argv: ["x"] });
+    assert.ok(argv.includes("--unshare-net"));
+    const egress = argv.join(" ");
+    assert.match(egress, new RegExp(`--bind /s/egress/a_1 ${EGRESS_DIR_INSIDE}`));
+    assert.ok(egress.indexOf("--tmpfs /tmp") < egress.indexOf(`--bind /s/egress/a_1`), "the mount point is made in the sandbox's own /tmp");
     assert.match(egress, new RegExp(`--setenv PI_SHEPHERD_EGRESS_SOCKET ${EGRESS_SOCKET_INSIDE}`));
   });
 
@@ -152,7 +155,7 @@ describe("sandbox setting and requests", () => {
     assert.match(sandboxProblem({ default: "on", allowWrite: ["/a/../etc"] }) ?? "", /allowWrite/);
     assert.match(sandboxProblem({ default: "on", allowWrite: ["/"] }) ?? "", /allowWrite/, "the root is no writable place");
     assert.match(sandboxProblem({ default: "on", allowNetwork: ["http://x"] }) ?? "", /allowNetwork/);
-    assert.match(sandboxProblem({ default: "on", network: "host" }) ?? "", /unknown key "network"/, "the test-only network is no setting");
+    assert.match(sandboxProblem({ default: "on", network: "host" }) ?? "", /unknown key "network"/, "a sandbox's network is no setting: its proxy is");
   });
   it("a request may turn the sandbox on, never off where the user's default is on", () => {
     assert.equal(sandboxWanted({ default: "off" }, undefined, "x"), false);

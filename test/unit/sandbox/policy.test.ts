@@ -60,7 +60,7 @@ describe("sandbox policy", () => {
       { path: "/home/u/proj/.git/hooks", kind: "dir" },
       { path: "/home/u/proj/.git/config", kind: "file" },
     ]);
-    assert.equal(p.network, "none");
+    assert.equal(p.egressDir, undefined);
   });
 
   it("a checkout without .git/hooks gets an empty read-only one: nothing can be put there", () => {
@@ -145,9 +145,8 @@ describe("sandbox policy", () => {
     assert.deepEqual(p.readable, [`${t}/home`, `${t}/repo`, `${t}/repo/.git`]);
   });
 
-  it("keeps the host's network only when asked by the test-only option; the egress socket is passed on", () => {
-    assert.equal(sandboxPolicy(OFF, facts(MACHINE), { network: "host" }).network, "host");
-    assert.equal(sandboxPolicy(OFF, facts(MACHINE), { egressSocket: "/run/x.sock" }).egressSocket, "/run/x.sock");
+  it("passes the egress socket's directory on", () => {
+    assert.equal(sandboxPolicy(OFF, facts(MACHINE), { egressDir: "/s/egress/a_1" }).egressDir, "/s/egress/a_1");
   });
 
   it("a resumed sheep's session file (another sheep's directory) is bound alone, writable", () => {

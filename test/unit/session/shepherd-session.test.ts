@@ -138,6 +138,7 @@ function world(o: { doctorWaitMs?: number; attachGate?: Promise<void> } = {}): W
         agentDir: "/agent",
         bundledDir: "/bundled",
         hosts: { close: async () => void w.log.push(`${shepherd.name}.hosts.close`) },
+        egress: { closeAll: async () => void w.log.push(`${shepherd.name}.egress.closeAll`) },
       } as unknown as ShepherdApp;
     },
     doctor: async (d: { brief: boolean; shepherd?: unknown }) => {
@@ -374,7 +375,7 @@ describe("ShepherdSession: the end", () => {
     await w.session.begin(ctx);
     w.log.length = 0;
     await w.session.shutdown("reload");
-    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown reload", "s1.dispose", "s1.hosts.close"]);
+    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown reload", "s1.dispose", "s1.hosts.close", "s1.egress.closeAll"]);
   });
 
   it("the next session (after a reload) composes its own app and attaches again; the first is disposed of first", async () => {
@@ -386,7 +387,19 @@ describe("ShepherdSession: the end", () => {
     await second.begin(ctxOf(true));
     assert.deepEqual(
       w.log.filter((l) => l !== "widget.touch"),
-      ["compose", "s1.attach", "s1.deliverTo", "widget.stop", "panel.shutdown reload", "s1.dispose", "s1.hosts.close", "compose", "s2.attach", "s2.deliverTo"],
+      [
+        "compose",
+        "s1.attach",
+        "s1.deliverTo",
+        "widget.stop",
+        "panel.shutdown reload",
+        "s1.dispose",
+        "s1.hosts.close",
+        "s1.egress.closeAll",
+        "compose",
+        "s2.attach",
+        "s2.deliverTo",
+      ],
     );
   });
 
@@ -400,7 +413,7 @@ describe("ShepherdSession: the end", () => {
     } as unknown as QuitOutcome;
     w.log.length = 0;
     await w.session.shutdown("quit");
-    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown quit", "s1.quit", "s1.dispose", "s1.hosts.close"]);
+    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown quit", "s1.quit", "s1.dispose", "s1.hosts.close", "s1.egress.closeAll"]);
     assert.deepEqual(w.stderr, [quitText(w.shepherds[0]!.quitOutcome)]);
   });
 
