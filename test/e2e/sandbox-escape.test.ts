@@ -118,11 +118,17 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
   const unseen = (paths: string[]) => `${paths.map((p) => `echo x > ${q(p)} 2>/dev/null`).join("; ")}; true`;
   const verdicts = (text: string) => Object.fromEntries([...text.matchAll(/^([\w-]+)=(refused|ESCAPED)/gm)].map((m) => [m[1]!, m[2]!]));
 
-  let other: { agentId: string; sessionPath: string };
+  let other: { agentId: string; sessionPath: string; cwd: string };
   let boxed: string;
 
   it("starts a sandboxed sheep beside a plain one; status and herd say which is sandboxed", async () => {
-    const o = (await ok({ action: "start", agent: "echo", label: "other" })).details.agent as { agentId: string; sessionPath: string; sandboxed?: true };
+    // Isolated: its worktree is another sheep's work the sandboxed one must not write.
+    const o = (await ok({ action: "start", agent: "echo", label: "other", isolate: true })).details.agent as {
+      agentId: string;
+      sessionPath: string;
+      cwd: string;
+      sandboxed?: true;
+    };
     assert.equal(o.sandboxed, undefined);
     other = o;
     // The other sheep's conversation exists on disk: there is something to steal.
@@ -146,6 +152,8 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const shepherdPid = scene.shepherd.proc.pid!;
     const tmuxSocket = w.tmux.socket;
     const hostTmp = join(w.dir, "visible-from-host.txt");
+    const otherPid = (JSON.parse(await readFile(join(w.agentDir, "pi-shepherd", "sheep", other.agentId, "status.json"), "utf8")) as { pid: number }).pid;
+    assert.ok(Number.isSafeInteger(otherPid) && otherPid > 1, `the other sheep's pid ${otherPid}`);
     const script = attempts({
       "write-home": `echo x > ${q(join(home, "pwned.txt"))}`,
       "write-bashrc": `echo 'echo owned' >> ${q(join(home, ".bashrc"))}`,
@@ -156,7 +164,12 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "read-state": `cat ${q(stateFile)}`,
       "tmux-list-panes": `tmux -S ${q(tmuxSocket)} list-panes -a`,
       "tmux-send-keys": `tmux -S ${q(tmuxSocket)} send-keys -t 0 'echo typed-by-sheep' Enter`,
+      "write-other-worktree": `echo x > ${q(join(other.cwd, "pwned.txt"))}`,
       "signal-shepherd": `kill -0 ${shepherdPid}`,
+      "signal-other-sheep": `kill -0 ${otherPid}`,
+      // Attached, strace keeps running: the attempt then says so; else it ends with strace's own failure.
+      "ptrace-shepherd": `strace -p ${shepherdPid} -o /dev/null & s=$!; sleep 1; if kill -0 $s 2>/dev/null; then kill $s; echo attached; else wait $s; fi`,
+      "proc-other-sheep": `cat /proc/${otherPid}/environ`,
       "git-hook": "echo 'echo hooked' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
       "git-config": "git config core.hooksPath /tmp/evil",
       "new-privileges": "grep -q 'NoNewPrivs:[[:space:]]*0' /proc/self/status",
@@ -183,7 +196,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const [shell, reached, , read, write] = tools as [string, string, string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.deepEqual(Object.keys(v).length, 18, shell);
+    assert.deepEqual(Object.keys(v).length, 22, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],
@@ -194,7 +207,13 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     assert.match(read, /ENOENT|no such file|not found/i, read);
     assert.match(write, /EROFS|read-only|error/i, write);
     // Nothing of it reached the host.
-    for (const p of [join(home, "pwned.txt"), join(home, "written-by-tool.txt"), hostTmp, join(w.agentDir, "pi-shepherd", "pwned.txt")]) {
+    for (const p of [
+      join(home, "pwned.txt"),
+      join(home, "written-by-tool.txt"),
+      join(other.cwd, "pwned.txt"),
+      hostTmp,
+      join(w.agentDir, "pi-shepherd", "pwned.txt"),
+    ]) {
       assert.equal(existsSync(p), false, `${p} was not written`);
     }
     assert.equal(await readFile(join(home, ".bashrc"), "utf8"), "# the user's\n");
