@@ -193,6 +193,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     store: new FileStateStore(stateDir(agentDir), o.onWarning ? { onWarning: o.onWarning } : {}),
     ownerAlive,
     ...(o.audit ? { audit: o.audit } : {}),
+    ...(o.onWarning ? { onWarning: o.onWarning } : {}),
     startTimeoutMs: settings.startTimeout * 1000,
     defaultWaitTimeoutSec: settings.waitTimeout,
     workspace: new RoutedWorkspace(hosts),

@@ -1,5 +1,5 @@
 /** The runtime port routed by host (see table.ts): this machine's multiplexer, or a host's. */
-import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../ports/runtime.ts";
+import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, ReportedState, Runtime, RuntimeName } from "../ports/runtime.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { type HostTable, PANE_SEP } from "./table.ts";
 
@@ -93,5 +93,11 @@ export class RoutedRuntime implements Runtime {
   async agentStatus(paneId: string): Promise<string | undefined> {
     const at = this.table.pane(paneId);
     return this.table.portsOf(at.host).runtime.agentStatus?.(at.paneId);
+  }
+
+  /** To the sheep's machine's multiplexer, where it shows such a state; elsewhere nothing. */
+  async reportState(paneId: string, state: ReportedState): Promise<void> {
+    const at = this.table.pane(paneId);
+    await this.table.portsOf(at.host).runtime.reportState?.(at.paneId, state);
   }
 }

@@ -51,6 +51,9 @@ export interface ExitStatus {
   signal: string | null;
 }
 
+/** What a sheep is doing, as a multiplexer that shows it can be told (display only). */
+export type ReportedState = "idle" | "working" | "blocked";
+
 /** A sheep's pane as the core knows it: pane ids are reused, so the agent id is the identity. */
 export interface PaneRef {
   paneId: string;
@@ -108,4 +111,10 @@ export interface Runtime {
   place?(pane: PaneRef, placement: "pane" | "tab", direction: Direction): Promise<void>;
   /** The multiplexer's own view of the agent in the pane, for display only. */
   agentStatus?(paneId: string): Promise<string | undefined>;
+  /**
+   * Tells the multiplexer what the sheep in the pane is doing, for its display only, where the
+   * sheep cannot tell it itself (a sandboxed sheep sees neither the multiplexer's variables nor its
+   * socket). One bounded call; a failure throws. A multiplexer that shows no such state has none.
+   */
+  reportState?(paneId: string, state: ReportedState): Promise<void>;
 }

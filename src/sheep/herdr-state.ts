@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
-import { cliSafeLabel } from "../runtimes/herdr/labels.ts";
+import { cliSafeLabel, REPORT_SOURCE } from "../runtimes/herdr/labels.ts";
 
 export interface SheepState {
   working: boolean;
@@ -35,8 +35,6 @@ export interface HerdrStateSink {
 interface Bus {
   emit(channel: string, data: unknown): void;
 }
-
-const SOURCE = "pi-shepherd";
 
 /** Where `herdr integration install pi` puts the official extension. */
 function integrationInstalled(env: NodeJS.ProcessEnv): boolean {
@@ -87,7 +85,7 @@ export function herdrStateSink(env: NodeJS.ProcessEnv, bus: Bus, onOwnEvent: (ow
       const key = `${state}\n${message ?? ""}`;
       if (key === last) return;
       last = key;
-      const args = ["pane", "report-agent", pane, "--source", SOURCE, "--agent", "pi", "--state", state, "--seq", String(++seq)];
+      const args = ["pane", "report-agent", pane, "--source", REPORT_SOURCE, "--agent", "pi", "--state", state, "--seq", String(++seq)];
       if (message) args.push("--message", message);
       sending = sending.then(() =>
         execa(bin, args, { env, extendEnv: false, stdin: "ignore", reject: false, timeout: 10_000 }).then(

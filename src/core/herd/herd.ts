@@ -7,6 +7,7 @@ import { errorText, ShepherdError, shorten } from "../../domain/errors.ts";
 import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
+import { StateReports } from "./state-reports.ts";
 import { currentEdge } from "./edge.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
 
@@ -52,6 +53,8 @@ export class Herd {
   readonly clock: Clock;
   readonly liveness: LivenessMonitor;
   readonly opts: HerdOptions;
+  /** What a sandboxed sheep cannot tell its multiplexer itself. */
+  readonly stateReports: StateReports;
   private readonly watches = new Map<string, () => void>();
   /** Prompts being settled (evidence takes a moment): everyone asking meanwhile gets the same outcome. */
   readonly settling = new Map<string, Promise<WaitItem>>();
@@ -92,6 +95,7 @@ export class Herd {
       (agentId) => host.running?.(agentId),
       (agentId) => (registry.agents.get(agentId) ?? registry.warm.get(agentId))?.host,
     );
+    this.stateReports = new StateReports(options.runtime, this.clock, options.onWarning, (agentId) => this.closing.has(agentId));
   }
 
   /**
@@ -125,6 +129,7 @@ export class Herd {
     if (rec.state === state) return;
     rec.state = state;
     rec.stateSince = new Date(this.clock.now()).toISOString();
+    this.stateReports.changed(rec);
   }
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */

@@ -29,6 +29,8 @@ export interface ShepherdOptions {
   evidenceInlineLines?: number;
   /** Where each start, ready, prompt, result, close, adopt and prune is told. */
   audit?: AuditSink;
+  /** Where a problem nobody's call waits on is told to the person (a sandboxed sheep's state the multiplexer did not take). */
+  onWarning?: (message: string) => void;
 }
 
 export const DEFAULTS = {

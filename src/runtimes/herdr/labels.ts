@@ -8,6 +8,12 @@
 
 const MAX_LABEL = 60;
 
+/**
+ * The source of every state report about a sheep's pane (`pane report-agent --source`): the sheep's
+ * own, or the shepherd's for a sandboxed sheep; never both for one pane.
+ */
+export const REPORT_SOURCE = "pi-shepherd";
+
 export function cliSafeLabel(label: string, fallback: string): string {
   const flat = label
     .replace(/[\u0000-\u001f\u007f]+/g, " ")

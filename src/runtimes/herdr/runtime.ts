@@ -8,12 +8,12 @@
  */
 import path from "node:path";
 import { ShepherdError } from "../../domain/errors.ts";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Runtime } from "../../ports/runtime.ts";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, ReportedState, Runtime } from "../../ports/runtime.ts";
 import { HerdrCli, resolveHerdrBin } from "./cli.ts";
 import { isHerdrCode } from "./errors.ts";
 import { assertCompatible, probeHerdr } from "./probe.ts";
 import { startHerdrServer } from "./server.ts";
-import { carriesMark, cliSafeLabel, markedPaneLabel, markOf } from "./labels.ts";
+import { carriesMark, cliSafeLabel, markedPaneLabel, markOf, REPORT_SOURCE } from "./labels.ts";
 import { agentStatusOf, paneList, paneRecord, type PaneRecord, workspaceId } from "./records.ts";
 import { shellLine } from "../shell-line.ts";
 import { type HerdrVersion, meetsFloor, RECENT_READS_FIXED } from "./version.ts";
@@ -29,9 +29,16 @@ export interface HerdrRuntimeOptions {
   homeWorkspaceLabel?: string;
 }
 
+/** A state report is display only: it waits no longer than this for herdr. */
+const REPORT_TIMEOUT_MS = 5_000;
+
 export class HerdrRuntime implements Runtime {
   readonly name = "herdr" as const;
   readonly #cli: HerdrCli;
+  /** The same CLI with the shorter deadline of a state report. */
+  readonly #reportCli: HerdrCli;
+  /** `--seq` must rise strictly per source and pane, across reloads too (herdr ignores stale ones). */
+  #seq = 0;
   readonly #env: NodeJS.ProcessEnv;
   readonly #homeLabel: string;
   /** The binary's version, once its server was seen running with the same protocol. */
@@ -41,15 +48,16 @@ export class HerdrRuntime implements Runtime {
 
   constructor(opts: HerdrRuntimeOptions = {}) {
     this.#env = opts.env ?? process.env;
-    this.#cli = new HerdrCli({
+    const cli = {
       bin: resolveHerdrBin(this.#env, opts.bin),
       env: this.#env,
-      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       // The server went away or was replaced (perhaps by another version): probe it again.
-      onFailure: (e) => {
+      onFailure: (e: ShepherdError) => {
         if (isHerdrCode(e, "server_not_running", "protocol_mismatch")) this.#ready = undefined;
       },
-    });
+    };
+    this.#cli = new HerdrCli({ ...cli, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
+    this.#reportCli = new HerdrCli({ ...cli, timeoutMs: Math.min(opts.timeoutMs ?? REPORT_TIMEOUT_MS, REPORT_TIMEOUT_MS) });
     this.#homeLabel = opts.homeWorkspaceLabel ?? "pi-shepherd";
   }
 
@@ -182,6 +190,17 @@ export class HerdrRuntime implements Runtime {
       if (isHerdrCode(e, "agent_not_found", "agent_pane_not_found", "pane_not_found")) return undefined;
       throw e;
     }
+  }
+
+  /**
+   * A sandboxed sheep's state, told by the shepherd as the sheep itself tells it when it can
+   * (src/sheep/herdr-state.ts, its report mode): the same source, so herdr shows either alike.
+   * It does not probe the server first: one call, and its failure is the caller's to tell.
+   */
+  async reportState(paneId: string, state: ReportedState): Promise<void> {
+    this.#seq = Math.max(this.#seq + 1, Date.now() * 1000);
+    const who = ["--source", REPORT_SOURCE, "--agent", "pi"];
+    await this.#reportCli.silent(["pane", "report-agent", paneArg(paneId), ...who, "--state", state, "--seq", String(this.#seq)]);
   }
 
   /**

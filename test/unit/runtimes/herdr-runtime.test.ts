@@ -677,6 +677,39 @@ for (const version of FAKE_HERDR_VERSIONS) {
       });
     });
 
+    describe("herdr runtime: reportState", () => {
+      it("tells herdr a sandboxed sheep's state as the sheep would (`pane report-agent`, its source, a rising seq), and herdr shows it", async () => {
+        const { env } = await insideHerdr();
+        const rt = new HerdrRuntime({ env });
+        const { paneId } = await rt.createPane(req());
+        await fake.clearCalls();
+        await rt.reportState(paneId, "working");
+        assert.equal(await rt.agentStatus(paneId), "working");
+        await rt.reportState(paneId, "blocked");
+        assert.equal(await rt.agentStatus(paneId), "blocked");
+        await rt.reportState(paneId, "idle");
+        assert.equal(await rt.agentStatus(paneId), "idle");
+        const reports = (await argvs()).filter((a) => a[1] === "report-agent");
+        assert.deepEqual(
+          reports.map((a) => a.slice(0, 9)),
+          ["working", "blocked", "idle"].map((s) => ["pane", "report-agent", paneId, "--source", "pi-shepherd", "--agent", "pi", "--state", s]),
+        );
+        const seqs = reports.map((a) => Number(a[a.indexOf("--seq") + 1]));
+        assert.ok(
+          seqs.every((n, i) => Number.isInteger(n) && (i === 0 || n > seqs[i - 1]!)),
+          JSON.stringify(seqs),
+        );
+      });
+
+      it("throws when herdr cannot take it, and refuses a pane id that would be an option", async () => {
+        const rt = new HerdrRuntime({ env: fake.env });
+        await fake.setDown(true);
+        await rejectsWith(rt.reportState("w1:p1", "idle"), "runtime_unavailable");
+        await fake.setDown(false);
+        await rejectsWith(rt.reportState("--help", "idle"), "invalid_params");
+      });
+    });
+
     describe("herdr runtime: error mapping", () => {
       const table: Array<[string, ErrorCode, RegExp]> = [
         ["server_not_running", "runtime_unavailable", /Start herdr \(run `herdr`.*PI_SHEPHERD_RUNTIME=tmux/],
