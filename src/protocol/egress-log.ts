@@ -34,9 +34,13 @@ async function tailLines(path: string, max: number): Promise<string[] | undefine
   }
 }
 
-/** The egress report of the log in `dir` with its last `entries` entries; undefined when the sheep has no log there. */
-export async function readEgressReport(dir: string, entries: number, now = Date.now()): Promise<EgressReport | undefined> {
-  const file = join(dir, EGRESS_LOG_NAME);
+/** The egress report of the log in a sheep's directory with its last `entries` entries; undefined when it has no log there. */
+export function readEgressReport(dir: string, entries: number, now = Date.now()): Promise<EgressReport | undefined> {
+  return readEgressFile(join(dir, EGRESS_LOG_NAME), entries, now);
+}
+
+/** The report of a log file and the one rotated before it (`<file>.1`); undefined when neither is there. */
+export async function readEgressFile(file: string, entries: number, now = Date.now()): Promise<EgressReport | undefined> {
   const [older, current] = await Promise.all([tailLines(`${file}.1`, MAX_EGRESS_READ), tailLines(file, MAX_EGRESS_READ)]);
   if (older === undefined && current === undefined) return undefined;
   const all: EgressAttempt[] = [];
