@@ -7,8 +7,13 @@ import { result } from "./result.ts";
 import { defined, optionalEnum, optionalNumber, requireString } from "./checks.ts";
 import { conversationText, screenText, turnsText, whoText } from "../texts/format.ts";
 import { lastLines, withoutPiFrame } from "../texts/pi-screen.ts";
+import { egressText } from "../texts/egress.ts";
+import { MAX_EGRESS_ENTRIES } from "../ports/egress-report.ts";
 
-const SOURCES = ["session", "screen"] as const;
+/** Entries of the egress log a read shows unless it asks for another number (`lines`). */
+const EGRESS_ENTRIES = 50;
+
+const SOURCES = ["session", "screen", "egress"] as const;
 export type ReadSource = (typeof SOURCES)[number];
 
 /**
@@ -17,18 +22,18 @@ export type ReadSource = (typeof SOURCES)[number];
  */
 const PI_FRAME_LINES = 200;
 
-/** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`. */
+/** session: the last `turns` turns from the session file (default); screen: the pane's last `lines`; egress: the last `lines` entries of its egress log. */
 export type ReadCommand = { action: "read"; target: string; source: ReadSource; turns?: number; lines?: number };
 
 export const read = defineAction({
   name: "read",
-  described: "read (a sheep's recent conversation: prompts, answers, tool calls; or its screen)",
+  described: "read (a sheep's recent conversation: prompts, answers, tool calls; or its screen; or, sandboxed, what it tried to reach)",
   fields: fieldsOf("target", "source", "turns", "lines"),
   commands: [
     {
       name: "read",
-      usage: "read <id|label> [--turns N] [--source session|screen] [--lines N]",
-      summary: "a sheep's recent conversation (prompts, answers, tool calls), or its screen",
+      usage: "read <id|label> [--turns N] [--source session|screen|egress] [--lines N]",
+      summary: "a sheep's recent conversation (prompts, answers, tool calls), its screen, or what it tried to reach",
       flags: { turns: "turns", source: "source", lines: "lines" },
       words: { min: 1, max: 1, what: "a sheep's id or label" },
       params: ([target], flags) => ({ ...flags, action: "read", target }),
@@ -39,14 +44,17 @@ export const read = defineAction({
   parse: (p): ReadCommand => {
     const source = optionalEnum(p, "source", SOURCES) ?? "session";
     const turns = optionalNumber(p, "turns", 1, 100);
-    if (turns !== undefined && source === "screen")
-      throw new ShepherdError("invalid_params", '"turns" counts turns of the session file; the screen is read by "lines".');
+    if (turns !== undefined && source !== "session")
+      throw new ShepherdError(
+        "invalid_params",
+        `"turns" counts turns of the session file; the ${source === "screen" ? "screen" : "egress log"} is read by "lines".`,
+      );
     return defined<ReadCommand>({
       action: "read",
       target: requireString(p, "target", "read"),
       source,
       turns,
-      lines: optionalNumber(p, "lines", 1, MAX_SCREEN_LINES),
+      lines: optionalNumber(p, "lines", 1, source === "egress" ? MAX_EGRESS_ENTRIES : MAX_SCREEN_LINES),
     });
   },
   run: async (cmd, { shepherd }) => {
@@ -59,6 +67,11 @@ export const read = defineAction({
       // pi's editor frame and footer fill the bottom of the pane: ask for more, keep `lines` of the rest.
       const text = lastLines(withoutPiFrame(await shepherd.read(agentId, Math.min(MAX_SCREEN_LINES, lines + PI_FRAME_LINES))), lines);
       return result("read", screenText(who, text), { agentId, source, text });
+    }
+    if (source === "egress") {
+      const egress = await shepherd.egress(agentId, cmd.lines ?? EGRESS_ENTRIES);
+      const text = egressText(who, egress, rec?.sandboxed === true);
+      return result("read", text, { agentId, source, text, ...(egress ? { egress } : {}), ...(rec?.sandboxed ? { sandboxed: true } : {}) });
     }
     const conversation = await shepherd.conversation(agentId, cmd.turns ?? 3);
     const all = turnsText(conversation.turns ?? []);

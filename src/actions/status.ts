@@ -4,7 +4,7 @@ import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
 import { defineAction } from "./spec.ts";
 import { result } from "./result.ts";
-import { withHost } from "./shown-status.ts";
+import { withEgress, withHost } from "./shown-status.ts";
 import { requireString } from "./checks.ts";
 import { sheepLine } from "../texts/format.ts";
 
@@ -28,7 +28,7 @@ export const status = defineAction<"status", StatusCommand>({
   renderCall: (args, t) => sheepCall(args, t),
   parse: (p): StatusCommand => ({ action: "status", target: requireString(p, "agentId", "status") }),
   run: async (cmd, ctx) => {
-    const status = withHost(ctx, await ctx.shepherd.status(ctx.shepherd.registry.resolve(cmd.target), ctx.signal));
+    const status = await withEgress(ctx, withHost(ctx, await ctx.shepherd.status(ctx.shepherd.registry.resolve(cmd.target), ctx.signal)));
     return result("status", sheepLine(status), { status });
   },
 });

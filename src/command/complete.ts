@@ -41,7 +41,7 @@ const FLAG_VALUES: Record<string, string[]> = {
   placement: ["tab", "pane", "workspace"],
   direction: ["right", "down"],
   scope: ["user", "project", "both"],
-  source: ["session", "screen"],
+  source: ["session", "screen", "egress"],
 };
 const SCOPES = ["user", "project", "both"];
 

@@ -41,7 +41,7 @@ import type {
   SubmittedPrompt,
   WaitItem,
 } from "../ports/types.ts";
-import { herdStatus, herdViews, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
+import { herdStatus, herdViews, readEgress, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
 import { readConversationSeen, wait, type WaitOptions } from "./prompts/wait.ts";
 import { actingFrom } from "./herd/edge.ts";
 import { type WarmCount, WarmPool } from "./lifecycle/warm.ts";
@@ -117,10 +117,7 @@ export class Shepherd {
     return attach(this.herdState);
   }
 
-  /**
-   * From now on, results of notified prompts, questions of sheep and background delegations are
-   * pushed to this sink, each once; what waited for it meanwhile goes out first.
-   */
+  /** From now on, notified prompts' results, sheep's questions and background delegations go to this sink, each once (what waited first). */
   deliverTo(sink: CourierSink): void {
     this.courier.attach(sink);
   }
@@ -253,6 +250,9 @@ export class Shepherd {
   conversation(agentId: AgentId, turns: number): Promise<Conversation> {
     return readConversationSeen(this.herdState, agentId, turns);
   }
+
+  /** What a sandboxed sheep tried to reach: its egress log's counts and last `entries` entries. */
+  readonly egress = (agentId: AgentId, entries: number) => readEgress(this.herdState, agentId, entries);
 
   /**
    * A delegated sheep whose answer is in, off the delegation's path: back to the warm pool in a

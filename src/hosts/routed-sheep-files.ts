@@ -1,7 +1,7 @@
 /** The sheep-files port routed by host (see table.ts): the sheep's files on the machine it runs on. */
 import { ShepherdError } from "../domain/errors.ts";
 import type { Delivery, PrepareRequest, PreparedSheep, ReplyOutcome, SheepFiles, SheepResult, SheepSnapshot } from "../ports/sheep-files.ts";
-import type { Conversation, ResumeCard, SheepMessage } from "../ports/types.ts";
+import type { Conversation, EgressReport, ResumeCard, SheepMessage } from "../ports/types.ts";
 import type { HostTable } from "./table.ts";
 
 export class RoutedSheepFiles implements SheepFiles {
@@ -128,5 +128,10 @@ export class RoutedSheepFiles implements SheepFiles {
 
   conversation(agentId: string, turns: number): Promise<Conversation> {
     return this.table.forAgent(agentId).files.conversation(agentId, turns);
+  }
+
+  /** Read on the machine the sheep runs on, where its proxy wrote the log. */
+  async egress(agentId: string, entries: number): Promise<EgressReport | undefined> {
+    return this.table.forAgent(agentId).files.egress?.(agentId, entries);
   }
 }

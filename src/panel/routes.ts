@@ -8,7 +8,7 @@ import { type AgentId, isWellFormedId } from "../domain/ids.ts";
 import type { Shepherd } from "../core/shepherd.ts";
 import type { ListedMessage } from "../core/async/mail.ts";
 import { readBounded } from "../protocol/bounded-read.ts";
-import type { Evidence } from "../ports/types.ts";
+import type { EgressReport, Evidence } from "../ports/types.ts";
 import { ACTION_FIELDS } from "../edge/command.ts";
 import { type EntryDeps, runToolCall } from "../edge/entry.ts";
 import { onlyKeys } from "./body.ts";
@@ -19,6 +19,8 @@ import { panelPrompts, panelSheep, usageBySheep } from "./views.ts";
 export const MAX_PATCH_BYTES = 2 * 1024 * 1024;
 /** Lines of a sheep's screen the panel shows. */
 export const SCREEN_LINES = 200;
+/** Entries of a sandboxed sheep's egress log the panel shows (the counts are of the whole log). */
+export const EGRESS_ENTRIES = 200;
 
 export interface RouteContext {
   shepherd: Shepherd;
@@ -74,6 +76,23 @@ const screen: Handler = async (c, id) => {
   onlyQuery(c.query, [], "GET …/screen");
   const d = await tool(c, { action: "read", target: id, source: "screen", lines: SCREEN_LINES });
   return { text: d.text ?? "" };
+};
+
+/** What a sandboxed sheep tried to reach: the tool's `read` of its egress log (its counts, its last entries). */
+const egress: Handler = async (c, id) => {
+  onlyQuery(c.query, [], "GET …/egress");
+  const d = await tool(c, { action: "read", target: id, source: "egress", lines: EGRESS_ENTRIES });
+  const r = d.egress as EgressReport | undefined;
+  return {
+    sandboxed: d.sandboxed === true,
+    allowed: r?.allowed ?? 0,
+    refused: r?.refused ?? 0,
+    bytesUp: r?.bytesUp ?? 0,
+    bytesDown: r?.bytesDown ?? 0,
+    ...(r?.since ? { since: r.since } : {}),
+    entries: r?.entries ?? [],
+    skipped: r?.skipped ?? 0,
+  };
 };
 
 const messages: Handler = async (c, id) => {
@@ -187,6 +206,6 @@ export async function agentsRoute(c: RouteContext): Promise<unknown> {
 
 /** Routes under /api/v1/sheep/:id, by method and the segment after the id ("" for the sheep itself). */
 export const SHEEP_ROUTES: Record<string, Record<string, Handler>> = {
-  GET: { "": sheepDetail, conversation, screen, messages, diff },
+  GET: { "": sheepDetail, conversation, screen, egress, messages, diff },
   POST: { prompt: promptRoute, reply: replyRoute, close: closeRoute, interrupt: interruptRoute },
 };

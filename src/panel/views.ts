@@ -34,6 +34,8 @@ export interface PanelSheep {
   questions: number;
   isolated: boolean;
   worktree?: { path: string; branch: string };
+  /** Its pi runs in bubblewrap: what it tries to reach is in its egress log (GET …/egress). */
+  sandboxed: boolean;
   usage: PanelUsage;
 }
 
@@ -104,6 +106,7 @@ export function panelSheep(shepherd: Shepherd, rec: AgentRecord, mail: MailCount
     questions: mail?.questions ?? 0,
     isolated: rec.worktree !== undefined,
     ...(rec.worktree ? { worktree: { path: rec.worktree.path, branch: rec.worktree.branch } } : {}),
+    sandboxed: rec.sandboxed === true,
     usage: usage ?? { input: 0, output: 0 },
   };
 }

@@ -3,7 +3,7 @@
  * spec, prompts, results and the sheep's own reports live. The file implementation is
  * src/protocol; unit tests use an in-memory one.
  */
-import type { AgentDefinition, Conversation, ResumeCard, SheepMessage, Usage } from "./types.ts";
+import type { AgentDefinition, Conversation, EgressReport, ResumeCard, SheepMessage, Usage } from "./types.ts";
 import type { ExitStatus, PaneCommand } from "./runtime.ts";
 
 export interface PrepareRequest {
@@ -155,4 +155,9 @@ export interface SheepFiles {
   resumeCards(): Promise<ResumeCard[]>;
   /** The last turns of the sheep's conversation, from its session file (kept after close). */
   conversation(agentId: string, turns: number): Promise<Conversation>;
+  /**
+   * What a sandboxed sheep tried to reach: counts of its egress log and its last `entries` entries
+   * (kept after close); undefined where it has no log. A host without it has no sandboxed sheep.
+   */
+  egress?(agentId: string, entries: number): Promise<EgressReport | undefined>;
 }

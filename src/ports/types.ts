@@ -353,3 +353,39 @@ export interface DelegationRecord {
   done?: true;
   delivered?: { at: string };
 }
+
+/** One attempt of a sandboxed sheep to reach the network, as its egress log holds it (checked where it is read). */
+export interface EgressAttempt {
+  /** ISO time the attempt began. */
+  time: string;
+  /** `host:port` as the sheep asked for it. */
+  target: string;
+  /** CONNECT (a tunnel) or the HTTP method of a forwarded request. */
+  method: string;
+  verdict: "allowed" | "refused";
+  /** Why it was refused; or, allowed, why it ended early (connect_failed). */
+  reason?: string;
+  /** The address the proxy connected to (allowed only). */
+  address?: string;
+  /** Bytes from the sheep to the destination, and back. */
+  bytesUp: number;
+  bytesDown: number;
+  durationMs: number;
+}
+
+/**
+ * What a sandboxed sheep tried to reach, from its egress log: counts of every entry the log holds
+ * (the current file and the one rotated before it; older ones are dropped), and its last entries.
+ */
+export interface EgressReport {
+  allowed: number;
+  refused: number;
+  bytesUp: number;
+  bytesDown: number;
+  /** The time of the oldest entry counted: the counts are since then. */
+  since?: string;
+  /** The last entries, oldest first. */
+  entries: EgressAttempt[];
+  /** Lines of the log that are no entry (damage, or written by the sheep itself): left out of counts and entries. */
+  skipped: number;
+}

@@ -7,7 +7,7 @@ import { MAX_PATH_CHARS, stringOf, timeOf } from "../domain/sheep-data.ts";
 import { sheepResultOf } from "../ports/sheep-result.ts";
 import type { SheepMessage } from "../ports/types.ts";
 import { buildLaunchSpec } from "./launch-spec.ts";
-import type { Conversation, ResumeCard } from "../ports/types.ts";
+import type { Conversation, EgressReport, ResumeCard } from "../ports/types.ts";
 import {
   resumeCardOf,
   type Delivery,
@@ -26,6 +26,7 @@ import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from 
 import { pidRunning } from "./pid.ts";
 import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts";
 import { readSessionTail } from "./session-log.ts";
+import { readEgressReport } from "./egress-log.ts";
 import { specsOlderThan } from "./stale-specs.ts";
 import { EGRESS_LOG_NAME } from "../sandbox/policy.ts";
 import { checkSandboxCwd, sandboxedPaneArgv, sandboxSpecEnv, type SandboxConfig } from "../sandbox/launch.ts";
@@ -401,6 +402,12 @@ export class LocalSheepFiles implements SheepFiles {
     // A sheep that never wrote a session leaves no empty directory behind; rmdir keeps a kept session.
     await rmdir(layout.dir).catch(() => undefined);
     return card?.sessionPath ?? (names.includes("session.jsonl") ? layout.session : undefined);
+  }
+
+  /** What a sandboxed sheep tried to reach, from the egress log in its directory (kept after it closed). */
+  egress(agentId: string, entries: number): Promise<EgressReport | undefined> {
+    if (!isWellFormedId(agentId, "agent")) return Promise.resolve(undefined);
+    return readEgressReport(this.layout(agentId).dir, entries);
   }
 
   async residentKb(agentId: string): Promise<number | undefined> {

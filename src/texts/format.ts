@@ -2,8 +2,19 @@ import type { ListedMessage } from "../core/async/mail.ts";
 import type { SkippedFile } from "../definitions/discover.ts";
 import type { DoctorReport } from "../doctor/types.ts";
 import type { AttachReport, LandOutcome, LatestEvidence, PruneOutcome, SyncOutcome, WarmCount } from "../core/shepherd.ts";
-import type { AgentDefinition, AgentStatus, CloseOutcome, Conversation, ConversationTurn, StartedAgent, SubmittedPrompt, WaitItem } from "../ports/types.ts";
+import type {
+  AgentDefinition,
+  AgentStatus,
+  CloseOutcome,
+  Conversation,
+  ConversationTurn,
+  EgressReport,
+  StartedAgent,
+  SubmittedPrompt,
+  WaitItem,
+} from "../ports/types.ts";
 import { changeSummary, evidenceBlock, evidenceText, fileLines, plainPath, worktreeText } from "./evidence.ts";
+import { egressCountsText } from "./egress.ts";
 
 /**
  * The one family of texts about sheep. The facts are worded once, the same for the model and for
@@ -134,8 +145,14 @@ export function waitText(items: (WaitItem & { label?: string; agent?: string })[
   );
 }
 
-/** A status as the edges show it: with, for a sheep on a host that does not answer now, since when and why. */
-export type ShownStatus = AgentStatus & { hostDown?: { since: string; reason: string } };
+/**
+ * A status as the edges show it: with, for a sheep on a host that does not answer now, since when
+ * and why; for a sandboxed sheep (status of one), the counts of its egress log.
+ */
+export type ShownStatus = AgentStatus & {
+  hostDown?: { since: string; reason: string };
+  egress?: Pick<EgressReport, "allowed" | "refused" | "bytesUp" | "bytesDown" | "since">;
+};
 
 /** `label (id, agent): state, working on p · tmux on gpu · 3m old` (and what the multiplexer says, if asked). */
 export function sheepLine(s: ShownStatus, now = Date.now()): string {
@@ -144,7 +161,8 @@ export function sheepLine(s: ShownStatus, now = Date.now()): string {
   // Without a live pane, a runtime status is how pi ended, in a pane kept with its last words.
   const pane = s.paneAlive || s.runtimeStatus ? "" : ", pane gone";
   const rt = s.runtimeStatus ? ` (${s.runtime} says ${s.runtimeStatus})` : "";
-  const wt = `${s.worktree ? ` · ⎇ ${s.worktree.branch}` : ""}${s.sandboxed ? " · sandboxed" : ""}`;
+  const egress = s.egress ? ` (egress: ${egressCountsText(s.egress)})` : "";
+  const wt = `${s.worktree ? ` · ⎇ ${s.worktree.branch}` : ""}${s.sandboxed ? ` · sandboxed${egress}` : ""}`;
   const on = s.host !== undefined ? ` on ${s.host}` : "";
   const down = s.hostDown ? ` · host unreachable since ${s.hostDown.since} (${s.hostDown.reason})` : "";
   return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${on}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}${down}`;

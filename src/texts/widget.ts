@@ -31,8 +31,9 @@ const oneLine = (s: string, max: number) => {
 /**
  * The herd widget: one line per live sheep, plain text (RPC clients get it verbatim). A sheep
  * with results still on their way to the conversation (notify, background) shows how many; its
- * latest progress message and a question it waits on follow on lines of their own. Everything a
- * sheep or an agent file wrote (labels, names, messages) is drawn printable.
+ * latest progress message and a question it waits on follow on lines of their own; ⎇ marks a
+ * sheep in a worktree of its own, 🔒 a sandboxed one. Everything a sheep or an agent file wrote
+ * (labels, names, messages) is drawn printable.
  */
 export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<string, WarmCount>): string[] | undefined {
   const live = herd.filter((s) => s.state !== "closed");
@@ -43,10 +44,11 @@ export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<str
   for (const s of live) {
     const queued = s.queued ? ` +${s.queued} queued` : "";
     const owed = s.undelivered ? ` · 🔔 ${s.undelivered} to report` : "";
-    // ⎇ marks a sheep in a worktree of its own: its edits are not in your checkout.
+    // ⎇ marks a sheep in a worktree of its own: its edits are not in your checkout; 🔒 one in a sandbox.
     const name = sheepName(s.label, s.agent);
     const label = printable(s.label);
-    const marked = s.worktree ? `${label} ⎇${name.slice(label.length)}` : name;
+    const marks = `${s.worktree ? " ⎇" : ""}${s.sandboxed ? " 🔒" : ""}`;
+    const marked = marks ? `${label}${marks}${name.slice(label.length)}` : name;
     const on = s.host !== undefined ? ` @${s.host}` : "";
     lines.push(`  ${marked}${on} · ${stateClock(s.state, s.since, now)}${queued}${owed}`);
     if (s.asking) lines.push(`    ? ${printable(s.asking.messageId)}: ${oneLine(s.asking.text, 80)}`);

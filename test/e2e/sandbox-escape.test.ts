@@ -236,6 +236,22 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     assert.ok(seen("169.254.169.254:80", "refused"), JSON.stringify(log));
     const audit = await readFile(join(w.agentDir, "pi-shepherd", "audit.ndjson"), "utf8");
     assert.match(audit, new RegExp(`"action":"egress"[^\n]*"target":"127\\.0\\.0\\.1:${portOf(denied)}"`), audit.slice(-2000));
+    // status counts them, read shows them: the refusals as the log has them, each with its reason.
+    const st = await ok({ action: "status", agentId: "boxed" });
+    const counts = (st.details.status as { egress?: { allowed: number; refused: number } }).egress;
+    assert.equal(counts?.refused, log.filter((e) => e.verdict === "refused").length, st.text);
+    assert.ok((counts?.allowed ?? 0) >= 1, st.text);
+    assert.match(st.text, new RegExp(`· sandboxed \\(egress: \\d+ allowed, ${counts?.refused} refused, `), st.text);
+    const shown = (await ok({ action: "read", target: "boxed", source: "egress" })).text;
+    const refusals: [string, string][] = [
+      [`127.0.0.1:${portOf(denied)}`, "not_allowed"],
+      [`localhost:${portOf(denied)}`, "loopback"],
+      ["169.254.169.254:80", "not_allowed"],
+    ];
+    for (const [target, reason] of refusals) {
+      assert.match(shown, new RegExp(`^\\S+ refused CONNECT ${target.replaceAll(".", "\\.")} \\(${reason}\\)$`, "m"), shown);
+    }
+    assert.match(shown, new RegExp(`^\\S+ allowed GET 127\\.0\\.0\\.1:${portOf(allowed)} → 127\\.0\\.0\\.1 · `, "m"), shown);
     // The shepherd keeps working: it answers, and the other sheep still does.
     const again = await run(other.agentId, "other-again", [[bash("echo still here")]], "other fine");
     assert.equal(again.item.status, "completed");
@@ -279,6 +295,8 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       log.split("\n").some((l) => l.includes(`"target":"${model}"`) && l.includes('"verdict":"allowed"') && !l.includes('"bytesDown":0,')),
       `the model was reached through the proxy: ${log}`,
     );
+    // A closed sheep's log is still read: what it tried stays in sight.
+    assert.match((await ok({ action: "read", target: boxed, source: "egress" })).text, new RegExp(`allowed CONNECT ${model.replaceAll(".", "\\.")} `));
     const r = await ok({ action: "start", resume: "boxed" });
     const again = r.details.agent as { agentId: string; sandboxed?: true; resumedFrom?: string };
     assert.deepEqual([again.sandboxed, again.resumedFrom], [true, boxed]);

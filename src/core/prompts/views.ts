@@ -8,7 +8,7 @@ import { howEnded } from "../herd/liveness.ts";
 import { bounded } from "../herd/bounded.ts";
 import { findRecord } from "../herd/owners.ts";
 import type { Registry } from "../herd/registry.ts";
-import type { AgentRecord, AgentStatus, Conversation, PromptRecord, SheepMessage, SheepView } from "../../ports/types.ts";
+import type { AgentRecord, AgentStatus, Conversation, EgressReport, PromptRecord, SheepMessage, SheepView } from "../../ports/types.ts";
 
 /** What the asynchronous herd adds to a view: the courier is one (passed in, so views sit below it). */
 export interface HerdNews {
@@ -164,6 +164,16 @@ export async function readScreen(herd: Herd, agentId: AgentId, lines: number): P
 export async function readConversation(herd: Herd, agentId: AgentId, turns: number): Promise<Conversation> {
   const rec = await findRecord(herd, agentId);
   return herd.opts.files.conversation(rec.agentId, turns);
+}
+
+/**
+ * What a sandboxed sheep tried to reach, from its egress log on the machine it runs on (kept after
+ * it closed); undefined for a sheep with no log yet. A sheep that is not sandboxed has none: a file
+ * of that name in its directory is its own writing, never read.
+ */
+export async function readEgress(herd: Herd, agentId: AgentId, entries: number): Promise<EgressReport | undefined> {
+  const rec = await findRecord(herd, agentId);
+  return rec.sandboxed ? herd.opts.files.egress?.(rec.agentId, entries) : undefined;
 }
 
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {

@@ -50,6 +50,7 @@ function row(s) {
       " ",
       h("span", { class: "muted small agent-name" }, asText(s.agent)),
       s.isolated ? h("span", { class: "tag", title: asText(s.worktree?.branch) }, "isolated") : "",
+      s.sandboxed === true ? h("span", { class: "tag", title: "no network but its egress proxy" }, "sandboxed") : "",
     ),
     cell(1, {}, stateBadge(s.state)),
     cell(2, { class: "working-on" }, workingOn(s) || h("span", { class: "muted" }, "–")),

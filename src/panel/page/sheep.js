@@ -11,6 +11,8 @@ import { workingOn } from "./fleet.js";
 
 const TURNS = 20;
 const SCREEN_MS = 2000;
+/** A sandboxed sheep's egress log is read again every this many screen reads (10 s). */
+const EGRESS_EVERY = 5;
 const KINDS = new Set(["progress", "question", "done"]);
 const LINE_KINDS = new Set(["prompt", "answer", "tool", "error"]);
 const PROMPT_STATUSES = new Set(["pending", "queued", "working", "completed", "failed", "timeout", "cancelled", "blocked"]);
@@ -42,6 +44,37 @@ function confirmDialog({ title, text, confirm, options = [] }) {
   });
 }
 
+/** `1.5 kB`: bytes for a reader. */
+function bytes(v) {
+  if (v < 1000) return `${v} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let x = v;
+  let i = -1;
+  while (x >= 1000 && i < units.length - 1) {
+    x /= 1000;
+    i++;
+  }
+  return `${x >= 100 ? Math.round(x) : Number(x.toFixed(1))} ${units[i]}`;
+}
+
+/** One attempt: its time, verdict, method and target, why, and what it moved. */
+function egressItem(e) {
+  const refused = e?.verdict === "refused";
+  const moved = refused ? "" : ` · ${bytes(Number(e?.bytesUp) || 0)} up, ${bytes(Number(e?.bytesDown) || 0)} down`;
+  return h(
+    "li",
+    { class: refused ? "egress-refused" : "egress-allowed" },
+    h("time", { datetime: asText(e?.time) }, clock(asText(e?.time))),
+    " ",
+    h("strong", {}, refused ? "refused" : "allowed"),
+    ` ${asText(e?.method)} `,
+    h("code", {}, asText(e?.target)),
+    e?.address ? ` → ${asText(e.address)}` : "",
+    e?.reason ? ` (${asText(e.reason)})` : "",
+    moved,
+  );
+}
+
 export class SheepView {
   constructor(root, agentId, say) {
     this.root = root;
@@ -54,8 +87,11 @@ export class SheepView {
     this.promptItems = new Map();
     this.build();
     this.turnNodes = new Map();
+    this.ticks = 0;
     this.screenTimer = setInterval(() => {
-      if (!document.hidden && this.hasPane()) this.loadScreen();
+      if (document.hidden || !this.hasPane()) return;
+      this.loadScreen();
+      if (++this.ticks % EGRESS_EVERY === 0 && this.detail?.sandboxed === true) this.loadEgress();
     }, SCREEN_MS);
   }
 
@@ -122,6 +158,15 @@ export class SheepView {
     this.screen = h("pre", { class: "screen", tabindex: "0", "aria-label": "Live screen" });
     this.screenNote = h("p", { class: "muted small" });
     this.promptsList = h("ol", { class: "prompts" });
+    this.egressSummary = h("p", { class: "small" });
+    this.egressList = h("ol", { class: "egress", tabindex: "0", "aria-label": "Egress log" });
+    this.egressBox = h(
+      "section",
+      { class: "panel-box", "aria-labelledby": "h-egress", hidden: true },
+      h("h3", { id: "h-egress" }, "Egress"),
+      this.egressSummary,
+      this.egressList,
+    );
 
     fill(
       this.root,
@@ -148,6 +193,7 @@ export class SheepView {
           { class: "col" },
           h("section", { class: "panel-box", "aria-labelledby": "h-msgs" }, h("h3", { id: "h-msgs" }, "Messages"), this.messagesList),
           h("section", { class: "panel-box", "aria-labelledby": "h-screen" }, h("h3", { id: "h-screen" }, "Screen"), this.screen, this.screenNote),
+          this.egressBox,
         ),
       ),
     );
@@ -163,7 +209,12 @@ export class SheepView {
     await this.loadDetail();
     if (this.gone || this.disposed) return;
     if (!this.hasPane()) this.noScreen();
-    await Promise.all([this.loadConversation(), this.loadMessages(), this.hasPane() ? this.loadScreen() : undefined]);
+    await Promise.all([
+      this.loadConversation(),
+      this.loadMessages(),
+      this.hasPane() ? this.loadScreen() : undefined,
+      this.detail?.sandboxed === true ? this.loadEgress() : undefined,
+    ]);
   }
 
   noScreen() {
@@ -209,6 +260,7 @@ export class SheepView {
       d.model ? ["model", asText(d.model)] : undefined,
       ["cwd", code, asText(d.cwd)],
       wt ? ["worktree", (path, branch) => [code(path), " on ", code(branch)], asText(wt.path), asText(wt.branch)] : undefined,
+      d.sandboxed === true ? ["sandbox", "sandboxed: no network but its egress proxy"] : undefined,
       working ? ["working on", working] : undefined,
       ["queue", String(Number(d.queue) || 0)],
       ["tokens", `${tokens(d.usage?.input)} in · ${tokens(d.usage?.output)} out`],
@@ -356,6 +408,30 @@ export class SheepView {
       fill(this.screenNote, `read ${clock(new Date().toISOString())}`);
     } catch (e) {
       if (!this.disposed) fill(this.screenNote, errorText(e));
+    }
+  }
+
+  /** What a sandboxed sheep tried to reach: the counts, then its last entries, newest last; each a text node. */
+  async loadEgress() {
+    try {
+      const r = await get(sheepPath(this.agentId, "/egress"));
+      if (this.disposed) return;
+      this.egressBox.hidden = false;
+      const n = (v) => Number(v) || 0;
+      const since = r?.since ? ` since ${clock(asText(r.since))}` : "";
+      const skipped = n(r?.skipped) ? ` (${n(r.skipped)} lines of the log are no entry)` : "";
+      fill(
+        this.egressSummary,
+        `${n(r?.allowed)} allowed, ${n(r?.refused)} refused, ${bytes(n(r?.bytesUp))} up, ${bytes(n(r?.bytesDown))} down${since}${skipped}`,
+      );
+      const entries = Array.isArray(r?.entries) ? r.entries : [];
+      if (entries.length === 0) {
+        fill(this.egressList, h("li", { class: "muted" }, "Nothing tried yet."));
+        return;
+      }
+      fill(this.egressList, entries.map(egressItem));
+    } catch (e) {
+      if (!this.disposed) fill(this.egressSummary, errorText(e));
     }
   }
 

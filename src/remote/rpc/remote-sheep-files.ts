@@ -4,7 +4,8 @@
  * poll per sheep.
  */
 import type { Delivery, PreparedSheep, PrepareRequest, ReplyOutcome, SheepFiles, SheepResult, SheepSnapshot } from "../../ports/sheep-files.ts";
-import type { Conversation, ResumeCard, SheepMessage } from "../../ports/types.ts";
+import type { Conversation, EgressReport, ResumeCard, SheepMessage } from "../../ports/types.ts";
+import { egressReportOf } from "../../ports/egress-report.ts";
 import { isWellFormedId } from "../../domain/ids.ts";
 import { MAX_ERROR_CHARS, MAX_MESSAGE_CHARS, stringOf, timeOf } from "../../domain/sheep-data.ts";
 import { sheepResultOf } from "../../ports/sheep-result.ts";
@@ -186,5 +187,11 @@ export class RemoteSheepFiles implements SheepFiles {
       return { ...t, ...(when ? { at: when } : {}), lines: t.lines.map((l) => ({ ...l, text: stringOf(l.text, MAX_LINE_CHARS)! })) };
     });
     return { ...c, turns: kept, earlier: c.earlier || kept.length < c.turns.length };
+  }
+
+  /** The host's sheep wrote the log there: every field checked again here, at most the entries asked for. */
+  async egress(agentId: string, entries: number): Promise<EgressReport | undefined> {
+    const r = await ask<unknown, [string, number]>(this.remote, this.host, W.egress, agentId, entries);
+    return r === undefined ? undefined : egressReportOf(r, entries);
   }
 }

@@ -116,38 +116,8 @@ export class EgressLog {
     return { ...this.tally };
   }
 
-  /** The last n entries, oldest first (from memory; `readEgressLog` reads a file). */
+  /** The last n entries, oldest first (from memory; src/protocol/egress-log.ts reads a file back). */
   last(n: number): EgressEntry[] {
     return n <= 0 ? [] : this.recent.slice(-n);
   }
-}
-
-/** The last n entries of a log file (its last `maxBytes` read at most), each line checked; a broken line is skipped. */
-export async function readEgressLog(file: string, n: number, maxBytes = 1024 * 1024): Promise<EgressEntry[]> {
-  let text: string;
-  try {
-    const h = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      const st = await h.stat();
-      if (!st.isFile()) return [];
-      const { size } = st;
-      const length = Math.min(size, maxBytes);
-      const buf = Buffer.alloc(length);
-      await h.read(buf, 0, length, size - length);
-      text = buf.toString("utf8");
-    } finally {
-      await h.close();
-    }
-  } catch {
-    return [];
-  }
-  const out: EgressEntry[] = [];
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    try {
-      const e = JSON.parse(line) as EgressEntry;
-      if (typeof e.target === "string" && (e.verdict === "allowed" || e.verdict === "refused") && typeof e.time === "string") out.push(e);
-    } catch {}
-  }
-  return n <= 0 ? [] : out.slice(-n);
 }

@@ -291,7 +291,7 @@ describe("/shepherd completions", () => {
       "start scout --label x --sandbox ",
     ]);
     assert.deepEqual(await values("read recon "), ["read recon --turns ", "read recon --source ", "read recon --lines "]);
-    assert.deepEqual(await values("read recon --source "), ["read recon --source session ", "read recon --source screen "]);
+    assert.deepEqual(await values("read recon --source "), ["read recon --source session ", "read recon --source screen ", "read recon --source egress "]);
     // A switch takes no value: the word after it is the next flag or the positional.
     assert.deepEqual(await values("start --isolate sc"), ["start --isolate scout ", "start --isolate script-runner "]);
     assert.deepEqual(await values("close recon --remove-worktree "), ["close recon --remove-worktree --force "]);

@@ -241,6 +241,10 @@ describe("herd widget", () => {
     assert.deepEqual(herdWidgetLines([{ ...base, state: "idle", worktree: true }], 0), ["🐑 herd (1)", "  recon ⎇ · scout · idle"]);
     assert.deepEqual(herdWidgetLines([{ ...base, label: "scout", state: "idle", worktree: true }], 0), ["🐑 herd (1)", "  scout ⎇ · idle"]);
   });
+  it("marks a sandboxed sheep (issue 33), beside the worktree's mark", () => {
+    assert.deepEqual(herdWidgetLines([{ ...base, state: "idle", sandboxed: true }], 0), ["🐑 herd (1)", "  recon 🔒 · scout · idle"]);
+    assert.deepEqual(herdWidgetLines([{ ...base, label: "scout", state: "idle", worktree: true, sandboxed: true }], 0), ["🐑 herd (1)", "  scout ⎇ 🔒 · idle"]);
+  });
   it("is removed when the herd is empty", () => {
     assert.equal(herdWidgetLines([{ ...base, state: "closed" }], 0), undefined);
     assert.equal(herdWidgetLines([], 0, { echo: { ready: 0, starting: 0 } }), undefined, "an empty pool keeps it away too");

@@ -28,6 +28,7 @@ const ACTIONS: [string, (who: string) => Record<string, unknown>][] = [
   ["status", (who) => ({ action: "status", agentId: who })],
   ["read (session)", (who) => ({ action: "read", target: who })],
   ["read (screen)", (who) => ({ action: "read", target: who, source: "screen" })],
+  ["read (egress)", (who) => ({ action: "read", target: who, source: "egress" })],
   ["close", (who) => ({ action: "close", agentId: who })],
 ];
 

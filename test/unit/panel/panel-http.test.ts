@@ -26,6 +26,7 @@ function routes(id: string): { method: string; path: string; body?: object }[] {
     { method: "GET", path: `/api/v1/sheep/${id}` },
     { method: "GET", path: `/api/v1/sheep/${id}/conversation?turns=2` },
     { method: "GET", path: `/api/v1/sheep/${id}/screen` },
+    { method: "GET", path: `/api/v1/sheep/${id}/egress` },
     { method: "GET", path: `/api/v1/sheep/${id}/messages` },
     { method: "GET", path: `/api/v1/sheep/${id}/diff` },
     { method: "GET", path: "/api/v1/events" },
@@ -432,6 +433,90 @@ describe("panel HTTP: the tool's commands with the core's codes", () => {
     );
     assert.deepEqual(list.totals.byState, { working: 1, idle: 1 });
     assert.equal(list.totals.sheep, 2);
+  });
+
+  it("a sandboxed sheep: the list and its page say so, and …/egress gives the counts and last entries of its log (issue 33)", async () => {
+    const boxed = (await post("/api/v1/start", { agent: "scout", label: "f-boxed" })).json() as { agentId: string };
+    const plain = (await post("/api/v1/start", { agent: "scout", label: "f-plain" })).json() as { agentId: string };
+    // The memory world runs no bubblewrap: the record says sandboxed as a sandboxed start records it.
+    w.shepherd.registry.agents.get(boxed.agentId)!.sandboxed = true;
+    const before = w.world.files.egress;
+    const asked: [string, number][] = [];
+    w.world.files.egress = async (agentId, entries) => {
+      asked.push([agentId, entries]);
+      if (agentId !== boxed.agentId) return undefined;
+      return {
+        allowed: 1,
+        refused: 2,
+        bytesUp: 10,
+        bytesDown: 20,
+        since: "2026-01-01T00:00:00.000Z",
+        skipped: 0,
+        entries: [
+          {
+            time: "2026-01-01T00:00:01.000Z",
+            target: "127.0.0.1:9",
+            method: "CONNECT",
+            verdict: "refused",
+            reason: "not_allowed",
+            bytesUp: 0,
+            bytesDown: 0,
+            durationMs: 0,
+          },
+        ],
+      };
+    };
+    try {
+      const list = (await get("/api/v1/sheep")).json() as { sheep: { label: string; sandboxed: boolean }[] };
+      assert.deepEqual(
+        list.sheep.filter((s) => s.label.startsWith("f-boxed") || s.label.startsWith("f-plain")).map((s) => [s.label, s.sandboxed]),
+        [
+          ["f-boxed", true],
+          ["f-plain", false],
+        ],
+      );
+      assert.equal(((await get(`/api/v1/sheep/${boxed.agentId}`)).json() as { sandboxed: boolean }).sandboxed, true);
+      const r = await get(`/api/v1/sheep/${boxed.agentId}/egress`);
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(r.json(), {
+        sandboxed: true,
+        allowed: 1,
+        refused: 2,
+        bytesUp: 10,
+        bytesDown: 20,
+        since: "2026-01-01T00:00:00.000Z",
+        entries: [
+          {
+            time: "2026-01-01T00:00:01.000Z",
+            target: "127.0.0.1:9",
+            method: "CONNECT",
+            verdict: "refused",
+            reason: "not_allowed",
+            bytesUp: 0,
+            bytesDown: 0,
+            durationMs: 0,
+          },
+        ],
+        skipped: 0,
+      });
+      assert.deepEqual(asked.at(-1), [boxed.agentId, 200], "the last 200 entries, through the tool's read");
+      assert.deepEqual((await get(`/api/v1/sheep/${plain.agentId}/egress`)).json(), {
+        sandboxed: false,
+        allowed: 0,
+        refused: 0,
+        bytesUp: 0,
+        bytesDown: 0,
+        entries: [],
+        skipped: 0,
+      });
+      assert.equal((await get(`/api/v1/sheep/${boxed.agentId}/egress?lines=5`)).status, 400);
+      assert.equal((await post(`/api/v1/sheep/${boxed.agentId}/egress`, {})).status, 405);
+    } finally {
+      if (before) w.world.files.egress = before;
+      else delete w.world.files.egress;
+    }
+    await post(`/api/v1/sheep/${boxed.agentId}/close`, {});
+    await post(`/api/v1/sheep/${plain.agentId}/close`, {});
   });
 
   it("conversation says when more is earlier, also when one huge turn filled the whole tail (issue 31, item 3)", async () => {

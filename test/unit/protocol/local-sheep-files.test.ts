@@ -132,6 +132,32 @@ describe("local sheep files: the async protocol on disk", () => {
   });
 });
 
+describe("local sheep files: a sandboxed sheep's egress log (issue 33)", () => {
+  it("is read from the sheep's own directory by its id, kept after cleanup; an id that is none reads nothing", async () => {
+    const h = host();
+    const id = "a_egresslog1";
+    const dir = sheepDir(agentDir, id);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const e = {
+      time: "2026-12-06T04:00:00.000Z",
+      target: "169.254.169.254:80",
+      method: "CONNECT",
+      verdict: "refused",
+      reason: "not_allowed",
+      bytesUp: 0,
+      bytesDown: 0,
+      durationMs: 0,
+    };
+    await writeFile(join(dir, "egress.ndjson"), `${JSON.stringify(e)}\n`);
+    await writeFile(join(dir, "status.json"), "{}");
+    assert.equal(await h.egress("a_nolog00001", 5), undefined);
+    assert.equal(await h.egress(`../${id}`, 5), undefined);
+    await h.cleanup(id);
+    const r = (await h.egress(id, 5))!;
+    assert.deepEqual([r.refused, r.entries.map((x) => x.target)], [1, ["169.254.169.254:80"]]);
+  });
+});
+
 describe("local sheep files: the evidence directory", () => {
   it("a link the sheep put in place of evidence/ is not followed: the patch goes into a real private directory", async () => {
     const agentId = "a_evidence01";

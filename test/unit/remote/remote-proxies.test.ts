@@ -134,6 +134,22 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
   await assert.rejects(host.conversation(A, 3), (e) => isShepherdError(e, "protocol_error"));
   call.answers.set("files.conversation", { sessionPath: "/s", earlier: false, turns: [{ lines: [{ kind: "answer", text: "hi" }] }] });
   assert.deepEqual((await host.conversation(A, 3)).turns, [{ lines: [{ kind: "answer", text: "hi" }] }]);
+  // A sandboxed sheep's egress log as its host read it: no report is a protocol error, a report's fields are checked here again.
+  call.answers.set("files.egress", { allowed: 1, entries: "none" });
+  await assert.rejects(host.egress!(A, 5), (e) => isShepherdError(e, "protocol_error"));
+  call.answers.set("files.egress", null);
+  assert.equal(await host.egress!(A, 5), undefined);
+  const attempt = { time: "2026-01-01T00:00:00.000Z", method: "CONNECT", bytesUp: 0, bytesDown: 0, durationMs: 0 };
+  call.answers.set("files.egress", {
+    allowed: 1,
+    refused: Number.POSITIVE_INFINITY,
+    bytesUp: 5,
+    bytesDown: 7,
+    skipped: 0,
+    entries: [{ ...attempt, target: "a:1", verdict: "refused" }, { ...attempt, target: "b\u001b[2J:2", verdict: "allowed" }, { target: 1 }],
+  });
+  const eg = (await host.egress!(A, 2))!;
+  assert.deepEqual([eg.allowed, eg.refused, eg.skipped, eg.entries.map((x) => x.target)], [1, 0, 1, ["b:2"]]);
   // A patch at a path it was not asked for (say, a key file of this machine) is no answer.
   const oid = "a".repeat(40);
   const answered = (patchPath: string) => ({

@@ -43,6 +43,7 @@ const PROTOCOL_1 = [
   "files.resumeCard",
   "files.resumeCards",
   "files.conversation",
+  "files.egress",
   "ws.baseline",
   "ws.diff",
   "ws.isolate",

@@ -10,7 +10,7 @@ import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { AuditInput } from "../../../src/ports/audit.ts";
-import { readEgressLog } from "../../../src/sandbox/egress/log.ts";
+import { readEgressFile } from "../../../src/protocol/egress-log.ts";
 import { egressPolicy } from "../../../src/sandbox/egress/policy.ts";
 import { EgressProxy, type Lookup } from "../../../src/sandbox/egress/proxy.ts";
 import { connectTunnel, getThrough, plainRequest, targetServer, tempDir } from "../../support/egress-sockets.ts";
@@ -58,7 +58,7 @@ test("the provider's exact address is reached through CONNECT, bytes counted bot
   assert.equal(entry?.bytesUp, Buffer.byteLength(request));
   assert.equal(entry?.bytesDown, Buffer.byteLength(text));
   await s.log.flushed();
-  const onDisk = await readEgressLog(s.logFile, 10);
+  const onDisk = (await readEgressFile(s.logFile, 10))?.entries ?? [];
   assert.deepEqual(onDisk, s.log.last(10));
   assert.equal((await stat(s.logFile)).mode & 0o777, 0o600);
   assert.deepEqual(w.audit, []);
@@ -160,7 +160,7 @@ test("the log file is bounded: past its cap it rotates to .1, and the newest ent
   const lines = (await readFile(logFile, "utf8")).trim().split("\n");
   assert.equal(JSON.parse(lines.at(-1)!).target, "host29.example.org:443");
   assert.deepEqual(
-    (await readEgressLog(logFile, 2)).map((e) => e.target),
+    ((await readEgressFile(logFile, 2))?.entries ?? []).map((e) => e.target),
     ["host28.example.org:443", "host29.example.org:443"],
   );
 });

@@ -72,4 +72,6 @@ export const FILES_WIRE = {
   resumeCard: method("files.resumeCard", [agentId], optional(card), (s, id) => s.files.resumeCard(id)),
   resumeCards: method("files.resumeCards", [], arrayOf(card), (s) => s.files.resumeCards()),
   conversation: method("files.conversation", [agentId, num], conversation, (s, id, turns) => s.files.conversation(id, turns)),
+  /** Its fields are checked again by the shepherd (egressReportOf): here only that it is a report, or none. */
+  egress: method("files.egress", [agentId, num], optional(fields({ entries: Array.isArray })), (s, id, entries) => s.files.egress?.(id, entries)),
 };
