@@ -50,6 +50,14 @@ export function sheepDir(agentDir: string, agentId: string): string {
   return join(stateDir(agentDir), "sheep", agentId);
 }
 
+/**
+ * Where the egress proxy logs what a sandboxed sheep tried to reach: in the shepherd's state, which the
+ * sheep's sandbox hides, never in the sheep's own (writable) directory, so the sheep cannot change its log.
+ */
+export function egressLogDir(agentDir: string, agentId: string): string {
+  return join(stateDir(agentDir), "egress-logs", agentId);
+}
+
 /** Worktrees of isolated sheep: private, and outside any checkout of the user's. */
 export function worktreesDir(agentDir: string): string {
   return join(stateDir(agentDir), "worktrees");

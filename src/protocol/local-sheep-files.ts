@@ -20,7 +20,7 @@ import {
 } from "../ports/sheep-files.ts";
 import { READ_LIMITS, readBounded, readJsonBounded, readJsonBoundedSync, refusalText, jsonValue, type JsonRead } from "./bounded-read.ts";
 import { ensurePrivateDir, writeJsonAtomic, writeJsonExclusive } from "./files.ts";
-import { cardsDir, INBOX_FILE, sheepDir, sheepLayout, stateDir, worktreesDir } from "./layout.ts";
+import { cardsDir, egressLogDir, INBOX_FILE, sheepDir, sheepLayout, stateDir, worktreesDir } from "./layout.ts";
 import { MAX_MESSAGE_CHARS, parseMessageLog } from "./message-log.ts";
 import type { ExitReport, InboxItem, ReplyFile, ResultFile, StatusReport } from "./messages.ts";
 import { pidRunning } from "./pid.ts";
@@ -28,7 +28,6 @@ import { readResumeCard, readResumeCards, SESSION_FILE } from "./resume-card.ts"
 import { readSessionTail } from "./session-log.ts";
 import { readEgressReport } from "./egress-log.ts";
 import { specsOlderThan } from "./stale-specs.ts";
-import { EGRESS_LOG_NAME } from "../sandbox/policy.ts";
 import { checkSandboxCwd, sandboxedPaneArgv, sandboxSpecEnv, type SandboxConfig } from "../sandbox/launch.ts";
 
 export interface FileHostOptions {
@@ -128,8 +127,7 @@ export class LocalSheepFiles implements SheepFiles {
     await writeJsonAtomic(layout.resume, card);
     const launcher = [this.o.nodePath, this.o.launcherPath, layout.spec];
     const model = req.model ?? req.definition.model;
-    const egressDir =
-      sandbox && bwrap ? await sandbox.egress?.open({ agentId: req.agentId, ...(model !== undefined ? { model } : {}), sheepDir: layout.dir }) : undefined;
+    const egressDir = sandbox && bwrap ? await this.openEgress(req.agentId, model) : undefined;
     const argv =
       sandbox && bwrap
         ? sandboxedPaneArgv({
@@ -362,13 +360,19 @@ export class LocalSheepFiles implements SheepFiles {
    * reload (attach follows every live sheep), on the same directory its sandbox has bound.
    */
   private keepEgress(agentId: string): void {
-    const egress = this.o.sandbox?.egress;
-    if (!egress || !isWellFormedId(agentId, "agent")) return;
+    if (!this.o.sandbox?.egress || !isWellFormedId(agentId, "agent")) return;
     const card = readResumeCard(this.o.agentDir, agentId);
     if (card?.definition.sandbox !== true) return;
-    egress
-      .open({ agentId, ...(card.model !== undefined ? { model: card.model } : {}), sheepDir: this.layout(agentId).dir })
-      .catch((e: unknown) => this.o.onWarning?.(`sandboxed sheep ${agentId} has no network now: ${errorText(e)}`));
+    this.openEgress(agentId, card.model).catch((e: unknown) => this.o.onWarning?.(`sandboxed sheep ${agentId} has no network now: ${errorText(e)}`));
+  }
+
+  private async openEgress(agentId: string, model: string | undefined): Promise<string | undefined> {
+    const egress = this.o.sandbox?.egress;
+    if (!egress) return undefined;
+    const logDir = egressLogDir(this.o.agentDir, agentId);
+    await ensurePrivateDir(dirname(logDir));
+    await ensurePrivateDir(logDir);
+    return egress.open({ agentId, ...(model !== undefined ? { model } : {}), logDir });
   }
 
   async cleanup(agentId: string): Promise<string | undefined> {
@@ -384,14 +388,8 @@ export class LocalSheepFiles implements SheepFiles {
     const card = readResumeCard(this.o.agentDir, agentId);
     if (!card) await rm(layout.resume, { force: true });
     // A sheep that renewed runs on a session file of pi's naming in this directory, which its card names.
-    // So does its egress log: what a sandboxed sheep tried to reach is worth reading after it closed.
-    const keep = new Set([
-      "session.jsonl",
-      "evidence",
-      EGRESS_LOG_NAME,
-      `${EGRESS_LOG_NAME}.1`,
-      ...(card && dirname(card.sessionPath) === layout.dir ? [basename(card.sessionPath)] : []),
-    ]);
+    // Its egress log (in the state dir) stays too: what it tried to reach is worth reading after it closed.
+    const keep = new Set(["session.jsonl", "evidence", ...(card && dirname(card.sessionPath) === layout.dir ? [basename(card.sessionPath)] : [])]);
     let names: string[];
     try {
       names = await readdir(layout.dir);
@@ -407,7 +405,7 @@ export class LocalSheepFiles implements SheepFiles {
   /** What a sandboxed sheep tried to reach, from the egress log in its directory (kept after it closed). */
   egress(agentId: string, entries: number): Promise<EgressReport | undefined> {
     if (!isWellFormedId(agentId, "agent")) return Promise.resolve(undefined);
-    return readEgressReport(this.layout(agentId).dir, entries);
+    return readEgressReport(egressLogDir(this.o.agentDir, agentId), entries);
   }
 
   async residentKb(agentId: string): Promise<number | undefined> {
@@ -443,6 +441,7 @@ export class LocalSheepFiles implements SheepFiles {
     this.deadSince.delete(agentId);
     this.logs.delete(agentId);
     await rm(this.layout(agentId).dir, { recursive: true, force: true });
+    await rm(egressLogDir(this.o.agentDir, agentId), { recursive: true, force: true });
     await rm(this.layout(agentId).resume, { force: true });
   }
 

@@ -15,7 +15,7 @@ export interface SandboxConfig {
   bwrap: () => Promise<string>;
   /** The egress proxy: a directory with the sheep's socket, bound into its sandbox; absent, a sandbox has no network. */
   egress?: {
-    open(r: { agentId: string; model?: string; sheepDir: string }): Promise<string>;
+    open(r: { agentId: string; model?: string; logDir: string }): Promise<string>;
     close(agentId: string): Promise<void>;
   };
 }

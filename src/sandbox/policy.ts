@@ -61,7 +61,7 @@ export interface SandboxPolicy {
 export const EGRESS_DIR_INSIDE = "/tmp/.pi-shepherd-egress";
 /** The socket's name in its directory, on the host and inside alike. */
 export const EGRESS_SOCKET_NAME = "egress.sock";
-/** The egress log's name in the sheep's own directory (kept when the sheep closes, like its session). */
+/** The egress log's name in its directory (outside the sheep's reach; kept when the sheep closes, like its session). */
 export const EGRESS_LOG_NAME = "egress.ndjson";
 export const EGRESS_SOCKET_INSIDE = `${EGRESS_DIR_INSIDE}/${EGRESS_SOCKET_NAME}`;
 

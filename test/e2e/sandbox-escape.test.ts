@@ -162,6 +162,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "read-docker-link": `cat ${q(join(home, ".docker", "config.json"))}`,
       "read-other-session": `cat ${q(other.sessionPath)}`,
       "read-state": `cat ${q(stateFile)}`,
+      "egress-log": `: > ${q(join(w.agentDir, "pi-shepherd", "egress-logs", boxed, "egress.ndjson"))}`,
       "tmux-list-panes": `tmux -S ${q(tmuxSocket)} list-panes -a`,
       "tmux-send-keys": `tmux -S ${q(tmuxSocket)} send-keys -t 0 'echo typed-by-sheep' Enter`,
       "write-other-worktree": `echo x > ${q(join(other.cwd, "pwned.txt"))}`,
@@ -196,7 +197,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const [shell, reached, , read, write] = tools as [string, string, string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.deepEqual(Object.keys(v).length, 22, shell);
+    assert.deepEqual(Object.keys(v).length, 23, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],
@@ -222,7 +223,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     assert.doesNotMatch(await readFile(join(w.cwd, ".git", "config"), "utf8"), /hooksPath/);
     assert.doesNotMatch(JSON.stringify(w.model.log.filter((l) => l.tag === "escape")), new RegExp(`${SECRET}|FAKE-AWS|FAKE-GITHUB|FAKE-OPENAI`));
     // Every attempt is in the sheep's egress log; the refusals in the audit log too.
-    const log = (await readFile(join(w.agentDir, "pi-shepherd", "sheep", boxed, "egress.ndjson"), "utf8"))
+    const log = (await readFile(join(w.agentDir, "pi-shepherd", "egress-logs", boxed, "egress.ndjson"), "utf8"))
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as { target: string; verdict: string; reason?: string; up?: number; down?: number });
@@ -289,7 +290,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
   it("resume continues a sandboxed sheep's conversation, in a sandbox again, on its own session file", async () => {
     await ok({ action: "close", agentId: "boxed" });
     // Its model was reached through the proxy (a tunnel is logged when it ends, at the latest when the sheep closes), and the log stays.
-    const log = await readFile(join(world!.agentDir, "pi-shepherd", "sheep", boxed, "egress.ndjson"), "utf8");
+    const log = await readFile(join(world!.agentDir, "pi-shepherd", "egress-logs", boxed, "egress.ndjson"), "utf8");
     const model = new URL(world!.model.baseUrl).host;
     assert.ok(
       log.split("\n").some((l) => l.includes(`"target":"${model}"`) && l.includes('"verdict":"allowed"') && !l.includes('"bytesDown":0,')),

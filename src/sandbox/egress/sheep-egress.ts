@@ -27,7 +27,8 @@ export interface EgressRequest {
   agentId: string;
   /** The sheep's model as its start named it ("provider/id", or an id of pi's default provider). */
   model?: string;
-  sheepDir: string;
+  /** Where its log is written: a directory the sheep cannot reach, made by the caller. */
+  logDir: string;
 }
 
 export class SheepEgress {
@@ -76,7 +77,7 @@ export class SheepEgress {
     await this.proxy.open(r.agentId, {
       socketPath: join(dir, EGRESS_SOCKET_NAME),
       policy: egressPolicy(urls, this.o.allowNetwork),
-      logFile: join(r.sheepDir, EGRESS_LOG_NAME),
+      logFile: join(r.logDir, EGRESS_LOG_NAME),
     });
     return dir;
   }

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { cardsDir, INBOX_FILE, sheepDir, sheepLayout } from "../../../src/protocol/layout.ts";
+import { cardsDir, egressLogDir, INBOX_FILE, sheepDir, sheepLayout } from "../../../src/protocol/layout.ts";
 import type { LocalSheepFiles } from "../../../src/protocol/local-sheep-files.ts";
 import { testSheepFiles } from "../../support/local-sheep-files.ts";
 
@@ -133,28 +134,35 @@ describe("local sheep files: the async protocol on disk", () => {
 });
 
 describe("local sheep files: a sandboxed sheep's egress log (issue 33)", () => {
-  it("is read from the sheep's own directory by its id, kept after cleanup; an id that is none reads nothing", async () => {
+  it("is read from the shepherd's state, never the sheep's own directory, kept after cleanup, gone with discard", async () => {
     const h = host();
     const id = "a_egresslog1";
     const dir = sheepDir(agentDir, id);
+    const logDir = egressLogDir(agentDir, id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const e = {
+    await mkdir(logDir, { recursive: true, mode: 0o700 });
+    const e = (target: string, verdict: string) => ({
       time: "2026-12-06T04:00:00.000Z",
-      target: "169.254.169.254:80",
+      target,
       method: "CONNECT",
-      verdict: "refused",
-      reason: "not_allowed",
+      verdict,
+      ...(verdict === "refused" ? { reason: "not_allowed" } : {}),
       bytesUp: 0,
       bytesDown: 0,
       durationMs: 0,
-    };
-    await writeFile(join(dir, "egress.ndjson"), `${JSON.stringify(e)}\n`);
+    });
+    await writeFile(join(logDir, "egress.ndjson"), `${JSON.stringify(e("169.254.169.254:80", "refused"))}\n`);
+    // What the sheep itself could write (its own directory is writable in its sandbox) is no log.
+    await writeFile(join(dir, "egress.ndjson"), `${JSON.stringify(e("forged.example:443", "allowed"))}\n`);
     await writeFile(join(dir, "status.json"), "{}");
     assert.equal(await h.egress("a_nolog00001", 5), undefined);
     assert.equal(await h.egress(`../${id}`, 5), undefined);
     await h.cleanup(id);
     const r = (await h.egress(id, 5))!;
-    assert.deepEqual([r.refused, r.entries.map((x) => x.target)], [1, ["169.254.169.254:80"]]);
+    assert.deepEqual([r.refused, r.allowed, r.entries.map((x) => x.target)], [1, 0, ["169.254.169.254:80"]]);
+    await h.discard(id);
+    assert.equal(existsSync(logDir), false, "discard removes the log with the sheep's files");
+    assert.equal(await h.egress(id, 5), undefined);
   });
 });
 

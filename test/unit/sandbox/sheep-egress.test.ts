@@ -29,8 +29,8 @@ test("a sheep's socket is served once in its own directory, with its model's hos
   const sheepDir = join(dir, "a_0123456789");
   await mkdir(sheepDir);
   const [one, two] = await Promise.all([
-    egress.open({ agentId: "a_0123456789", sheepDir }),
-    egress.open({ agentId: "a_0123456789", model: "scripted/m1", sheepDir }),
+    egress.open({ agentId: "a_0123456789", logDir: sheepDir }),
+    egress.open({ agentId: "a_0123456789", model: "scripted/m1", logDir: sheepDir }),
   ]);
   assert.equal(one, join(dir, "e", "a_0123456789"));
   assert.equal(two, one, "asked twice (a start, then attach), served once at the same place");
@@ -42,16 +42,16 @@ test("a sheep's socket is served once in its own directory, with its model's hos
   await assert.rejects(lstat(join(one, EGRESS_SOCKET_NAME)), /ENOENT/);
   assert.equal(egress.counts("a_0123456789"), undefined);
   // Served again after its close (a shepherd that reloaded), at the same place.
-  assert.equal(await egress.open({ agentId: "a_0123456789", sheepDir }), one);
+  assert.equal(await egress.open({ agentId: "a_0123456789", logDir: sheepDir }), one);
 });
 
 test("a sandboxed start whose model has no known host and no allowNetwork is refused: it would reach nothing", async (t) => {
   const dir = await agentDir(t);
   const none = new SheepEgress({ agentDir: dir, socketsDir: join(dir, "e"), allowNetwork: [] });
   t.after(() => none.closeAll());
-  await assert.rejects(none.open({ agentId: "a_0123456789", model: "nobody/x", sheepDir: dir }), (e) => isShepherdError(e, "sandbox_unavailable"));
+  await assert.rejects(none.open({ agentId: "a_0123456789", model: "nobody/x", logDir: dir }), (e) => isShepherdError(e, "sandbox_unavailable"));
   // With an allowNetwork entry the sheep reaches at least that.
   const some = new SheepEgress({ agentDir: dir, socketsDir: join(dir, "f"), allowNetwork: ["models.corp.example"] });
   t.after(() => some.closeAll());
-  assert.equal(await some.open({ agentId: "a_0123456789", model: "nobody/x", sheepDir: dir }), join(dir, "f", "a_0123456789"));
+  assert.equal(await some.open({ agentId: "a_0123456789", model: "nobody/x", logDir: dir }), join(dir, "f", "a_0123456789"));
 });
