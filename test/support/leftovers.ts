@@ -104,7 +104,7 @@ export async function sheepFiles(agentDir: string): Promise<string[]> {
   return out;
 }
 
-/** What a closed sheep keeps by design: its conversation, the card that resumes it, and its evidence. */
+/** What a closed sheep keeps by design: its conversation, the card that resumes it, its evidence, and (sandboxed) its egress log. */
 export function notKept(files: readonly string[]): string[] {
-  return files.filter((f) => !/\/(session\.jsonl|resume\.json|evidence)$/.test(f));
+  return files.filter((f) => !/\/(session\.jsonl|resume\.json|evidence|egress\.ndjson)$/.test(f));
 }

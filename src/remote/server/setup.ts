@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { lstat, mkdir } from "node:fs/promises";
 import { homedir, tmpdir, userInfo } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { ShepherdError } from "../../domain/errors.ts";
 import { GitWorkspace } from "../../git/workspace.ts";
 import type { Runtime } from "../../ports/runtime.ts";
@@ -115,7 +115,7 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
   const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
   const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
-  const { sandbox, egress } = hostSandbox(init, state, runtimeEnv);
+  const { sandbox, egress } = hostSandbox(init, state, runtimeEnv, side);
   const host = new LocalSheepFiles({
     agentDir: init.agentDir,
     piCommand: inProcessPi(init.piCommand, sheepEnv),
@@ -147,8 +147,11 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
  * sockets are under this host's state dir and whose allowed hosts come from this host's pi
  * configuration (models.json, settings.json), since the sheep's pi here reads those.
  */
-function hostSandbox(init: InitParams, state: string, env: NodeJS.ProcessEnv): { sandbox: SandboxConfig; egress: SheepEgress } {
+function hostSandbox(init: InitParams, state: string, env: NodeJS.ProcessEnv, side: SheepSide): { sandbox: SandboxConfig; egress: SheepEgress } {
   const settings = init.sandbox ?? DEFAULT_SANDBOX;
   const egress = new SheepEgress({ agentDir: init.agentDir, socketsDir: join(state, "egress"), allowNetwork: settings.allowNetwork ?? [] });
-  return { sandbox: { settings, bwrap: bwrapProbe(() => checkBwrap("bwrap", env)), egress }, egress };
+  // The sheep side it runs (launcher, sheep extension, forwarder) is this bundle, under the state dir the
+  // sandbox hides: that one directory stays readable, read-only; the rest of the state dir stays hidden.
+  const ownCode = [dirname(side.launcher)];
+  return { sandbox: { settings, bwrap: bwrapProbe(() => checkBwrap("bwrap", env)), egress, ownCode }, egress };
 }
