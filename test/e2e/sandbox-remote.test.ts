@@ -11,14 +11,14 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readlinkSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { attempts, bash, type Call, CONNECT, DIRECT, ENV_SECRETS, egressLines, FORWARD, node, q, toolTextsOf, unseen, verdicts } from "../support/escape.ts";
 import type { RemoteHost } from "../support/remote-host.ts";
-import { assertNothingLeftRemote, type RemoteWorld, remoteAgentDir, remoteWorld } from "../support/remote-world.ts";
+import { assertNothingLeftRemote, type RemoteWorld, remoteAgentDir, remoteSheepProcesses, remoteWorld } from "../support/remote-world.ts";
 import type { Scene } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
 
@@ -46,8 +46,19 @@ describe("a sandboxed sheep on the remote host: bubblewrap and the proxy there",
     egressLines(await readFile(join(remoteAgentDir(remote), "pi-shepherd", "sheep", agentId, "egress.ndjson"), "utf8"));
 
   before(async () => {
-    rw = await remoteWorld("sandbox-remote", { agent: { shepherdSettings: { warmMemory: 0 } } });
+    rw = await remoteWorld("sandbox-remote", {
+      agent: { shepherdSettings: { warmMemory: 0 } },
+      // The same machine as a host whose agent's PATH has no bubblewrap (its node a wrapper that sets that PATH).
+      moreHosts: (r) => ({ nobox: r.hostSettings({ node: join(r.home, "nobwrap", "node") }) }),
+    });
     ({ remote } = rw);
+    const made = await remote.exec([
+      "sh",
+      "-c",
+      `set -e; d="$HOME/nobwrap"; mkdir -p "$d/bin"; for c in sh tmux git node pi; do ln -s "$(command -v $c)" "$d/bin/$c"; done
+printf '#!/bin/sh\nPATH=%s exec %s "$@"\n' "$d/bin" "$(command -v node)" > "$d/node"; chmod +x "$d/node"`,
+    ]);
+    assert.equal(made.exitCode, 0, String(made.stderr));
     allowed = createServer((_req, res) => res.end("hello-allowed-remote"));
     denied = createServer((_req, res) => res.end("reached-denied"));
     denied.on("connection", () => deniedHits++);
@@ -166,5 +177,27 @@ describe("a sandboxed sheep on the remote host: bubblewrap and the proxy there",
     );
     assert.equal(existsSync(join(remoteAgentDir(remote), "pi-shepherd", "egress", boxed, "egress.sock")), false, "its socket closed with it");
     await assertNothingLeftRemote(rw);
+  });
+
+  it("a host without bubblewrap: [sandbox_unavailable] naming the host, what is missing and how to install it; nothing runs there unsandboxed", async () => {
+    const sheepDir = join(remoteAgentDir(remote), "pi-shepherd", "sheep");
+    const before = await readdir(sheepDir);
+    const refused = await scene.fails(
+      { action: "start", agent: "echo", label: "nobox", host: "nobox", cwd: repo, sandbox: true },
+      /\[sandbox_unavailable\] on host "nobox": cannot start a sandboxed sheep: bubblewrap \(bwrap\) is not installed/,
+    );
+    assert.match(refused, /apt-get install bubblewrap/);
+    assert.match(refused, /does not run unsandboxed instead/);
+    assert.deepEqual(await readdir(sheepDir), before, "no sheep directory was made there");
+    assert.deepEqual(await remoteSheepProcesses(remote), [], "no sheep pi runs there");
+    const herd = (await scene.ok({ action: "herd" })).details as { agents?: unknown[] };
+    assert.deepEqual(herd.agents ?? [], [], "no sheep was recorded");
+    // The same host without a sandbox asked for still starts sheep: only the sandboxed start is refused.
+    const plain = (await scene.ok({ action: "start", agent: "echo", label: "plain", host: "nobox", cwd: repo })).details.agent as {
+      agentId: string;
+      sandboxed?: true;
+    };
+    assert.equal(plain.sandboxed, undefined);
+    await scene.ok({ action: "close", agentId: plain.agentId });
   });
 });
