@@ -6,7 +6,6 @@
  * one table, are in wire/.
  */
 import type { RuntimeName } from "../../ports/runtime.ts";
-import type { SandboxSettings } from "../../sandbox/settings.ts";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -49,10 +48,11 @@ export interface InitParams {
   /** Variables for the sheep (provider keys among them): they travel here, on stdin, never on a command line. */
   env: Record<string, string>;
   /**
-   * The user's `sandbox` setting from the shepherd's machine (user-only, so one policy everywhere);
-   * the agent composes its own bubblewrap probe and egress proxy from it, on that host.
+   * The user's `sandbox` setting from the shepherd's machine (user-only, so one policy everywhere), in
+   * src/sandbox/settings.ts's shape: the agent checks it as the settings file is (setup.ts) and composes
+   * its own bubblewrap probe and egress proxy from it, on that host.
    */
-  sandbox?: SandboxSettings;
+  sandbox?: object;
 }
 
 export interface InitAnswer {

@@ -22,7 +22,7 @@ import { tmuxVersion } from "../../runtimes/tmux/tmux-cli.ts";
 import { SheepEgress } from "../../sandbox/egress/sheep-egress.ts";
 import type { SandboxConfig } from "../../sandbox/launch.ts";
 import { bwrapProbe, checkBwrap } from "../../sandbox/probe.ts";
-import { DEFAULT_SANDBOX } from "../../sandbox/settings.ts";
+import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "../../sandbox/settings.ts";
 import type { InitAnswer, InitParams } from "../rpc/call.ts";
 
 export interface Hosted {
@@ -103,6 +103,10 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   for (const f of Object.values(side)) {
     if (!existsSync(f)) throw new ShepherdError("start_failed", `the agent's bundle lacks ${f}; deploy it again.`);
   }
+  // The same check as the user's settings file gets, before anything is made: bubblewrap's argv is built from it.
+  const why = init.sandbox === undefined ? undefined : sandboxProblem(init.sandbox);
+  if (why) throw new ShepherdError("invalid_params", `init: sandbox must be ${why}.`);
+  const sandboxSettings = (init.sandbox as SandboxSettings | undefined) ?? DEFAULT_SANDBOX;
   const state = init.stateDir ?? defaultStateDir(init.agentDir);
   await ensurePrivateDir(state);
   const base = ownEnv();
@@ -115,7 +119,7 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
   const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
   const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
-  const { sandbox, egress } = hostSandbox(init, state, runtimeEnv, side);
+  const { sandbox, egress } = hostSandbox(init, sandboxSettings, state, runtimeEnv, side);
   const host = new LocalSheepFiles({
     agentDir: init.agentDir,
     piCommand: inProcessPi(init.piCommand, sheepEnv),
@@ -147,8 +151,13 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
  * sockets are under this host's state dir and whose allowed hosts come from this host's pi
  * configuration (models.json, settings.json), since the sheep's pi here reads those.
  */
-function hostSandbox(init: InitParams, state: string, env: NodeJS.ProcessEnv, side: SheepSide): { sandbox: SandboxConfig; egress: SheepEgress } {
-  const settings = init.sandbox ?? DEFAULT_SANDBOX;
+function hostSandbox(
+  init: InitParams,
+  settings: SandboxSettings,
+  state: string,
+  env: NodeJS.ProcessEnv,
+  side: SheepSide,
+): { sandbox: SandboxConfig; egress: SheepEgress } {
   const egress = new SheepEgress({ agentDir: init.agentDir, socketsDir: join(state, "egress"), allowNetwork: settings.allowNetwork ?? [] });
   // The sheep side it runs (launcher, sheep extension, forwarder) is this bundle, under the state dir the
   // sandbox hides: that one directory stays readable, read-only; the rest of the state dir stays hidden.

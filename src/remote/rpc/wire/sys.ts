@@ -4,7 +4,6 @@
  */
 import { isAbsolute } from "node:path";
 import { ShepherdError } from "../../../domain/errors.ts";
-import { sandboxProblem, type SandboxSettings } from "../../../sandbox/settings.ts";
 import type { InitAnswer, InitParams, SysInfo } from "../call.ts";
 import { fields, isString, oneOf, optional } from "../shape.ts";
 import { methodsOn, type Param } from "./method.ts";
@@ -35,9 +34,7 @@ export const initParams: Param<InitParams> = (p, i) => {
   const env = o.env;
   if (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === "string"))
     throw bad("env must map names to strings");
-  // The same check as the user's settings file gets: the agent builds bubblewrap's argv from it.
-  const sandboxWhy = o.sandbox === undefined ? undefined : sandboxProblem(o.sandbox);
-  if (sandboxWhy) throw bad(`sandbox must be ${sandboxWhy}`);
+  if (o.sandbox !== undefined && (typeof o.sandbox !== "object" || o.sandbox === null || Array.isArray(o.sandbox))) throw bad("sandbox must be an object");
   return {
     agentDir: o.agentDir,
     ...(o.stateDir !== undefined ? { stateDir: o.stateDir as string } : {}),
@@ -45,7 +42,7 @@ export const initParams: Param<InitParams> = (p, i) => {
     piCommand: [...o.piCommand],
     depth: o.depth as number,
     env: { ...(env as Record<string, string>) },
-    ...(o.sandbox !== undefined ? { sandbox: structuredClone(o.sandbox) as SandboxSettings } : {}),
+    ...(o.sandbox !== undefined ? { sandbox: structuredClone(o.sandbox) as object } : {}),
   };
 };
 
