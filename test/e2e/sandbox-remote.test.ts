@@ -19,7 +19,7 @@ import { after, before, describe, it } from "node:test";
 import { attempts, bash, type Call, CONNECT, DIRECT, ENV_SECRETS, egressLines, FORWARD, node, q, toolTextsOf, unseen, verdicts } from "../support/escape.ts";
 import type { RemoteHost } from "../support/remote-host.ts";
 import { assertNothingLeftRemote, type RemoteWorld, remoteAgentDir, remoteSheepProcesses, remoteWorld } from "../support/remote-world.ts";
-import type { Scene } from "../support/scene.ts";
+import type { Item, Scene } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
 
 const SECRET = "FAKE-REMOTE-KEY-do-not-leak";
@@ -165,6 +165,24 @@ printf '#!/bin/sh\nPATH=%s exec %s "$@"\n' "$d/bin" "$(command -v node)" > "$d/n
     // The shepherd keeps working: it answers for the host's sheep.
     const again = await run(boxed, "remote-again", [[bash("echo still here")]], "still fine");
     assert.equal(again.item.status, "completed", again.item.error);
+  });
+
+  it("the connection dropped: the agent there closes its proxy as it ends, the next agent serves the sheep's socket again, and its model answers", async () => {
+    const socket = join(remoteAgentDir(remote), "pi-shepherd", "egress", boxed, "egress.sock");
+    const agents = async () => (await remote.sessions()).length;
+    const had = await agents();
+    await remote.restartSshd({ dropConnections: true });
+    let r: Item | undefined;
+    let last = "";
+    for (let i = 0; i < 60 && r === undefined; i++) {
+      const p = await scene.shepherd.call({ action: "prompt", agentId: boxed, message: directive({ reply: "back through the proxy", tag: `BACK-${i}` }) });
+      last = p.text;
+      if (!p.isError) r = await scene.wait((p.details.prompt as { promptId: string }).promptId, 120);
+      else await new Promise((res) => setTimeout(res, 1_000));
+    }
+    assert.deepEqual([r?.status, r?.text], ["completed", "back through the proxy"], `${last} ${r?.error ?? ""}`);
+    assert.ok(existsSync(socket), "the sheep's socket is served again there");
+    assert.ok((await agents()) <= had, "the old agent ended; one serves the host");
   });
 
   it("closed, its egress log stays there with its model reached through the proxy; nothing of it runs on", async () => {
