@@ -182,7 +182,7 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   const hosts = new HostTable({
     local: { runtime, files: host, workspace },
     hosts: Object.keys(settings.hosts),
-    connect: (name) => connectRemote(name, settings.hosts[name]!, { localStateDir: stateDir(agentDir), env, depth: depth + 1 }),
+    connect: (name) => connectRemote(name, settings.hosts[name]!, { localStateDir: stateDir(agentDir), env, depth: depth + 1, sandbox: settings.sandbox }),
     hostOf: (agentId) => recorded(agentId),
     starts: fileStartMarks(join(stateDir(agentDir), "host-starts"), processOwner()),
   });

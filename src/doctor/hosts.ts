@@ -6,7 +6,10 @@
  */
 import { shellQuote } from "../runtimes/shell-line.ts";
 import { atLeast } from "../launch/pi-package.ts";
-import { hostKeyPolicy, probeHost } from "../remote/link/probe.ts";
+import { hostKeyPolicy, probeHost, type ProbeResult } from "../remote/link/probe.ts";
+import { INSTALL_HINT } from "../sandbox/probe.ts";
+import { DEFAULT_SANDBOX, type SandboxSettings } from "../sandbox/settings.ts";
+import { usernsProblem } from "./sandbox.ts";
 import { remoteLine } from "../remote/link/quote.ts";
 import { sshFix } from "../remote/link/reasons.ts";
 import type { HostSettings } from "../settings.ts";
@@ -26,12 +29,17 @@ export function sshCommand(dest: string, argv: readonly string[]): string {
   return plain(`ssh ${dest} ${shellQuote(remoteLine(argv))}`);
 }
 
-export async function hostChecks(hosts: Readonly<Record<string, HostSettings>>, env: NodeJS.ProcessEnv, settingsPath: string): Promise<Check[]> {
-  const all = await Promise.all(Object.entries(hosts).map(([name, h]) => oneHost(name, h, env, settingsPath)));
+export async function hostChecks(
+  hosts: Readonly<Record<string, HostSettings>>,
+  env: NodeJS.ProcessEnv,
+  settingsPath: string,
+  sandbox: SandboxSettings = DEFAULT_SANDBOX,
+): Promise<Check[]> {
+  const all = await Promise.all(Object.entries(hosts).map(([name, h]) => oneHost(name, h, env, settingsPath, sandbox)));
   return all.flat();
 }
 
-async function oneHost(name: string, h: HostSettings, env: NodeJS.ProcessEnv, settingsPath: string): Promise<Check[]> {
+async function oneHost(name: string, h: HostSettings, env: NodeJS.ProcessEnv, settingsPath: string, sandbox: SandboxSettings): Promise<Check[]> {
   const label = (what: string) => `host ${name}: ${what}`;
   const dest = plain(h.ssh);
   const target = {
@@ -135,5 +143,46 @@ async function oneHost(name: string, h: HostSettings, env: NodeJS.ProcessEnv, se
       fail(label("state dir"), `${dir} is mode ${probe.stateMode.toString(8)} there; others may look in`, sshCommand(dest, ["chmod", "700", probe.stateDir])),
     );
   else checks.push(pass(label("state dir"), `${dir} (private)`));
+  checks.push(...hostSandboxChecks(probe, label, sandbox));
+  return checks;
+}
+
+/** Longest egress socket path there: <state dir>/egress/<agent id>/egress.sock, under sun_path's 108 bytes. */
+const SOCKET_PATH_MAX = 107;
+const EGRESS_SOCKET_TAIL = "/egress/a_0123456789/egress.sock";
+
+/**
+ * A sandboxed sheep there needs bubblewrap there, the user namespaces it makes, and the agent's egress
+ * proxy there (its socket path short enough). A failure where the user's default is "on" (no sheep
+ * there can start), else a warning (only sandboxed starts there fail), as for this machine.
+ */
+export function hostSandboxChecks(probe: Extract<ProbeResult, { reached: true }>, label: (what: string) => string, sandbox: SandboxSettings): Check[] {
+  const bad = sandbox.default === "on" ? fail : warn;
+  const ns = probe.userns ? usernsProblem(probe.userns) : undefined;
+  const checks: Check[] = [];
+  if (!probe.bwrap) checks.push(bad(label("bubblewrap"), "bubblewrap (bwrap) is not installed there: a sandboxed sheep there cannot start", INSTALL_HINT));
+  else if (probe.bwrapRun !== "ok")
+    checks.push(
+      bad(label("bubblewrap"), `bubblewrap at ${plain(probe.bwrap)} cannot make a sandbox there (${plain(probe.bwrapRun ?? "no answer")})`, INSTALL_HINT),
+    );
+  else checks.push(pass(label("bubblewrap"), `bubblewrap at ${plain(probe.bwrap)} makes a sandbox there (default ${sandbox.default ?? "off"})`));
+  if (ns) checks.push(bad(label("user namespaces"), `${ns} there`, INSTALL_HINT));
+  else
+    checks.push(
+      pass(
+        label("user namespaces"),
+        probe.bwrapRun === "ok" ? "unprivileged user namespaces are allowed there" : "no kernel switch there forbids unprivileged user namespaces",
+      ),
+    );
+  const socket = `${probe.stateDir}${EGRESS_SOCKET_TAIL}`;
+  if (Buffer.byteLength(socket) > SOCKET_PATH_MAX)
+    checks.push(
+      bad(
+        label("egress proxy"),
+        `a sandboxed sheep's proxy socket there (${plain(socket)}) is over ${SOCKET_PATH_MAX} bytes, too long for a Unix socket`,
+        `set "agentDir" of this host to a shorter path`,
+      ),
+    );
+  else checks.push(pass(label("egress proxy"), `served there by pi-shepherd's agent, sockets under ${plain(probe.stateDir)}/egress`));
   return checks;
 }

@@ -58,7 +58,7 @@ export async function runDoctor(input: DoctorInput): Promise<DoctorReport> {
     ...environmentCheck(env),
     ...(await stateDirChecks(stateDir(input.agentDir))),
     ...settingsChecks(loaded),
-    ...(await hostChecks(loaded.settings.hosts, env, loaded.paths.user)),
+    ...(await hostChecks(loaded.settings.hosts, env, loaded.paths.user, loaded.settings.sandbox)),
     ...(await hostLeftoverChecks(input.leftovers)),
     ...agentChecks(found, loaded.settings.agentScope),
     ...(await herdChecks({

@@ -4,7 +4,21 @@ import { type BwrapCheck, checkBwrap, INSTALL_HINT } from "../sandbox/probe.ts";
 import type { SandboxSettings } from "../sandbox/settings.ts";
 import { fail, pass, warn, type Check } from "./types.ts";
 
-/** What the kernel says of unprivileged user namespaces, where it says anything. */
+/** The kernel's switches for unprivileged user namespaces, as read from /proc/sys (here, or on a host). */
+export interface UsernsSwitches {
+  clone?: string;
+  max?: string;
+  apparmor?: string;
+}
+
+/** What the kernel's switches say against unprivileged user namespaces, where they say anything. */
+export function usernsProblem(s: UsernsSwitches): string | undefined {
+  if (s.clone === "0") return "kernel.unprivileged_userns_clone is 0";
+  if (s.max === "0") return "user.max_user_namespaces is 0";
+  if (s.apparmor === "1") return "AppArmor restricts unprivileged user namespaces";
+  return undefined;
+}
+
 function userNamespaces(): string | undefined {
   const read = (p: string) => {
     try {
@@ -13,11 +27,14 @@ function userNamespaces(): string | undefined {
       return undefined;
     }
   };
-  if (read("/proc/sys/kernel/unprivileged_userns_clone") === "0") return "kernel.unprivileged_userns_clone is 0";
-  if (read("/proc/sys/user/max_user_namespaces") === "0") return "user.max_user_namespaces is 0";
-  if (read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") === "1") return "AppArmor restricts unprivileged user namespaces";
-  return undefined;
+  return usernsProblem({
+    ...optional("clone", read("/proc/sys/kernel/unprivileged_userns_clone")),
+    ...optional("max", read("/proc/sys/user/max_user_namespaces")),
+    ...optional("apparmor", read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")),
+  });
 }
+
+const optional = (k: keyof UsernsSwitches, v: string | undefined): UsernsSwitches => (v === undefined ? {} : { [k]: v });
 
 /** A failure where the user's default is "on" (no sheep can start), else a warning (only sandboxed starts fail). */
 export async function sandboxCheck(

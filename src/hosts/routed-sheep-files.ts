@@ -1,5 +1,5 @@
 /** The sheep-files port routed by host (see table.ts): the sheep's files on the machine it runs on. */
-import { ShepherdError } from "../domain/errors.ts";
+import { isShepherdError, ShepherdError } from "../domain/errors.ts";
 import type { Delivery, PrepareRequest, PreparedSheep, ReplyOutcome, SheepFiles, SheepResult, SheepSnapshot } from "../ports/sheep-files.ts";
 import type { Conversation, EgressReport, ResumeCard, SheepMessage } from "../ports/types.ts";
 import type { HostTable } from "./table.ts";
@@ -9,14 +9,17 @@ export class RoutedSheepFiles implements SheepFiles {
 
   async prepare(req: PrepareRequest): Promise<PreparedSheep> {
     if (req.host === undefined) return this.table.local.files.prepare(req);
-    // Not built yet for other machines (bubblewrap and the proxy there): refused, never run unsandboxed.
-    if (req.sandbox)
-      throw new ShepherdError("sandbox_unavailable", `sandboxed sheep on other hosts ("${req.host}") are not supported yet; start it on this machine.`);
     const ports = this.table.remote(req.host);
     this.table.starting(req.agentId, req.host);
     // Before the host is asked: a shepherd killed from here on leaves a pane there that this mark claims.
     await this.table.starts?.mark(req.agentId, req.host);
-    return ports.files.prepare(req);
+    // A sandboxed sheep there runs in bubblewrap there, behind that host's proxy; a host that cannot says so, and nothing runs.
+    return ports.files.prepare(req).catch((e: unknown) => {
+      if (isShepherdError(e, "sandbox_unavailable") && !e.message.includes(`host "${req.host}"`)) {
+        throw new ShepherdError("sandbox_unavailable", `on host "${req.host}": ${e.message.replace(/^\[sandbox_unavailable\] /, "")}`);
+      }
+      throw e;
+    });
   }
 
   /** This machine's and every answering host's; a host's found here is routed there from now on (a prune discards it there). */

@@ -4,6 +4,7 @@
  * the first connection is begun at once so that a start finds it warm.
  */
 import type { RemotePorts } from "../hosts/table.ts";
+import type { SandboxSettings } from "../sandbox/settings.ts";
 import type { HostSettings } from "../settings.ts";
 import { remoteBundle } from "./bundle.ts";
 import { attachHintVia } from "./link/attach-hint.ts";
@@ -16,6 +17,8 @@ export interface ConnectOptions {
   env: NodeJS.ProcessEnv;
   /** PI_SHEPHERD_DEPTH the sheep there get. */
   depth: number;
+  /** The user's `sandbox` setting: the host's sandboxed sheep run under the same policy as this machine's. */
+  sandbox?: SandboxSettings;
 }
 
 export function connectRemote(name: string, h: HostSettings, o: ConnectOptions): RemotePorts {
@@ -36,6 +39,7 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
       piCommand: h.piCommand ?? ["pi"],
       depth: o.depth,
       env: forwarded(h.forwardEnv ?? [], o.env),
+      ...(o.sandbox ? { sandbox: o.sandbox } : {}),
     }),
   });
   // The remote's multiplexer is what its init answered (auto may pick either); before that, the setting's word.

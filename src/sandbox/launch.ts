@@ -18,6 +18,8 @@ export interface SandboxConfig {
     open(r: { agentId: string; model?: string; logDir: string }): Promise<string>;
     close(agentId: string): Promise<void>;
   };
+  /** Directories of pi-shepherd's own code the sheep runs that live in a hidden place (a remote host's bundle): read-only inside. */
+  ownCode?: readonly string[];
 }
 
 export interface SandboxedLaunch {
@@ -47,7 +49,10 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
   checkSandboxCwd(s.cwd);
   const home = homeOf(s.env);
   const git = gitLayout(s.cwd);
-  const o: PolicyOptions = s.egressDir !== undefined ? { egressDir: s.egressDir } : {};
+  const o: PolicyOptions = {
+    ...(s.egressDir !== undefined ? { egressDir: s.egressDir } : {}),
+    ...(s.config.ownCode ? { ownCode: s.config.ownCode } : {}),
+  };
   const policy = sandboxPolicy(
     s.config.settings,
     {

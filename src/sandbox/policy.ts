@@ -85,6 +85,12 @@ export const SHELL_RC = [
 
 export interface PolicyOptions {
   egressDir?: string;
+  /**
+   * pi-shepherd's own code the sheep runs (launcher, sheep extension, forwarder) where it lives in a
+   * place the sandbox hides or scratches: a remote host's bundle, under that host's state dir. Bound
+   * read-only again, that directory only.
+   */
+  ownCode?: readonly string[];
 }
 
 export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o: PolicyOptions = {}): SandboxPolicy {
@@ -135,11 +141,12 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   const own = [facts.sheepDir, facts.sessionFile, ...writable];
   const reopened = unique(own.filter((p) => hiddenPaths.some((h) => inside(p, h) && p !== h) && exists(p)));
   const denied = (settings.denyRead ?? []).map(expand);
-  const unhidden = unique(
-    (settings.allowRead ?? [])
+  const unhidden = unique([
+    ...(settings.allowRead ?? [])
       .map(expand)
       .filter((p) => hidden.some((h) => inside(p, h.path) && p !== h.path) && !denied.some((d) => inside(p, d)) && exists(p)),
-  );
+    ...(o.ownCode ?? []).map(normalize).filter((p) => hiddenPaths.some((h) => inside(p, h) && p !== h) && exists(p)),
+  ]);
 
   const readOnly: SandboxPolicy["readOnly"] = [];
   const guard = (p: string, missingDir: boolean) => {

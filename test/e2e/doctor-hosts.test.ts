@@ -37,12 +37,41 @@ describe("doctor: hosts", { timeout: 300_000 }, () => {
   it("passes every check of a good host", async () => {
     const checks = await hostChecks({ box: settings() }, process.env, "settings.json");
     const c = byName(checks);
-    for (const name of ["host key", "reachable", "node", "pi", "multiplexer", "state dir"]) {
+    for (const name of ["host key", "reachable", "node", "pi", "multiplexer", "state dir", "bubblewrap", "user namespaces", "egress proxy"]) {
       assert.equal(c[`host box: ${name}`]?.verdict, "pass", `${name}: ${JSON.stringify(c[`host box: ${name}`])}`);
     }
     assert.match(c["host box: node"]!.detail, /^Node v2\d\./);
     assert.match(c["host box: multiplexer"]!.detail, /tmux \d/);
+    // bubblewrap made a sandbox there, in the remote host's namespaces.
+    assert.match(c["host box: bubblewrap"]!.detail, /^bubblewrap at \/\S*bwrap makes a sandbox there \(default off\)/);
     assert.equal(checks.filter((x) => x.verdict !== "pass").length, 0, JSON.stringify(checks));
+  });
+
+  it("a host without bubblewrap, or whose bubblewrap cannot make a sandbox: a warning with the install line; a failure where the user's default is on", async () => {
+    // No bwrap on the host's PATH: the same host, its PATH only a shell's tools (the probe's sh finds no bwrap).
+    const fake = join(dir, "fake-bwrap");
+    await mkdir(fake, { recursive: true });
+    await writeFile(
+      join(fake, "bwrap"),
+      "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n",
+      {
+        mode: 0o755,
+      },
+    );
+    const other = await startRemoteHost({ alias: "nsbox", pathFirst: fake });
+    try {
+      const hs = { ...(other.hostSettings() as unknown as HostSettings) };
+      const warned = byName(await hostChecks({ box: hs }, process.env, "settings.json"));
+      const b = warned["host box: bubblewrap"]!;
+      assert.equal(b.verdict, "warn", JSON.stringify(b));
+      assert.match(b.detail, /cannot make a sandbox there \(bwrap: No permissions to creating new namespace/);
+      assert.match(b.fix!, /apt-get install bubblewrap/);
+      assert.match(b.fix!, /unprivileged_userns_clone=1/);
+      const failed = byName(await hostChecks({ box: hs }, process.env, "settings.json", { default: "on" }));
+      assert.equal(failed["host box: bubblewrap"]?.verdict, "fail");
+    } finally {
+      await other.end();
+    }
   });
 
   it("an unknown host key fails with the fix to check and accept it by hand, and is not accepted", async () => {

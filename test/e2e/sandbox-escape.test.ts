@@ -20,20 +20,9 @@ import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { git, lines } from "../support/git-repo.ts";
 import type { Scene } from "../support/scene.ts";
 import { directive, type LoggedRequest } from "../support/scripted-model.ts";
-
-type Call = { name: string; arguments: unknown };
-const bash = (command: string): Call => ({ name: "bash", arguments: { command } });
-const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+import { attempts, bash, type Call, CONNECT, DIRECT, ENV_SECRETS, FORWARD, node, q, unseen, verdicts } from "../support/escape.ts";
 
 const SECRET = "FAKE-PRIVATE-KEY-do-not-leak";
-/** The node that runs these tests, which the sandbox can read like every file of the root. */
-const node = `'${process.execPath}'`;
-/** A connection straight to a loopback port (argv[1]): exits 0 only if it was made. */
-const DIRECT = `require("net").connect(Number(process.argv[1]), "127.0.0.1").on("connect", () => process.exit(0)).on("error", () => process.exit(1))`;
-/** A CONNECT through the sheep's proxy (HTTP_PROXY) to host:port (argv[1]): exits 0 only if the proxy opened the tunnel. */
-const CONNECT = `const u = new URL(process.env.HTTP_PROXY); require("http").request({ host: u.hostname, port: u.port, method: "CONNECT", path: process.argv[1] }).on("connect", (r) => process.exit(r.statusCode === 200 ? 0 : 1)).on("error", () => process.exit(1)).end()`;
-/** A plain HTTP GET of a URL (argv[1]) through the sheep's proxy: prints the body. */
-const FORWARD = `const u = new URL(process.env.HTTP_PROXY); require("http").get({ host: u.hostname, port: u.port, path: process.argv[1] }, (r) => { let b = ""; r.on("data", (d) => (b += d)); r.on("end", () => console.log(r.statusCode, b)); }).on("error", (e) => console.log("failed", e.message))`;
 const AWS = "aws_secret_access_key = FAKE-AWS-SECRET";
 
 describe("a sandboxed sheep cannot get out, and still does its work", { timeout: 900_000 }, () => {
@@ -106,18 +95,6 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     for (const s of [allowed, denied]) if (s?.listening) await new Promise<void>((r) => s.close(() => r()));
   });
 
-  /**
-   * One shell line per attempt, each printing "<name>=refused" or "<name>=ESCAPED <what it got>".
-   * The attempt is the command in parentheses; nothing of it may succeed.
-   */
-  const attempts = (a: Record<string, string>) =>
-    `${Object.entries(a)
-      .map(([name, cmd]) => `if out=$( (${cmd}) 2>&1 ); then echo "${name}=ESCAPED $out"; else echo "${name}=refused"; fi`)
-      .join("\n")}\necho done`;
-  /** Writes that may land in a private place of the sandbox (its /tmp, the scratch over pi's agent dir): the host must not see them. */
-  const unseen = (paths: string[]) => `${paths.map((p) => `echo x > ${q(p)} 2>/dev/null`).join("; ")}; true`;
-  const verdicts = (text: string) => Object.fromEntries([...text.matchAll(/^([\w-]+)=(refused|ESCAPED)/gm)].map((m) => [m[1]!, m[2]!]));
-
   let other: { agentId: string; sessionPath: string; cwd: string };
   let boxed: string;
 
@@ -174,7 +151,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "git-hook": "echo 'echo hooked' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
       "git-config": "git config core.hooksPath /tmp/evil",
       "new-privileges": "grep -q 'NoNewPrivs:[[:space:]]*0' /proc/self/status",
-      "env-secrets": "env | grep -E '^(TMUX|TMUX_PANE|HERDR_[A-Z_]*|GITHUB_TOKEN|GH_TOKEN|AWS_[A-Z_]*|OPENAI_API_KEY|PI_SHEPHERD_TMUX_SOCKET)='",
+      "env-secrets": ENV_SECRETS,
       // The network: straight out (the sandbox has none), and through the proxy to what nobody allowed.
       "net-direct": `${node} -e ${q(DIRECT)} ${portOf(denied)}`,
       "net-proxy-loopback": `${node} -e ${q(CONNECT)} 127.0.0.1:${portOf(denied)}`,

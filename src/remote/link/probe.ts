@@ -25,6 +25,14 @@ d="$agentdir/pi-shepherd"
 printf 'statedir=%s\\n' "$d"
 if [ -d "$d" ]; then printf 'statemode=%s\\n' "$(stat -c '%a %u' "$d" 2>/dev/null || stat -f '%Lp %u' "$d" 2>/dev/null)"; fi
 printf 'uid=%s\\n' "$(id -u)"
+b="$(command -v bwrap 2>/dev/null)"
+printf 'bwrap=%s\\n' "$b"
+if [ -n "$b" ]; then
+  if e="$("$b" --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-net --die-with-parent true 2>&1 </dev/null)"; then echo bwraprun=ok
+  else e="$(printf '%s\\n' "$e" | first)"; printf 'bwraprun=%s\\n' "\${e:-failed}"; fi
+fi
+k() { cat "$1" 2>/dev/null || echo -; }
+printf 'userns=%s %s %s\\n' "$(k /proc/sys/kernel/unprivileged_userns_clone)" "$(k /proc/sys/user/max_user_namespaces)" "$(k /proc/sys/kernel/apparmor_restrict_unprivileged_userns)"
 echo probe=done
 `;
 
@@ -36,7 +44,23 @@ export interface ProbeTarget extends SshTarget {
 
 export type ProbeResult =
   | { reached: false; reason: string }
-  | { reached: true; node?: string; pi?: string; tmux?: string; herdr?: string; stateDir: string; stateMode?: number; stateUid?: number; uid?: number };
+  | {
+      reached: true;
+      node?: string;
+      pi?: string;
+      tmux?: string;
+      herdr?: string;
+      stateDir: string;
+      stateMode?: number;
+      stateUid?: number;
+      uid?: number;
+      /** bubblewrap's path there, when its PATH has one. */
+      bwrap?: string;
+      /** "ok" when bwrap made a sandbox there (the namespaces a sheep gets, around `true`), else its first line of complaint. */
+      bwrapRun?: string;
+      /** The kernel's user-namespace switches there, as sandbox.ts reads them here ("-" where absent). */
+      userns?: { clone: string; max: string; apparmor: string };
+    };
 
 export async function probeHost(t: ProbeTarget, env?: NodeJS.ProcessEnv): Promise<ProbeResult> {
   const defaults = defaultsFor(await effectiveConfig(t, env));
@@ -66,7 +90,15 @@ export async function probeHost(t: ProbeTarget, env?: NodeJS.ProcessEnv): Promis
     ...(mode && /^[0-7]+$/.test(mode) ? { stateMode: Number.parseInt(mode, 8) } : {}),
     ...(owner && /^\d+$/.test(owner) ? { stateUid: Number(owner) } : {}),
     ...(/^\d+$/.test(out.get("uid") ?? "") ? { uid: Number(out.get("uid")) } : {}),
+    ...some("bwrap"),
+    ...(out.get("bwraprun") ? { bwrapRun: out.get("bwraprun")! } : {}),
+    ...usernsOf(out.get("userns")),
   };
+}
+
+function usernsOf(line: string | undefined): { userns?: { clone: string; max: string; apparmor: string } } {
+  const [clone, max, apparmor] = (line ?? "").split(" ");
+  return clone && max && apparmor ? { userns: { clone, max, apparmor } } : {};
 }
 
 export interface HostKeyPolicy {

@@ -47,6 +47,12 @@ export interface InitParams {
   depth: number;
   /** Variables for the sheep (provider keys among them): they travel here, on stdin, never on a command line. */
   env: Record<string, string>;
+  /**
+   * The user's `sandbox` setting from the shepherd's machine (user-only, so one policy everywhere), in
+   * src/sandbox/settings.ts's shape: the agent checks it as the settings file is (setup.ts) and composes
+   * its own bubblewrap probe and egress proxy from it, on that host.
+   */
+  sandbox?: object;
 }
 
 export interface InitAnswer {

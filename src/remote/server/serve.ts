@@ -78,6 +78,8 @@ export class AgentServer {
     for (const off of this.subscriptions.values()) off();
     this.subscriptions.clear();
     await Promise.allSettled([...this.inflight]);
+    // Its sandboxed sheep lose their network until the next agent here serves their sockets again (at its subscribe).
+    await this.hosted?.egress.closeAll();
   }
 
   private answer(a: WireAnswer): void {

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { lstat, mkdir } from "node:fs/promises";
 import { homedir, tmpdir, userInfo } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { ShepherdError } from "../../domain/errors.ts";
 import { GitWorkspace } from "../../git/workspace.ts";
 import type { Runtime } from "../../ports/runtime.ts";
@@ -19,6 +19,10 @@ import { chooseRuntime } from "../../runtimes/choose.ts";
 import { herdrServerAnswers } from "../../runtimes/herdr/index.ts";
 import { makeRuntime } from "../../runtimes/make.ts";
 import { tmuxVersion } from "../../runtimes/tmux/tmux-cli.ts";
+import { SheepEgress } from "../../sandbox/egress/sheep-egress.ts";
+import type { SandboxConfig } from "../../sandbox/launch.ts";
+import { bwrapProbe, checkBwrap } from "../../sandbox/probe.ts";
+import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "../../sandbox/settings.ts";
 import type { InitAnswer, InitParams } from "../rpc/call.ts";
 
 export interface Hosted {
@@ -27,6 +31,8 @@ export interface Hosted {
   workspace: Workspace;
   init: InitParams;
   answer: InitAnswer;
+  /** This host's egress proxy for its sandboxed sheep: closed when the agent ends (the next agent serves them again). */
+  egress: SheepEgress;
 }
 
 /** The files of the bundle a sheep needs, beside the agent's own. */
@@ -97,6 +103,10 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   for (const f of Object.values(side)) {
     if (!existsSync(f)) throw new ShepherdError("start_failed", `the agent's bundle lacks ${f}; deploy it again.`);
   }
+  // The same check as the user's settings file gets, before anything is made: bubblewrap's argv is built from it.
+  const why = init.sandbox === undefined ? undefined : sandboxProblem(init.sandbox);
+  if (why) throw new ShepherdError("invalid_params", `init: sandbox must be ${why}.`);
+  const sandboxSettings = (init.sandbox as SandboxSettings | undefined) ?? DEFAULT_SANDBOX;
   const state = init.stateDir ?? defaultStateDir(init.agentDir);
   await ensurePrivateDir(state);
   const base = ownEnv();
@@ -109,6 +119,7 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
   const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
   const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
+  const { sandbox, egress } = hostSandbox(init, sandboxSettings, state, runtimeEnv, side);
   const host = new LocalSheepFiles({
     agentDir: init.agentDir,
     piCommand: inProcessPi(init.piCommand, sheepEnv),
@@ -121,6 +132,8 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
     // What the person named in forwardEnv reaches the sheep whatever its name; nothing else of init's does by rule alone.
     carryEnv: Object.keys(init.env),
     depth: init.depth,
+    sandbox,
+    onWarning: (m) => process.stderr.write(`pi-shepherd agent: ${m}\n`),
   });
   return {
     runtime: makeRuntime(runtimeName, runtimeEnv),
@@ -128,5 +141,26 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
     workspace: new GitWorkspace({ env: runtimeEnv, worktreesDir: worktreesDir(init.agentDir) }),
     init,
     answer: { runtime: runtimeName, stateDir: state, ...(tmuxSocket ? { tmuxSocket } : {}), home: homedir() },
+    egress,
   };
+}
+
+/**
+ * The sandbox of this host's sheep, as a local shepherd composes its own (src/compose.ts): the
+ * user's policy from init, bubblewrap as this host's PATH finds it, and an egress proxy here whose
+ * sockets are under this host's state dir and whose allowed hosts come from this host's pi
+ * configuration (models.json, settings.json), since the sheep's pi here reads those.
+ */
+function hostSandbox(
+  init: InitParams,
+  settings: SandboxSettings,
+  state: string,
+  env: NodeJS.ProcessEnv,
+  side: SheepSide,
+): { sandbox: SandboxConfig; egress: SheepEgress } {
+  const egress = new SheepEgress({ agentDir: init.agentDir, socketsDir: join(state, "egress"), allowNetwork: settings.allowNetwork ?? [] });
+  // The sheep side it runs (launcher, sheep extension, forwarder) is this bundle, under the state dir the
+  // sandbox hides: that one directory stays readable, read-only; the rest of the state dir stays hidden.
+  const ownCode = [dirname(side.launcher)];
+  return { sandbox: { settings, bwrap: bwrapProbe(() => checkBwrap("bwrap", env)), egress, ownCode }, egress };
 }

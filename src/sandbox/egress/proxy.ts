@@ -11,10 +11,11 @@
  * cannot stall or break another's (each sheep has its own server).
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import { chmod, lstat, mkdir, unlink } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, lstat, mkdir, rename, unlink } from "node:fs/promises";
 import { createServer, type IncomingMessage, request as httpRequest, type Server, type ServerResponse } from "node:http";
 import { connect, isIP, type Socket } from "node:net";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { Duplex } from "node:stream";
 import { ShepherdError } from "../../domain/errors.ts";
 import type { AuditInput } from "../../ports/audit.ts";
@@ -56,6 +57,8 @@ interface SheepEntry {
   policy: EgressPolicy;
   log: EgressLog;
   socketPath: string;
+  /** The socket file as made here: a newer process's socket at that path since (a new agent's on that host) is never removed. */
+  ino: number;
   active: number;
   open: Set<Duplex>;
   /** Refusals told to the audit sink in the current minute, and those left untold since the last told one. */
@@ -99,8 +102,7 @@ export class EgressProxy {
     }
     await chmod(dir, 0o700);
     const old = await lstat(s.socketPath).catch(() => undefined);
-    if (old?.isSocket()) await unlink(s.socketPath);
-    else if (old) throw new ShepherdError("invalid_params", `egress proxy: ${s.socketPath} exists and is no socket`);
+    if (old && !old.isSocket()) throw new ShepherdError("invalid_params", `egress proxy: ${s.socketPath} exists and is no socket`);
     const log = new EgressLog(s.logFile, s.log);
     const server = createServer({ maxHeaderSize: this.maxHeaderBytes, headersTimeout: 10_000, requestTimeout: 0 });
     const entry: SheepEntry = {
@@ -108,6 +110,7 @@ export class EgressProxy {
       policy: s.policy,
       log,
       socketPath: s.socketPath,
+      ino: 0,
       active: 0,
       open: new Set(),
       audit: { windowStart: 0, told: 0, untold: 0 },
@@ -124,14 +127,20 @@ export class EgressProxy {
       entry.open.add(socket);
       socket.on("close", () => entry.open.delete(socket));
     });
+    // Bound under a name of its own, then renamed over the socket's path (a stale one replaced at once):
+    // closing a server unlinks the name it was bound at, which is then no longer the sheep's socket, so an
+    // older process that closes late (an agent whose link dropped) never removes a newer one's.
+    const bound = join(dir, `.${randomBytes(4).toString("hex")}`);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(s.socketPath, () => {
+      server.listen(bound, () => {
         server.off("error", reject);
         resolve();
       });
     });
-    await chmod(s.socketPath, 0o600);
+    await chmod(bound, 0o600);
+    await rename(bound, s.socketPath);
+    entry.ino = (await lstat(s.socketPath)).ino;
     this.sheep.set(agentId, entry);
     return log;
   }
@@ -149,7 +158,8 @@ export class EgressProxy {
     for (const s of e.open) s.destroy();
     await new Promise<void>((resolve) => e.server.close(() => resolve()));
     await e.log.flushed();
-    await unlink(e.socketPath).catch(() => {});
+    const now = await lstat(e.socketPath).catch(() => undefined);
+    if (now?.ino === e.ino) await unlink(e.socketPath).catch(() => {});
   }
 
   async closeAll(): Promise<void> {

@@ -4,7 +4,7 @@
  * make an allowed name resolve to loopback or a metadata address without touching DNS).
  */
 import assert from "node:assert/strict";
-import { chmod, link, lstat, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, link, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { execa } from "execa";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
@@ -211,6 +211,25 @@ test("closing one sheep's socket ends its tunnels and removes its socket file; t
   await closed;
   await assert.rejects(stat(a.socketPath));
   assert.equal((await plainRequest(b, `http://127.0.0.1:${port}/b`)).text, "hello /b");
+});
+
+test("a proxy that closes late (an older agent on the host) leaves the socket a newer one made at the same path, which goes on serving", async (t) => {
+  const { port } = await targetServer(t);
+  const dir = await tempDir(t);
+  const socketPath = join(dir, "s", "a1.sock");
+  const at = (proxy: EgressProxy, name: string) =>
+    proxy.open("a1", { socketPath, policy: egressPolicy([], ["127.0.0.1"]), logFile: join(dir, `${name}.egress.jsonl`) });
+  const older = new EgressProxy({ lookup });
+  const newer = new EgressProxy({ lookup });
+  t.after(() => Promise.all([older.closeAll(), newer.closeAll()]));
+  await at(older, "older");
+  await at(newer, "newer");
+  await older.close("a1");
+  assert.ok((await stat(socketPath)).isSocket(), "the newer proxy's socket is still there");
+  assert.equal((await plainRequest({ socketPath }, `http://127.0.0.1:${port}/new`)).text, "hello /new");
+  await newer.close("a1");
+  await assert.rejects(stat(socketPath), "its own close removes it");
+  assert.deepEqual((await readdir(join(dir, "s"))).sort(), [], "no temporary name is left behind");
 });
 
 test("bounds: an idle tunnel is ended and logged, a head over the cap ends its connection, a failed connect is told", async (t) => {

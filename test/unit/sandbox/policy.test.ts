@@ -53,6 +53,14 @@ const MACHINE = [
 const OFF: SandboxSettings = { default: "off" };
 
 describe("sandbox policy", () => {
+  it("pi-shepherd's own code in the state dir (a remote host's bundle) is bound read-only again, that directory only; code elsewhere needs nothing", () => {
+    const bin = `${STATE}/bin/0123456789abcdef`;
+    const p = sandboxPolicy(OFF, facts([...MACHINE, `${STATE}/bin/`, `${bin}/`]), { ownCode: [bin, "/opt/pi-shepherd/src/launch", `${STATE}/bin/missing`] });
+    assert.deepEqual(p.unhidden, [bin]);
+    assert.ok(!p.writable.includes(bin) && !p.reopened.includes(bin));
+    assert.ok(!p.agentFiles.includes(STATE), "the rest of the state dir stays unbound");
+  });
+
   it("a sheep in a checkout writes its cwd and nothing else of the user's; git's hooks and config stay read-only in it", () => {
     const p = sandboxPolicy(OFF, facts(MACHINE));
     assert.deepEqual(p.writable, ["/home/u/proj"]);

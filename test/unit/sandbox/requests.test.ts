@@ -52,28 +52,32 @@ describe("asking for a sandbox", () => {
 });
 
 describe("a sandboxed start on another host", () => {
-  it("is refused with [sandbox_unavailable] before that host is asked: it never runs there unsandboxed", async () => {
+  it("is that host's to sandbox: asked there with sandbox: true, and a refusal there names the host", async () => {
     const { RoutedSheepFiles } = await import("../../../src/hosts/routed-sheep-files.ts");
     const { HostTable } = await import("../../../src/hosts/table.ts");
+    const { ShepherdError } = await import("../../../src/domain/errors.ts");
     const { MemoryWorld } = await import("../../support/memory-world.ts");
     const local = new MemoryWorld();
-    let connects = 0;
+    const far = new MemoryWorld();
+    const asked: (true | undefined)[] = [];
+    const files = Object.create(far.files) as typeof far.files;
+    files.prepare = async (req) => {
+      asked.push(req.sandbox);
+      throw new ShepherdError("sandbox_unavailable", "cannot start a sandboxed sheep: bubblewrap (bwrap) is not installed.");
+    };
     const table = new HostTable({
       local: { runtime: local.runtime, files: local.files },
       hosts: ["gpu"],
-      connect: () => {
-        connects++;
-        throw new Error("not reached");
-      },
+      connect: () => ({ runtime: far.runtime, files, down: () => undefined, dir: async (p) => p ?? "/", close: async () => {} }),
       hostOf: () => undefined,
     });
     const host = new RoutedSheepFiles(table);
     const def = { name: "w", description: "d", source: "user" as const, path: "/w.md" };
     await assert.rejects(
       host.prepare({ agentId: "a_0000000001", definition: def, cwd: "/", label: "w", createdAt: new Date().toISOString(), host: "gpu", sandbox: true }),
-      /\[sandbox_unavailable\] sandboxed sheep on other hosts \("gpu"\) are not supported yet/,
+      /\[sandbox_unavailable\] on host "gpu": cannot start a sandboxed sheep: bubblewrap \(bwrap\) is not installed/,
     );
-    assert.equal(connects, 0);
+    assert.deepEqual(asked, [true]);
   });
 });
 

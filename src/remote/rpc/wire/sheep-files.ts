@@ -14,7 +14,7 @@ export interface FilesSide {
   unsubscribe(agentId: string): void;
 }
 
-const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrings, reporting: isStrings }) });
+const prepared = fields({ sessionPath: isString, command: fields({ argv: isStrings, reporting: isStrings }), sandboxed: optional(oneOf(true)) });
 const result = (promptId: string): Guard =>
   optional(fields({ promptId: (v) => v === promptId, status: oneOf("completed", "failed", "cancelled"), text: isString }));
 const message = fields({ messageId: isString, kind: isString, text: isString, at: isString });

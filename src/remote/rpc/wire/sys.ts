@@ -34,6 +34,7 @@ export const initParams: Param<InitParams> = (p, i) => {
   const env = o.env;
   if (typeof env !== "object" || env === null || Array.isArray(env) || !Object.values(env).every((v) => typeof v === "string"))
     throw bad("env must map names to strings");
+  if (o.sandbox !== undefined && (typeof o.sandbox !== "object" || o.sandbox === null || Array.isArray(o.sandbox))) throw bad("sandbox must be an object");
   return {
     agentDir: o.agentDir,
     ...(o.stateDir !== undefined ? { stateDir: o.stateDir as string } : {}),
@@ -41,6 +42,7 @@ export const initParams: Param<InitParams> = (p, i) => {
     piCommand: [...o.piCommand],
     depth: o.depth as number,
     env: { ...(env as Record<string, string>) },
+    ...(o.sandbox !== undefined ? { sandbox: structuredClone(o.sandbox) as object } : {}),
   };
 };
 
