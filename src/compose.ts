@@ -160,11 +160,12 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   const depth = Number(env.PI_SHEPHERD_DEPTH ?? "0") || 0;
   // A sandboxed sheep has no network of its own: what it reaches goes through this shepherd's proxy.
   const audit = o.audit;
+  const egressAudit = audit ? (e: AuditInput) => audit.record(stamped(e, processOwner(), Date.now())) : undefined;
   const egress = new SheepEgress({
     agentDir,
     socketsDir: join(stateDir(agentDir), "egress"),
     allowNetwork: settings.sandbox.allowNetwork ?? [],
-    ...(audit ? { audit: (e: AuditInput) => audit.record(stamped(e, processOwner(), Date.now())) } : {}),
+    ...(egressAudit ? { audit: egressAudit } : {}),
   });
   const sandbox: SandboxConfig = { settings: settings.sandbox, bwrap: bwrapProbe(), egress };
   const host = sheepFiles({
@@ -182,7 +183,14 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
   const hosts = new HostTable({
     local: { runtime, files: host, workspace },
     hosts: Object.keys(settings.hosts),
-    connect: (name) => connectRemote(name, settings.hosts[name]!, { localStateDir: stateDir(agentDir), env, depth: depth + 1, sandbox: settings.sandbox }),
+    connect: (name) =>
+      connectRemote(name, settings.hosts[name]!, {
+        localStateDir: stateDir(agentDir),
+        env,
+        depth: depth + 1,
+        sandbox: settings.sandbox,
+        ...(egressAudit ? { audit: egressAudit } : {}),
+      }),
     hostOf: (agentId) => recorded(agentId),
     starts: fileStartMarks(join(stateDir(agentDir), "host-starts"), processOwner()),
   });

@@ -4,6 +4,7 @@
  * the first connection is begun at once so that a start finds it warm.
  */
 import type { RemotePorts } from "../hosts/table.ts";
+import type { AuditInput } from "../ports/audit.ts";
 import type { SandboxSettings } from "../sandbox/settings.ts";
 import type { HostSettings } from "../settings.ts";
 import { remoteBundle } from "./bundle.ts";
@@ -19,6 +20,8 @@ export interface ConnectOptions {
   depth: number;
   /** The user's `sandbox` setting: the host's sandboxed sheep run under the same policy as this machine's. */
   sandbox?: SandboxSettings;
+  /** Where the host's egress refusals are told: this machine's audit log, as its own sandboxed sheep's. */
+  audit?: (event: AuditInput) => void;
 }
 
 export function connectRemote(name: string, h: HostSettings, o: ConnectOptions): RemotePorts {
@@ -48,6 +51,14 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
     runtime: () => session.initAnswer()?.runtime ?? (h.runtime === "herdr" ? "herdr" : "tmux"),
     attachHere: attachHintVia({ ssh: h.ssh, ...(h.sshOptions ? { sshOptions: h.sshOptions } : {}) }),
   });
+  const audit = o.audit;
+  if (audit) {
+    session.onEvent((e) => {
+      if (e.ev !== "egress-refusal") return;
+      const { agentId, target, reason, error } = e;
+      audit({ event: "refusal", action: "egress", host: name, agentId, reason, target, ...(error !== undefined ? { error } : {}) });
+    });
+  }
   void session.connect().catch(() => undefined); // a host that does not answer is told at its first call
   return {
     ...ports,

@@ -162,6 +162,14 @@ printf '#!/bin/sh\nPATH=%s exec %s "$@"\n' "$d/bin" "$(command -v node)" > "$d/n
     for (const t of [`${remote.hostAddress}:${portOf(denied)}`, `127.0.0.1:${remote.port}`, `localhost:${portOf(denied)}`, "169.254.169.254:80"]) {
       assert.ok(seen(t, "refused"), `${t} refused and logged: ${JSON.stringify(log)}`);
     }
+    // The refusals there are in this machine's audit log too, with the host named (pushed over the link).
+    const audit = join(rw.world.agentDir, "pi-shepherd", "audit.ndjson");
+    const told = async () => (await readFile(audit, "utf8").catch(() => "")).split("\n").filter((l) => l.includes('"action":"egress"'));
+    const until = Date.now() + 10_000;
+    while (!(await told()).some((l) => l.includes('"target":"169.254.169.254:80"')) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    const lines = (await told()).map((l) => JSON.parse(l) as { event: string; host?: string; agentId?: string; target?: string });
+    const metadata = lines.find((e) => e.target === "169.254.169.254:80");
+    assert.deepEqual([metadata?.event, metadata?.host, metadata?.agentId], ["refusal", "box", boxed], JSON.stringify(lines));
     // The shepherd keeps working: it answers for the host's sheep.
     const again = await run(boxed, "remote-again", [[bash("echo still here")]], "still fine");
     assert.equal(again.item.status, "completed", again.item.error);

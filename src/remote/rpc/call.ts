@@ -6,17 +6,18 @@
  * one table, are in wire/.
  */
 import type { RuntimeName } from "../../ports/runtime.ts";
+import type { EgressRefusalEvent } from "./egress-event.ts";
 
 export const PROTOCOL_VERSION = 1;
 
 /** A line longer than this is a protocol error on either side: it is dropped unread, never buffered whole. */
 export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
-/** What the remote side pushes without being asked: a sheep's files changed (a SheepFiles.subscribe onChange there). */
-export interface RemoteEvent {
-  ev: "change";
-  agentId: string;
-}
+/**
+ * What the remote side pushes without being asked: a sheep's files changed (a SheepFiles.subscribe
+ * onChange there), or a sandboxed sheep's egress refusal there (for this machine's audit log).
+ */
+export type RemoteEvent = { ev: "change"; agentId: string } | EgressRefusalEvent;
 
 export interface RemoteCall {
   /** Resolves with the method's answer (undefined for void), rejects with a `[code]` ShepherdError. */

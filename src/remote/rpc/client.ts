@@ -6,6 +6,7 @@
 import type { Readable, Writable } from "node:stream";
 import { ShepherdError, shorten } from "../../domain/errors.ts";
 import { type Hello, PROTOCOL_VERSION, type RemoteCall, type RemoteEvent } from "./call.ts";
+import { egressRefusalOf } from "./egress-event.ts";
 import { CallLost } from "./lost-call.ts";
 import { LineSplitter } from "./lines.ts";
 import { fromWireError } from "./wire-error.ts";
@@ -153,6 +154,11 @@ export class RpcClient implements RemoteCall {
     if (m.ev === "change" && typeof m.agentId === "string") {
       const event: RemoteEvent = { ev: "change", agentId: m.agentId };
       for (const cb of [...this.events]) cb(event);
+      return;
+    }
+    if (m.ev === "egress-refusal") {
+      const event = egressRefusalOf(m);
+      if (event) for (const cb of [...this.events]) cb(event);
       return;
     }
     if (typeof m.id !== "number") return;

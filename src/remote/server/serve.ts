@@ -114,7 +114,7 @@ export class AgentServer {
 
   /** What init makes of its parameters; one far end serves one configuration. */
   private async init(params: InitParams): Promise<InitAnswer> {
-    this.initing = setUp(params, this.o.side);
+    this.initing = setUp(params, this.o.side, (e) => this.o.write(`${JSON.stringify(e)}\n`));
     this.initing.catch(() => {
       this.initing = undefined;
     });

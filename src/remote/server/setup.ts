@@ -24,6 +24,8 @@ import type { SandboxConfig } from "../../sandbox/launch.ts";
 import { bwrapProbe, checkBwrap } from "../../sandbox/probe.ts";
 import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "../../sandbox/settings.ts";
 import type { InitAnswer, InitParams } from "../rpc/call.ts";
+import type { AuditInput } from "../../ports/audit.ts";
+import type { EgressRefusalEvent } from "../rpc/egress-event.ts";
 
 export interface Hosted {
   runtime: Runtime;
@@ -99,7 +101,8 @@ export function inProcessPi(piCommand: readonly string[], env: NodeJS.ProcessEnv
   return [...piCommand];
 }
 
-export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> {
+/** `refused`: where this host's egress refusals go (pushed to the shepherd, for its audit log). */
+export async function setUp(init: InitParams, side: SheepSide, refused?: (e: EgressRefusalEvent) => void): Promise<Hosted> {
   for (const f of Object.values(side)) {
     if (!existsSync(f)) throw new ShepherdError("start_failed", `the agent's bundle lacks ${f}; deploy it again.`);
   }
@@ -119,7 +122,7 @@ export async function setUp(init: InitParams, side: SheepSide): Promise<Hosted> 
   const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
   const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
   const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
-  const { sandbox, egress } = hostSandbox(init, sandboxSettings, state, runtimeEnv, side);
+  const { sandbox, egress } = hostSandbox(init, sandboxSettings, state, runtimeEnv, side, refused);
   const host = new LocalSheepFiles({
     agentDir: init.agentDir,
     piCommand: inProcessPi(init.piCommand, sheepEnv),
@@ -157,8 +160,22 @@ function hostSandbox(
   state: string,
   env: NodeJS.ProcessEnv,
   side: SheepSide,
+  refused?: (e: EgressRefusalEvent) => void,
 ): { sandbox: SandboxConfig; egress: SheepEgress } {
-  const egress = new SheepEgress({ agentDir: init.agentDir, socketsDir: join(state, "egress"), allowNetwork: settings.allowNetwork ?? [] });
+  const egress = new SheepEgress({
+    agentDir: init.agentDir,
+    socketsDir: join(state, "egress"),
+    allowNetwork: settings.allowNetwork ?? [],
+    // The proxy's refusal events (already at most 30 per sheep and minute) go to the shepherd's audit log.
+    ...(refused
+      ? {
+          audit: (e: AuditInput) => {
+            if (e.action !== "egress" || e.agentId === undefined || e.target === undefined) return;
+            refused({ ev: "egress-refusal", agentId: e.agentId, target: e.target, reason: e.reason ?? "not_allowed", ...(e.error ? { error: e.error } : {}) });
+          },
+        }
+      : {}),
+  });
   // The sheep side it runs (launcher, sheep extension, forwarder) is this bundle, under the state dir the
   // sandbox hides: that one directory stays readable, read-only; the rest of the state dir stays hidden.
   const ownCode = [dirname(side.launcher)];

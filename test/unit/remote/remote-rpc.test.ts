@@ -13,7 +13,7 @@ import { after, before, test } from "node:test";
 import { execa } from "execa";
 import { isShepherdError } from "../../../src/domain/errors.ts";
 import { remoteBundle } from "../../../src/remote/bundle.ts";
-import { MAX_LINE_BYTES, PROTOCOL_VERSION, type SysInfo } from "../../../src/remote/rpc/call.ts";
+import { MAX_LINE_BYTES, PROTOCOL_VERSION, type RemoteEvent, type SysInfo } from "../../../src/remote/rpc/call.ts";
 import { CallLost } from "../../../src/remote/rpc/lost-call.ts";
 import { RpcClient } from "../../../src/remote/rpc/client.ts";
 import { LineSplitter } from "../../../src/remote/rpc/lines.ts";
@@ -329,4 +329,31 @@ test("LineSplitter: lines across chunks, empty lines skipped, an overflow report
   assert.deepEqual(s.push(Buffer.from(':1}\n\n{"b":2}\n')), [{ line: '{"a":1}' }, { line: '{"b":2}' }]);
   assert.deepEqual(s.push(Buffer.from("0123456789ab")), [{ overflow: true }]);
   assert.deepEqual(s.push(Buffer.from("cdef\nok\n")), [{ line: "ok" }]);
+});
+
+test("a host's egress refusal events reach this end checked: forged, oversized or ill-shaped ones are dropped, text made printable", async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const client = new RpcClient({ input, output, host: "h" });
+  const seen: RemoteEvent[] = [];
+  client.onEvent((e) => seen.push(e));
+  const ok = { ev: "egress-refusal", agentId: "a_0123456789", target: "169.254.169.254:80", reason: "metadata" };
+  for (const line of [
+    ok,
+    { ...ok, target: "evil\u001b]2;owned\u0007:443", error: "3 more\u001b[31m" },
+    { ...ok, agentId: "../../x" },
+    { ...ok, target: "x".repeat(301) },
+    { ...ok, target: "" },
+    { ...ok, reason: "Not Allowed; rm -rf" },
+    { ...ok, error: "e".repeat(201) },
+    { ...ok, target: 7 },
+  ])
+    input.write(`${JSON.stringify(line)}\n`);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(seen.length, 2, JSON.stringify(seen));
+  assert.deepEqual(seen[0], ok);
+  const second = seen[1] as { target: string; error?: string };
+  assert.doesNotMatch(`${second.target}${second.error}`, /\u001b|\u0007/);
+  assert.match(second.target, /evil.*:443/);
+  client.close("done");
 });
