@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { ShepherdError } from "../domain/errors.ts";
 import { bwrapArgv, paneArgv } from "./bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "./env.ts";
-import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
+import { codeCaches, dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
 import { modelOf, readJson } from "./model-of.ts";
 import { sandboxPolicy, type PolicyOptions } from "./policy.ts";
 import type { SandboxSettings } from "./settings.ts";
@@ -60,6 +60,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
       worktreesDir: s.worktreesDir,
       ...(git ? { git } : {}),
       sockets: multiplexerSockets(s.env),
+      codeCaches: codeCaches(),
       kind: pathKind,
       entries: dirEntries,
       real: realPath,
