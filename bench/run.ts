@@ -160,8 +160,9 @@ export const DEFINITIONS = {
     "model, each on a new connection, via HTTP_PROXY (forwarder -> the proxy's socket -> the proxy, CONNECT as pi sends it) in " +
     "the sandboxed sheep, straight in the plain one, the first two of each run not counted. Then 16 sheep of one side work, " +
     "their answers streaming in chunks every 250 ms for longer than the window, one wait on all; windows in the order plain, " +
-    "sandboxed, sandboxed, plain: the shepherd process's CPU (user+system) over the window and its VmRSS at the end, every " +
-    "tunnel open; the proxy runs in the shepherd, so its memory is the sandboxed windows' RSS minus the plain ones' (medians)",
+    "sandboxed, sandboxed, plain, then one of each (sandboxed first) whose sheep wait for an answer that comes after the window: " +
+    "the shepherd process's CPU (user+system) over the window and its VmRSS at the end of the streaming windows, every tunnel " +
+    "open; the proxy runs in the shepherd, so its memory is the sandboxed windows' RSS minus the plain ones' (medians)",
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",

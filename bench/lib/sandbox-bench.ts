@@ -3,8 +3,9 @@
  * over RPC, real pi sheep in real tmux panes, real bubblewrap and the shepherd's egress proxy, the
  * scripted model. Each step alternates the two sides (which goes first too), so drift falls on both:
  * cold starts; prompt + wait on one sheep of each; a model request timed from inside a sheep
- * (bench/lib/sandbox-probe.ts); then windows of 16 working sheep of each side, in the order
- * plain, sandboxed, sandboxed, plain (bench/lib/sandbox-busy.ts): the shepherd's CPU and memory.
+ * (bench/lib/sandbox-probe.ts); then windows of 16 working sheep of each side, their answers
+ * streaming, in the order plain, sandboxed, sandboxed, plain, then one of each waiting for the
+ * answer (bench/lib/sandbox-busy.ts): the shepherd's CPU and memory.
  */
 import { RpcShepherd } from "../../test/support/rpc-shepherd.ts";
 import { directive } from "../../test/support/scripted-model.ts";
@@ -37,7 +38,10 @@ export interface SideSeries {
   toModelMs: number[];
   /** Requests timed inside a sheep: through forwarder + proxy when sandboxed, straight when not. */
   requestMs: number[];
+  /** Windows of streaming answers. */
   busy: BusyWindow[];
+  /** Windows of sheep waiting for their answers. */
+  waiting: BusyWindow[];
 }
 
 export interface SandboxFigures {
@@ -75,7 +79,7 @@ async function measure(shepherd: RpcShepherd, world: World, model: ModelProcess,
     ids[side].push(agent.agentId);
     return r.ms;
   };
-  const empty = (): SideSeries => ({ startMs: [], promptMs: [], answerToWaitMs: [], toModelMs: [], requestMs: [], busy: [] });
+  const empty = (): SideSeries => ({ startMs: [], promptMs: [], answerToWaitMs: [], toModelMs: [], requestMs: [], busy: [], waiting: [] });
   const fig: SandboxFigures = { firstStartMs: { plain: 0, sandboxed: 0 }, sides: { plain: empty(), sandboxed: empty() } };
 
   say(`  sandbox: a first start of each side, then ${cfg.starts} cold starts of each, alternating`);
@@ -120,10 +124,15 @@ async function measure(shepherd: RpcShepherd, world: World, model: ModelProcess,
     }
   }
 
-  say(`  sandbox: ${cfg.busySheep} working sheep of each side, one wait each, ${cfg.windowMs / 1000} s windows: plain, sandboxed, sandboxed, plain`);
+  say(
+    `  sandbox: ${cfg.busySheep} working sheep of each side, one wait each, ${cfg.windowMs / 1000} s windows: streaming plain, sandboxed, sandboxed, plain; waiting sandboxed, plain`,
+  );
   for (const side of SIDES) while (ids[side].length < cfg.busySheep) await start(side, `${side}-busy-${ids[side].length}`);
   for (const [k, side] of (["plain", "sandboxed", "sandboxed", "plain"] as const).entries()) {
-    fig.sides[side].busy.push(await busyWindow(shepherd, call, model, ids[side].slice(0, cfg.busySheep), `sandbox-busy-${k}-${side}`, cfg.windowMs));
+    fig.sides[side].busy.push(await busyWindow(shepherd, call, model, ids[side].slice(0, cfg.busySheep), `sandbox-busy-${k}-${side}`, cfg.windowMs, true));
+  }
+  for (const [k, side] of (["sandboxed", "plain"] as const).entries()) {
+    fig.sides[side].waiting.push(await busyWindow(shepherd, call, model, ids[side].slice(0, cfg.busySheep), `sandbox-wait-${k}-${side}`, cfg.windowMs, false));
   }
   for (const side of SIDES) for (const id of ids[side]) await call({ action: "close", agentId: id });
   return fig;

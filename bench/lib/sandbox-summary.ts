@@ -10,6 +10,7 @@ export function sandboxSummary(f: SandboxFigures) {
     toModelMs: summarize(s.toModelMs),
     requestMs: summarize(s.requestMs),
     busy: s.busy.map((w) => ({ ...w, windowMs: round(w.windowMs), cpuMs: round(w.cpuMs) })),
+    waiting: s.waiting.map((w) => ({ ...w, windowMs: round(w.windowMs), cpuMs: round(w.cpuMs) })),
   });
   return {
     firstStartMs: { plain: round(f.firstStartMs.plain), sandboxed: round(f.firstStartMs.sandboxed) },
