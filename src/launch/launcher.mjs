@@ -6,7 +6,8 @@
 // and #{pane_dead_status}/#{pane_dead_signal}; elsewhere src/launch/report-exit.sh).
 // Plain JS with node built-ins only, so any node runs it without a loader.
 import { spawn } from "node:child_process";
-import { constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { constants, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { copyFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -73,7 +74,9 @@ if (process.env.PI_SHEPHERD_EGRESS_SOCKET) {
 // A sandboxed sheep's /tmp is its own and empty: pi's TypeScript loader would transpile every
 // extension anew, about a second at each start. It starts from a copy of the shepherd's loader
 // cache, bound read-only at PI_SHEPHERD_JITI_SEED: the copy is the sheep's own (the loader uses a
-// cache only where it may write), and what it writes there never leaves its sandbox.
+// cache only where it may write), and what it writes there never leaves its sandbox. The copies are
+// made off this thread while pi loads its own modules, which takes longer than they do; an entry
+// the loader asks for first it simply makes itself (the copy never replaces one that is there).
 if (process.env.PI_SHEPHERD_JITI_SEED) {
   const seed = process.env.PI_SHEPHERD_JITI_SEED;
   delete process.env.PI_SHEPHERD_JITI_SEED;
@@ -81,10 +84,7 @@ if (process.env.PI_SHEPHERD_JITI_SEED) {
     const into = join(tmpdir(), "jiti");
     mkdirSync(into, { recursive: true });
     for (const name of readdirSync(seed).slice(0, 20_000)) {
-      if (!/^[\w.+-]+\.[cm]?js$/.test(name)) continue;
-      try {
-        copyFileSync(join(seed, name), join(into, name), constants.COPYFILE_EXCL);
-      } catch {}
+      if (/^[\w.+-]+\.[cm]?js$/.test(name)) copyFile(join(seed, name), join(into, name), constants.COPYFILE_EXCL).catch(() => {});
     }
   } catch {}
 }

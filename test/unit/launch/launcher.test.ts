@@ -97,10 +97,13 @@ describe("launcher", () => {
     await writeFile(
       probe,
       [
-        'import { readdirSync, readFileSync, writeFileSync } from "node:fs";',
+        'import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";',
         'import { join } from "node:path";',
         'import { tmpdir } from "node:os";',
         'const jiti = join(tmpdir(), "jiti");',
+        "// The copies are made while pi loads: give them the moment they take.",
+        'const seeded = join(jiti, "extensions-sheep.0123abcd.mjs");',
+        "for (let i = 0; i < 200 && !(existsSync(seeded) && statSync(seeded).size > 0); i++) await new Promise((r) => setTimeout(r, 10));",
         "const files = Object.fromEntries(readdirSync(jiti).map((n) => [n, readFileSync(join(jiti, n), 'utf8')]));",
         'writeFileSync(join(jiti, "extensions-sheep.0123abcd.mjs"), "changed inside");',
         `writeFileSync(${JSON.stringify(out)}, JSON.stringify({ files, seedVar: process.env.PI_SHEPHERD_JITI_SEED ?? null }));`,
