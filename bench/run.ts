@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress, sandbox)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -25,12 +25,13 @@ import { runRemote, type RemoteConfig } from "./lib/remote-bench.ts";
 import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.ts";
 import { runSubagents, type SubagentsConfig } from "./lib/subagents.ts";
 import { runRpc, type RpcConfig } from "./lib/rpc-bench.ts";
+import { runSandbox, type SandboxConfig } from "./lib/sandbox-bench.ts";
 import type { RuntimeFixture } from "./lib/runtime-fixture.ts";
 import { tmuxFixture } from "./lib/tmux-fixture.ts";
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress", "sandbox"] as const;
 type Part = (typeof PARTS)[number];
 
 const FULL: {
@@ -42,6 +43,7 @@ const FULL: {
   subagents: SubagentsConfig;
   remote: RemoteConfig;
   egress: EgressConfig;
+  sandbox: SandboxConfig;
 } = {
   core: {
     sheep: 16,
@@ -61,6 +63,7 @@ const FULL: {
   subagents: { reps: 3, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   remote: { starts: 8, prompts: 9, answerDelayMs: 800, busySheep: 16, overheadWindowMs: 8000 },
   egress: { requests: 41, sheep: 16 },
+  sandbox: { starts: 8, prompts: 9, answerDelayMs: 800, requests: 21, probes: 2, busySheep: 16, windowMs: 8000 },
 };
 
 const QUICK: typeof FULL = {
@@ -74,6 +77,7 @@ const QUICK: typeof FULL = {
   // The issue's own comparison is 3 rounds: a quick run takes as many.
   subagents: FULL.subagents,
   egress: { requests: 11, sheep: 16 },
+  sandbox: { ...FULL.sandbox, starts: 3, prompts: 3, requests: 11, probes: 1, windowMs: 6000 },
 };
 
 export const DEFINITIONS = {
@@ -147,6 +151,18 @@ export const DEFINITIONS = {
     "connection, direct against through the forwarder's loopback port, the proxy's Unix socket and its checked connect (CONNECT, as " +
     "pi's undici sends it), alternating, the first two of each not counted; memory: a child process's VmRSS after loading the " +
     "proxy's modules and after opening 16 sheep sockets with one tunnel and one answered request open through each",
+  sandbox:
+    "tmux only: a real pi shepherd over RPC, real pi sheep in real tmux panes, sandboxed (start with sandbox: true: real " +
+    "bubblewrap, the shepherd's egress proxy) and plain, every step alternating the sides and which goes first. After a first " +
+    "start of each (not counted; the sandboxed one checks bubblewrap once per shepherd), cold starts; prompt + wait on one " +
+    "sheep of each (answer after 0.8 s; answer -> wait from the model's last byte, the wait already running); a model request " +
+    "timed inside a sheep by a script its bash tool runs (bench/lib/sandbox-probe.ts): streamed chat requests to the scripted " +
+    "model, each on a new connection, via HTTP_PROXY (forwarder -> the proxy's socket -> the proxy, CONNECT as pi sends it) in " +
+    "the sandboxed sheep, straight in the plain one, the first two of each run not counted. Then 16 sheep of one side work, " +
+    "their answers streaming in chunks every 250 ms for longer than the window, one wait on all; windows in the order plain, " +
+    "sandboxed, sandboxed, plain, then one of each (sandboxed first) whose sheep wait for an answer that comes after the window: " +
+    "the shepherd process's CPU (user+system) over the window and its VmRSS at the end of the streaming windows, every tunnel " +
+    "open; the proxy runs in the shepherd, so its memory is the sandboxed windows' RSS minus the plain ones' (medians)",
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",
@@ -201,6 +217,8 @@ async function main() {
       // The remote host runs tmux; its figures are measured once, beside the tmux runtime's.
       if (parts.has("remote") && name === "tmux") run.remote = await runRemote(fixture, world, model, cfg.remote, say);
       // The proxy does not depend on the runtime: measured once, beside the first runtime's figures.
+      // Sandboxed sheep in tmux panes, as the issue measures them; once, beside the tmux runtime's figures.
+      if (parts.has("sandbox") && name === "tmux") run.sandbox = await runSandbox(fixture, world, model, cfg.sandbox, say);
       if (parts.has("egress") && name === runtimes[0]) run.egress = await runEgress(model.baseUrl, cfg.egress, say);
       if (parts.has("subagents")) run.subagents = await runSubagents(fixture, world, model, cfg.subagents, say);
       runs[name] = run;

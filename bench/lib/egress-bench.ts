@@ -41,8 +41,9 @@ function chat(url: URL, tunnel?: Socket): Promise<void> {
       method: "POST",
       path: `${url.pathname}/chat/completions`,
       headers: { "content-type": "application/json", "content-length": Buffer.byteLength(BODY), authorization: "Bearer x" },
-      agent: false,
-      ...(tunnel ? { createConnection: () => tunnel } : {}),
+      // node uses createConnection only without an agent (agent: false makes one, which would go
+      // straight to the model after the CONNECT): a new connection either way.
+      ...(tunnel ? { createConnection: () => tunnel } : { agent: false }),
     };
     const req = request(o, (res) => {
       res.resume();

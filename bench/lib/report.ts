@@ -3,11 +3,13 @@
  * the target and whether every runtime met it.
  */
 import type { PeerSamples, PeerSeries } from "./peer.ts";
+import { sandboxSummary } from "./sandbox-summary.ts";
 import type { BareMode } from "./runtime-fixture.ts";
 import { median, ms, quantile, round, summarize } from "./stats.ts";
 import type { Got, Row, RowMaker, RuntimeRun } from "./row.ts";
 import { userRows } from "./user-rows.ts";
 import { remoteRows } from "../remote.ts";
+import { sandboxRows } from "../sandbox.ts";
 
 export type { Row, RuntimeRun } from "./row.ts";
 
@@ -183,6 +185,7 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
   panelRows(row);
   userRows(row);
   remoteRows(row);
+  sandboxRows(row);
   row(
     "sandbox egress: a model request, through forwarder + proxy - direct",
     "bench",
@@ -346,6 +349,7 @@ export function summarizeRun(r: RuntimeRun) {
           },
         }
       : {}),
+    ...(r.sandbox ? { sandbox: sandboxSummary(r.sandbox) } : {}),
     ...(r.remote
       ? {
           remote: {

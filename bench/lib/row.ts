@@ -5,6 +5,7 @@ import type { PanelFigures } from "./panel-bench.ts";
 import type { PeerFigures } from "./peer.ts";
 import type { RemoteFigures } from "./remote-bench.ts";
 import type { RpcFigures } from "./rpc-bench.ts";
+import type { SandboxFigures } from "./sandbox-bench.ts";
 import type { SubagentsFigures } from "./subagents.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
 
@@ -20,6 +21,8 @@ export interface RuntimeRun {
   remote?: RemoteFigures;
   /** The sandbox's egress proxy (measured with the first runtime only). */
   egress?: EgressFigures;
+  /** Sandboxed sheep against unsandboxed ones (tmux only). */
+  sandbox?: SandboxFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

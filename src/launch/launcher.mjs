@@ -6,8 +6,9 @@
 // and #{pane_dead_status}/#{pane_dead_signal}; elsewhere src/launch/report-exit.sh).
 // Plain JS with node built-ins only, so any node runs it without a loader.
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 function fail(message, code) {
@@ -68,6 +69,26 @@ if (process.env.PI_SHEPHERD_EGRESS_SOCKET) {
   } catch (e) {
     fail(`cannot start the egress forwarder: ${e?.message ?? e}`, 2);
   }
+}
+// A sandboxed sheep's /tmp is its own and empty: pi's TypeScript loader would transpile every
+// extension anew, about a second at each start. It starts from a copy of the shepherd's loader
+// cache, bound read-only at PI_SHEPHERD_JITI_SEED: the copy is the sheep's own (the loader uses a
+// cache only where it may write), and what it writes there never leaves its sandbox. One by one on
+// this thread is the cheapest way measured: queued at once to node's file pool or made by a worker
+// thread, the copies cost the start more.
+if (process.env.PI_SHEPHERD_JITI_SEED) {
+  const seed = process.env.PI_SHEPHERD_JITI_SEED;
+  delete process.env.PI_SHEPHERD_JITI_SEED;
+  try {
+    const into = join(tmpdir(), "jiti");
+    mkdirSync(into, { recursive: true });
+    for (const name of readdirSync(seed).slice(0, 20_000)) {
+      if (!/^[\w.+-]+\.[cm]?js$/.test(name)) continue;
+      try {
+        copyFileSync(join(seed, name), join(into, name), constants.COPYFILE_EXCL);
+      } catch {}
+    }
+  } catch {}
 }
 try {
   process.chdir(spec.cwd);

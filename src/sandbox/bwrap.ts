@@ -1,9 +1,9 @@
 /**
  * A sandbox policy as bubblewrap's arguments. Mounts apply in order, later ones over earlier: the
- * root read-only, a private /tmp, what stays readable under it, the writable roots, the hidden
+ * root read-only, a private /tmp, what stays readable under it and the code caches, the writable roots, the hidden
  * places, the sheep's own places inside them, and last what stays read-only inside writable roots.
  */
-import { EGRESS_DIR_INSIDE, EGRESS_SOCKET_INSIDE, type SandboxPolicy } from "./policy.ts";
+import { EGRESS_DIR_INSIDE, EGRESS_SOCKET_INSIDE, JITI_SEED_INSIDE, type SandboxPolicy } from "./policy.ts";
 
 export interface BwrapInput {
   bwrap: string;
@@ -25,6 +25,7 @@ export function bwrapArgv(input: BwrapInput): string[] {
   a.push("--unshare-net");
   a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   for (const p of policy.readable) a.push("--ro-bind", p, p);
+  for (const c of policy.caches) a.push("--ro-bind", c.from, c.to);
   for (const p of policy.writable) a.push("--bind", p, p);
   for (const p of policy.scratch) a.push("--tmpfs", p);
   for (const p of policy.agentFiles) a.push("--ro-bind", p, p);
@@ -43,6 +44,7 @@ export function bwrapArgv(input: BwrapInput): string[] {
   if (policy.egressDir !== undefined) a.push("--bind", policy.egressDir, EGRESS_DIR_INSIDE);
   for (const [k, v] of Object.entries(input.env)) a.push("--setenv", k, v);
   if (policy.egressDir !== undefined) a.push("--setenv", "PI_SHEPHERD_EGRESS_SOCKET", EGRESS_SOCKET_INSIDE);
+  if (policy.caches.some((c) => c.to === JITI_SEED_INSIDE)) a.push("--setenv", "PI_SHEPHERD_JITI_SEED", JITI_SEED_INSIDE);
   a.push("--", ...input.argv);
   return a;
 }

@@ -1,6 +1,6 @@
 /** The facts of one sheep a sandbox policy needs, read from the disk and the shepherd's env. */
 import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { PathKind, SandboxFacts } from "./policy.ts";
 
@@ -74,4 +74,9 @@ export function realPath(path: string): string {
   } catch {
     return path;
   }
+}
+
+/** The shepherd's code caches where node and pi's loader put them (both under the temporary directory). */
+export function codeCaches(tmp = tmpdir()): { compile: string; jiti: string } {
+  return { compile: join(tmp, "node-compile-cache"), jiti: join(tmp, "jiti") };
 }

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { ShepherdError } from "../domain/errors.ts";
 import { bwrapArgv, paneArgv } from "./bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "./env.ts";
-import { dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
+import { codeCaches, dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
 import { modelOf, readJson } from "./model-of.ts";
 import { sandboxPolicy, type PolicyOptions } from "./policy.ts";
 import type { SandboxSettings } from "./settings.ts";
@@ -65,6 +65,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
       worktreesDir: s.worktreesDir,
       ...(git ? { git } : {}),
       sockets: multiplexerSockets(s.env),
+      codeCaches: codeCaches(),
       kind: pathKind,
       entries: dirEntries,
       real: realPath,
@@ -73,8 +74,14 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
   );
   const plain: Record<string, string> = { HOME: home, SHELL: "/bin/sh" };
   for (const k of ["USER", "LOGNAME"]) if (s.env[k]) plain[k] = s.env[k]!;
+  // node reads these only while it starts: set before the launcher's node starts, pi runs in that
+  // very process; left to the spec, the launcher must start a second node for pi (about 0.1 s more).
+  for (const k of STARTUP_CA) if (s.env[k]) plain[k] = s.env[k]!;
   return paneArgv(bwrapArgv({ bwrap: s.bwrap, policy, env: plain, argv: s.argv }));
 }
+
+/** The CA settings a sandbox carries (src/sandbox/env.ts) that node reads only at its start (src/launch/launcher.mjs's STARTUP_ONLY). */
+const STARTUP_CA = ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"] as const;
 
 /** The launch spec's env for a sandboxed sheep: of the secrets, only its model provider's key (and what the user forwards). */
 export function sandboxSpecEnv(carried: Record<string, string>, o: { model?: string; agentDir: string; forward?: readonly string[] }): Record<string, string> {

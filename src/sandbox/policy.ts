@@ -25,6 +25,12 @@ export interface SandboxFacts {
   git?: { gitDir: string; commonDir: string };
   /** Multiplexer sockets the shepherd knows of (a private tmux -S socket, herdr's): their directories are hidden. */
   sockets: string[];
+  /**
+   * The shepherd's own code caches in its temporary directory, where they exist: node's compile cache
+   * and pi's TypeScript loader's (jiti). Without them a sandbox's empty /tmp makes every sandboxed pi
+   * compile pi and transpile its extensions anew: about a second more at each start.
+   */
+  codeCaches?: { compile?: string; jiti?: string };
   /** What is at a path now: "dir", "file" or undefined (nothing). */
   kind: (path: string) => PathKind | undefined;
   /** The names in a directory (pi's agent dir). */
@@ -52,6 +58,12 @@ export interface SandboxPolicy {
   unhidden: string[];
   /** Read-only even inside a writable root; "missing" ones get an empty read-only directory so nothing can be created there. */
   readOnly: { path: string; kind: PathKind | "missing" }[];
+  /**
+   * The host's code caches, bound read-only inside: node's compile cache where node looks for it (it
+   * reads it and cannot write it), pi's loader's cache as a seed the launcher copies into the private
+   * /tmp (the loader uses only a cache it can write). Nothing a sheep does reaches the host's caches.
+   */
+  caches: { from: string; to: string }[];
   /** The directory of the egress proxy's socket for this sheep, bound at EGRESS_DIR_INSIDE; the sandbox has no network of its own. */
   egressDir?: string;
 }
@@ -64,6 +76,10 @@ export const EGRESS_SOCKET_NAME = "egress.sock";
 /** The egress log's name in its directory (outside the sheep's reach; kept when the sheep closes, like its session). */
 export const EGRESS_LOG_NAME = "egress.ndjson";
 export const EGRESS_SOCKET_INSIDE = `${EGRESS_DIR_INSIDE}/${EGRESS_SOCKET_NAME}`;
+/** Where node looks for its compile cache inside (its temporary directory is the private /tmp). */
+export const COMPILE_CACHE_INSIDE = "/tmp/node-compile-cache";
+/** Where the seed of pi's loader cache is inside; the launcher is told it in PI_SHEPHERD_JITI_SEED. */
+export const JITI_SEED_INSIDE = "/tmp/.pi-shepherd-jiti-seed";
 
 /** The user's secrets: never readable by a sandboxed sheep, whatever its cwd. */
 export const SECRET_PATHS = [".ssh", ".gnupg", ".aws", ".config/gh", ".netrc", ".docker", ".kube", ".git-credentials", ".config/gcloud", ".azure"];
@@ -163,6 +179,11 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   }
   for (const rc of SHELL_RC) guard(join(home, rc), false);
 
+  const caches: SandboxPolicy["caches"] = [];
+  const c = facts.codeCaches;
+  if (c?.compile && facts.kind(c.compile) === "dir") caches.push({ from: c.compile, to: COMPILE_CACHE_INSIDE });
+  if (c?.jiti && facts.kind(c.jiti) === "dir") caches.push({ from: c.jiti, to: JITI_SEED_INSIDE });
+
   return {
     readable: unique(readable),
     writable,
@@ -172,6 +193,7 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
     reopened,
     unhidden,
     readOnly,
+    caches,
     ...(o.egressDir !== undefined ? { egressDir: o.egressDir } : {}),
   };
 }

@@ -13,6 +13,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Worktree } from "../../src/ports/workspace.ts";
@@ -157,14 +158,20 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "net-proxy-loopback": `${node} -e ${q(CONNECT)} 127.0.0.1:${portOf(denied)}`,
       "net-proxy-name-to-loopback": `${node} -e ${q(CONNECT)} localhost:${portOf(denied)}`,
       "net-proxy-metadata": `${node} -e ${q(CONNECT)} 169.254.169.254:80`,
+      // The host's code caches are bound in read-only: code written there would run in the user's own pi.
+      "write-compile-cache": "echo x > /tmp/node-compile-cache/pwned-by-sheep",
+      "write-jiti-seed": "echo x > /tmp/.pi-shepherd-jiti-seed/pwned-by-sheep",
     });
+    const hostCaches = [join(tmpdir(), "node-compile-cache"), join(tmpdir(), "jiti")];
+    for (const c of hostCaches) assert.ok(existsSync(c), `${c} is there to be bound (the shepherd's pi made it)`);
     const { item, tools } = await run(
       boxed,
       "escape",
       [
         [bash(script)],
         [bash(`${node} -e ${q(FORWARD)} http://127.0.0.1:${portOf(allowed)}/`)],
-        [bash(unseen([hostTmp, join(w.agentDir, "pi-shepherd", "pwned.txt"), join(w.agentDir, "settings.json")]))],
+        // Its own copy of the loader cache it may write: the host's must not see it.
+        [bash(unseen([hostTmp, join(w.agentDir, "pi-shepherd", "pwned.txt"), join(w.agentDir, "settings.json"), "/tmp/jiti/pwned-by-sheep"]))],
         [{ name: "read", arguments: { path: join(home, ".ssh", "id_ed25519") } }],
         [{ name: "write", arguments: { path: join(home, "written-by-tool.txt"), content: "x" } }],
       ],
@@ -174,7 +181,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const [shell, reached, , read, write] = tools as [string, string, string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.deepEqual(Object.keys(v).length, 23, shell);
+    assert.deepEqual(Object.keys(v).length, 25, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],
@@ -185,12 +192,14 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     assert.match(read, /ENOENT|no such file|not found/i, read);
     assert.match(write, /EROFS|read-only|error/i, write);
     // Nothing of it reached the host.
+    const inCaches = hostCaches.map((c) => join(c, "pwned-by-sheep"));
     for (const p of [
       join(home, "pwned.txt"),
       join(home, "written-by-tool.txt"),
       join(other.cwd, "pwned.txt"),
       hostTmp,
       join(w.agentDir, "pi-shepherd", "pwned.txt"),
+      ...inCaches,
     ]) {
       assert.equal(existsSync(p), false, `${p} was not written`);
     }

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -80,6 +80,44 @@ describe("launcher", () => {
     const certs = await launch([process.execPath, fakePi, "6"], { NODE_EXTRA_CA_CERTS: join(dir, "extra.pem") });
     assert.equal(certs.r.status, 6);
     assert.notEqual(certs.said!.pid, certs.r.pid, "a node of its own, so the variable takes effect");
+  });
+
+  it("a sandboxed sheep's pi loader cache starts as a copy of the seed: its own, never the seed itself", async () => {
+    const seed = join(dir, "seed");
+    const tmp = join(dir, "private-tmp");
+    await rm(seed, { recursive: true, force: true });
+    await rm(tmp, { recursive: true, force: true });
+    await mkdir(seed, { recursive: true });
+    await mkdir(join(tmp, "jiti"), { recursive: true });
+    await writeFile(join(seed, "extensions-sheep.0123abcd.mjs"), "seeded");
+    await writeFile(join(seed, "src-x.89abcdef.mjs"), "from the seed");
+    await writeFile(join(tmp, "jiti", "src-x.89abcdef.mjs"), "the sheep's own");
+    await writeFile(join(seed, "not a cache file"), "skipped");
+    const probe = join(dir, "seed-pi.mjs");
+    await writeFile(
+      probe,
+      [
+        'import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";',
+        'import { join } from "node:path";',
+        'import { tmpdir } from "node:os";',
+        'const jiti = join(tmpdir(), "jiti");',
+        "// The copies are made while pi loads: give them the moment they take.",
+        'const seeded = join(jiti, "extensions-sheep.0123abcd.mjs");',
+        "for (let i = 0; i < 200 && !(existsSync(seeded) && statSync(seeded).size > 0); i++) await new Promise((r) => setTimeout(r, 10));",
+        "const files = Object.fromEntries(readdirSync(jiti).map((n) => [n, readFileSync(join(jiti, n), 'utf8')]));",
+        'writeFileSync(join(jiti, "extensions-sheep.0123abcd.mjs"), "changed inside");',
+        `writeFileSync(${JSON.stringify(out)}, JSON.stringify({ files, seedVar: process.env.PI_SHEPHERD_JITI_SEED ?? null }));`,
+      ].join("\n"),
+    );
+    const spec = join(dir, "sheep", "spec.json");
+    await mkdir(join(dir, "sheep"), { recursive: true });
+    await writeFile(spec, JSON.stringify({ argv: [process.execPath, probe], env: {}, cwd: dir }), { mode: 0o600 });
+    const r = spawnSync(process.execPath, [launcher, spec], { encoding: "utf8", env: { ...process.env, TMPDIR: tmp, PI_SHEPHERD_JITI_SEED: seed } });
+    assert.equal(r.status, 0, r.stderr);
+    const said = JSON.parse(await readFile(out, "utf8")) as { files: Record<string, string>; seedVar: string | null };
+    assert.deepEqual(said.files, { "extensions-sheep.0123abcd.mjs": "seeded", "src-x.89abcdef.mjs": "the sheep's own" });
+    assert.equal(said.seedVar, null, "pi is not told where the seed is");
+    assert.equal(await readFile(join(seed, "extensions-sheep.0123abcd.mjs"), "utf8"), "seeded", "what the sheep writes stays in its copy");
   });
 
   it("refuses a malformed spec, and still deletes it", async () => {

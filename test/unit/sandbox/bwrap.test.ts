@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { bwrapArgv, paneArgv } from "../../../src/sandbox/bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "../../../src/sandbox/env.ts";
-import { EGRESS_DIR_INSIDE, EGRESS_SOCKET_INSIDE, type SandboxPolicy } from "../../../src/sandbox/policy.ts";
+import { COMPILE_CACHE_INSIDE, EGRESS_DIR_INSIDE, EGRESS_SOCKET_INSIDE, JITI_SEED_INSIDE, type SandboxPolicy } from "../../../src/sandbox/policy.ts";
 import { bwrapProbe } from "../../../src/sandbox/probe.ts";
 import { sandboxProblem, sandboxWanted } from "../../../src/sandbox/settings.ts";
 
@@ -26,6 +26,7 @@ const policy: SandboxPolicy = {
     { path: "/w/.git/hooks", kind: "missing" },
     { path: "/w/.git/config", kind: "file" },
   ],
+  caches: [],
 };
 
 describe("bubblewrap argv", () => {
@@ -100,6 +101,19 @@ describe("bubblewrap argv", () => {
     assert.match(egress, new RegExp(`--bind /s/egress/a_1 ${EGRESS_DIR_INSIDE}`));
     assert.ok(egress.indexOf("--tmpfs /tmp") < egress.indexOf(`--bind /s/egress/a_1`), "the mount point is made in the sandbox's own /tmp");
     assert.match(egress, new RegExp(`--setenv PI_SHEPHERD_EGRESS_SOCKET ${EGRESS_SOCKET_INSIDE}`));
+  });
+
+  it("binds the host's code caches read-only after /tmp is made, and tells the launcher the loader's seed", () => {
+    const caches = [
+      { from: "/tmp/node-compile-cache", to: COMPILE_CACHE_INSIDE },
+      { from: "/var/tmp/jiti", to: JITI_SEED_INSIDE },
+    ];
+    const a = bwrapArgv({ bwrap: "b", policy: { ...policy, caches }, env: {}, argv: ["x"] }).join(" ");
+    assert.match(a, new RegExp(`--ro-bind /tmp/node-compile-cache ${COMPILE_CACHE_INSIDE} --ro-bind /var/tmp/jiti ${JITI_SEED_INSIDE}`));
+    assert.ok(a.indexOf("--tmpfs /tmp") < a.indexOf("--ro-bind /tmp/node-compile-cache"), "over the private /tmp, not under it");
+    assert.doesNotMatch(a, /--bind \/tmp\/node-compile-cache|--bind \/var\/tmp\/jiti/, "never writable");
+    assert.match(a, new RegExp(`--setenv PI_SHEPHERD_JITI_SEED ${JITI_SEED_INSIDE}`));
+    assert.doesNotMatch(bwrapArgv({ bwrap: "b", policy, env: {}, argv: ["x"] }).join(" "), /JITI_SEED/, "no seed, none named");
   });
 
   it("the pane runs a fixed shell text: the pane's TERM and bubblewrap's pid go in, every path only as an argument", async () => {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type PathKind, type SandboxFacts, sandboxPolicy } from "../../../src/sandbox/policy.ts";
+import { COMPILE_CACHE_INSIDE, JITI_SEED_INSIDE, type PathKind, type SandboxFacts, sandboxPolicy } from "../../../src/sandbox/policy.ts";
 import type { SandboxSettings } from "../../../src/sandbox/settings.ts";
 
 const HOME = "/home/u";
@@ -59,6 +59,18 @@ describe("sandbox policy", () => {
     assert.deepEqual(p.unhidden, [bin]);
     assert.ok(!p.writable.includes(bin) && !p.reopened.includes(bin));
     assert.ok(!p.agentFiles.includes(STATE), "the rest of the state dir stays unbound");
+  });
+
+  it("binds the host's code caches that exist, read-only: node's compile cache where node looks, pi's loader's as a seed", () => {
+    const codeCaches = { compile: "/tmp/node-compile-cache", jiti: "/tmp/jiti" };
+    const both = sandboxPolicy(OFF, facts([...MACHINE, "/tmp/node-compile-cache/", "/tmp/jiti/"], { codeCaches }));
+    assert.deepEqual(both.caches, [
+      { from: "/tmp/node-compile-cache", to: COMPILE_CACHE_INSIDE },
+      { from: "/tmp/jiti", to: JITI_SEED_INSIDE },
+    ]);
+    assert.ok(!both.writable.some((w) => w.startsWith("/tmp/")), "no cache is writable");
+    assert.deepEqual(sandboxPolicy(OFF, facts([...MACHINE, "/tmp/jiti/"], { codeCaches })).caches, [{ from: "/tmp/jiti", to: JITI_SEED_INSIDE }]);
+    assert.deepEqual(sandboxPolicy(OFF, facts(MACHINE, { codeCaches })).caches, [], "none there, none bound");
   });
 
   it("a sheep in a checkout writes its cwd and nothing else of the user's; git's hooks and config stay read-only in it", () => {
