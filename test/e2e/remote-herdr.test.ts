@@ -3,16 +3,17 @@
  * by our agent there over the host's one ssh connection (herdr's own --machine forwards API calls,
  * not our files, so it is not the path for sheep). The remote's herdr is the project's fake (real
  * tmux panes behind herdr's CLI and socket API), at each version the herdr suites run on; its
- * state and tmux server live on the remote side, started there by our agent.
+ * state and tmux server live on the remote side, started there by our agent. A sandboxed sheep
+ * there, which cannot tell that herdr its state, has it told by the shepherd over the link (issue 33).
  */
 import assert from "node:assert/strict";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { FAKE_HERDR_DIR, FAKE_HERDR_VERSIONS } from "../support/fake-herdr.ts";
 import { assertNothingLeftRemote, type RemoteWorld, remoteSheepPid, remoteWorld } from "../support/remote-world.ts";
-import type { Scene } from "../support/scene.ts";
+import { type Scene, untilLogged } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
 
 /** Quoted for the wrapper's sh: the paths are the test's own, but a quote costs nothing. */
@@ -73,6 +74,36 @@ for (const version of FAKE_HERDR_VERSIONS) {
       assert.match(screen.text, /herdr, far away/, "the screen is read through herdr there");
 
       await scene.ok({ action: "close", agentId: a.agentId });
+      await assertNothingLeftRemote(rw);
+    });
+
+    it("a sandboxed sheep there: that host's herdr is told its state by the shepherd over the link, idle, working, idle", async () => {
+      const started = await scene.ok({ action: "start", agent: "echo", label: "far-boxed", host: "box", sandbox: true });
+      const { agentId, paneId, sandboxed } = started.details.agent as { agentId: string; paneId: string; sandboxed?: true };
+      assert.equal(sandboxed, true);
+      const pane = paneId.replace(/^box\//, "");
+      // What the fake herdr there was told, from its calls log (its state dir is this test's).
+      const told = async () => {
+        const text = await readFile(join(dir, "herdr-state", "calls.jsonl"), "utf8").catch(() => "");
+        return text
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { argv: string[] }).argv)
+          .filter((a) => a[1] === "report-agent" && a[2] === pane)
+          .map((a) => a.slice(3, 9).join(" "));
+      };
+      const until = async (want: string[]) => {
+        const wanted = want.map((s) => `--source pi-shepherd --agent pi --state ${s}`);
+        for (let i = 0; i < 600 && JSON.stringify(await told()) !== JSON.stringify(wanted); i++) await new Promise((done) => setTimeout(done, 50));
+        assert.deepEqual(await told(), wanted);
+      };
+      await until(["idle"]);
+      const promptId = await scene.prompt(agentId, directive({ reply: "boxed, far away", delayMs: 3000, tag: "HERDR-FAR-BOXED" }));
+      await untilLogged(rw.world.model, "HERDR-FAR-BOXED");
+      await until(["idle", "working"]);
+      assert.equal((await scene.wait(promptId, 120)).status, "completed");
+      await until(["idle", "working", "idle"]);
+      await scene.ok({ action: "close", agentId });
       await assertNothingLeftRemote(rw);
     });
   });

@@ -1,5 +1,5 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, Runtime, RuntimeName } from "../../ports/runtime.ts";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, ReportedState, Runtime, RuntimeName } from "../../ports/runtime.ts";
 import type { RemoteCall } from "./call.ts";
 import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
 import { expect } from "./shape.ts";
@@ -86,5 +86,10 @@ export class RemoteRuntime implements Runtime {
 
   async agentStatus(paneId: string): Promise<string | undefined> {
     return ask(this.remote, this.host, W.agentStatus, { paneId, agentId: "" });
+  }
+
+  /** Answered by the host's own runtime: herdr there is told, a tmux there does nothing. The call's deadline is the link's. */
+  async reportState(paneId: string, state: ReportedState): Promise<void> {
+    await ask(this.remote, this.host, W.reportState, paneId, state);
   }
 }

@@ -23,6 +23,7 @@ const PROTOCOL_1 = [
   "runtime.close",
   "runtime.relabel",
   "runtime.agentStatus",
+  "runtime.reportState",
   "files.prepare",
   "files.staleSpecs",
   "files.snapshot",
