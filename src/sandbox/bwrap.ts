@@ -23,6 +23,9 @@ export function bwrapArgv(input: BwrapInput): string[] {
   // Nothing of the pane's environment (TMUX, TMUX_PANE, HERDR_*, the tmux server's own tokens) goes in.
   const a: string[] = [input.bwrap, "--clearenv", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
   a.push("--unshare-net");
+  // Run by root, bubblewrap keeps every capability: the sheep could unmount what hides the secrets or
+  // remount the root writable. Dropped, root inside is only a uid (and no new privileges: no setuid).
+  a.push("--cap-drop", "ALL");
   a.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   for (const p of policy.readable) a.push("--ro-bind", p, p);
   for (const c of policy.caches) a.push("--ro-bind", c.from, c.to);

@@ -41,6 +41,8 @@ describe("bubblewrap argv", () => {
       "--unshare-uts",
       "--unshare-cgroup-try",
       "--unshare-net",
+      "--cap-drop",
+      "ALL",
       "--ro-bind",
       "/",
       "/",
