@@ -142,6 +142,7 @@ export class LocalSheepFiles implements SheepFiles {
             cwd: req.cwd,
             ...(egressDir !== undefined ? { egressDir } : {}),
             argv: launcher,
+            runs: [...this.o.piCommand, this.o.sheepExtension],
           })
         : launcher;
     return {

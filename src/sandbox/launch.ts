@@ -36,6 +36,8 @@ export interface SandboxedLaunch {
   egressDir?: string;
   /** What runs inside: the launcher and its spec. */
   argv: readonly string[];
+  /** More programs it runs (pi's command, the sheep extension): readable even where they lie under /tmp. */
+  runs?: readonly string[];
 }
 
 /** Refuses a cwd no sandbox can have, before anything of the sheep is written. */
@@ -52,6 +54,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
   const o: PolicyOptions = {
     ...(s.egressDir !== undefined ? { egressDir: s.egressDir } : {}),
     ...(s.config.ownCode ? { ownCode: s.config.ownCode } : {}),
+    runs: [...s.argv, ...(s.runs ?? [])],
   };
   const policy = sandboxPolicy(
     s.config.settings,

@@ -2,7 +2,7 @@
  * What a sandboxed sheep may touch, from the user's settings and the facts of this one sheep: pure,
  * so the unit tests read every rule (bwrap.ts turns it into bubblewrap's arguments, in this order).
  */
-import { isAbsolute, join, normalize } from "node:path";
+import { dirname, isAbsolute, join, normalize } from "node:path";
 import type { SandboxSettings } from "./settings.ts";
 
 export type PathKind = "dir" | "file";
@@ -107,6 +107,12 @@ export interface PolicyOptions {
    * read-only again, that directory only.
    */
   ownCode?: readonly string[];
+  /**
+   * The programs the sheep's command runs (node, the launcher, pi): where one lies under /tmp, which
+   * the sandbox's private /tmp would hide, the project holding it is bound read-only again (the
+   * part before its first node_modules, else its nearest package root), so its dependencies come too.
+   */
+  runs?: readonly string[];
 }
 
 export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o: PolicyOptions = {}): SandboxPolicy {
@@ -118,7 +124,8 @@ export function sandboxPolicy(settings: SandboxSettings, facts: SandboxFacts, o:
   // What the sheep may read though the private /tmp would hide it: HOME, its repository (a worktree's
   // git reads the main .git's config and packed refs), what allowRead names. Elsewhere the read-only root shows them.
   const repo = facts.git ? [facts.git.commonDir, ...(facts.git.commonDir.endsWith("/.git") ? [facts.git.commonDir.slice(0, -5)] : [])] : [];
-  const readable = [home, ...repo.reverse(), ...(settings.allowRead ?? []).map(expand)].filter((p) => inside(p, "/tmp") && exists(p));
+  const code = (o.runs ?? []).filter((p) => isAbsolute(p) && inside(normalize(p), "/tmp")).map((p) => codeRoot(normalize(p), facts));
+  const readable = unique([home, ...repo.reverse(), ...code, ...(settings.allowRead ?? []).map(expand)].filter((p) => inside(p, "/tmp") && exists(p)));
 
   // A worktree commits into the main repository's objects, refs and logs, and keeps its HEAD and
   // index in .git/worktrees/<name>: those are writable, the rest of the main repository is not.
@@ -205,4 +212,14 @@ function dirOf(socket: string): string {
 
 function unique(xs: string[]): string[] {
   return [...new Set(xs.filter((x) => isAbsolute(x)).map((x) => normalize(x)))];
+}
+
+/** The project a program under /tmp belongs to: before its first node_modules, else its nearest package root, else its directory. */
+function codeRoot(path: string, facts: SandboxFacts): string {
+  const nm = path.indexOf("/node_modules/");
+  if (nm > 0) return path.slice(0, nm);
+  for (let dir = dirname(path); dir !== "/tmp" && dir !== "/"; dir = dirname(dir)) {
+    if (facts.kind(join(dir, "package.json")) === "file") return dir;
+  }
+  return dirname(path);
 }

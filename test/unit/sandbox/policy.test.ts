@@ -73,6 +73,30 @@ describe("sandbox policy", () => {
     assert.deepEqual(sandboxPolicy(OFF, facts(MACHINE, { codeCaches })).caches, [], "none there, none bound");
   });
 
+  it("the programs it runs that lie under /tmp (a clone there: node, the launcher, pi) are readable again, with their project", () => {
+    const clone = "/tmp/cc7";
+    const tree = [...MACHINE, `${clone}/`, `${clone}/package.json`, `${clone}/src/launch/`, `${clone}/node_modules/node/bin/`, "/tmp/lone/"];
+    const runs = [
+      `${clone}/node_modules/node/bin/node`,
+      `${clone}/src/launch/launcher.mjs`,
+      `${clone}/node_modules/@earendil-works/pi-coding-agent/dist/cli.js`,
+      "/tmp/lone/pi",
+      "/usr/bin/node",
+      "pi",
+    ];
+    const p = sandboxPolicy(OFF, facts(tree), { runs });
+    assert.deepEqual(
+      p.readable.filter((r) => r.startsWith("/tmp/")),
+      [clone, "/tmp/lone"],
+    );
+    assert.ok(!p.writable.some((w) => w.startsWith("/tmp/")), "read-only");
+    assert.deepEqual(
+      sandboxPolicy(OFF, facts(tree)).readable.filter((r) => r.startsWith("/tmp/")),
+      [],
+      "nothing under /tmp without a program there",
+    );
+  });
+
   it("a sheep in a checkout writes its cwd and nothing else of the user's; git's hooks and config stay read-only in it", () => {
     const p = sandboxPolicy(OFF, facts(MACHINE));
     assert.deepEqual(p.writable, ["/home/u/proj"]);
