@@ -6,6 +6,7 @@
  */
 import { constants } from "node:fs";
 import { lstat, open, rename, unlink } from "node:fs/promises";
+import type { EgressAttempt } from "../../ports/types.ts";
 
 /**
  * The file lies in the sheep's own directory, which a sandboxed sheep can write: it may have put a
@@ -37,23 +38,8 @@ async function appendPrivate(file: string, line: string): Promise<number> {
   }
 }
 
-export interface EgressEntry {
-  /** ISO time the attempt began. */
-  time: string;
-  /** `host:port` as the sheep asked for it. */
-  target: string;
-  /** CONNECT (a tunnel) or the HTTP method of a forwarded request. */
-  method: string;
-  verdict: "allowed" | "refused";
-  /** refused: why (see RefusalReason); allowed and ended early: connect_failed. */
-  reason?: string;
-  /** The address the proxy connected to (allowed only). */
-  address?: string;
-  /** Bytes from the sheep to the destination, and back (a tunnel: every byte; a forward: the bodies). */
-  bytesUp: number;
-  bytesDown: number;
-  durationMs: number;
-}
+/** What the proxy writes is what the readers check it against: one shape (ports/types.ts). */
+export type EgressEntry = EgressAttempt;
 
 export interface EgressCounts {
   allowed: number;
