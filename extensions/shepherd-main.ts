@@ -54,6 +54,15 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     stderr: (line) => console.error(line),
   });
 
+  // The model's `shepherd` call as it streams: sheep it will start boot before it ends.
+  pi.on("message_update", (event) => {
+    const e = event.assistantMessageEvent;
+    if (e?.type !== "toolcall_delta" && e?.type !== "toolcall_end") return;
+    const call = e.type === "toolcall_end" ? e.toolCall : e.partial?.content?.[e.contentIndex];
+    if (call?.type !== "toolCall" || call.name !== "shepherd") return;
+    session.streaming(call.id, call.arguments, e.type === "toolcall_end");
+  });
+
   pi.registerTool({
     name: "shepherd",
     label: "Shepherd",

@@ -40,6 +40,11 @@ export interface Settings {
    * WARM_SHEEP_MB (src/domain/bounds.ts); 0: none come back.
    */
   warmMemory: number;
+  /**
+   * User-only: while the model streams a `shepherd` call that will start sheep, boot them ahead
+   * (within warmMemory) for the call to take (issue 36).
+   */
+  speculativeStart: boolean;
   /** User-only: other machines sheep may run on, by name, reached over OpenSSH. */
   hosts: Record<string, HostSettings>;
   /** User-only: the browser panel (src/panel): on when the session begins, and its port on 127.0.0.1 (0: a free one). */
@@ -93,6 +98,7 @@ export const DEFAULT_SETTINGS: Settings = {
   models: {},
   warm: {},
   warmMemory: DEFAULT_WARM_MEMORY_MB,
+  speculativeStart: true,
   hosts: {},
   panel: { autostart: false, port: 0 },
   sandbox: DEFAULT_SANDBOX,
@@ -128,6 +134,7 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   // Each warm sheep is a pi that runs unasked: a repository must not make the machine start them.
   "warm",
   "warmMemory",
+  "speculativeStart",
   // Which machines the shepherd logs into, as whom, with which ssh options: never a repository's choice.
   "hosts",
   // A port that serves the herd and takes prompts: whether it opens, and where, is the person's call.
@@ -214,6 +221,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   warm: [warmSizes, `an object of agent name -> ready sheep to keep, 0-${MAX_WARM_PER_AGENT}, e.g. {"scout": 1, "worker": 2}`],
   panel: [panelSettings, 'an object {"autostart": true or false, "port": 0-65535} (0: a free port)'],
   warmMemory: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 65_536, "a whole number of MB, 0-65536 (0: no delegated sheep come back)"],
+  speculativeStart: [bool, "true or false"],
   sandbox: [
     (v) => sandboxProblem(v) === undefined,
     'an object {"default": "off" or "on", "allowRead", "allowWrite", "denyRead": [paths], "allowNetwork": ["host[:port]"]}',

@@ -46,6 +46,7 @@ import { readConversationSeen, wait, type WaitOptions } from "./prompts/wait.ts"
 import { actingFrom } from "./herd/edge.ts";
 import { type WarmCount, WarmPool } from "./lifecycle/warm.ts";
 import type { WarmConfig } from "./lifecycle/warm-fit.ts";
+import type { SpeculativeWant } from "./lifecycle/warm-speculation.ts";
 
 export type { ShepherdOptions } from "./herd/herd.ts";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
@@ -77,9 +78,10 @@ export class Shepherd {
   }
 
   /** Keeps ready sheep per definition for starts that match them; sizes of {} close them all. */
-  keepWarm(config: WarmConfig): void {
-    this.pool.configure(config);
-  }
+  keepWarm = (config: WarmConfig): void => this.pool.configure(config);
+
+  /** Boots ahead the sheep a call the model is still writing will start; the call takes them. */
+  speculate = (wants: readonly SpeculativeWant[]): Promise<void> => this.pool.speculate(wants);
 
   /** Ready and booting warm sheep per definition name, and why a name is not warm. */
   warm(): { counts: Record<string, WarmCount>; problems: Record<string, string> } {

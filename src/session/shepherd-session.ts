@@ -11,6 +11,7 @@ import { type AuditSink, stamped } from "../ports/audit.ts";
 import type { DispatchContext } from "../context/context.ts";
 import type { EntryDeps } from "../edge/entry.ts";
 import { beginSession } from "./begin.ts";
+import { speculativeWants, StreamingCalls } from "../edge/speculation.ts";
 import type { SessionClock, SessionContext, SessionPorts } from "./ports.ts";
 
 /** How long a full doctor waits for the session to begin before it answers without the shepherd's own looks. */
@@ -32,6 +33,7 @@ export class ShepherdSession<C extends SessionContext> {
   private lastCtx: C | undefined;
   private auditSink: AuditSink | undefined;
   private readonly clock: SessionClock;
+  private readonly calls = new StreamingCalls();
 
   constructor(private readonly ports: SessionPorts<C>) {
     this.clock = ports.clock ?? systemClock;
@@ -40,6 +42,18 @@ export class ShepherdSession<C extends SessionContext> {
   /** The composed app, once it is: what the widget and live views draw from. */
   get ready(): ShepherdApp | undefined {
     return this.composed;
+  }
+
+  /**
+   * A `shepherd` call the model is still writing (its arguments so far; `complete` once it
+   * ended): the sheep it will start boot ahead in the warm pool, for the call to take (issue 36).
+   */
+  streaming(callId: string, args: unknown, complete: boolean): void {
+    const app = this.composed;
+    if (!app?.loaded.settings.speculativeStart) return;
+    const wants = this.calls.changed(callId, speculativeWants(args, { complete, maxParallel: app.loaded.settings.maxParallel }));
+    if (complete) this.calls.ended(callId);
+    if (wants) void app.shepherd.speculate(wants);
   }
 
   /** The app if it is composed or on its way: completions must not start a runtime. */

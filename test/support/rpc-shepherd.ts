@@ -133,14 +133,15 @@ export class RpcShepherd {
     return r;
   }
 
-  async call(args: unknown, timeoutMs = 120_000): Promise<ToolOutcome> {
+  /** `argsTokensPerSec`: the model streams the call's arguments at that rate, as a real model writes them. */
+  async call(args: unknown, timeoutMs = 120_000, o: { argsTokensPerSec?: number } = {}): Promise<ToolOutcome> {
     const tag = `call-${++this.seq}`;
     const start = this.next((e) => e.type === "tool_execution_start" && e.toolName === "shepherd", timeoutMs);
     const end = this.next((e) => e.type === "tool_execution_end" && e.toolName === "shepherd", timeoutMs);
     const settled = this.next((e) => e.type === "agent_end", timeoutMs);
     // Awaited in turn below; one that fails while an earlier one is awaited is still this call's, not unhandled.
     for (const p of [start, end, settled]) p.catch(() => undefined);
-    const accepted = await this.command({ type: "prompt", message: directive({ tool: { name: "shepherd", arguments: args }, afterTool: "done", tag }) });
+    const accepted = await this.command({ type: "prompt", message: directive({ tool: { name: "shepherd", arguments: args }, afterTool: "done", tag, ...o }) });
     if (accepted.success !== true) throw new Error(`prompt refused: ${JSON.stringify(accepted)}`);
     const started = await start;
     const updates: ToolOutcome["updates"] = [];

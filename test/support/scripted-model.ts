@@ -8,6 +8,7 @@
  *   #script {"fail":500,"message":"boom"}
  *   #script {"tool":{"name":"shepherd","arguments":{...}},"afterTool":"text"}
  *   #script {"tools":[{"name":"shepherd","arguments":{...}},…],"afterTool":"text"}   (one turn, several calls)
+ *   … "argsTokensPerSec": 60   (the calls' arguments stream at that rate, as a real model writes them)
  *   #script {"rounds":[[{"name":"write","arguments":{...}}],[{"name":"bash",…}]],"afterTool":"text"}
  *       (tool calls in rounds, each after the results of the one before: a sheep that writes, then edits)
  *   anything else: the reply is "ECHO: <message>" (or what the fallback option says)
@@ -29,6 +30,11 @@ export interface Directive {
   /** Rounds of tool calls: round k answers the request that follows k rounds of tool results. */
   rounds?: { name: string; arguments: unknown }[][];
   afterTool?: string;
+  /**
+   * Tool calls' arguments stream at this many tokens a second (a token taken as 4 characters, sent
+   * every 50 ms) as a real model writes them, instead of all at once: what a speculative start sees.
+   */
+  argsTokensPerSec?: number;
   /** Copied into the log entry, so a test can find the requests of one sheep or step. */
   tag?: string;
 }
@@ -176,7 +182,7 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
     }
     if (d.tool || d.tools) {
       entry.kind = "tool";
-      await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined);
+      await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined, d.argsTokensPerSec);
       return;
     }
     const reply = d.reply ?? (parseDirective(lastUserText) || o.script?.(lastUserText) ? "" : (o.fallback?.(lastUserText) ?? `ECHO: ${lastUserText}`));
@@ -234,7 +240,13 @@ async function streamText(res: ServerResponse, entry: LoggedRequest, text: strin
   res.end();
 }
 
-async function streamToolCall(res: ServerResponse, entry: LoggedRequest, calls: { name: string; arguments: unknown }[], indexedIds: boolean) {
+async function streamToolCall(
+  res: ServerResponse,
+  entry: LoggedRequest,
+  calls: { name: string; arguments: unknown }[],
+  indexedIds: boolean,
+  tokensPerSec?: number,
+) {
   const id = `chatcmpl-${entry.seq}`;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   entry.firstByteAt = Date.now();
@@ -244,7 +256,19 @@ async function streamToolCall(res: ServerResponse, entry: LoggedRequest, calls: 
     type: "function",
     function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
   }));
-  res.write(chunk(id, { role: "assistant", content: null, tool_calls: toolCalls }, null));
+  if (tokensPerSec && tokensPerSec > 0) {
+    const TICK_MS = 50;
+    const piece = Math.max(1, Math.round((tokensPerSec * 4 * TICK_MS) / 1000));
+    res.write(
+      chunk(id, { role: "assistant", content: null, tool_calls: toolCalls.map((t) => ({ ...t, function: { name: t.function.name, arguments: "" } })) }, null),
+    );
+    for (const t of toolCalls) {
+      for (let i = 0; i < t.function.arguments.length; i += piece) {
+        await sleep(TICK_MS);
+        res.write(chunk(id, { tool_calls: [{ index: t.index, function: { arguments: t.function.arguments.slice(i, i + piece) } }] }, null));
+      }
+    }
+  } else res.write(chunk(id, { role: "assistant", content: null, tool_calls: toolCalls }, null));
   res.write(chunk(id, {}, "tool_calls"));
   res.write(usageChunk(id, 5));
   res.write("data: [DONE]\n\n");

@@ -16,6 +16,7 @@ import { closeWarmSheep, keepToClose } from "./warm-close.ts";
 import { fingerprint, fits, sameHost, type WarmConfig, warmLabel } from "./warm-fit.ts";
 import { poolMb } from "./warm-memory.ts";
 import { Renewals } from "./warm-renewal.ts";
+import { type SpeculativeWant, Speculations, untilAborted } from "./warm-speculation.ts";
 
 export interface WarmCount {
   ready: number;
@@ -40,14 +41,20 @@ export class WarmPool implements WarmSource {
   private timer: ReturnType<typeof setInterval> | undefined;
   private quietWait: ReturnType<typeof setInterval> | undefined;
   private readonly failedAt = new Map<string, number>();
-  /** Warm sheep that came back from a delegation: kept beyond the sizes, within `memoryMb`. */
+  /**
+   * Warm sheep kept beyond the sizes, within `memoryMb`: ones that came back from a delegation, and
+   * ones booted for a call the model was still writing.
+   */
   private readonly returned = new Set<string>();
   private readonly renewals: Renewals;
+  private readonly ahead: Speculations;
   /** Why a name is not warm (no such definition, a boot that failed), for the doctor and the herd. */
   readonly problems = new Map<string, string>();
 
   constructor(private readonly herd: Herd) {
-    this.renewals = new Renewals(herd, { config: () => this.config, prints: this.prints, returned: this.returned });
+    const marks = { config: () => this.config, prints: this.prints, returned: this.returned };
+    this.renewals = new Renewals(herd, marks);
+    this.ahead = new Speculations(herd, { ...marks, boot: (config, definition, print, onRecorded) => this.boot(config, definition, print, onRecorded) });
   }
 
   /** Starts (or resizes) the pool; sizes of {} close every warm sheep. */
@@ -99,6 +106,14 @@ export class WarmPool implements WarmSource {
       }
       await this.discard(rec);
     }
+    // A sheep booted for this very call while the model wrote it: waiting for it is never slower
+    // than a boot of our own, which would start later.
+    const booting = taken ? undefined : this.ahead.claim(print, req);
+    if (booting) {
+      await (signal ? Promise.race([booting, untilAborted(signal)]) : booting);
+      if (!signal?.aborted) return this.take(req, signal, again);
+      return undefined;
+    }
     // A matching sheep that is renewing is ready in tens of milliseconds, a boot takes hundreds:
     // the start waits for it (a chain's next step, a delegation right after the one before).
     const renewing = this.renewals.serving(print, req);
@@ -142,6 +157,11 @@ export class WarmPool implements WarmSource {
     const config = this.config;
     if (!config || this.herd.disposed || !fits(config, req) || req.model !== undefined) return Promise.resolve(false);
     return this.renewals.giveBack(rec, req, config);
+  }
+
+  /** Boots the sheep a call the model is still writing will start (see Speculations.speculate). */
+  speculate(wants: readonly SpeculativeWant[]): Promise<void> {
+    return this.ahead.speculate(wants);
   }
 
   /** Closes every warm sheep; the pool keeps none until configured again. */
@@ -227,7 +247,7 @@ export class WarmPool implements WarmSource {
     await Promise.all(boots);
   }
 
-  private async boot(config: WarmConfig, definition: AgentDefinition, print: string): Promise<void> {
+  private async boot(config: WarmConfig, definition: AgentDefinition, print: string, onRecorded?: (agentId: string) => void): Promise<void> {
     let recorded: string | undefined;
     const req: StartRequest = {
       definition,
@@ -240,6 +260,7 @@ export class WarmPool implements WarmSource {
       onRecorded: (agentId) => {
         recorded = agentId;
         this.prints.set(agentId, print);
+        onRecorded?.(agentId);
       },
     };
     try {
