@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress, sandbox)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress, sandbox, tool-tokens)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -28,10 +28,11 @@ import { runRpc, type RpcConfig } from "./lib/rpc-bench.ts";
 import { runSandbox, type SandboxConfig } from "./lib/sandbox-bench.ts";
 import type { RuntimeFixture } from "./lib/runtime-fixture.ts";
 import { tmuxFixture } from "./lib/tmux-fixture.ts";
+import { measureToolTokens, TOOL_TOKENS_DEFINITION } from "./lib/tool-tokens.ts";
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress", "sandbox"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress", "sandbox", "tool-tokens"] as const;
 type Part = (typeof PARTS)[number];
 
 const FULL: {
@@ -163,6 +164,7 @@ export const DEFINITIONS = {
     "sandboxed, sandboxed, plain, then one of each (sandboxed first) whose sheep wait for an answer that comes after the window: " +
     "the shepherd process's CPU (user+system) over the window and its VmRSS at the end of the streaming windows, every tunnel " +
     "open; the proxy runs in the shepherd, so its memory is the sandboxed windows' RSS minus the plain ones' (medians)",
+  toolTokens: TOOL_TOKENS_DEFINITION,
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
     "real pi shepherd in RPC mode with pi-shepherd loaded, whole tool calls timed by its tool_execution_start/end events",
@@ -198,11 +200,16 @@ async function main() {
   process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
 
   const runs: Record<string, RuntimeRun> = {};
+  // Text, not time: measured once, beside the first runtime's figures, with no sheep or model.
+  const toolTokens = parts.has("tool-tokens") ? measureToolTokens(say) : undefined;
+  const timed = [...parts].some((p) => p !== "tool-tokens");
   let model: ModelProcess | undefined;
   try {
-    model = await startModelProcess();
-    cleanups.push(() => model!.close());
-    for (const name of runtimes) {
+    for (const name of timed ? runtimes : []) {
+      if (!model) {
+        model = await startModelProcess();
+        cleanups.push(() => model!.close());
+      }
       say(`\n${name}:`);
       const world = await makeWorld(model.baseUrl, name);
       cleanups.push(() => world.cleanup());
@@ -229,6 +236,7 @@ async function main() {
     await cleanup();
   }
 
+  if (toolTokens) runs[runtimes[0]!] = { ...runs[runtimes[0]!], toolTokens };
   const rows = buildRows(runs);
   const table = renderTable(rows, runtimes);
   say(`\n${table}\n`);

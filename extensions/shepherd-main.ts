@@ -5,7 +5,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { toolDescription } from "../src/edge/description.ts";
+import { TOOL_GUIDELINES, TOOL_SNIPPET, toolDescription } from "../src/edge/description.ts";
 import { prepareArguments } from "../src/edge/params.ts";
 import { ShepherdSession } from "../src/session/shepherd-session.ts";
 import { shepherdParameters } from "../src/edge/schema.ts";
@@ -19,19 +19,6 @@ import { PUSH_TYPE } from "../src/edge/push-type.ts";
 import { renderCall, renderPush, renderResult } from "./render.ts";
 import { PanelGlue } from "./panel.ts";
 import { registerShepherdCommand } from "./shepherd-command.ts";
-
-const DESCRIPTION = toolDescription();
-
-const GUIDELINES = [
-  "shepherd: talking to a sheep takes two calls: `prompt` returns a promptId at once, then `wait` returns the answer. Never expect an answer from `prompt`.",
-  "shepherd: for short work whose answer you need before you can go on, `prompt` then `wait`. To run work in parallel, `start` several sheep, `prompt` each one, then make ONE `wait` call with all their `promptIds`.",
-  'shepherd: to keep talking with the person while sheep work, `prompt` with `notify: true` (or `delegate` with `background: true`) and end your turn: each result comes back to you as a new message by itself ("[pi-shepherd] Result of …"); do not also `wait` for it.',
-  'shepherd: to correct a sheep mid-task, `prompt` it with `deliverAs: "steer"` (the answer still comes on its running prompt); to line up the next task behind the current one, `deliverAs: "followUp"` (at most 8 queued). Without deliverAs a busy sheep refuses with [prompt_pending].',
-  'shepherd: a sheep may ask you a question (a message "[pi-shepherd] Sheep … asks (m_…)", or a `wait` result `blocked` with a question): answer with `reply` {agentId, messageId, text}. `messages` lists what sheep told you.',
-  "shepherd: a `wait` that returns `timeout` stopped nothing; call `wait` again with the same promptId. Give a `requestId` when a prompt must not be sent twice (e.g. when retrying after an error).",
-  "shepherd: sheep stay open after `wait`; `close` each sheep when you no longer need it.",
-  "shepherd: a sheep that edits files should get `isolate: true` (its own git worktree and branch); trust the `evidence` in its result over its words, and `land` its work when it is right.",
-];
 
 export function shepherdExtension(pi: ExtensionAPI): void {
   // One clock reading per drawn frame for the widget and every progress view alike.
@@ -66,9 +53,9 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   pi.registerTool({
     name: "shepherd",
     label: "Shepherd",
-    description: DESCRIPTION,
-    promptSnippet: "Start persistent pi sheep in panes, prompt them without waiting, then wait for one or many answers",
-    promptGuidelines: GUIDELINES,
+    description: toolDescription(),
+    promptSnippet: TOOL_SNIPPET,
+    promptGuidelines: [...TOOL_GUIDELINES],
     parameters: shepherdParameters,
     // Before pi's schema check, which would reject task objects sent as JSON text.
     prepareArguments: (args) => prepareArguments(args) as Static<typeof shepherdParameters>,

@@ -7,7 +7,9 @@ import { sandboxSummary } from "./sandbox-summary.ts";
 import type { BareMode } from "./runtime-fixture.ts";
 import { median, ms, quantile, round, summarize } from "./stats.ts";
 import type { Got, Row, RowMaker, RuntimeRun } from "./row.ts";
+import { TOOL_TOKENS_BEFORE } from "./tool-tokens.ts";
 import { userRows } from "./user-rows.ts";
+import { TOOL_TOKEN_BUDGET } from "../../src/edge/tool-cost.ts";
 import { remoteRows } from "../remote.ts";
 import { sandboxRows } from "../sandbox.ts";
 
@@ -187,6 +189,17 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
   remoteRows(row);
   sandboxRows(row);
   row(
+    "tokens the tool adds to each model request",
+    "bench",
+    "tokens",
+    (r) =>
+      r.toolTokens && {
+        value: r.toolTokens.tokens,
+        detail: `before ${TOOL_TOKENS_BEFORE}; ${r.toolTokens.chars} chars: description ${r.toolTokens.descriptionChars}, schema ${r.toolTokens.schemaChars}, system prompt ${r.toolTokens.promptChars}`,
+      },
+    { text: `<= ${TOOL_TOKEN_BUDGET}`, ok: (v) => v <= TOOL_TOKEN_BUDGET },
+  );
+  row(
     "sandbox egress: a model request, through forwarder + proxy - direct",
     "bench",
     "ms",
@@ -350,6 +363,7 @@ export function summarizeRun(r: RuntimeRun) {
         }
       : {}),
     ...(r.sandbox ? { sandbox: sandboxSummary(r.sandbox) } : {}),
+    ...(r.toolTokens ? { toolTokens: r.toolTokens } : {}),
     ...(r.remote
       ? {
           remote: {

@@ -11,7 +11,7 @@ export type { DelegateCommand, RawTask } from "./delegate-command.ts";
 /** The model's one-shot tasks; /shepherd has no form of it (a person starts and prompts sheep). */
 export const delegate = defineAction<"delegate", DelegateCommand>({
   name: "delegate",
-  described: "delegate (one-shot tasks; background: true returns at once and reports back by itself)",
+  described: "delegate (one-shot tasks; each sheep closed after its result)",
   fields: fieldsOf("agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate", "sandbox"),
   commands: [],
   renderCall: (args, t, expanded) => {

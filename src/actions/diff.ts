@@ -11,7 +11,7 @@ export type DiffCommand = { action: "diff"; target: string; stat?: boolean };
 
 export const diff = defineAction({
   name: "diff",
-  described: "diff (what a sheep's last prompt changed in git)",
+  described: "diff (what a sheep's last prompt changed)",
   fields: fieldsOf("target", "stat"),
   commands: [
     {

@@ -6,7 +6,7 @@ export type DoctorCommand = { action: "doctor" };
 /** Runs without a composed shepherd: the tool's entry answers it (edge/entry.ts), not the table's run. */
 export const doctor = defineAction({
   name: "doctor",
-  described: "doctor (check the setup: versions, runtime, settings, agent files, stale records and orphan panes; changes nothing)",
+  described: "doctor (check the setup; changes nothing)",
   fields: {},
   commands: [
     {

@@ -7,84 +7,64 @@ import { Type, type TSchema } from "@sinclair/typebox";
  */
 
 /** A plain string enum: unions at any level make some providers send `{}`. */
-export function stringEnum<T extends readonly string[]>(values: T, description: string): TSchema {
-  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], description });
+export function stringEnum<T extends readonly string[]>(values: T, description?: string): TSchema {
+  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...(description === undefined ? {} : { description }) });
 }
 
+// Every request of the shepherd's model carries these words (issue 36): each thing is said once,
+// here or in the tool's description, never in both; a field's name and type say the rest, and the
+// refusal or result of the call that needs more says it then (e.g. [prompt_pending] names deliverAs).
+
+/** A task's fields mean what the call's fields of the same names mean (the tasks field says so). */
 const delegateTask = Type.Object({
-  agent: Type.String({ description: "Agent definition name." }),
-  task: Type.String({ description: "The task text, sent exactly." }),
-  cwd: Type.Optional(Type.String({ description: "Working directory for this task." })),
-  host: Type.Optional(
-    Type.String({ description: 'The machine this task runs on: a name of the "hosts" setting (default: the call\'s host, else this machine).' }),
-  ),
-  isolate: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a git worktree of its own." })),
-  sandbox: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a sandbox (bubblewrap); false is refused where the user's default is on." })),
+  agent: Type.String(),
+  task: Type.String(),
+  cwd: Type.Optional(Type.String()),
+  host: Type.Optional(Type.String()),
+  isolate: Type.Optional(Type.Boolean()),
+  sandbox: Type.Optional(Type.Boolean()),
 });
 
 /** Checked per action at run time (edge/command.ts), not by the schema. */
 export const FIELDS = {
-  agent: Type.String({ description: "start: the agent definition name (see action sheep)." }),
-  label: Type.String({ description: "start: a short unique name for the sheep." }),
-  placement: stringEnum(["tab", "pane", "workspace"] as const, 'start: where the pane goes (default "tab").'),
-  direction: stringEnum(["right", "down"] as const, 'start with placement "pane": split direction (default "right").'),
-  cwd: Type.String({ description: "start: working directory of the sheep (a path on its host)." }),
-  host: Type.String({ description: 'start/delegate: the machine the sheep runs on, a name of the "hosts" setting; "local" or absent: this machine.' }),
-  model: Type.String({ description: "start: model for the sheep (provider/id or pattern)." }),
-  agentScope: stringEnum(["user", "project", "both"] as const, 'start/sheep: which agent definitions to use (default "user").'),
-  resume: Type.String({
-    description:
-      'start: the agentId or label of a closed or exited sheep; a new sheep continues its conversation with the same agent, cwd and model (leave "agent" out).',
-  }),
-  confirmProjectAgents: Type.Boolean({ description: "start: ask before running a project agent (default true)." }),
-  agentId: Type.String({ description: "prompt/status/close/interrupt/land/sync/reply (messages: optional): the id start returned, or the sheep's label." }),
-  message: Type.String({ description: "prompt: the text to send. land: the message of the merge or squash commit (a fast-forward makes no commit)." }),
-  notify: Type.Boolean({
-    description: "prompt: when the answer is final and no wait returned it, it comes to you as a new message by itself (default false).",
-  }),
-  deliverAs: stringEnum(
-    ["steer", "followUp"] as const,
-    'prompt to a sheep that is still working: "steer" (into its running turn; the answer comes on its active prompt) or "followUp" (a new prompt queued behind it).',
-  ),
-  requestId: Type.String({
-    description: "prompt: your own id for this prompt; sending the same requestId to the same sheep again returns the first handle and sends nothing.",
-  }),
-  promptId: Type.String({ description: "wait: one promptId." }),
-  promptIds: Type.Array(Type.String(), { description: "wait: several promptIds, waited for together." }),
-  timeout: Type.Number({ description: "wait: seconds before returning timeout (the prompt keeps running)." }),
-  target: Type.String({ description: "read/diff: an agentId or a sheep's label." }),
-  source: stringEnum(
-    ["session", "screen", "egress"] as const,
-    'read: "session" (default) is the sheep\'s recent conversation from its session file: prompts, answers, tool calls; "screen" is its pane\'s text; "egress" is what a sandboxed sheep tried to reach (its egress log).',
-  ),
-  turns: Type.Number({ description: "read (session): how many recent turns (default 3)." }),
-  lines: Type.Number({ description: "read: at most this many recent lines (screen: default 40; egress: entries, default 50, at most 1000)." }),
-  task: Type.String({ description: "delegate (single): the task for `agent`." }),
-  tasks: Type.Array(delegateTask, { description: "delegate (parallel): tasks run by separate sheep, a few at a time." }),
-  chain: Type.Array(delegateTask, { description: "delegate (chain): steps run in order; {previous} in a task becomes the previous step's final text." }),
-  all: Type.Boolean({ description: "herd: also list the sheep of other shepherds on this machine (read-only)." }),
-  keepOpen: Type.Boolean({ description: "delegate: keep each sheep open after its result (default false)." }),
-  background: Type.Boolean({
-    description: "delegate: return at once; one message with every result comes to you by itself when the last is final (default false).",
-  }),
-  unreadOnly: Type.Boolean({ description: "messages: only messages not listed before (default false)." }),
-  messageId: Type.String({ description: "reply: the id of the sheep's question (m_...)." }),
-  text: Type.String({ description: "reply: your answer to the sheep's question." }),
-  isolate: Type.Boolean({
-    description:
-      "start/delegate: run the sheep in a git worktree of its own (a new branch from HEAD), never touching your checkout; bring its work in with action land (action sync merges your branch into its worktree first).",
-  }),
-  sandbox: Type.Boolean({
-    description:
-      "start/delegate: run the sheep in a sandbox (bubblewrap): it writes only its cwd, reads no secrets, reaches no network. true may be asked where the user's default is off; false is refused where it is on.",
-  }),
-  removeWorktree: Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." }),
-  force: Type.Boolean({
-    description:
-      "close with removeWorktree: remove it even though it holds work that was never landed. prune: also remove worktrees no record knows (a start cut short) that hold work.",
-  }),
-  squash: Type.Boolean({ description: "land: one new commit on your branch instead of a merge of the sheep's branch." }),
-  stat: Type.Boolean({ description: "diff: only the changed files and line counts, no patch." }),
+  agent: Type.String({ description: "start, delegate: agent definition name." }),
+  label: Type.String({ description: "start: unique short name." }),
+  placement: stringEnum(["tab", "pane", "workspace"] as const, "start (default tab)."),
+  direction: stringEnum(["right", "down"] as const, "start, placement pane (default right)."),
+  cwd: Type.String({ description: "start, delegate: working directory on the sheep's host." }),
+  host: Type.String({ description: 'start, delegate: a name of the "hosts" setting, or "local".' }),
+  model: Type.String({ description: "start: provider/id or pattern." }),
+  agentScope: stringEnum(["user", "project", "both"] as const, "start, sheep, delegate: which agent definitions (default user)."),
+  resume: Type.String({ description: "start, instead of agent: a closed or exited sheep whose conversation a new sheep continues." }),
+  confirmProjectAgents: Type.Boolean({ description: "start, delegate: ask before a project agent runs (default true)." }),
+  agentId: Type.String(),
+  message: Type.String({ description: "prompt: the text. land: the commit's message." }),
+  // notify and background: the guidelines say how they go (edge/description.ts).
+  notify: Type.Boolean(),
+  deliverAs: stringEnum(["steer", "followUp"] as const, "prompt a working sheep: into its running turn, or queued behind it."),
+  requestId: Type.String({ description: "prompt: your id for it; sent again, it returns the first handle and sends nothing." }),
+  promptId: Type.String(),
+  promptIds: Type.Array(Type.String(), { description: "wait: several, together." }),
+  timeout: Type.Number({ description: "wait: seconds; the prompt keeps running." }),
+  target: Type.String({ description: "read, diff: the sheep." }),
+  source: stringEnum(["session", "screen", "egress"] as const, "read (default session)."),
+  turns: Type.Number({ description: "read session (default 3)." }),
+  lines: Type.Number({ description: "read screen (default 40), egress (default 50)." }),
+  task: Type.String({ description: "delegate: the task for agent." }),
+  tasks: Type.Array(delegateTask, { description: "delegate: in parallel; a task's fields mean the call's, which it takes where it has none." }),
+  chain: Type.Array(delegateTask, { description: "delegate: in order; {previous} in a task is the previous step's answer." }),
+  all: Type.Boolean({ description: "herd: also other shepherds' sheep, read-only." }),
+  keepOpen: Type.Boolean({ description: "delegate: keep sheep open after their results." }),
+  background: Type.Boolean(),
+  unreadOnly: Type.Boolean({ description: "messages: only those not listed before." }),
+  messageId: Type.String({ description: "reply: the question's m_ id." }),
+  text: Type.String({ description: "reply: your answer." }),
+  isolate: Type.Boolean({ description: "start, delegate: for a sheep that edits files: its own git worktree and branch, never your checkout." }),
+  sandbox: Type.Boolean({ description: "start, delegate: bubblewrap: writes only its cwd, reads no secrets, reaches only its model and allowed hosts." }),
+  removeWorktree: Type.Boolean({ description: "close: also remove its worktree and branch." }),
+  force: Type.Boolean({ description: "close with removeWorktree: even unlanded work. prune: also unknown worktrees with work." }),
+  squash: Type.Boolean({ description: "land: one new commit, not a merge." }),
+  stat: Type.Boolean({ description: "diff: files and line counts, no patch." }),
 } satisfies Record<string, TSchema>;
 
 export type FieldName = keyof typeof FIELDS;

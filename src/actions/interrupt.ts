@@ -13,7 +13,7 @@ export function interruptText(r: { agentId: string; promptId: string }, label: s
 
 export const interrupt = defineAction({
   name: "interrupt",
-  described: "interrupt (abort a sheep's running turn; its prompt settles cancelled, the sheep stays)",
+  described: "interrupt (abort a sheep's turn: its prompt is cancelled, the sheep stays)",
   fields: fieldsOf("agentId"),
   commands: [
     {

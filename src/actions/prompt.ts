@@ -17,8 +17,7 @@ export type PromptCommand = { action: "prompt"; target: string; message: string;
 
 export const prompt = defineAction<"prompt", PromptCommand>({
   name: "prompt",
-  described:
-    "prompt (send a message; returns at once with a promptId; notify: true brings the answer to you by itself; deliverAs steers a working sheep or queues behind it; requestId makes it idempotent)",
+  described: "prompt (returns a promptId at once, not the answer)",
   fields: fieldsOf("agentId", "message", "notify", "deliverAs", "requestId"),
   commands: [
     {

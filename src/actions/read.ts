@@ -27,7 +27,7 @@ export type ReadCommand = { action: "read"; target: string; source: ReadSource; 
 
 export const read = defineAction({
   name: "read",
-  described: "read (a sheep's recent conversation: prompts, answers, tool calls; or its screen; or, sandboxed, what it tried to reach)",
+  described: "read (a sheep's conversation, screen or egress log)",
   fields: fieldsOf("target", "source", "turns", "lines"),
   commands: [
     {

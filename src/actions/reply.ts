@@ -14,7 +14,7 @@ export function replyText(r: { agentId: string; messageId: string }, label: stri
 
 export const reply = defineAction({
   name: "reply",
-  described: "reply (answer a sheep's question that waits)",
+  described: "reply (answer a sheep's question)",
   fields: fieldsOf("agentId", "messageId", "text"),
   commands: [
     {

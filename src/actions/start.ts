@@ -20,7 +20,7 @@ async function startedAnswer(run: () => Promise<ActionResult>): Promise<Notice[]
 
 export const start = defineAction<"start", StartCommand>({
   name: "start",
-  described: "start (launch a sheep from an agent definition; no task is sent)",
+  described: "start (a sheep from an agent definition; sends no task)",
   fields: fieldsOf("agent", "label", "placement", "direction", "cwd", "host", "model", "agentScope", "confirmProjectAgents", "isolate", "sandbox", "resume"),
   commands: [
     {

@@ -13,7 +13,7 @@ export type WaitCommand = { action: "wait"; promptIds: PromptId[]; timeout?: num
 
 export const wait = defineAction({
   name: "wait",
-  described: "wait (block until one or several prompts are answered; results in the order asked)",
+  described: "wait (the answers of one or several prompts, in the order asked)",
   fields: fieldsOf("promptId", "promptIds", "timeout"),
   commands: [
     {

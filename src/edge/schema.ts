@@ -14,7 +14,7 @@ export const ACTIONS: readonly Action[] = ACTION_TABLE.map((a) => a.name);
  * action knows comes after them.
  */
 export function toolParameters(table: readonly ActionSpec[]): TObject {
-  const properties: Record<string, TSchema> = { action: stringEnum(actionNames(table), "What to do.") };
+  const properties: Record<string, TSchema> = { action: stringEnum(actionNames(table)) };
   const taken = (name: string) => table.some((a) => name in a.fields);
   for (const [name, schema] of Object.entries(FIELDS)) if (taken(name)) properties[name] = Type.Optional(schema);
   for (const a of table) {
