@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress, sandbox, tool-tokens)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress, sandbox, tool-tokens, first)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -31,8 +31,9 @@ import { tmuxFixture } from "./lib/tmux-fixture.ts";
 import { measureToolTokens, TOOL_TOKENS_DEFINITION } from "./lib/tool-tokens.ts";
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
+import { type FirstCallConfig, runFirstCall } from "./lib/first-call.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress", "sandbox", "tool-tokens"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress", "sandbox", "tool-tokens", "first"] as const;
 type Part = (typeof PARTS)[number];
 
 const FULL: {
@@ -45,6 +46,7 @@ const FULL: {
   remote: RemoteConfig;
   egress: EgressConfig;
   sandbox: SandboxConfig;
+  first: FirstCallConfig;
 } = {
   core: {
     sheep: 16,
@@ -65,6 +67,7 @@ const FULL: {
   remote: { starts: 8, prompts: 9, answerDelayMs: 800, busySheep: 16, overheadWindowMs: 8000 },
   egress: { requests: 41, sheep: 16 },
   sandbox: { starts: 8, prompts: 9, answerDelayMs: 800, requests: 21, probes: 2, busySheep: 16, windowMs: 8000 },
+  first: { reps: 3, tokensPerSec: 60, oneDelayMs: 500, fourDelayMs: 1000, settleMs: 2000 },
 };
 
 const QUICK: typeof FULL = {
@@ -79,6 +82,7 @@ const QUICK: typeof FULL = {
   subagents: FULL.subagents,
   egress: { requests: 11, sheep: 16 },
   sandbox: { ...FULL.sandbox, starts: 3, prompts: 3, requests: 11, probes: 1, windowMs: 6000 },
+  first: FULL.first,
 };
 
 export const DEFINITIONS = {
@@ -147,6 +151,14 @@ export const DEFINITIONS = {
     "alternate local and remote, then prompt + wait on one sheep of each side, alternating; each row is the median " +
     "remote minus the median local. Then one wait on 16 busy remote sheep: CPU (user+system) of the shepherd process " +
     "and of its ssh processes to the host over the window; and the connections logged in to the host's sshd",
+  first:
+    "issue 36's first call: for each round and size, three new shepherds (one pi over RPC each, pi-shepherd and " +
+    "pi-subagents both loaded as in subagents), each making one call after pi answered its first RPC command and 2 s " +
+    "more (a person reading the screen): delegate with speculative start (the default), delegate with " +
+    "speculativeStart false, and pi-subagents' foreground subagent (four tasks: runs.all of four children); the " +
+    "scripted model streams each call's arguments at 60 tokens/s (4 characters a token, every 50 ms) for all three; " +
+    "each call timed from the prompt sent to its tool_execution_end, so the model's stream counts for every side; " +
+    "one task answered after 0.5 s, four after 1 s; 3 rounds rotating which side goes first; medians",
   egress:
     "the sandbox's egress proxy (src/sandbox/egress), in the bench process: one streamed chat request to the scripted model on a new " +
     "connection, direct against through the forwarder's loopback port, the proxy's Unix socket and its checked connect (CONNECT, as " +
@@ -228,6 +240,7 @@ async function main() {
       if (parts.has("sandbox") && name === "tmux") run.sandbox = await runSandbox(fixture, world, model, cfg.sandbox, say);
       if (parts.has("egress") && name === runtimes[0]) run.egress = await runEgress(model.baseUrl, cfg.egress, say);
       if (parts.has("subagents")) run.subagents = await runSubagents(fixture, world, model, cfg.subagents, say);
+      if (parts.has("first")) run.firstCall = await runFirstCall(fixture, world, model, cfg.first, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture
       await cleanups.pop()!(); // the world

@@ -343,6 +343,7 @@ export function summarizeRun(r: RuntimeRun) {
           },
         }
       : {}),
+    ...(r.firstCall ? { firstCall: r.firstCall } : {}),
     ...(r.peer
       ? {
           peer: {

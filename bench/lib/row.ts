@@ -9,6 +9,7 @@ import type { SandboxFigures } from "./sandbox-bench.ts";
 import type { SubagentsFigures } from "./subagents.ts";
 import type { ToolCost } from "../../src/edge/tool-cost.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
+import type { FirstCallFigures } from "./first-call.ts";
 
 /** The parts a run measured (--only leaves some out); warmStart is null where there was no warm pool. */
 export interface RuntimeRun {
@@ -26,6 +27,8 @@ export interface RuntimeRun {
   sandbox?: SandboxFigures;
   /** What the tool adds to each model request (text, measured with the first runtime only). */
   toolTokens?: ToolCost;
+  /** The first call of a new shepherd against pi-subagents', arguments streamed (issue 36). */
+  firstCall?: FirstCallFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

@@ -3,6 +3,7 @@
  * delegate against pi's own example subagent on the same tasks (ratios of medians, below 1 = faster).
  */
 import type { PeerSamples, PeerSeries } from "./peer.ts";
+import type { FirstCallFigures } from "./first-call.ts";
 import type { RowMaker } from "./row.ts";
 import { median, ms, round } from "./stats.ts";
 
@@ -48,6 +49,7 @@ export function userRows(row: RowMaker): void {
     );
   }
   subagentsRows(row, ratio);
+  firstCallRows(row);
   // Nothing of ours in either: what a pane's interactive pi costs over a headless one before the
   // model hears anything, a cost every sheep pays and the example's tasks do not.
   row("pi alone, first message to the model: interactive in a pane / headless (reference)", "bench", "x", (r) => {
@@ -138,4 +140,25 @@ function subagentsRows(row: RowMaker, ratio: Ratio): void {
     },
     { text: ">= 0 MB", ok: (v) => v >= 0 },
   );
+}
+
+/** Issue 36: the first delegate of a new shepherd against pi-subagents', the model streaming both calls. */
+function firstCallRows(row: RowMaker): void {
+  for (const [which, words] of [
+    ["one", "one task (0.5 s answer)"],
+    ["four", "four tasks (1 s answers)"],
+  ] as const) {
+    const against = (side: "speculative" | "plain") => (r: { firstCall?: FirstCallFigures }) => {
+      const f = r.firstCall;
+      if (!f) return undefined;
+      const [d, s] = [median(f.ms[side][which]), median(f.ms.subagents[which])];
+      const chars = `${f.argsChars[side][which]} / ${f.argsChars.subagents[which]} characters of arguments`;
+      return { value: round(d / s, 3), detail: `${ms(d)} / ${ms(s)}, n ${f.ms[side][which].length}; ${chars} at ${f.tokensPerSec} tokens/s` };
+    };
+    row(`first delegate of a new shepherd / pi-subagents' first call, ${words}, arguments streamed`, "rpc", "x", against("speculative"), {
+      text: "<= 1.05",
+      ok: (v) => v <= 1.05,
+    });
+    row(`the same with speculativeStart false (reference)`, "rpc", "x", against("plain"));
+  }
 }

@@ -11,7 +11,7 @@
  * bench; here only outcomes and order.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { RemoteHost } from "../support/remote-host.ts";
 import { type RemoteWorld, remoteWorld } from "../support/remote-world.ts";
@@ -106,6 +106,10 @@ function silentHost(how: Silence) {
       await untilLogged(f.model, `FAR-${how}`);
       await silence();
       process.kill(local.pid, "SIGKILL");
+      // Until tmux has collected it (on a busy machine that takes a while), pi killed a moment ago
+      // is a zombie tmux still shows running: the calls below start once it is gone.
+      for (let i = 0; i < 500 && existsSync(`/proc/${local.pid}`); i++) await sleep(20);
+      assert.ok(!existsSync(`/proc/${local.pid}`), "tmux collected the killed pi");
     });
 
     after(async () => {
