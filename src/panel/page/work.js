@@ -13,7 +13,7 @@ function errorText(e) {
 
 /** A branch's state in words: what a person decides on. */
 export function branchText(b) {
-  if (!b || b.known !== true) return "Its machine does not tell where the branch stands; land or sync says.";
+  if (b?.known !== true) return "Its machine does not tell where the branch stands; land or sync says.";
   if (b.exists === false) return `Its worktree is gone; branch ${asText(b.branch)}.`;
   const parts = [];
   const conflicts = Array.isArray(b.conflicts) ? b.conflicts : [];
