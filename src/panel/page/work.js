@@ -54,13 +54,13 @@ export class WorkBox {
       "Remove worktree",
     );
     this.resumeBtn = h("button", { type: "button", class: "secondary", "data-action": "resume", onclick: () => this.resume() }, "Resume");
-    this.worktreePart = h("div", {}, h("h4", {}, "Its branch"), this.state, this.landForm, this.removeBtn);
+    this.worktreePart = h("div", {}, this.state, this.landForm);
     this.box = h(
       "section",
       { class: "panel-box work", "aria-labelledby": "h-work", hidden: true },
       h("h3", { id: "h-work" }, "Its work"),
       this.worktreePart,
-      this.resumeBtn,
+      h("div", { class: "form-row work-more" }, this.removeBtn, this.resumeBtn),
       this.note,
     );
   }
@@ -73,7 +73,7 @@ export class WorkBox {
     this.worktreePart.hidden = !isolated;
     this.resumeBtn.hidden = !ended;
     // The tool's close with removeWorktree closes a live sheep too: from here only a closed one's.
-    this.removeBtn.hidden = d.state !== "closed";
+    this.removeBtn.hidden = !isolated || d.state !== "closed";
     if (isolated) this.loadBranch();
   }
 

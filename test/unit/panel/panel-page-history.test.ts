@@ -14,7 +14,18 @@ const load = <T>(name: string) => import(pathToFileURL(join(PAGE_DIR, name)).hre
 describe("the page's history and work", () => {
   it("a branch's state in words: conflicts first, landed or no work yet, ahead and behind, uncommitted; unknown and gone said so", async () => {
     const { branchText } = await load<{ branchText: Fn<string> }>("work.js");
-    const base = { known: true, exists: true, branch: "shepherd/b-1", into: "main", ahead: 0, behind: 0, conflicts: [], uncommitted: 0, worked: false, landed: false };
+    const base = {
+      known: true,
+      exists: true,
+      branch: "shepherd/b-1",
+      into: "main",
+      ahead: 0,
+      behind: 0,
+      conflicts: [],
+      uncommitted: 0,
+      worked: false,
+      landed: false,
+    };
     assert.equal(branchText(base), "no work yet · 0 ahead · 0 behind main");
     assert.equal(branchText({ ...base, worked: true, ahead: 2, behind: 1, uncommitted: 3 }), "2 ahead · 1 behind main · 3 uncommitted");
     assert.equal(branchText({ ...base, worked: true, landed: true, behind: 4 }), "landed · 0 ahead · 4 behind main");
