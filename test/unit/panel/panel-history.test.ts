@@ -10,6 +10,7 @@ import { MemoryWorkspace } from "../../support/memory-workspace.ts";
 import { ask, type PanelWorld, panelWorld } from "../../support/panel-world.ts";
 import { parseAgentId, parsePromptId } from "../../../src/domain/ids.ts";
 import type { DelegationRecord } from "../../../src/ports/types.ts";
+import { MAX_ANSWER_CHARS } from "../../../src/panel/views.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 
@@ -124,6 +125,17 @@ describe("panel: history, totals and the work from the page", () => {
     assert.deepEqual(p.changes, { fileCount: 1, insertions: 2, deletions: 1 });
   });
 
+  it("an answer past MAX_ANSWER_CHARS is cut and says so; the session file holds it whole", async () => {
+    const s = await w.start("hist-long");
+    const { promptId } = await w.shepherd.prompt(parseAgentId(s.agentId), "write a lot");
+    w.world.answer(s.agentId, promptId, "x".repeat(MAX_ANSWER_CHARS + 10));
+    await w.shepherd.wait([parsePromptId(promptId)], { timeoutSec: 5 });
+    const d = (await get(`/api/v1/sheep/${s.agentId}`)).json() as { prompts: { answer?: string; answerTruncated?: boolean }[] };
+    assert.equal(d.prompts[0]!.answer!.length, MAX_ANSWER_CHARS);
+    assert.equal(d.prompts[0]!.answerTruncated, true);
+    await w.shepherd.close(parseAgentId(s.agentId));
+  });
+
   it("GET /api/v1/delegations lists each background delegation as one group with its tasks", async () => {
     const s = await w.start("hist-task");
     const d: DelegationRecord = {
@@ -146,6 +158,8 @@ describe("panel: history, totals and the work from the page", () => {
       done: true,
     };
     w.shepherd.registry.delegations.set(d.delegationId, d);
+    // Another shepherd's delegation (as a store could hold) is not this one's to show.
+    w.shepherd.registry.delegations.set("d_0000000002", { ...d, delegationId: "d_0000000002", owner: "someone-else" });
     const r = (await get("/api/v1/delegations")).json() as { delegations: { delegationId: string; mode: string; done: boolean; tasks: object[] }[] };
     const got = r.delegations.find((x) => x.delegationId === "d_0000000001")!;
     assert.equal(got.mode, "parallel");
@@ -164,8 +178,10 @@ describe("panel: history, totals and the work from the page", () => {
     ]);
     const listed = (await list("?label=hist-task")).sheep[0]!;
     assert.equal(listed.delegationId, "d_0000000001", "the sheep names its delegation");
+    assert.equal(r.delegations.filter((x) => x.delegationId === "d_0000000002").length, 0, "another shepherd's is not listed");
     assert.equal((await get("/api/v1/delegations?x=1")).status, 400);
     w.shepherd.registry.delegations.delete(d.delegationId);
+    w.shepherd.registry.delegations.delete("d_0000000002");
   });
 
   it("land, sync, resume and remove-worktree run the tool's own commands, with its codes; …/branch says where the branch stands", async () => {
