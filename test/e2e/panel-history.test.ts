@@ -2,7 +2,8 @@
  * The panel's history, the work from the page and the start form, in Debian's chromium on the page
  * a real pi shepherd serves, with real pi sheep in a private tmux on the scripted model: an isolated
  * sheep's written file lands from the page into the repository as the tool's land does (its own
- * message, squashed); a closed sheep's answer and evidence are still on its page after a reload;
+ * message, squashed) and Sync brings the user's commit into its worktree; a closed sheep's answer and
+ * evidence are still on its page after a reload, and Resume from there continues its conversation;
  * the start form lists the real definitions, a user agent file this test writes among them.
  */
 import assert from "node:assert/strict";
@@ -76,6 +77,22 @@ describe("the panel's history and work in a real browser", { timeout: 900_000 },
     assert.equal(((await scene.ok({ action: "land", agentId: beta.agentId })).details.landed as { landed: boolean }).landed, false, "the tool's land agrees");
   });
 
+  it("Sync from the page brings the user's new commit into the sheep's worktree, as the tool's sync does", async () => {
+    const wt = ((await scene.ok({ action: "status", agentId: beta.agentId })).details.status as { worktree: { path: string; branch: string } }).worktree;
+    await writeFile(join(world!.cwd, "from-user.txt"), "the user's\n");
+    await git(world!.cwd, "add", "from-user.txt");
+    await git(world!.cwd, "commit", "--quiet", "-m", "user: a file for beta");
+    const box = page.locator("section.work");
+    // The branch's state is read with the page: a reload of its facts shows it behind.
+    await page.reload();
+    await box.locator(".branch-state", { hasText: "1 behind main" }).waitFor();
+    await box.locator("button[data-action=sync]").click();
+    await box.locator(".note", { hasText: `Synced main into ${wt.branch}.` }).waitFor();
+    assert.equal((await git(wt.path, "show", "HEAD:from-user.txt")).toString(), "the user's\n", "the worktree's branch has the user's commit");
+    assert.equal((await git(wt.path, "status", "--porcelain")).trim(), "", "a clean merge in the worktree");
+    await box.locator(".branch-state", { hasText: "0 behind main" }).waitFor();
+  });
+
   it("a closed sheep's answer and evidence stay on its page after a reload, found with the history's filter", async () => {
     await openSheep("alpha");
     await typePrompt(directive({ rounds: [[write("alpha-notes.txt", "counted\n")]], afterTool: "ALPHA-HIST: 40 sheep counted" }));
@@ -89,7 +106,6 @@ describe("the panel's history and work in a real browser", { timeout: 900_000 },
     // Its evidence: the prompt's diff, file by file.
     await page.locator("details.prompt summary").last().click();
     await page.locator("details.prompt", { hasText: "alpha-notes.txt" }).waitFor();
-    await page.locator("section.work button[data-action=resume]").waitFor();
     assert.match((await page.locator("#totals").textContent()) ?? "", /today/);
     // The herd lists it again only when asked for closed sheep.
     await page.locator(".back").click();
@@ -99,7 +115,21 @@ describe("the panel's history and work in a real browser", { timeout: 900_000 },
     await page.locator(".sheep-row .sheep-link", { hasText: "alpha" }).waitFor();
     assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["alpha"]);
     assert.equal(await page.locator(".sheep-row", { hasText: "alpha" }).locator("td").nth(0).textContent(), "closed");
+    // Resume from its page: a new sheep on its session file, as the tool's start with resume makes one.
+    await page.locator(".sheep-link", { hasText: "alpha" }).click();
+    await page.locator("section.work button[data-action=resume]").click();
+    await page.waitForFunction((old) => location.hash.startsWith("#/sheep/") && !location.hash.endsWith(old), alpha.agentId);
+    const resumed = decodeURIComponent((await page.evaluate(() => location.hash)).slice("#/sheep/".length));
+    await page.locator(".sheep-title", { hasText: "alpha" }).waitFor();
+    const herd = (await scene.ok({ action: "herd" })).details.agents as { agentId: string; label: string }[];
+    assert.ok(
+      herd.some((x) => x.agentId === resumed && x.label === "alpha"),
+      `the tool's herd has the resumed sheep ${resumed}: ${JSON.stringify(herd)}`,
+    );
+    await page.locator(".conv-answer .conv-text", { hasText: "ALPHA-HIST: 40 sheep counted" }).waitFor({ timeout: 60_000 });
+    await page.locator(".back").click();
     await page.locator("#filter-state").selectOption("live");
+    await page.locator(".sheep-row .sheep-link", { hasText: "alpha" }).waitFor();
     assert.deepEqual(trouble.errors, []);
     assert.deepEqual(await trouble.violations(), []);
   });

@@ -33,6 +33,7 @@ export function historyFilter(changed) {
     h("option", { value: "live" }, "Live"),
     h("option", { value: "closed" }, "Closed"),
     h("option", { value: "all" }, "All"),
+    ...["idle", "working", "blocked", "starting", "exited"].map((s) => h("option", { value: s }, `Only ${s}`)),
   );
   const text = (name, label) => {
     const input = h("input", { id: `filter-${name}`, name, type: "search", autocomplete: "off" });
