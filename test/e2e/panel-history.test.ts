@@ -115,6 +115,10 @@ describe("the panel's history and work in a real browser", { timeout: 900_000 },
     await page.locator(".sheep-row .sheep-link", { hasText: "alpha" }).waitFor();
     assert.deepEqual(await page.locator(".sheep-row .sheep-link").allTextContents(), ["alpha"]);
     assert.equal(await page.locator(".sheep-row", { hasText: "alpha" }).locator("td").nth(0).textContent(), "closed");
+    await page.locator("#filter-label").fill("nobody");
+    await page.locator("#fleet-hosts .empty", { hasText: "No sheep kept match this filter." }).waitFor();
+    await page.locator("#filter-label").fill("ALP");
+    await page.locator(".sheep-row .sheep-link", { hasText: "alpha" }).waitFor();
     // Resume from its page: a new sheep on its session file, as the tool's start with resume makes one.
     await page.locator(".sheep-link", { hasText: "alpha" }).click();
     await page.locator("section.work button[data-action=resume]").click();

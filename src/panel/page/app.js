@@ -79,6 +79,8 @@ const refreshFleet = coalesced(async () => {
   fill(totalsEl, totalsText(fleetData.totals), todayText(fleetData.totals));
   if (!view) {
     renderFleet(fleetHosts, fleetData);
+    // A filter that takes none says so, not that the herd is empty.
+    if (!fleetData.sheep?.length && herdQuery()) fill(fleetHosts, h("p", { class: "empty" }, "No sheep kept match this filter."));
     await drawDelegations(delegationsEl);
     document.title = `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`;
   }
