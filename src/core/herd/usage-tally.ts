@@ -36,7 +36,7 @@ export class UsageTally {
   /** Prompts counted that the records still hold: a prompt forgotten by them never comes back. */
   private counted = new Set<string>();
 
-  /** Counts every settled prompt not counted yet; `live` is every prompt the records hold now. */
+  /** Counts every settled prompt not counted yet; `prompts` is every prompt the records hold now. */
   see(prompts: Iterable<PromptRecord>, now: number): void {
     const held = new Set<string>();
     for (const p of prompts) {
