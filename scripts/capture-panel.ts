@@ -2,7 +2,8 @@
  * npm run screens:panel: screenshots of the panel for the README, taken in Debian's chromium
  * (headless) on the page a real pi shepherd serves, with three real pi sheep on the scripted
  * model in a private tmux: the herd (one asking a question, one at work, one done), an isolated
- * sheep with its evidence drawn per file, and a question with its reply box. The prompts read as
+ * sheep with its evidence drawn per file, a question with its reply box, the herd's history (a closed
+ * sheep listed with the filter) and a closed isolated sheep's work (its branch, Land). The prompts read as
  * a person writes them: the model is scripted by their text. Saved to docs/screens/panel-*.png.
  */
 import { mkdir } from "node:fs/promises";
@@ -109,6 +110,19 @@ async function main() {
     await page.locator(".message.msg-question textarea").fill("Only redis: the memory store is for tests.");
     await page.screenshot({ path: join(out, "panel-question.png"), fullPage: true });
     console.log(`saved ${join(out, "panel-question.png")}`);
+
+    // History: builder closed (its worktree kept), found again with the filter, its work still to land.
+    await scene.ok({ action: "close", agentId: builder.agentId });
+    await page.locator(".back").click();
+    await page.locator("#filter-state").selectOption("all");
+    await page.locator(".sheep-row", { hasText: "builder" }).locator("td", { hasText: "closed" }).waitFor();
+    await page.screenshot({ path: join(out, "panel-history.png"), fullPage: true });
+    console.log(`saved ${join(out, "panel-history.png")}`);
+    await page.locator(".sheep-link", { hasText: "builder" }).click();
+    await page.locator("section.work .branch-state", { hasText: "ahead" }).waitFor();
+    await page.locator("#land-message").fill("Report a failed session renewal");
+    await page.screenshot({ path: join(out, "panel-work.png"), fullPage: true });
+    console.log(`saved ${join(out, "panel-work.png")}`);
   } finally {
     await browser?.close();
     await world.cleanup();

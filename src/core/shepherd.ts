@@ -8,17 +8,18 @@ import { delegateInBackground, type BackgroundOptions, type BackgroundStarted } 
 import { close, type PruneOutcome, prune } from "./lifecycle/close.ts";
 import { type LeftoverPane, type LeftoverSpec, leftovers } from "./lifecycle/leftovers.ts";
 import { Releases } from "./lifecycle/release.ts";
-import type { MarkedWorktree } from "../ports/workspace.ts";
+import type { BranchState, MarkedWorktree } from "../ports/workspace.ts";
 import { Courier, type CourierSink } from "./async/courier.ts";
 import type { DelegateTask } from "./delegation/delegate.ts";
 import { type LatestEvidence, latestEvidence } from "./prompts/evidence.ts";
-import { Herd, type ShepherdOptions } from "./herd/herd.ts";
+import { Herd, type ShepherdOptions, type UsageTotals } from "./herd/herd.ts";
 import { forPerson, pendingIds } from "./prompts/ledger.ts";
 import { listMessages, reply, type ListedMessage, type ReplyOutcomeView } from "./async/mail.ts";
 import { othersSheep } from "./herd/owners.ts";
 import { attach, type AttachReport } from "./lifecycle/persistence.ts";
 import { type LandOutcome, land } from "./prompts/land.ts";
 import { type SyncOutcome, sync } from "./prompts/sync.ts";
+import { branchState } from "./prompts/branch-state.ts";
 import { prompt } from "./prompts/prompt.ts";
 import { type InterruptOutcome, interrupt } from "./prompts/interrupt.ts";
 import { type QuitOutcome, quit } from "./lifecycle/quit.ts";
@@ -44,24 +45,20 @@ import type {
 import { herdStatus, herdViews, readEgress, readScreen, refreshFromFiles, sheepView, status, type HerdView } from "./prompts/views.ts";
 import { readConversationSeen, wait, type WaitOptions } from "./prompts/wait.ts";
 import { actingFrom } from "./herd/edge.ts";
-import { type WarmCount, WarmPool } from "./lifecycle/warm.ts";
+import { WarmPool, type WarmState } from "./lifecycle/warm.ts";
 import type { WarmConfig } from "./lifecycle/warm-fit.ts";
 import type { SpeculativeWant } from "./lifecycle/warm-speculation.ts";
 
-export type { ShepherdOptions } from "./herd/herd.ts";
 export { MAX_CLOSED_KEPT, MAX_QUEUED, MAX_SETTLED_KEPT } from "../domain/bounds.ts";
 export type { KeptWorktree, PruneOutcome } from "./lifecycle/close.ts";
 export type { LatestEvidence } from "./prompts/evidence.ts";
 export type { LandOutcome } from "./prompts/land.ts";
-export type { InterruptOutcome } from "./prompts/interrupt.ts";
 export type { KeptAtQuit, QuitOutcome } from "./lifecycle/quit.ts";
 export type { SyncOutcome } from "./prompts/sync.ts";
 export type { AttachReport } from "./lifecycle/persistence.ts";
 export type { WaitProgress } from "./prompts/wait.ts";
 export type { CourierSink, Notice, PersonNote, Push, PushedItem } from "./async/courier.ts";
-export type { ListedMessage } from "./async/mail.ts";
-export type { HerdView } from "./prompts/views.ts";
-export type { WarmCount } from "./lifecycle/warm.ts";
+export type { WarmCount, WarmState } from "./lifecycle/warm.ts";
 export type { WarmConfig } from "./lifecycle/warm-fit.ts";
 
 export class Shepherd {
@@ -84,9 +81,7 @@ export class Shepherd {
   speculate = (wants: readonly SpeculativeWant[]): Promise<void> => this.pool.speculate(wants);
 
   /** Ready and booting warm sheep per definition name, and why a name is not warm. */
-  warm(): { counts: Record<string, WarmCount>; problems: Record<string, string> } {
-    return { counts: this.pool.counts(), problems: Object.fromEntries(this.pool.problems) };
-  }
+  warm = (): WarmState => ({ counts: this.pool.counts(), problems: Object.fromEntries(this.pool.problems) });
 
   /**
    * The shepherd quits: closes each sheep with nothing in flight and keeps running, for the next
@@ -297,4 +292,8 @@ export class Shepherd {
   sync(agentId: AgentId): Promise<SyncOutcome> {
     return sync(this.herdState, agentId);
   }
+
+  /** Where an isolated sheep's branch stands (read only; undefined where its machine cannot tell); what the herd spent, closed sheep too. */
+  readonly branchState = (agentId: AgentId): Promise<BranchState | undefined> => branchState(this.herdState, agentId);
+  readonly usage = (): UsageTotals => this.herdState.usage();
 }

@@ -1,5 +1,18 @@
 /** The workspace port on git: evidence snapshots, worktrees per sheep, landing and syncing. */
-import type { Baseline, Diffstat, IsolateRequest, MarkedWorktree, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+import type {
+  BranchState,
+  Baseline,
+  Diffstat,
+  IsolateRequest,
+  MarkedWorktree,
+  Isolated,
+  Landed,
+  Synced,
+  Workspace,
+  Worktree,
+  WorktreeState,
+} from "../ports/workspace.ts";
+import { branchState } from "./branch-state.ts";
 import { evidenceDiff } from "./diff.ts";
 import { land } from "./land.ts";
 import { readMarks } from "./marks.ts";
@@ -59,6 +72,10 @@ export class GitWorkspace implements Workspace {
 
   conflicts(wt: Worktree): Promise<string[]> {
     return unmergedPaths(this.git, wt.path);
+  }
+
+  branchState(wt: Worktree): Promise<BranchState> {
+    return branchState(this.git, wt);
   }
 
   marked(): Promise<MarkedWorktree[]> {

@@ -1,6 +1,18 @@
 /** The workspace port routed by host (see table.ts): git runs on the machine that holds the checkout. */
 import { ShepherdError } from "../domain/errors.ts";
-import type { Baseline, Diffstat, Isolated, IsolateRequest, MarkedWorktree, Landed, Synced, Workspace, Worktree, WorktreeState } from "../ports/workspace.ts";
+import type {
+  BranchState,
+  Baseline,
+  Diffstat,
+  Isolated,
+  IsolateRequest,
+  MarkedWorktree,
+  Landed,
+  Synced,
+  Workspace,
+  Worktree,
+  WorktreeState,
+} from "../ports/workspace.ts";
 import type { HostTable } from "./table.ts";
 
 export class RoutedWorkspace implements Workspace {
@@ -59,6 +71,11 @@ export class RoutedWorkspace implements Workspace {
 
   conflicts(wt: Worktree): Promise<string[]> {
     return this.#on(wt.host).conflicts(wt);
+  }
+
+  /** Undefined where the host's agent cannot tell (an older one): land and sync there still say where it stands. */
+  async branchState(wt: Worktree): Promise<BranchState | undefined> {
+    return this.#on(wt.host).branchState?.(wt);
   }
 
   /** This machine's marks only: a host's are its own shepherd's to clean. */

@@ -11,6 +11,7 @@ import { countOf, MAX_COST } from "../domain/sheep-data.ts";
 import type { WaitItem } from "../ports/types.ts";
 import type { SseHub } from "./sse.ts";
 import { type MailCount, panelHerd, type PanelSheep } from "./views.ts";
+import type { HerdFilter } from "./history.ts";
 
 export const READ_ALL_MS = 5000;
 /**
@@ -92,9 +93,9 @@ export class PanelFeed {
     clearInterval(this.timer);
   }
 
-  /** The fleet now, as GET /api/v1/sheep gives it. */
-  herd(): ReturnType<typeof panelHerd> {
-    return panelHerd(this.shepherd, this.mail);
+  /** The fleet now, as GET /api/v1/sheep gives it (the sheep not closed, unless the filter says otherwise). */
+  herd(filter?: HerdFilter): ReturnType<typeof panelHerd> {
+    return panelHerd(this.shepherd, this.mail, filter);
   }
 
   /** Several writes in one turn of the event loop are one comparison. */

@@ -32,7 +32,8 @@ export interface RouteContext {
 
 type Handler = (c: RouteContext, id: AgentId) => Promise<unknown>;
 
-async function tool(c: RouteContext, raw: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** The tool's own entry with these raw parameters: its details, or its `[code]` error. */
+export async function tool(c: RouteContext, raw: Record<string, unknown>): Promise<Record<string, unknown>> {
   return (await runToolCall(raw, c.entry)).details;
 }
 
@@ -52,7 +53,7 @@ function numberParam(q: URLSearchParams, name: string, min: number, max: number)
   return n;
 }
 
-function onlyQuery(q: URLSearchParams, takes: readonly string[], what: string): void {
+export function onlyQuery(q: URLSearchParams, takes: readonly string[], what: string): void {
   for (const key of q.keys()) {
     if (!takes.includes(key)) throw new ShepherdError("invalid_params", `${what} takes no query parameter ${JSON.stringify(key)}.`);
   }

@@ -15,7 +15,17 @@ import { COMMON_HEADERS, HttpError, sendError, sendJson } from "./errors.ts";
 import { PanelFeed } from "./feed.ts";
 import { metricsText, type ServerCounters } from "./metrics.ts";
 import { isPagePath, sendPage } from "./page.ts";
-import { agentsRoute, type RouteContext, SHEEP_ROUTES, startRoute } from "./routes.ts";
+import { agentsRoute, type RouteContext, startRoute } from "./routes.ts";
+import { delegationsRoute, herdRoute, startOptionsRoute } from "./herd-routes.ts";
+import { sheepRoutes } from "./work-routes.ts";
+
+/** Routes under /api/v1/sheep/:id, by method and the segment after the id. */
+const SHEEP_ROUTES = sheepRoutes();
+/** Routes of the herd, by path: each takes GET (and HEAD). */
+const HERD_ROUTES: Record<string, (c: RouteContext) => Promise<unknown>> = {
+  "/api/v1/delegations": delegationsRoute,
+  "/api/v1/start-options": startOptionsRoute,
+};
 import { SseHub } from "./sse.ts";
 
 /**
@@ -222,11 +232,18 @@ export class PanelServer {
       sendJson(res, 200, await agentsRoute(await ctx()));
       return;
     }
+    const herdRouted = Object.hasOwn(HERD_ROUTES, path) ? HERD_ROUTES[path] : undefined;
+    if (herdRouted) {
+      where.route = path;
+      allow(method, ["GET", "HEAD"]);
+      sendJson(res, 200, await herdRouted(await ctx()));
+      return;
+    }
     if (c !== "sheep") throw notFound(path);
     if (id === undefined) {
       where.route = "/api/v1/sheep";
       allow(method, ["GET", "HEAD"]);
-      sendJson(res, 200, feed.herd());
+      sendJson(res, 200, await herdRoute(await ctx()));
       return;
     }
     // Checked before anything is looked up: an id becomes a directory name in the core.

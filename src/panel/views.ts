@@ -8,6 +8,11 @@ import type { Shepherd } from "../core/shepherd.ts";
 import type { AgentRecord, AgentState, PromptRecord } from "../ports/types.ts";
 import { LOCAL_HOST } from "../domain/hosts.ts";
 import { countOf, MAX_COST } from "../domain/sheep-data.ts";
+import type { UsageSum } from "../core/herd/usage-tally.ts";
+import { type HerdFilter, LIVE_ONLY, matches } from "./history.ts";
+
+/** The most of one answer a sheep's page is sent; the session file (its path is shown) holds it whole. */
+export const MAX_ANSWER_CHARS = 64 * 1024;
 
 export interface PanelUsage {
   input: number;
@@ -37,6 +42,11 @@ export interface PanelSheep {
   /** Its pi runs in bubblewrap: what it tries to reach is in its egress log (GET …/egress). */
   sandboxed: boolean;
   usage: PanelUsage;
+  /** Its pi's session file (kept after close): the whole conversation. */
+  sessionPath: string;
+  createdAt: string;
+  /** The background delegation it ran a task of, when it did. */
+  delegationId?: string;
 }
 
 export interface PanelPrompt {
@@ -46,6 +56,14 @@ export interface PanelPrompt {
   startedAt?: string;
   finishedAt?: string;
   evidence: boolean;
+  /** What the sheep answered (at most MAX_ANSWER_CHARS; `answerTruncated` when cut), or why it failed. */
+  answer?: string;
+  answerTruncated?: true;
+  error?: string;
+  usage?: PanelUsage;
+  /** What its evidence counts: the files changed and their lines (the patch: GET …/diff?promptId=). */
+  changes?: { fileCount: number; insertions: number; deletions: number };
+  delegationId?: string;
 }
 
 /** What the feed read last of a sheep's messages. */
@@ -55,11 +73,17 @@ export interface MailCount {
 }
 
 export interface Totals {
+  /** Sheep that are not closed, and those by state. */
   sheep: number;
   byState: Partial<Record<AgentState, number>>;
+  /** Closed sheep whose records are kept (the newest 64, and every one that kept a worktree). */
+  closed: number;
+  /** What the herd spent, closed sheep included (never shrinks while the shepherd runs), and today. */
   input: number;
   output: number;
   cost: number;
+  prompts: number;
+  today: UsageSum & { day: string };
 }
 
 /** The host a record names (remote hosts add one); this machine's otherwise. */
@@ -108,23 +132,43 @@ export function panelSheep(shepherd: Shepherd, rec: AgentRecord, mail: MailCount
     ...(rec.worktree ? { worktree: { path: rec.worktree.path, branch: rec.worktree.branch } } : {}),
     sandboxed: rec.sandboxed === true,
     usage: usage ?? { input: 0, output: 0 },
+    sessionPath: rec.sessionPath,
+    createdAt: rec.createdAt,
+    ...(delegationOf(shepherd, rec) ?? {}),
   };
 }
 
-/** Every sheep of this shepherd that is not closed, with the herd's totals. */
-export function panelHerd(shepherd: Shepherd, mail: ReadonlyMap<string, MailCount>): { sheep: PanelSheep[]; totals: Totals } {
+/** The background delegation a sheep ran a task of, as its prompts say. */
+function delegationOf(shepherd: Shepherd, rec: AgentRecord): { delegationId: string } | undefined {
+  for (const d of shepherd.registry.delegations.values()) if (d.items.some((i) => i.agentId === rec.agentId)) return { delegationId: d.delegationId };
+  return undefined;
+}
+
+/**
+ * The sheep of this shepherd the filter takes (by default those not closed), with the herd's
+ * totals: those count every sheep, closed ones too, whatever the filter shows.
+ */
+export function panelHerd(shepherd: Shepherd, mail: ReadonlyMap<string, MailCount>, filter: HerdFilter = LIVE_ONLY): { sheep: PanelSheep[]; totals: Totals } {
   const usage = usageBySheep(shepherd.registry.prompts.values());
   const sheep: PanelSheep[] = [];
-  const totals: Totals = { sheep: 0, byState: {}, input: 0, output: 0, cost: 0 };
+  const spent = shepherd.usage();
+  const totals: Totals = {
+    sheep: 0,
+    byState: {},
+    closed: 0,
+    input: spent.input,
+    output: spent.output,
+    cost: spent.cost,
+    prompts: spent.prompts,
+    today: spent.today,
+  };
   for (const rec of shepherd.registry.agents.values()) {
-    if (rec.state === "closed") continue;
-    const v = panelSheep(shepherd, rec, mail.get(rec.agentId), usage.get(rec.agentId));
-    sheep.push(v);
-    totals.sheep++;
-    totals.byState[v.state] = (totals.byState[v.state] ?? 0) + 1;
-    totals.input += v.usage.input;
-    totals.output += v.usage.output;
-    totals.cost += v.usage.cost ?? 0;
+    if (rec.state === "closed") totals.closed++;
+    else {
+      totals.sheep++;
+      totals.byState[rec.state] = (totals.byState[rec.state] ?? 0) + 1;
+    }
+    if (matches(rec, filter)) sheep.push(panelSheep(shepherd, rec, mail.get(rec.agentId), usage.get(rec.agentId)));
   }
   return { sheep, totals };
 }
@@ -142,6 +186,8 @@ export function panelPrompts(shepherd: Shepherd, rec: AgentRecord): PanelPrompt[
     // A follow-up still queued has not started; one the sheep took started then, not when it was sent.
     const started = p.startedAt ?? (status === "queued" ? undefined : p.submittedAt);
     const finished = p.finishedAt ?? (s?.durationMs !== undefined && started ? isoAt(Date.parse(started) + s.durationMs) : undefined);
+    const used = s?.usage ? usageBySheep([p]).get(p.agentId) : undefined;
+    const text = typeof s?.text === "string" ? s.text : undefined;
     out.push({
       promptId: p.promptId,
       status,
@@ -149,6 +195,12 @@ export function panelPrompts(shepherd: Shepherd, rec: AgentRecord): PanelPrompt[
       ...(started ? { startedAt: started } : {}),
       ...(finished ? { finishedAt: finished } : {}),
       evidence: s?.evidence !== undefined,
+      ...(text !== undefined ? { answer: text.slice(0, MAX_ANSWER_CHARS) } : {}),
+      ...(text !== undefined && text.length > MAX_ANSWER_CHARS ? { answerTruncated: true as const } : {}),
+      ...(typeof s?.error === "string" ? { error: s.error } : {}),
+      ...(used ? { usage: used } : {}),
+      ...(s?.evidence ? { changes: { fileCount: s.evidence.fileCount, insertions: s.evidence.insertions, deletions: s.evidence.deletions } } : {}),
+      ...(p.delegationId !== undefined ? { delegationId: p.delegationId } : {}),
     });
   }
   return out;

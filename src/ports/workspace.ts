@@ -142,6 +142,26 @@ export interface Synced {
   deletions: number;
 }
 
+/** Where an isolated sheep's branch stands against the branch checked out in the user's checkout. */
+export interface BranchState {
+  /** The worktree is still on disk. */
+  exists: boolean;
+  branch: string;
+  /** The user's branch it is measured against (`HEAD` on a detached checkout). */
+  into: string;
+  /** Commits on the sheep's branch that the user's branch lacks, and the other way round. */
+  ahead: number;
+  behind: number;
+  /** Paths left in conflict in the worktree (a sync's merge in progress). */
+  conflicts: string[];
+  /** Files changed in the worktree and not yet committed (land takes them too). */
+  uncommitted: number;
+  /** The branch holds work of the sheep's (a commit past where it started, or uncommitted files). */
+  worked: boolean;
+  /** Everything the sheep did is in the user's branch: landing would bring nothing more. */
+  landed: boolean;
+}
+
 export interface Workspace {
   /** A snapshot of the working tree around cwd, on the machine of agentId's sheep; undefined outside a git working tree. */
   baseline(cwd: string, agentId?: string): Promise<Baseline | undefined>;
@@ -169,6 +189,8 @@ export interface Workspace {
   sync(wt: Worktree, o: { label: string }): Promise<Synced>;
   /** Paths with unresolved merge conflicts in the worktree (a sync's, or the sheep's own merge); [] when none or gone. */
   conflicts(wt: Worktree): Promise<string[]>;
+  /** Where the worktree's branch stands against the user's branch; read only. Undefined (or absent) where it cannot be told. */
+  branchState?(wt: Worktree): Promise<BranchState | undefined>;
   /** Every worktree this machine's shepherds made that still has its mark (records or not). */
   marked?(): Promise<MarkedWorktree[]>;
 }

@@ -3,7 +3,18 @@
  * the test decides what a worktree holds and when a diff finishes.
  */
 import { ShepherdError } from "../../src/domain/errors.ts";
-import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../../src/ports/workspace.ts";
+import type {
+  BranchState,
+  Baseline,
+  Diffstat,
+  IsolateRequest,
+  Isolated,
+  Landed,
+  Synced,
+  Workspace,
+  Worktree,
+  WorktreeState,
+} from "../../src/ports/workspace.ts";
 
 const tree = (n: number) => n.toString(16).padStart(40, "0");
 
@@ -57,6 +68,14 @@ export class MemoryWorkspace implements Workspace {
     return { worktree: { path, branch: `shepherd/${o.agentId.slice(2)}`, repoRoot: "/repo", base: tree(1), leftBehind: 0 }, cwd: path };
   }
 
+  /** Per worktree path: what branchState reports; absent: the workspace cannot tell (as an older host's). */
+  readonly branches = new Map<string, BranchState>();
+
+  async branchState(wt: Worktree): Promise<BranchState | undefined> {
+    this.calls.push(`branchState ${wt.path}`);
+    return this.branches.get(wt.path);
+  }
+
   async inspect(wt: Worktree): Promise<WorktreeState> {
     return this.states.get(wt.path) ?? { exists: false, uncommitted: [], unlanded: false };
   }
@@ -67,8 +86,8 @@ export class MemoryWorkspace implements Workspace {
     this.states.delete(wt.path);
   }
 
-  async land(wt: Worktree, o: { squash: boolean; label: string }): Promise<Landed> {
-    this.calls.push(`land ${wt.path} ${o.squash ? "squash" : "merge"}`);
+  async land(wt: Worktree, o: { squash: boolean; label: string; message?: string }): Promise<Landed> {
+    this.calls.push(`land ${wt.path} ${o.squash ? "squash" : "merge"}${o.message !== undefined ? ` ${JSON.stringify(o.message)}` : ""}`);
     return { landed: true, branch: wt.branch, into: "main", commit: tree(99), squash: o.squash, files: [], fileCount: 0, insertions: 0, deletions: 0 };
   }
 

@@ -9,9 +9,11 @@ import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
 import { StateReports } from "./state-reports.ts";
 import { currentEdge } from "./edge.ts";
+import { UsageTally, type UsageTotals } from "./usage-tally.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
 
 export type { HerdOptions, ShepherdOptions } from "./options.ts";
+export type { UsageTotals } from "./usage-tally.ts";
 
 /** A settled prompt that still owes the conversation its result (a push, or its delegation's). */
 export function owesDelivery(herd: { registry: Registry }, p: PromptRecord): boolean {
@@ -82,6 +84,8 @@ export class Herd {
   warm: WarmSource | undefined;
   /** Told after each change of the records is written through (or would be, without a store): edges that show them live. */
   private readonly recordListeners = new Set<() => void>();
+  /** What the herd spent, closed sheep and forgotten prompts included: it never shrinks. */
+  private readonly tally = new UsageTally();
 
   constructor(options: ShepherdOptions) {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
@@ -183,6 +187,8 @@ export class Herd {
 
   /** Drops a record and its prompts here and, at the next persist, from the store. */
   forget(rec: AgentRecord): void {
+    // Its prompts are counted before they go: the herd's totals keep what it spent.
+    this.tally.see(this.registry.prompts.values(), this.clock.now());
     this.registry.agents.delete(rec.agentId);
     this.registry.warm.delete(rec.agentId);
     this.forgotten.add(rec.agentId);
@@ -200,6 +206,7 @@ export class Herd {
    * fails the call that changed the records: the store retries with the next change and warns.
    */
   persist(): Promise<void> {
+    this.tally.see(this.registry.prompts.values(), this.clock.now());
     this.bound();
     this.tellRecordListeners();
     const store = this.opts.store;
@@ -218,6 +225,12 @@ export class Herd {
         forgotten,
       })
       .catch(() => undefined);
+  }
+
+  /** What this shepherd's herd spent, in all and today: every prompt that settled, whether its records are kept or not. */
+  usage(): UsageTotals {
+    this.tally.see(this.registry.prompts.values(), this.clock.now());
+    return this.tally.totals(this.clock.now());
   }
 
   /** Calls fn after every change of the records (each persist), until the returned function is called. */

@@ -23,6 +23,9 @@ export interface WarmCount {
   starting: number;
 }
 
+/** Ready and booting warm sheep per definition name, and why a name is not warm. */
+export type WarmState = { counts: Record<string, WarmCount>; problems: Record<string, string> };
+
 /** How long a start waits for a matching sheep's renewal before it boots its own (a renewal takes tens of ms). */
 const RENEW_WAIT_MS = 2000;
 /** After a failed boot, a name waits this long before the pool tries it again. */

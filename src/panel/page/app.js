@@ -4,10 +4,11 @@
  * from the events stream, which reconnects by itself and says so.
  */
 import { ApiError, get, Live, openSession } from "./api.js";
-import { fill, tick } from "./dom.js";
+import { fill, h, tick } from "./dom.js";
 import { renderFleet, totalsText } from "./fleet.js";
 import { SheepView } from "./sheep.js";
 import { startForm } from "./start.js";
+import { drawDelegations, herdQuery, historyFilter, todayText } from "./history.js";
 
 const fleetRoot = document.getElementById("fleet");
 const fleetHosts = document.getElementById("fleet-hosts");
@@ -19,6 +20,8 @@ const announceEl = document.getElementById("announce");
 
 let view;
 let fleetData;
+/** The background delegations, each a group of its tasks: drawn with the herd. */
+const delegationsEl = h("section", { class: "delegations-box", "aria-label": "Delegations" });
 
 let sayTimer;
 
@@ -66,16 +69,19 @@ const SIGNED_OUT =
 
 const refreshFleet = coalesced(async () => {
   try {
-    fleetData = await get("/api/v1/sheep");
+    fleetData = await get(`/api/v1/sheep${herdQuery()}`);
     notice(undefined);
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) notice(SIGNED_OUT);
     else notice(e instanceof ApiError ? e.text : String(e));
     return;
   }
-  fill(totalsEl, totalsText(fleetData.totals));
+  fill(totalsEl, totalsText(fleetData.totals), todayText(fleetData.totals));
   if (!view) {
     renderFleet(fleetHosts, fleetData);
+    // A filter that takes none says so, not that the herd is empty.
+    if (!fleetData.sheep?.length && herdQuery()) fill(fleetHosts, h("p", { class: "empty" }, "No sheep kept match this filter."));
+    await drawDelegations(delegationsEl);
     document.title = `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`;
   }
 });
@@ -153,7 +159,8 @@ async function main() {
     // The token leaves the address bar and the history at once, whatever the answer.
     history.replaceState(null, "", `${location.pathname}${location.search}`);
   }
-  fleetRoot.append(startForm(say));
+  document.getElementById("fleet-title").after(historyFilter(refreshFleet));
+  fleetRoot.append(delegationsEl, startForm(say));
   window.addEventListener("hashchange", () => route(true));
   setInterval(() => tick(), 1000);
   route();

@@ -8,6 +8,7 @@ import { ApiError, get, post, sheepPath } from "./api.js";
 import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, promptRefusalText, since, stateBadge, tokens, visible } from "./dom.js";
 import { renderDiff } from "./diff.js";
 import { workingOn } from "./fleet.js";
+import { WorkBox } from "./work.js";
 
 const TURNS = 20;
 const SCREEN_MS = 2000;
@@ -158,6 +159,7 @@ export class SheepView {
     this.screen = h("pre", { class: "screen", tabindex: "0", "aria-label": "Live screen" });
     this.screenNote = h("p", { class: "muted small" });
     this.promptsList = h("ol", { class: "prompts" });
+    this.work = new WorkBox(this.agentId, this.say, () => this.refresh());
     this.egressSummary = h("p", { class: "small" });
     this.egressList = h("ol", { class: "egress", tabindex: "0", "aria-label": "Egress log" });
     this.egressBox = h(
@@ -178,6 +180,7 @@ export class SheepView {
         this.meta,
         this.actionNote,
       ),
+      this.work.box,
       h(
         "div",
         { class: "sheep-grid" },
@@ -265,7 +268,9 @@ export class SheepView {
       ["queue", String(Number(d.queue) || 0)],
       ["tokens", `${tokens(d.usage?.input)} in · ${tokens(d.usage?.output)} out`],
       ["cost", cost(d.usage?.cost)],
+      d.sessionPath ? ["session file", code, asText(d.sessionPath)] : undefined,
     ]);
+    this.work.draw(d);
     this.drawPrompts(Array.isArray(d.prompts) ? d.prompts : []);
   }
 
@@ -349,6 +354,18 @@ export class SheepView {
       h("span", { class: "muted small" }, `${asText(p.promptId)}${times ? ` · ${times}` : ""}`),
       evidenceNote(p.evidence),
     );
+    // Its answer (or why it failed) stays on the page after the sheep closed: as text, never markup.
+    const said = typeof p.answer === "string" ? p.answer : typeof p.error === "string" ? p.error : undefined;
+    const key = `${said}${p.answerTruncated ? "…" : ""}`;
+    if (item.said !== key) {
+      item.said = key;
+      if (!item.answer) {
+        item.answer = h("pre", { class: "answer" });
+        item.li.insertBefore(item.answer, item.details.nextSibling);
+      }
+      item.answer.hidden = said === undefined;
+      fill(item.answer, said ?? "", p.answerTruncated ? "\n… (the whole answer is in its session file)" : "");
+    }
     // A prompt that settled since its diff was read has new evidence.
     if (item.status !== undefined && item.status !== status) item.loaded = false;
     item.status = status;

@@ -30,12 +30,34 @@ async function loadAgents(select, note) {
       const source = asText(a.source);
       return h(
         "option",
-        { value: name, title: asText(a.description) },
+        { value: name, title: asText(a.description), "data-about": `${source} agent: ${asText(a.description)}` },
         `${name}${source && source !== "user" ? ` (${source})` : ""}${description ? ` — ${description}` : ""}`,
       );
     }),
   );
   if (list.some((a) => asText(a.name) === chosen)) select.value = chosen;
+}
+
+/** The user's model aliases (offered as the model's suggestions) and the hosts set up (this machine first). */
+async function loadOptions(models, host, note) {
+  let o;
+  try {
+    o = await get("/api/v1/start-options");
+  } catch (err) {
+    fill(note, err instanceof ApiError ? err.text : String(err));
+    return;
+  }
+  fill(
+    models,
+    (Array.isArray(o?.models) ? o.models : []).map((m) => h("option", { value: asText(m.alias), label: `${asText(m.alias)} → ${asText(m.model)}` })),
+  );
+  const chosen = host.value;
+  const hosts = Array.isArray(o?.hosts) && o.hosts.length ? o.hosts : ["local"];
+  fill(
+    host,
+    hosts.map((name) => h("option", { value: asText(name) }, asText(name) === "local" ? "this machine" : asText(name))),
+  );
+  if (hosts.some((name) => asText(name) === chosen)) host.value = chosen;
 }
 
 export function startForm(say) {
@@ -50,12 +72,31 @@ export function startForm(say) {
   };
   const label = field("label", "Label (optional)");
   const cwd = field("cwd", "Working directory (optional)");
+  const modelList = h("datalist", { id: "start-models" });
+  const model = field("model", "Model (optional: an alias or pi's name)", { list: "start-models" });
+  model.row.append(modelList);
+  const hostSelect = h("select", { id: "start-host", name: "host" }, h("option", { value: "local" }, "this machine"));
+  const host = { input: hostSelect, row: h("p", { class: "start-field" }, h("label", { for: "start-host", class: "field-label" }, "Host"), hostSelect) };
+  const placementSelect = h(
+    "select",
+    { id: "start-placement", name: "placement" },
+    h("option", { value: "" }, "a tab (default)"),
+    h("option", { value: "pane" }, "a pane beside the shepherd"),
+    h("option", { value: "workspace" }, "a workspace"),
+  );
+  const placement = {
+    input: placementSelect,
+    row: h("p", { class: "start-field" }, h("label", { for: "start-placement", class: "field-label" }, "Placement"), placementSelect),
+  };
   const isolate = h("input", { id: "start-isolate", name: "isolate", type: "checkbox" });
+  // The chosen definition's source and description, as text.
+  const agentAbout = h("p", { class: "muted small agent-about", "aria-live": "polite" });
+  agentSelect.addEventListener("change", () => fill(agentAbout, agentSelect.selectedOptions[0]?.dataset.about ?? ""));
   const note = h("p", { class: "note", role: "status" });
   const form = h(
     "form",
     { class: "start-form" },
-    h("div", { class: "start-fields" }, agent.row, label.row, cwd.row),
+    h("div", { class: "start-fields" }, agent.row, agentAbout, label.row, cwd.row, model.row, host.row, placement.row),
     h(
       "div",
       { class: "form-row" },
@@ -68,6 +109,9 @@ export function startForm(say) {
     const body = { agent: agent.input.value };
     if (label.input.value.trim()) body.label = label.input.value.trim();
     if (cwd.input.value.trim()) body.cwd = cwd.input.value.trim();
+    if (model.input.value.trim()) body.model = model.input.value.trim();
+    if (host.input.value && host.input.value !== "local") body.host = host.input.value;
+    if (placement.input.value) body.placement = placement.input.value;
     if (isolate.checked) body.isolate = true;
     fill(note, "Starting…");
     try {
@@ -85,7 +129,10 @@ export function startForm(say) {
   const details = h("details", { class: "start panel-box" }, h("summary", {}, "Start a sheep"), form);
   // Read each time the form opens: an agent file added meanwhile is offered.
   details.addEventListener("toggle", () => {
-    if (details.open) loadAgents(agentSelect, note);
+    if (details.open) {
+      loadAgents(agentSelect, note).then(() => fill(agentAbout, agentSelect.selectedOptions[0]?.dataset.about ?? ""));
+      loadOptions(modelList, hostSelect, note);
+    }
   });
   return details;
 }

@@ -1,6 +1,6 @@
 /** The workspace port over a remote host's agent: git runs there, on the remote checkout, with the same guards. */
 import { ShepherdError } from "../../domain/errors.ts";
-import type { Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../../ports/workspace.ts";
+import type { BranchState, Baseline, Diffstat, IsolateRequest, Isolated, Landed, Synced, Workspace, Worktree, WorktreeState } from "../../ports/workspace.ts";
 import type { RemoteCall } from "./call.ts";
 import { ask } from "./wire/method.ts";
 import { WORKSPACE_WIRE as W } from "./wire/workspace.ts";
@@ -48,5 +48,9 @@ export class RemoteWorkspace implements Workspace {
 
   conflicts(wt: Worktree): Promise<string[]> {
     return ask(this.remote, this.host, W.conflicts, wt);
+  }
+
+  branchState(wt: Worktree): Promise<BranchState | undefined> {
+    return ask(this.remote, this.host, W.branchState, wt);
   }
 }

@@ -174,6 +174,13 @@ test("answers of the wrong shape are [protocol_error]; a result for another prom
   await assert.rejects(workspace.conflicts({ path: "/w", branch: "shepherd/x", repoRoot: "/r", base: "c", leftBehind: 0 }), (e) =>
     isShepherdError(e, "protocol_error"),
   );
+  // A branch's state is counts and names only: text where a count goes is no answer of ours.
+  const wt = { path: "/w", branch: "shepherd/x", repoRoot: "/r", base: "c", leftBehind: 0 };
+  const state = { exists: true, branch: "shepherd/x", into: "main", ahead: 1, behind: 0, conflicts: [], uncommitted: 0, worked: true, landed: false };
+  call.answers.set("ws.branchState", { ...state, ahead: "1; rm -rf" });
+  await assert.rejects(workspace.branchState!(wt), (e) => isShepherdError(e, "protocol_error"));
+  call.answers.set("ws.branchState", state);
+  assert.deepEqual(await workspace.branchState!(wt), state);
   assert.equal(host.running?.(A), undefined);
 });
 

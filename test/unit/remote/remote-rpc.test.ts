@@ -126,6 +126,17 @@ test("git through RemoteWorkspace on a real repository: baseline, diff, isolate,
   await writeFile(join(worktree.path, "b.txt"), "from the sheep\n");
   assert.deepEqual(await ws.inspect(worktree), { exists: true, uncommitted: ["b.txt"], unlanded: false });
   assert.deepEqual(await ws.conflicts(worktree), []);
+  assert.deepEqual(await ws.branchState!(worktree), {
+    exists: true,
+    branch: worktree.branch,
+    into: "main",
+    ahead: 0,
+    behind: 0,
+    conflicts: [],
+    uncommitted: 1,
+    worked: true,
+    landed: false,
+  });
   // A change of the user's to a file the landing writes stops it.
   await writeFile(join(repo, "b.txt"), "in the way\n");
   await git(repo, "add", "b.txt");

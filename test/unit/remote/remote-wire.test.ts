@@ -53,6 +53,7 @@ const PROTOCOL_1 = [
   "ws.land",
   "ws.sync",
   "ws.conflicts",
+  "ws.branchState",
 ];
 
 test("the tables hold exactly protocol 1's methods, each once, each in its port's table", () => {

@@ -24,6 +24,19 @@ const synced = fields({
   ...counts,
 });
 
+const count = Number.isSafeInteger as Guard;
+const branchState = fields({
+  exists: bool,
+  branch: isString,
+  into: isString,
+  ahead: count,
+  behind: count,
+  conflicts: isStrings,
+  uncommitted: count,
+  worked: bool,
+  landed: bool,
+});
+
 const method = methodsOn<Workspace>();
 const wt = obj<Worktree>();
 
@@ -36,4 +49,5 @@ export const WORKSPACE_WIRE = {
   land: method("ws.land", [wt, obj<{ squash: boolean; label: string; message?: string }>()], landed, (ws, w, o) => ws.land(w, o)),
   sync: method("ws.sync", [wt, obj<{ label: string }>()], synced, (ws, w, o) => ws.sync(w, o)),
   conflicts: method("ws.conflicts", [wt], isStrings, (ws, w) => ws.conflicts(w)),
+  branchState: method("ws.branchState", [wt], optional(branchState), (ws, w) => ws.branchState?.(w) ?? Promise.resolve(undefined)),
 };
