@@ -17,6 +17,7 @@ import { metricsText, type ServerCounters } from "./metrics.ts";
 import { isPagePath, sendPage } from "./page.ts";
 import { agentsRoute, type RouteContext, SHEEP_ROUTES, startRoute } from "./routes.ts";
 import { SseHub } from "./sse.ts";
+import { TerminalStreams } from "./terminal.ts";
 
 /**
  * Connections held at once: the event streams' 100 and a page's few requests fit many times over;
@@ -42,6 +43,7 @@ export interface PanelOptions {
 export class PanelServer {
   readonly auth: PanelAuth;
   readonly hub = new SseHub();
+  readonly terminals = new TerminalStreams();
   private server: Server | undefined;
   private feed: PanelFeed | undefined;
   private shepherd: Shepherd | undefined;
@@ -237,11 +239,18 @@ export class PanelServer {
     // Own keys only: "toString" or "constructor" is no route. Only a route's pattern is counted, so a
     // client asking for paths that do not exist adds no label to /metrics.
     const takes = Object.keys(SHEEP_ROUTES).filter((m) => Object.hasOwn(SHEEP_ROUTES[m]!, key));
+    // The terminal's output is a stream, not JSON: its GET is answered in terminal.ts.
+    if (key === "terminal") takes.unshift("GET");
     if (takes.length === 0) throw notFound(path);
     where.route = pattern;
     // HEAD is GET without the body (node's response sends none for it).
     if (takes.includes("GET")) takes.splice(takes.indexOf("GET") + 1, 0, "HEAD");
     if (!takes.includes(method)) throw new HttpError(405, "method_not_allowed", `${pattern} takes ${takes.join(", ")}.`, takes);
+    if (key === "terminal" && method !== "POST") {
+      onlyQueryNone(query, pattern);
+      const allowed = () => this.auth.credential(req, this.boundPort, false) !== undefined;
+      return await this.terminals.stream(shepherd, id, req, res, allowed, method === "HEAD");
+    }
     const handler = SHEEP_ROUTES[method === "HEAD" ? "GET" : method]![key]!;
     sendJson(res, 200, (await handler(await ctx(), id)) ?? {});
   }
@@ -249,6 +258,10 @@ export class PanelServer {
 
 function allow(method: string, methods: readonly string[]): void {
   if (!methods.includes(method)) throw new HttpError(405, "method_not_allowed", `this route takes ${methods.join(", ")}.`, methods);
+}
+
+function onlyQueryNone(query: URLSearchParams, pattern: string): void {
+  for (const key of query.keys()) throw new ShepherdError("invalid_params", `GET ${pattern} takes no query parameter ${JSON.stringify(key)}.`);
 }
 
 function notFound(path: string): HttpError {

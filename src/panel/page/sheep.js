@@ -8,6 +8,7 @@ import { ApiError, get, post, sheepPath } from "./api.js";
 import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, promptRefusalText, since, stateBadge, tokens, visible } from "./dom.js";
 import { renderDiff } from "./diff.js";
 import { workingOn } from "./fleet.js";
+import { SheepTerminal } from "./terminal.js";
 
 const TURNS = 20;
 const SCREEN_MS = 2000;
@@ -96,6 +97,7 @@ export class SheepView {
   }
 
   dispose() {
+    this.terminal?.dispose();
     clearInterval(this.screenTimer);
     this.disposed = true;
   }
@@ -159,6 +161,7 @@ export class SheepView {
     this.screenNote = h("p", { class: "muted small" });
     this.promptsList = h("ol", { class: "prompts" });
     this.egressSummary = h("p", { class: "small" });
+    this.terminal = new SheepTerminal(this.agentId, this.say);
     this.egressList = h("ol", { class: "egress", tabindex: "0", "aria-label": "Egress log" });
     this.egressBox = h(
       "section",
@@ -178,6 +181,7 @@ export class SheepView {
         this.meta,
         this.actionNote,
       ),
+      this.terminal.el,
       h(
         "div",
         { class: "sheep-grid" },
@@ -209,6 +213,11 @@ export class SheepView {
     await this.loadDetail();
     if (this.gone || this.disposed) return;
     if (!this.hasPane()) this.noScreen();
+    // The terminal streams by itself once opened: the first refresh with a pane opens it, one without ends it.
+    if (this.hasPane() && !this.terminalOpened) {
+      this.terminalOpened = true;
+      this.terminal.open();
+    } else if (!this.hasPane() && !this.terminal.ended) this.terminal.stop("Its pane is closed: no terminal.");
     await Promise.all([
       this.loadConversation(),
       this.loadMessages(),
