@@ -25,8 +25,7 @@ import { type QuitOutcome, quit } from "./lifecycle/quit.ts";
 import type { Registry } from "./herd/registry.ts";
 import { resumable } from "./lifecycle/resume.ts";
 import { start } from "./lifecycle/start.ts";
-import { typeKeys, watchTerminal } from "./lifecycle/terminal.ts";
-import type { PaneSink } from "../ports/runtime.ts";
+import { terminalOf } from "./lifecycle/terminal.ts";
 import type {
   AgentRecord,
   AgentStatus,
@@ -244,12 +243,7 @@ export class Shepherd {
   read(agentId: AgentId, lines: number): Promise<string> {
     return readScreen(this.herdState, agentId, lines);
   }
-
-  /** The sheep's pane as a live terminal: its screen now, then its output to `sink` until closed (the panel's terminal). */
-  readonly watchTerminal = (agentId: AgentId, sink: PaneSink) => watchTerminal(this.herdState, agentId, sink);
-
-  /** Types `text` into the sheep's own pane as keys. */
-  readonly typeKeys = (agentId: AgentId, text: string) => typeKeys(this.herdState, agentId, text);
+  readonly terminal = terminalOf(() => this.herdState); // the panel's live terminal of a sheep's pane: watch it, type keys into it
 
   /**
    * The last turns of the sheep's conversation, from its session file. Whoever reads them saw the

@@ -12,7 +12,6 @@ import type { EgressReport, Evidence } from "../ports/types.ts";
 import { ACTION_FIELDS } from "../edge/command.ts";
 import { type EntryDeps, runToolCall } from "../edge/entry.ts";
 import { onlyKeys } from "./body.ts";
-import { terminalKeys } from "./terminal.ts";
 import type { PanelFeed } from "./feed.ts";
 import { panelPrompts, panelSheep, usageBySheep } from "./views.ts";
 
@@ -208,5 +207,5 @@ export async function agentsRoute(c: RouteContext): Promise<unknown> {
 /** Routes under /api/v1/sheep/:id, by method and the segment after the id ("" for the sheep itself). */
 export const SHEEP_ROUTES: Record<string, Record<string, Handler>> = {
   GET: { "": sheepDetail, conversation, screen, egress, messages, diff },
-  POST: { prompt: promptRoute, reply: replyRoute, close: closeRoute, interrupt: interruptRoute, terminal: (c, id) => terminalKeys(c.shepherd, id, c.body) },
+  POST: { prompt: promptRoute, reply: replyRoute, close: closeRoute, interrupt: interruptRoute },
 };

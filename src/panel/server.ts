@@ -17,7 +17,7 @@ import { metricsText, type ServerCounters } from "./metrics.ts";
 import { isPagePath, sendPage } from "./page.ts";
 import { agentsRoute, type RouteContext, SHEEP_ROUTES, startRoute } from "./routes.ts";
 import { SseHub } from "./sse.ts";
-import { TerminalStreams } from "./terminal.ts";
+import { TerminalStreams, terminalKeys } from "./terminal.ts";
 
 /**
  * Connections held at once: the event streams' 100 and a page's few requests fit many times over;
@@ -238,16 +238,16 @@ export class PanelServer {
     const pattern = `/api/v1/sheep/:id${key ? `/${key}` : ""}`;
     // Own keys only: "toString" or "constructor" is no route. Only a route's pattern is counted, so a
     // client asking for paths that do not exist adds no label to /metrics.
-    const takes = Object.keys(SHEEP_ROUTES).filter((m) => Object.hasOwn(SHEEP_ROUTES[m]!, key));
-    // The terminal's output is a stream, not JSON: its GET is answered in terminal.ts.
-    if (key === "terminal") takes.unshift("GET");
+    // The terminal is no action of the tool: its stream and its keys are answered in terminal.ts.
+    const takes = key === "terminal" ? ["GET", "POST"] : Object.keys(SHEEP_ROUTES).filter((m) => Object.hasOwn(SHEEP_ROUTES[m]!, key));
     if (takes.length === 0) throw notFound(path);
     where.route = pattern;
     // HEAD is GET without the body (node's response sends none for it).
     if (takes.includes("GET")) takes.splice(takes.indexOf("GET") + 1, 0, "HEAD");
     if (!takes.includes(method)) throw new HttpError(405, "method_not_allowed", `${pattern} takes ${takes.join(", ")}.`, takes);
-    if (key === "terminal" && method !== "POST") {
+    if (key === "terminal") {
       onlyQueryNone(query, pattern);
+      if (method === "POST") return sendJson(res, 200, await terminalKeys(shepherd, id, await jsonBody(req)));
       const allowed = () => this.auth.credential(req, this.boundPort, false) !== undefined;
       return await this.terminals.stream(shepherd, id, req, res, allowed, method === "HEAD");
     }

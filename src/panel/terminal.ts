@@ -45,7 +45,7 @@ export function keysOf(body: Record<string, unknown>): string {
 
 export async function terminalKeys(shepherd: Shepherd, id: AgentId, body: Record<string, unknown>): Promise<{ typed: number }> {
   const keys = keysOf(body);
-  await shepherd.typeKeys(id, keys);
+  await shepherd.terminal.type(id, keys);
   return { typed: [...keys].length };
 }
 
@@ -71,7 +71,7 @@ export class TerminalStreams {
       close();
     };
     try {
-      const watch = await shepherd.watchTerminal(id, {
+      const watch = await shepherd.terminal.watch(id, {
         output: (chunk) => {
           if (done) return;
           if (res.writableLength > MAX_TERMINAL_UNSENT) {

@@ -58,3 +58,11 @@ export async function typeKeys(herd: Herd, agentId: AgentId, text: string): Prom
   if (!runtime.sendKeys) throw new ShepherdError("runtime_unavailable", `${runtime.name} cannot type into a pane from here; use ${runtime.name} itself.`);
   await runtime.sendKeys({ paneId: rec.paneId, agentId: rec.agentId }, text);
 }
+
+/** The facade's `terminal`: both, on the herd the facade holds. */
+export function terminalOf(herd: () => Herd) {
+  return {
+    watch: (agentId: AgentId, sink: PaneSink) => watchTerminal(herd(), agentId, sink),
+    type: (agentId: AgentId, text: string) => typeKeys(herd(), agentId, text),
+  };
+}

@@ -5,7 +5,7 @@
  * go, in order and a bounded batch at a time, to POST …/terminal, which types them into that sheep's
  * own pane. A stream that ends while the sheep runs is opened again (the screen redrawn afresh).
  */
-import { ApiError, post, sheepPath, withSession } from "./api.js";
+import { ApiError, get, post, sheepPath, withSession } from "./api.js";
 import { fill, h } from "./dom.js";
 import { Terminal } from "/assets/xterm.mjs";
 
@@ -112,7 +112,20 @@ export class SheepTerminal {
     } catch {
       // ended under the read: told below
     }
-    if (this.abort === abort) this.retry("The stream ended: reconnecting…");
+    if (this.abort === abort) await this.afterEnd();
+  }
+
+  /** The stream ended: a sheep that closed or exited has no terminal to open again (so none is asked for). */
+  async afterEnd() {
+    let detail;
+    try {
+      detail = await get(sheepPath(this.agentId));
+    } catch {
+      detail = undefined;
+    }
+    if (this.disposed || this.ended) return;
+    if (detail?.state === "closed" || detail?.state === "exited") this.stop("Its pane is closed: no terminal.");
+    else this.retry("The stream ended: reconnecting…");
   }
 
   /** A fresh terminal of the pane's size: the stream begins with the whole screen. */
