@@ -10,6 +10,7 @@ import type { Got, Row, RowMaker, RuntimeRun } from "./row.ts";
 import { userRows } from "./user-rows.ts";
 import { remoteRows } from "../remote.ts";
 import { sandboxRows } from "../sandbox.ts";
+import { terminalRows } from "./terminal-bench.ts";
 
 export type { Row, RuntimeRun } from "./row.ts";
 
@@ -183,6 +184,7 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
     { text: "<= 1", ok: (v) => v <= 1 },
   );
   panelRows(row);
+  terminalRows(row);
   userRows(row);
   remoteRows(row);
   sandboxRows(row);
@@ -316,6 +318,7 @@ export function summarizeRun(r: RuntimeRun) {
         }
       : {}),
     ...(r.warmStart !== undefined ? { warmStart: r.warmStart && { pool: r.warmStart.pool, startToolMs: summarize(r.warmStart.startToolMs) } } : {}),
+    ...(r.terminal ? { terminal: { echoMs: summarize(r.terminal.echoMs), cpu: r.terminal.cpu } } : {}),
     ...(r.panel ? { panel: { listMs: summarize(r.panel.listMs), listSheep: r.panel.listSheep, eventMs: summarize(r.panel.eventMs), cpu: r.panel.cpu } } : {}),
     ...(r.subagents
       ? {

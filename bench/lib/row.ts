@@ -7,6 +7,7 @@ import type { RemoteFigures } from "./remote-bench.ts";
 import type { RpcFigures } from "./rpc-bench.ts";
 import type { SandboxFigures } from "./sandbox-bench.ts";
 import type { SubagentsFigures } from "./subagents.ts";
+import type { TerminalFigures } from "./terminal-bench.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
 
 /** The parts a run measured (--only leaves some out); warmStart is null where there was no warm pool. */
@@ -23,6 +24,8 @@ export interface RuntimeRun {
   egress?: EgressFigures;
   /** Sandboxed sheep against unsandboxed ones (tmux only). */
   sandbox?: SandboxFigures;
+  /** The panel's terminal (tmux only). */
+  terminal?: TerminalFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

@@ -14,6 +14,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { execa } from "execa";
 import { MAX_TERMINAL_KEYS } from "../../domain/bounds.ts";
 import { ShepherdError } from "../../domain/errors.ts";
@@ -98,6 +99,8 @@ interface Pipe {
   sinks: Set<PaneSink>;
   socket: Socket;
   dir: string;
+  /** Set once its taking down began. */
+  shutting?: Promise<void>;
 }
 
 export class PaneTerminals {
@@ -122,6 +125,11 @@ export class PaneTerminals {
       opening.catch(() => this.pipes.delete(key));
     }
     const pipe = await opening;
+    // Its last watcher just left: it is being taken down, so this watch gets a pipe of its own.
+    if (pipe.shutting) {
+      await pipe.shutting;
+      return this.watch(pane, sink);
+    }
     if (pipe.agentId !== pane.agentId) throw notOwned(pane.agentId);
     let screen: PaneScreen;
     try {
@@ -180,20 +188,28 @@ export class PaneTerminals {
         void this.shut(pane.paneId, pipe);
       });
       try {
-        const out = await this.cli.run([
-          "if-shell",
-          "-F",
-          "-t",
-          pane.paneId,
-          `#{&&:${ownedBy(pane.agentId)},#{!=:#{pane_pipe},1}}`,
-          `pipe-pane -O -t ${pane.paneId} 'exec cat > ${fifo}'`,
-          `display-message -p -t ${pane.paneId} "no #{pane_pipe}"`,
-        ]);
-        const no = /^no (\d)/.exec(out.trim());
-        if (no) {
-          throw no[1] === "1"
-            ? new ShepherdError("runtime_error", `pane ${pane.paneId}'s output is already piped elsewhere (tmux pipe-pane); end that pipe to watch it here.`)
-            : notOwned(pane.agentId);
+        // A pipe still there may be one a shepherd before a /reload is taking down: asked again for a second.
+        for (let attempt = 1; ; attempt++) {
+          const out = await this.cli.run([
+            "if-shell",
+            "-F",
+            "-t",
+            pane.paneId,
+            `#{&&:${ownedBy(pane.agentId)},#{!=:#{pane_pipe},1}}`,
+            // Only into the FIFO: a pipe taken down before sh ran must not leave a file in its place.
+            `pipe-pane -O -t ${pane.paneId} 'test -p ${fifo} && exec cat > ${fifo}'`,
+            `display-message -p -t ${pane.paneId} "no #{pane_pipe}"`,
+          ]);
+          const no = /^no (\d)/.exec(out.trim());
+          if (!no) break;
+          if (no[1] !== "1") throw notOwned(pane.agentId);
+          if (attempt >= 5) {
+            throw new ShepherdError(
+              "runtime_error",
+              `pane ${pane.paneId}'s output is already piped elsewhere (tmux pipe-pane); end that pipe to watch it here.`,
+            );
+          }
+          await sleep(200);
         }
       } catch (e) {
         socket.destroy();
@@ -206,14 +222,20 @@ export class PaneTerminals {
     }
   }
 
-  private async shut(key: string, pipe: Pipe | undefined): Promise<void> {
-    if (!pipe) return;
+  /** Takes a pipe down once, however many ask (the last watcher, a read error); never rejects: it runs unawaited. */
+  private shut(key: string, pipe: Pipe | undefined): Promise<void> {
+    if (!pipe) return Promise.resolve();
+    pipe.shutting ??= this.takeDown(key, pipe).catch(() => undefined);
+    return pipe.shutting;
+  }
+
+  private async takeDown(key: string, pipe: Pipe): Promise<void> {
     const held = this.pipes.get(key);
     if (held && (await held.catch(() => undefined)) === pipe) this.pipes.delete(key);
     pipe.sinks.clear();
     pipe.socket.destroy();
     // Only this sheep's pane's pipe is ended; a pane that went took its pipe with it.
     await this.cli.run(["if-shell", "-F", "-t", key, ownedBy(pipe.agentId), `pipe-pane -t ${key}`]).catch(() => undefined);
-    await rm(pipe.dir, { recursive: true, force: true });
+    await rm(pipe.dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
   }
 }

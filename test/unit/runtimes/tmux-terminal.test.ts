@@ -132,6 +132,18 @@ describe("the terminal of a tmux pane", { timeout: 60_000 }, () => {
     await until("its directory is removed", async () => (await terminalDirs()).length === before.length);
   });
 
+  it("a watch opened as the last one leaves gets a live pipe of its own; quick opens and closes leave nothing behind", async () => {
+    const before = await terminalDirs();
+    for (let i = 0; i < 5; i++) (await runtime.watch({ paneId: ours, agentId }, sink())).close();
+    const a = sink();
+    const wa = await runtime.watch({ paneId: ours, agentId }, a);
+    await runtime.sendKeys({ paneId: ours, agentId }, "again\r");
+    await until("the new watcher gets the output", () => a.got.toString().includes("again"));
+    wa.close();
+    await until("every pipe is taken down", async () => (await t.tmux(["display-message", "-p", "-t", ours, "#{pane_pipe}"])).trim() === "0");
+    await until("no directory is left", async () => (await terminalDirs()).length === before.length);
+  });
+
   it("refuses a pane whose output someone else already pipes, and leaves that pipe alone", async () => {
     await t.tmux(["pipe-pane", "-O", "-t", ours, "cat > /dev/null"]);
     try {
