@@ -214,10 +214,11 @@ export class SheepView {
     if (this.gone || this.disposed) return;
     if (!this.hasPane()) this.noScreen();
     // The terminal streams by itself once opened: the first refresh with a pane opens it, one without ends it.
-    if (this.hasPane() && !this.terminalOpened) {
+    const runs = this.hasPane() && this.detail?.state !== "exited";
+    if (runs && !this.terminalOpened) {
       this.terminalOpened = true;
       this.terminal.open();
-    } else if (!this.hasPane() && !this.terminal.ended) this.terminal.stop("Its pane is closed: no terminal.");
+    } else if (!runs && !this.terminal.ended) this.terminal.stop("Its pi has ended or its pane is closed: no terminal.");
     await Promise.all([
       this.loadConversation(),
       this.loadMessages(),
