@@ -10,7 +10,7 @@ import type { Got, Row, RowMaker, RuntimeRun } from "./row.ts";
 import { userRows } from "./user-rows.ts";
 import { remoteRows } from "../remote.ts";
 import { sandboxRows } from "../sandbox.ts";
-import { terminalRows } from "./terminal-bench.ts";
+import { terminalRows } from "../terminal.ts";
 
 export type { Row, RuntimeRun } from "./row.ts";
 

@@ -14,9 +14,7 @@ import { RpcShepherd } from "../../test/support/rpc-shepherd.ts";
 import { sleep } from "./clock.ts";
 import { procCpu } from "./cpu.ts";
 import { untilGone } from "./files.ts";
-import type { Got, RowMaker, RuntimeRun } from "./row.ts";
 import type { RuntimeFixture } from "./runtime-fixture.ts";
-import { median, ms, quantile, round } from "./stats.ts";
 import type { World } from "./world.ts";
 
 export interface TerminalConfig {
@@ -129,25 +127,4 @@ export async function runTerminal(fixture: RuntimeFixture, world: World, cfg: Te
     await rpc.stop().catch(() => undefined);
     await Promise.all(pids.map((p) => untilGone(p)));
   }
-}
-
-const pct = (cpuMs: number, windowMs: number) => round((cpuMs / windowMs) * 100, 2);
-
-/** The terminal's rows: a key's echo in the page, and sixteen open terminals' cost. */
-export function terminalRows(row: RowMaker): void {
-  const withTerminal = (f: (t: TerminalFigures) => Got) => (r: RuntimeRun) => (r.terminal ? f(r.terminal) : undefined);
-  row(
-    "panel terminal: key echo in the page (keydown → drawn)",
-    "rpc",
-    "ms",
-    withTerminal((t) => ({ value: round(median(t.echoMs), 1), detail: `n=${t.echoMs.length}, p90 ${ms(quantile(t.echoMs, 0.9))}` })),
-    { text: "<= 50 ms median", ok: (v) => v <= 50, runtimes: ["tmux"] },
-  );
-  row(
-    "panel terminal: shepherd CPU, 16 terminals open, idle sheep",
-    "rpc",
-    "%",
-    withTerminal((t) => ({ value: pct(t.cpu.cpuMs, t.cpu.windowMs), detail: `${t.cpu.terminals} streams, ${t.cpu.bytes} bytes in ${ms(t.cpu.windowMs)}` })),
-    { text: "<= 2 %", ok: (v) => v <= 2, runtimes: ["tmux"] },
-  );
 }
