@@ -2,8 +2,9 @@
  * npm run screens:panel: screenshots of the panel for the README, taken in Debian's chromium
  * (headless) on the page a real pi shepherd serves, with three real pi sheep on the scripted
  * model in a private tmux: the herd (one asking a question, one at work, one done), an isolated
- * sheep with its evidence drawn per file, and a question with its reply box. The prompts read as
- * a person writes them: the model is scripted by their text. Saved to docs/screens/panel-*.png.
+ * sheep with its evidence drawn per file, a question with its reply box, and a sheep's live
+ * terminal. The prompts read as a person writes them: the model is scripted by their text. Saved
+ * to docs/screens/panel-*.png.
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -109,6 +110,14 @@ async function main() {
     await page.locator(".message.msg-question textarea").fill("Only redis: the memory store is for tests.");
     await page.screenshot({ path: join(out, "panel-question.png"), fullPage: true });
     console.log(`saved ${join(out, "panel-question.png")}`);
+
+    // The builder's live terminal: its pi as the pane shows it, drawn by xterm in the page.
+    await page.locator(".back").click();
+    await page.locator(".sheep-link", { hasText: "builder" }).click();
+    await page.locator('.term-screen[data-state="live"]').waitFor();
+    await page.waitForTimeout(1000);
+    await page.locator(".term-box").screenshot({ path: join(out, "panel-terminal.png") });
+    console.log(`saved ${join(out, "panel-terminal.png")}`);
   } finally {
     await browser?.close();
     await world.cleanup();
