@@ -25,6 +25,20 @@ import type { TmuxCli } from "./tmux-cli.ts";
 
 /** The most of a screen capture taken: a pane of 500×200 cells with a colour change in every one is less. */
 export const MAX_SCREEN_BYTES = 2 * 1024 * 1024;
+/** The pane option naming the process whose pipe the pane has: one whose process is gone is replaced. */
+export const PIPE_MARK = "@pi_shepherd_pipe";
+
+/** Whether a pid runs (EPERM: it does, as another user's). The runtimes may not import the protocol's own. */
+function processAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 1) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** A path tmux hands to sh for the pipe: only these characters, so it needs no quoting in either. */
 const PLAIN_PATH = /^[A-Za-z0-9_./-]+$/;
 
@@ -189,6 +203,7 @@ export class PaneTerminals {
       });
       try {
         // A pipe still there may be one a shepherd before a /reload is taking down: asked again for a second.
+        // One whose shepherd died (its mark names a pid that is gone) is ours to replace.
         for (let attempt = 1; ; attempt++) {
           const out = await this.cli.run([
             "if-shell",
@@ -197,12 +212,17 @@ export class PaneTerminals {
             pane.paneId,
             `#{&&:${ownedBy(pane.agentId)},#{!=:#{pane_pipe},1}}`,
             // Only into the FIFO: a pipe taken down before sh ran must not leave a file in its place.
-            `pipe-pane -O -t ${pane.paneId} 'test -p ${fifo} && exec cat > ${fifo}'`,
-            `display-message -p -t ${pane.paneId} "no #{pane_pipe}"`,
+            `pipe-pane -O -t ${pane.paneId} 'test -p ${fifo} && exec cat > ${fifo}' ; set-option -p -t ${pane.paneId} ${PIPE_MARK} ${process.pid}`,
+            `display-message -p -t ${pane.paneId} "no #{pane_pipe} #{${PIPE_MARK}}"`,
           ]);
-          const no = /^no (\d)/.exec(out.trim());
+          const no = /^no (\d) ?(\d*)/.exec(out.trim());
           if (!no) break;
           if (no[1] !== "1") throw notOwned(pane.agentId);
+          const holder = Number(no[2]);
+          if (no[2] && !processAlive(holder)) {
+            await this.cli.run(["if-shell", "-F", "-t", pane.paneId, ownedBy(pane.agentId), `pipe-pane -t ${pane.paneId}`]);
+            continue;
+          }
           if (attempt >= 5) {
             throw new ShepherdError(
               "runtime_error",
@@ -235,7 +255,9 @@ export class PaneTerminals {
     pipe.sinks.clear();
     pipe.socket.destroy();
     // Only this sheep's pane's pipe is ended; a pane that went took its pipe with it.
-    await this.cli.run(["if-shell", "-F", "-t", key, ownedBy(pipe.agentId), `pipe-pane -t ${key}`]).catch(() => undefined);
+    await this.cli
+      .run(["if-shell", "-F", "-t", key, ownedBy(pipe.agentId), `pipe-pane -t ${key} ; set-option -p -u -t ${key} ${PIPE_MARK}`])
+      .catch(() => undefined);
     await rm(pipe.dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
   }
 }

@@ -5,6 +5,7 @@
  * last, and every pane not marked as the sheep's refused.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,7 +15,7 @@ import { MAX_TERMINAL_KEYS } from "../../../src/domain/bounds.ts";
 import { ShepherdError } from "../../../src/domain/errors.ts";
 import type { PaneSink } from "../../../src/ports/runtime.ts";
 import { MARK } from "../../../src/runtimes/tmux/pane-table.ts";
-import { keyCommand, parseScreen } from "../../../src/runtimes/tmux/pane-terminal.ts";
+import { keyCommand, PIPE_MARK, parseScreen } from "../../../src/runtimes/tmux/pane-terminal.ts";
 import { TmuxRuntime } from "../../../src/runtimes/tmux/runtime.ts";
 import { type PrivateTmux, startPrivateTmux } from "../../support/tmux-server.ts";
 
@@ -142,6 +143,22 @@ describe("the terminal of a tmux pane", { timeout: 60_000 }, () => {
     wa.close();
     await until("every pipe is taken down", async () => (await t.tmux(["display-message", "-p", "-t", ours, "#{pane_pipe}"])).trim() === "0");
     await until("no directory is left", async () => (await terminalDirs()).length === before.length);
+  });
+
+  it("replaces a pipe left by a shepherd that died (its mark names a pid that is gone), and marks its own", async () => {
+    const dead = spawnSync("true").pid;
+    await t.tmux(["pipe-pane", "-O", "-t", ours, "cat > /dev/null"]);
+    await t.tmux(["set-option", "-p", "-t", ours, PIPE_MARK, String(dead)]);
+    const a = sink();
+    const wa = await runtime.watch({ paneId: ours, agentId }, a);
+    try {
+      assert.equal((await t.tmux(["display-message", "-p", "-t", ours, `#{${PIPE_MARK}}`])).trim(), String(process.pid));
+      await runtime.sendKeys({ paneId: ours, agentId }, "replaced\r");
+      await until("the new pipe carries the output", () => a.got.toString().includes("replaced"));
+    } finally {
+      wa.close();
+    }
+    await until("its mark goes with it", async () => (await t.tmux(["display-message", "-p", "-t", ours, `#{pane_pipe}:#{${PIPE_MARK}}`])).trim() === "0:");
   });
 
   it("refuses a pane whose output someone else already pipes, and leaves that pipe alone", async () => {
