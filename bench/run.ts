@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, subagents, remote, egress, sandbox, tool-tokens, first)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, terminal, subagents, remote, egress, sandbox, tool-tokens, first)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -20,6 +20,7 @@ import { herdrFixture } from "./lib/herdr-fixture.ts";
 import { describeMachine } from "./lib/machine.ts";
 import { startModelProcess, type ModelProcess } from "./lib/model.ts";
 import { runPanel, type PanelConfig } from "./lib/panel-bench.ts";
+import { runTerminal, type TerminalConfig } from "./lib/terminal-bench.ts";
 import { runPeer, type PeerConfig } from "./lib/peer.ts";
 import { runRemote, type RemoteConfig } from "./lib/remote-bench.ts";
 import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.ts";
@@ -33,7 +34,7 @@ import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 import { type FirstCallConfig, runFirstCall } from "./lib/first-call.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "subagents", "remote", "egress", "sandbox", "tool-tokens", "first"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "terminal", "subagents", "remote", "egress", "sandbox", "tool-tokens", "first"] as const;
 type Part = (typeof PARTS)[number];
 
 const FULL: {
@@ -42,6 +43,7 @@ const FULL: {
   warm: WarmStartConfig;
   peer: PeerConfig;
   panel: PanelConfig;
+  terminal: TerminalConfig;
   subagents: SubagentsConfig;
   remote: RemoteConfig;
   egress: EgressConfig;
@@ -63,6 +65,7 @@ const FULL: {
   warm: { pool: 4, starts: 9 },
   peer: { reps: 7, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   panel: { sheep: 16, rounds: 3, cpuWindowMs: 10_000, listSheep: 64, listRequests: 200 },
+  terminal: { sheep: 16, keys: 30, cpuWindowMs: 10_000 },
   subagents: { reps: 3, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   remote: { starts: 8, prompts: 9, answerDelayMs: 800, busySheep: 16, overheadWindowMs: 8000 },
   egress: { requests: 41, sheep: 16 },
@@ -77,6 +80,7 @@ const QUICK: typeof FULL = {
   warm: { ...FULL.warm, starts: 3 },
   peer: { ...FULL.peer, reps: 3 },
   panel: { ...FULL.panel, rounds: 1, cpuWindowMs: 6000, listRequests: 50 },
+  terminal: { ...FULL.terminal, keys: 15, cpuWindowMs: 6000 },
   remote: { ...FULL.remote, starts: 3, prompts: 3, overheadWindowMs: 6000 },
   // The issue's own comparison is 3 rounds: a quick run takes as many.
   subagents: FULL.subagents,
@@ -135,6 +139,12 @@ export const DEFINITIONS = {
     "sends the event; no wait runs); CPU = the shepherd process's utime+stime over a window of a wait on all 16 busy " +
     "sheep with the panel on and the client connected. GET /api/v1/sheep: whole requests over loopback to a panel in the " +
     "bench process on a real core over the in-memory sheep-files port, 64 sheep with 3 settled prompts and one running each",
+  terminal:
+    "tmux only: a real pi shepherd over RPC with 16 real sheep and /shepherd panel on. echo = in Debian's chromium " +
+    "(headless), one sheep's page with its terminal live and typing ticked: from a key's keydown (the page's own clock) " +
+    "to xterm drawing the typed text in the terminal's rows (through POST …/terminal, tmux send-keys, pi's editor, the " +
+    "pane's pipe-pane and the stream), one key at a time, median. CPU = the shepherd process's utime+stime over a window " +
+    "with a terminal stream open to each of the 16 idle sheep (opened from the bench process as the page opens it)",
   subagents:
     "pi-subagents 0.67.0 (a dev dependency) loaded with -e into the shepherd's own RPC pi beside pi-shepherd: its subagent " +
     "tool in foreground mode (async: false; four tasks as a workflow script of runs.all with four foreground children) " +
@@ -233,6 +243,8 @@ async function main() {
       if (parts.has("warm")) run.warmStart = (await runWarmStart(fixture, world, cfg.warm, say)) ?? null;
       if (parts.has("peer")) run.peer = await runPeer(fixture, world, model, cfg.peer, say);
       if (parts.has("panel")) run.panel = await runPanel(fixture, world, cfg.panel, say);
+      // herdr has no terminal stream: tmux only.
+      if (parts.has("terminal") && name === "tmux") run.terminal = await runTerminal(fixture, world, cfg.terminal, say);
       // The remote host runs tmux; its figures are measured once, beside the tmux runtime's.
       if (parts.has("remote") && name === "tmux") run.remote = await runRemote(fixture, world, model, cfg.remote, say);
       // The proxy does not depend on the runtime: measured once, beside the first runtime's figures.

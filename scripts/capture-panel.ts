@@ -3,8 +3,9 @@
  * (headless) on the page a real pi shepherd serves, with three real pi sheep on the scripted
  * model in a private tmux: the herd (one asking a question, one at work, one done), an isolated
  * sheep with its evidence drawn per file, a question with its reply box, the herd's history (a closed
- * sheep listed with the filter) and a closed isolated sheep's work (its branch, Land). The prompts read as
- * a person writes them: the model is scripted by their text. Saved to docs/screens/panel-*.png.
+ * sheep listed with the filter), a closed isolated sheep's work (its branch, Land) and a sheep's live
+ * terminal. The prompts read as a person writes them: the model is scripted by their text. Saved to
+ * docs/screens/panel-*.png.
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -111,6 +112,13 @@ async function main() {
     await page.screenshot({ path: join(out, "panel-question.png"), fullPage: true });
     console.log(`saved ${join(out, "panel-question.png")}`);
 
+    // The builder's live terminal: its pi as the pane shows it, drawn by xterm in the page.
+    await page.locator(".back").click();
+    await page.locator(".sheep-link", { hasText: "builder" }).click();
+    await page.locator('.term-screen[data-state="live"]').waitFor();
+    await page.waitForTimeout(1000);
+    await page.locator(".term-box").screenshot({ path: join(out, "panel-terminal.png") });
+    console.log(`saved ${join(out, "panel-terminal.png")}`);
     // History: builder closed (its worktree kept), found again with the filter, its work still to land.
     await scene.ok({ action: "close", agentId: builder.agentId });
     await page.locator(".back").click();

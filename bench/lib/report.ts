@@ -12,6 +12,7 @@ import { userRows } from "./user-rows.ts";
 import { TOOL_TOKEN_BUDGET } from "../../src/edge/tool-cost.ts";
 import { remoteRows } from "../remote.ts";
 import { sandboxRows } from "../sandbox.ts";
+import { terminalRows } from "../terminal.ts";
 
 export type { Row, RuntimeRun } from "./row.ts";
 
@@ -185,6 +186,7 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
     { text: "<= 1", ok: (v) => v <= 1 },
   );
   panelRows(row);
+  terminalRows(row);
   userRows(row);
   remoteRows(row);
   sandboxRows(row);
@@ -329,6 +331,7 @@ export function summarizeRun(r: RuntimeRun) {
         }
       : {}),
     ...(r.warmStart !== undefined ? { warmStart: r.warmStart && { pool: r.warmStart.pool, startToolMs: summarize(r.warmStart.startToolMs) } } : {}),
+    ...(r.terminal ? { terminal: { echoMs: summarize(r.terminal.echoMs), cpu: r.terminal.cpu } } : {}),
     ...(r.panel ? { panel: { listMs: summarize(r.panel.listMs), listSheep: r.panel.listSheep, eventMs: summarize(r.panel.eventMs), cpu: r.panel.cpu } } : {}),
     ...(r.subagents
       ? {

@@ -8,6 +8,7 @@ import type { RpcFigures } from "./rpc-bench.ts";
 import type { SandboxFigures } from "./sandbox-bench.ts";
 import type { SubagentsFigures } from "./subagents.ts";
 import type { ToolCost } from "../../src/edge/tool-cost.ts";
+import type { TerminalFigures } from "./terminal-bench.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
 import type { FirstCallFigures } from "./first-call.ts";
 
@@ -29,6 +30,8 @@ export interface RuntimeRun {
   toolTokens?: ToolCost;
   /** The first call of a new shepherd against pi-subagents', arguments streamed (issue 36). */
   firstCall?: FirstCallFigures;
+  /** The panel's terminal (tmux only). */
+  terminal?: TerminalFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

@@ -26,6 +26,7 @@ import { type QuitOutcome, quit } from "./lifecycle/quit.ts";
 import type { Registry } from "./herd/registry.ts";
 import { resumable } from "./lifecycle/resume.ts";
 import { start } from "./lifecycle/start.ts";
+import { terminalOf } from "./lifecycle/terminal.ts";
 import type {
   AgentRecord,
   AgentStatus,
@@ -93,9 +94,7 @@ export class Shepherd {
   }
 
   /** Closes every warm sheep (the shepherd quits). */
-  closeWarm(): Promise<void> {
-    return this.pool.closeAll();
-  }
+  closeWarm = (): Promise<void> => this.pool.closeAll();
 
   get registry(): Registry {
     return this.herdState.registry;
@@ -110,9 +109,7 @@ export class Shepherd {
   }
 
   /** Takes back this shepherd's records after a reload, and those of a shepherd that died. */
-  attach(): Promise<AttachReport> {
-    return attach(this.herdState);
-  }
+  attach = (): Promise<AttachReport> => attach(this.herdState);
 
   /** From now on, notified prompts' results, sheep's questions and background delegations go to this sink, each once (what waited first). */
   deliverTo(sink: CourierSink): void {
@@ -236,9 +233,9 @@ export class Shepherd {
     return othersSheep(this.herdState);
   }
 
-  read(agentId: AgentId, lines: number): Promise<string> {
-    return readScreen(this.herdState, agentId, lines);
-  }
+  read = (agentId: AgentId, lines: number): Promise<string> => readScreen(this.herdState, agentId, lines);
+  /** The panel's live terminal of a sheep's pane: watch it, type keys into it. */
+  readonly terminal = terminalOf(() => this.herdState);
 
   /**
    * The last turns of the sheep's conversation, from its session file. Whoever reads them saw the

@@ -46,3 +46,6 @@ export const MAX_SCREEN_LINES = 10_000;
 
 /** A name a record keeps (an agent's, a model's, a delegation item's agent): a plain name, not a text. */
 export const MAX_NAME_CHARS = 256;
+
+/** Keys (characters) one request of the panel's terminal types at once: a paste longer goes in several. */
+export const MAX_TERMINAL_KEYS = 4096;

@@ -1,5 +1,17 @@
 /** The runtime port routed by host (see table.ts): this machine's multiplexer, or a host's. */
-import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, ReportedState, Runtime, RuntimeName } from "../ports/runtime.ts";
+import type {
+  CreatedPane,
+  CreatePaneRequest,
+  Direction,
+  PaneLiveness,
+  PaneRef,
+  PaneSink,
+  PaneWatch,
+  Placement,
+  ReportedState,
+  Runtime,
+  RuntimeName,
+} from "../ports/runtime.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { type HostTable, PANE_SEP } from "./table.ts";
 
@@ -99,5 +111,32 @@ export class RoutedRuntime implements Runtime {
   async reportState(paneId: string, state: ReportedState): Promise<void> {
     const at = this.table.pane(paneId);
     await this.table.portsOf(at.host).runtime.reportState?.(at.paneId, state);
+  }
+
+  /** This machine's multiplexer only: a host's link carries no pane's output yet. */
+  async watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
+    return (await this.terminalOf(pane)).watch!({ agentId: pane.agentId, paneId: this.table.pane(pane.paneId, pane.agentId).paneId }, sink);
+  }
+
+  async sendKeys(pane: PaneRef, text: string): Promise<void> {
+    await (await this.terminalOf(pane)).sendKeys!({ agentId: pane.agentId, paneId: this.table.pane(pane.paneId, pane.agentId).paneId }, text);
+  }
+
+  private async terminalOf(pane: PaneRef): Promise<Runtime> {
+    const at = this.table.pane(pane.paneId, pane.agentId);
+    if (at.host !== undefined) {
+      throw new ShepherdError(
+        "runtime_unavailable",
+        `sheep ${pane.agentId} runs on host ${at.host}, whose link carries no terminal yet; look at it there (its attach hint), or read its screen in the panel.`,
+      );
+    }
+    const runtime = this.table.local.runtime;
+    if (!runtime.watch || !runtime.sendKeys) {
+      throw new ShepherdError(
+        "runtime_unavailable",
+        `${runtime.name} cannot stream a pane's output to the panel; look at the sheep in ${runtime.name} itself, or read its screen in the panel.`,
+      );
+    }
+    return runtime;
   }
 }

@@ -27,6 +27,7 @@ const HERD_ROUTES: Record<string, (c: RouteContext) => Promise<unknown>> = {
   "/api/v1/start-options": startOptionsRoute,
 };
 import { SseHub } from "./sse.ts";
+import { TerminalStreams, terminalKeys } from "./terminal.ts";
 
 /**
  * Connections held at once: the event streams' 100 and a page's few requests fit many times over;
@@ -52,6 +53,7 @@ export interface PanelOptions {
 export class PanelServer {
   readonly auth: PanelAuth;
   readonly hub = new SseHub();
+  readonly terminals = new TerminalStreams();
   private server: Server | undefined;
   private feed: PanelFeed | undefined;
   private shepherd: Shepherd | undefined;
@@ -253,12 +255,19 @@ export class PanelServer {
     const pattern = `/api/v1/sheep/:id${key ? `/${key}` : ""}`;
     // Own keys only: "toString" or "constructor" is no route. Only a route's pattern is counted, so a
     // client asking for paths that do not exist adds no label to /metrics.
-    const takes = Object.keys(SHEEP_ROUTES).filter((m) => Object.hasOwn(SHEEP_ROUTES[m]!, key));
+    // The terminal is no action of the tool: its stream and its keys are answered in terminal.ts.
+    const takes = key === "terminal" ? ["GET", "POST"] : Object.keys(SHEEP_ROUTES).filter((m) => Object.hasOwn(SHEEP_ROUTES[m]!, key));
     if (takes.length === 0) throw notFound(path);
     where.route = pattern;
     // HEAD is GET without the body (node's response sends none for it).
     if (takes.includes("GET")) takes.splice(takes.indexOf("GET") + 1, 0, "HEAD");
     if (!takes.includes(method)) throw new HttpError(405, "method_not_allowed", `${pattern} takes ${takes.join(", ")}.`, takes);
+    if (key === "terminal") {
+      onlyQueryNone(query, pattern);
+      if (method === "POST") return sendJson(res, 200, await terminalKeys(shepherd, id, await jsonBody(req)));
+      const allowed = () => this.auth.credential(req, this.boundPort, false) !== undefined;
+      return await this.terminals.stream(shepherd, id, req, res, allowed, method === "HEAD");
+    }
     const handler = SHEEP_ROUTES[method === "HEAD" ? "GET" : method]![key]!;
     sendJson(res, 200, (await handler(await ctx(), id)) ?? {});
   }
@@ -266,6 +275,10 @@ export class PanelServer {
 
 function allow(method: string, methods: readonly string[]): void {
   if (!methods.includes(method)) throw new HttpError(405, "method_not_allowed", `this route takes ${methods.join(", ")}.`, methods);
+}
+
+function onlyQueryNone(query: URLSearchParams, pattern: string): void {
+  for (const key of query.keys()) throw new ShepherdError("invalid_params", `GET ${pattern} takes no query parameter ${JSON.stringify(key)}.`);
 }
 
 function notFound(path: string): HttpError {

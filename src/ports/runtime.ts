@@ -60,6 +60,28 @@ export interface PaneRef {
   agentId: string;
 }
 
+/** A pane's screen as a terminal redraws it: its rows with their colours (escape sequences), its size, its cursor (0-based). */
+export interface PaneScreen {
+  text: string;
+  cols: number;
+  rows: number;
+  cursorX: number;
+  cursorY: number;
+}
+
+/** Where a watched pane's output goes, as the bytes its program wrote. */
+export interface PaneSink {
+  output(chunk: Buffer): void;
+  /** The watch ended by itself (the pane went, the pipe broke): why, in a sentence. */
+  end(why: string): void;
+}
+
+/** A pane being watched: its screen when the watch began; close() stops it (once is enough, twice is harmless). */
+export interface PaneWatch {
+  readonly screen: PaneScreen;
+  close(): void;
+}
+
 export interface Runtime {
   readonly name: RuntimeName;
   /**
@@ -117,4 +139,12 @@ export interface Runtime {
    * socket). One bounded call; a failure throws. A multiplexer that shows no such state has none.
    */
   reportState?(paneId: string, state: ReportedState): Promise<void>;
+  /**
+   * A live view of a sheep's pane for a terminal in the panel: its screen now, then every byte its
+   * program writes, to `sink`. Only a pane that carries this sheep's mark. A runtime that cannot
+   * stream a pane has no watch().
+   */
+  watch?(pane: PaneRef, sink: PaneSink): Promise<PaneWatch>;
+  /** Types `text` into a sheep's pane as keys, only when the pane carries this sheep's mark (checked in the same call). */
+  sendKeys?(pane: PaneRef, text: string): Promise<void>;
 }

@@ -24,7 +24,7 @@ export class ApiError extends Error {
 const SESSION_KEY = "pi-shepherd-session";
 const SESSION_HEADER = "x-pi-shepherd-session";
 
-function withSession(headers) {
+export function withSession(headers) {
   const key = sessionStorage.getItem(SESSION_KEY);
   return key ? { ...headers, [SESSION_HEADER]: key } : headers;
 }

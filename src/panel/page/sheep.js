@@ -9,6 +9,7 @@ import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, promptRef
 import { renderDiff } from "./diff.js";
 import { workingOn } from "./fleet.js";
 import { WorkBox } from "./work.js";
+import { SheepTerminal } from "./terminal.js";
 
 const TURNS = 20;
 const SCREEN_MS = 2000;
@@ -97,6 +98,7 @@ export class SheepView {
   }
 
   dispose() {
+    this.terminal?.dispose();
     clearInterval(this.screenTimer);
     this.disposed = true;
   }
@@ -161,6 +163,7 @@ export class SheepView {
     this.promptsList = h("ol", { class: "prompts" });
     this.work = new WorkBox(this.agentId, this.say, () => this.refresh());
     this.egressSummary = h("p", { class: "small" });
+    this.terminal = new SheepTerminal(this.agentId, this.say);
     this.egressList = h("ol", { class: "egress", tabindex: "0", "aria-label": "Egress log" });
     this.egressBox = h(
       "section",
@@ -180,6 +183,7 @@ export class SheepView {
         this.meta,
         this.actionNote,
       ),
+      this.terminal.el,
       this.work.box,
       h(
         "div",
@@ -212,6 +216,12 @@ export class SheepView {
     await this.loadDetail();
     if (this.gone || this.disposed) return;
     if (!this.hasPane()) this.noScreen();
+    // The terminal streams by itself once opened: the first refresh with a pane opens it, one without ends it.
+    const runs = this.hasPane() && this.detail?.state !== "exited";
+    if (runs && !this.terminalOpened) {
+      this.terminalOpened = true;
+      this.terminal.open();
+    } else if (!runs && !this.terminal.ended) this.terminal.stop("Its pi has ended or its pane is closed: no terminal.");
     await Promise.all([
       this.loadConversation(),
       this.loadMessages(),

@@ -2,8 +2,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { MAX_SCREEN_LINES } from "../../domain/bounds.ts";
 import { ShepherdError } from "../../domain/errors.ts";
 import { isWellFormedId } from "../../domain/ids.ts";
-import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, Placement, Runtime } from "../../ports/runtime.ts";
+import type { CreatedPane, CreatePaneRequest, Direction, PaneLiveness, PaneRef, PaneSink, PaneWatch, Placement, Runtime } from "../../ports/runtime.ts";
 import { shellQuote } from "../shell-line.ts";
+import { PaneTerminals } from "./pane-terminal.ts";
 import { MARK, PANE_TABLE_ARGS, type PaneRow, parsePaneTable, reportsExit } from "./pane-table.ts";
 import { TmuxCli, TmuxError, type TmuxCliOptions } from "./tmux-cli.ts";
 
@@ -64,9 +65,11 @@ export class TmuxRuntime implements Runtime {
   private creating: Promise<unknown> = Promise.resolve();
   /** Whether this tmux names the signal that ended a pane's program (asked once). */
   private reporting: Promise<boolean> | undefined;
+  private readonly terminals: PaneTerminals;
 
   constructor(private readonly o: TmuxRuntimeOptions = {}) {
     this.cli = new TmuxCli(o);
+    this.terminals = new PaneTerminals(this.cli);
     this.env = o.env ?? process.env;
     this.sessionName = o.sessionName ?? "pi-shepherd";
   }
@@ -278,6 +281,22 @@ export class TmuxRuntime implements Runtime {
       return words.slice(-n).join("\n");
     } catch (e) {
       throw this.wrap(e, "could not read the pane");
+    }
+  }
+
+  async watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
+    try {
+      return await this.terminals.watch(pane, sink);
+    } catch (e) {
+      throw this.wrap(e, "could not watch the pane");
+    }
+  }
+
+  async sendKeys(pane: PaneRef, text: string): Promise<void> {
+    try {
+      await this.terminals.sendKeys(pane, text);
+    } catch (e) {
+      throw this.wrap(e, "could not type into the pane");
     }
   }
 

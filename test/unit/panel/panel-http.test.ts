@@ -9,7 +9,11 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { CONTENT_SECURITY_POLICY } from "../../../src/panel/page.ts";
+import { contentSecurityPolicy } from "../../../src/panel/page.ts";
+
+/** A page answer's policy with its nonce (new in every answer) written as N. */
+const policyOf = (header: unknown) => String(header).replace(/'nonce-[A-Za-z0-9+/]{22}=='/, "'nonce-N'");
+const CONTENT_SECURITY_POLICY = contentSecurityPolicy("N");
 import { parseTarget } from "../../../src/panel/server.ts";
 import { MemoryWorkspace } from "../../support/memory-workspace.ts";
 import { ask, type PanelWorld, panelWorld } from "../../support/panel-world.ts";
@@ -647,7 +651,7 @@ describe("panel HTTP: the page", () => {
       const a = await ask(w.port, { path });
       assert.equal(a.status, 200, path);
       assert.ok(String(a.headers["content-type"]).startsWith(type), path);
-      assert.equal(a.headers["content-security-policy"], CONTENT_SECURITY_POLICY);
+      assert.equal(policyOf(a.headers["content-security-policy"]), CONTENT_SECURITY_POLICY);
       assert.equal(a.headers["x-frame-options"], "DENY");
       assert.equal(a.headers["cache-control"], "no-store");
     }
@@ -664,7 +668,12 @@ describe("panel HTTP: the page", () => {
     try {
       const html = await ask(real.port, { path: "/" });
       assert.equal(html.status, 200);
-      assert.equal(html.headers["content-security-policy"], CONTENT_SECURITY_POLICY);
+      assert.equal(policyOf(html.headers["content-security-policy"]), CONTENT_SECURITY_POLICY);
+      // The nonce is new in every answer, and the page's meta tag carries the same one (for the terminal's style elements).
+      const nonce = /'nonce-([^']+)'/.exec(String(html.headers["content-security-policy"]))?.[1];
+      assert.ok(html.text.includes(`<meta name="pi-shepherd-style-nonce" content="${nonce}">`), "the page's meta tag holds the answer's nonce");
+      const again = await ask(real.port, { path: "/" });
+      assert.notEqual(again.headers["content-security-policy"], html.headers["content-security-policy"], "a new nonce for every answer");
       for (const m of html.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
         assert.match(m[1]!, /\bsrc="\/assets\/[a-z-]+\.js"/, `a script of the package's own: ${m[0]}`);
         assert.equal(m[2]!.trim(), "", "no inline script");
