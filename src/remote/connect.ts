@@ -22,6 +22,8 @@ export interface ConnectOptions {
   sandbox?: SandboxSettings;
   /** Where the host's egress refusals are told: this machine's audit log, as its own sandboxed sheep's. */
   audit?: (event: AuditInput) => void;
+  /** Told when the host is lost (after it was up, or at the first try) and when it is back: the person's notice. */
+  onHost?: (up: boolean, reason: string) => void;
 }
 
 export function connectRemote(name: string, h: HostSettings, o: ConnectOptions): RemotePorts {
@@ -57,6 +59,20 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
       if (e.ev !== "egress-refusal") return;
       const { agentId, target, reason, error } = e;
       audit({ event: "refusal", action: "egress", host: name, agentId, reason, target, ...(error !== undefined ? { error } : {}) });
+    });
+  }
+  const onHost = o.onHost;
+  if (onHost) {
+    // Only a change is news: "lost" once until it is back, "back" only after a "lost".
+    let told: "up" | "down" | undefined;
+    session.onState((st) => {
+      if (st.status === "down" && told !== "down") {
+        told = "down";
+        onHost(false, st.reason);
+      } else if (st.status === "up" && told === "down") {
+        told = "up";
+        onHost(true, "connected again");
+      } else if (st.status === "up") told = "up";
     });
   }
   void session.connect().catch(() => undefined); // a host that does not answer is told at its first call

@@ -10,6 +10,8 @@ import { Bells } from "./signals.ts";
 import { StateReports } from "./state-reports.ts";
 import { currentEdge } from "./edge.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
+import type { HerdEvent } from "../../ports/events.ts";
+import { LOCAL_HOST } from "../../domain/hosts.ts";
 
 export type { HerdOptions, ShepherdOptions } from "./options.ts";
 
@@ -130,6 +132,23 @@ export class Herd {
     rec.state = state;
     rec.stateSince = new Date(this.clock.now()).toISOString();
     this.stateReports.changed(rec);
+  }
+
+  /** Tells the person's channels what a sheep needs (ports/events.ts); a sink that throws loses its event, never the herd's work. */
+  publish(
+    rec: Pick<AgentRecord, "agentId" | "label" | "host"> | undefined,
+    event: Omit<HerdEvent, "at" | "host" | "agentId" | "label"> & { host?: string },
+  ): void {
+    const sink = this.opts.events;
+    if (!sink) return;
+    try {
+      sink({
+        ...event,
+        at: this.clock.now(),
+        host: event.host ?? rec?.host ?? LOCAL_HOST,
+        ...(rec ? { agentId: rec.agentId, label: rec.label } : {}),
+      });
+    } catch {}
   }
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */

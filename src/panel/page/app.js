@@ -6,6 +6,7 @@
 import { ApiError, get, Live, openSession } from "./api.js";
 import { fill, tick } from "./dom.js";
 import { renderFleet, totalsText } from "./fleet.js";
+import { noticeButton, showNotice } from "./notices.js";
 import { SheepView } from "./sheep.js";
 import { startForm } from "./start.js";
 
@@ -113,6 +114,10 @@ function route(moved = false) {
 }
 
 function onEvent(type, data) {
+  if (type === "notify") {
+    showNotice(data);
+    return;
+  }
   refreshFleet();
   if (!view) return;
   const agentId = data && typeof data === "object" ? data.agentId : undefined;
@@ -153,6 +158,7 @@ async function main() {
     // The token leaves the address bar and the history at once, whatever the answer.
     history.replaceState(null, "", `${location.pathname}${location.search}`);
   }
+  connEl.after(noticeButton());
   fleetRoot.append(startForm(say));
   window.addEventListener("hashchange", () => route(true));
   setInterval(() => tick(), 1000);
