@@ -86,6 +86,16 @@ describe("the herd's events", () => {
     assert.match(t.events.find((e) => e.key === `failed:${q.promptId}`)!.text, /pane_gone|pi_exited/);
   });
 
+  it("an idle sheep whose pane went: failed, once by its id", async () => {
+    const t = setup();
+    const a = await t.s.start({ definition: def, cwd: "/w", label: "idler" });
+    t.world.killPane(a.agentId);
+    await t.s.status(a.agentId);
+    await t.s.status(a.agentId);
+    assert.deepEqual(keys(t.events, "failed"), [`exited:${a.agentId}`]);
+    assert.equal(t.events.filter((e) => e.kind === "failed").length, 1, "seen twice, published once");
+  });
+
   it("a sheep the shepherd closes is no failure", async () => {
     const t = setup();
     const a = await t.s.start({ definition: def, cwd: "/w" });

@@ -95,6 +95,7 @@ describe("the outbox", () => {
     nf.publish({ ...e, at: now + 1 });
     now += COALESCE_MS;
     await nf.tick();
+    assert.equal(ch.got.length, 1, "the first went out");
     nf.publish({ ...e, at: now });
     now += COALESCE_MS;
     await nf.tick();
