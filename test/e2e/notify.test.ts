@@ -1,7 +1,8 @@
 /**
  * Notifications end to end (issue 35): a real pi shepherd over RPC with a webhook channel pointed at
  * a local HTTP server this test starts; real pi sheep in tmux on a private socket, scripted model.
- * A sheep that asks a question produces exactly one POST with the fixed fields; a notice written by
+ * A sheep that asks a question produces exactly one POST with the fixed fields (and pi's own notification
+ * on the terminal channel); a notice written by
  * a shepherd that was killed before it sent is sent, once, by the next shepherd.
  */
 import assert from "node:assert/strict";
@@ -45,7 +46,17 @@ describe("notifications: a webhook gets each notice once, also across a killed s
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     world = await e2eWorld("notify", {
-      agent: { agents: { "echo.md": ECHO_AGENT }, shepherdSettings: { notify: { channels: [{ type: "webhook", url }] } } },
+      agent: {
+        agents: { "echo.md": ECHO_AGENT },
+        shepherdSettings: {
+          notify: {
+            channels: [
+              { type: "webhook", url },
+              { type: "terminal", events: ["question"] },
+            ],
+          },
+        },
+      },
       work: true,
     });
   });
@@ -81,6 +92,12 @@ describe("notifications: a webhook gets each notice once, also across a killed s
     assert.match(got!.text, /^pi-shepherd: asker \(a_\w+\) on local asks a question\n- asks a question: Which pasture, north or south\?/);
     assert.match(got!.text, new RegExp(`Act: /shepherd reply ${sheep.agentId} m_\\w+ <your answer>`));
     assert.ok(Date.parse(got!.at) > 0);
+    // The terminal channel: pi's own notification, the same notice.
+    const shown = await scene.shepherd.until(
+      (e) => e.type === "extension_ui_request" && e.method === "notify" && String(e.message).startsWith("pi-shepherd: asker"),
+      30_000,
+    );
+    assert.match(String(shown.message), /Which pasture, north or south\?[\s\S]*Act: \/shepherd reply a_\w+ m_\w+ <your answer>/);
     // The courier looks again and again, and the notice window and rate limit pass: still one.
     await sleep(15_000);
     assert.equal(about(sheep.agentId).length, 1, "sent once");
