@@ -1,9 +1,10 @@
 /**
  * Notifications end to end (issue 35): a real pi shepherd over RPC with a webhook channel pointed at
  * a local HTTP server this test starts; real pi sheep in tmux on a private socket, scripted model.
- * A sheep that asks a question produces exactly one POST with the fixed fields (and pi's own notification
- * on the terminal channel); a notice written by
- * a shepherd that was killed before it sent is sent, once, by the next shepherd.
+ * A sheep that asks a question produces exactly one POST with the fixed fields (ntfy its POST, the
+ * terminal pi's own notification); 40 questions of one sheep are a handful of notices; a receiver down
+ * for 30 s gets the notice after, once; a notice written by a shepherd that was killed before it sent
+ * is sent, once, by the next shepherd.
  */
 import assert from "node:assert/strict";
 import { readdirSync } from "node:fs";
@@ -29,22 +30,34 @@ interface Posted {
   link: string | null;
 }
 
-describe("notifications: a webhook gets each notice once, also across a killed shepherd", { timeout: 300_000 }, () => {
+describe("notifications: a webhook gets each notice once, also across a killed shepherd", { timeout: 600_000 }, () => {
   let world: E2eWorld | undefined;
   let receiver: Server;
+  /** What the webhook took (answered 204), and what ntfy's topic took. */
   const posts: { body: string; contentType: string | undefined }[] = [];
+  const ntfy: { body: string; title: string | undefined; priority: string | undefined }[] = [];
+  /** The webhook's receiver is down (503) while this is set: what it refused, by notice id. */
+  let down = false;
+  const refused: string[] = [];
 
   before(async () => {
     receiver = createServer((req, res) => {
       let body = "";
       req.on("data", (c) => (body += c));
       req.on("end", () => {
-        posts.push({ body, contentType: req.headers["content-type"] });
+        if (req.url === "/topic") {
+          ntfy.push({ body, title: req.headers.title as string | undefined, priority: req.headers.priority as string | undefined });
+        } else if (down) {
+          refused.push(body);
+          res.writeHead(503).end();
+          return;
+        } else posts.push({ body, contentType: req.headers["content-type"] });
         res.writeHead(204).end();
       });
     });
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    const url = `${base}/hook`;
     world = await e2eWorld("notify", {
       agent: {
         agents: { "echo.md": ECHO_AGENT },
@@ -53,6 +66,7 @@ describe("notifications: a webhook gets each notice once, also across a killed s
             channels: [
               { type: "webhook", url },
               { type: "terminal", events: ["question"] },
+              { type: "ntfy", url: `${base}/topic`, events: ["question"] },
             ],
           },
         },
@@ -98,9 +112,49 @@ describe("notifications: a webhook gets each notice once, also across a killed s
       30_000,
     );
     assert.match(String(shown.message), /Which pasture, north or south\?[\s\S]*Act: \/shepherd reply a_\w+ m_\w+ <your answer>/);
+    // The ntfy channel: the text as the body, the title and priority in headers.
+    const topic = await until("the ntfy POST", () => ntfy.find((x) => x.body.includes("Which pasture")), 30_000);
+    assert.match(topic.title ?? "", /^pi-shepherd: asker \(a_\w+\) on local asks a question$/);
+    assert.equal(topic.priority, "high");
     // The courier looks again and again, and the notice window and rate limit pass: still one.
     await sleep(15_000);
     assert.equal(about(sheep.agentId).length, 1, "sent once");
+    await scene.ok({ action: "close", agentId: sheep.agentId });
+    await scene.shepherd.stop();
+  });
+
+  it("40 questions of one sheep within a minute arrive as at most the stated number of notices (6 a minute; here one)", async () => {
+    const scene = world!.scene();
+    const sheep = await scene.start("flood");
+    const tools = Array.from({ length: 40 }, (_, i) => ({ name: "shepherd_message", arguments: { kind: "question", text: `Question ${i + 1}?` } }));
+    await scene.ok({ action: "prompt", agentId: sheep.agentId, message: directive({ tools, reply: "asked", tag: "F1" }) });
+    await untilLogged(world!.model, "F1");
+    await until("the first notice", () => (about(sheep.agentId).length > 0 ? true : undefined), 60_000);
+    await sleep(20_000);
+    const got = about(sheep.agentId);
+    assert.ok(got.length >= 1 && got.length <= 6, `${got.length} notices`);
+    const listed = got.reduce((n, x) => n + x.text.split("\n").filter((l) => /^- asks a question: Question \d+\?$/.test(l)).length, 0);
+    const counted = got.reduce((n, x) => n + Number(/- and (\d+) more of flood/.exec(x.text)?.[1] ?? 0), 0);
+    assert.equal(listed + counted, 40, "every question is in a notice, listed or counted");
+    await scene.ok({ action: "close", agentId: sheep.agentId });
+    await scene.shepherd.stop();
+  });
+
+  it("a receiver down for 30 s gets the notice after, once, with the same id as the tries it refused", async () => {
+    const scene = world!.scene();
+    const sheep = await scene.start("patient");
+    down = true;
+    await scene.ok({ action: "prompt", agentId: sheep.agentId, message: ask("Gate open or shut?", "D1") });
+    await until("a refused try", () => (refused.some((b) => b.includes("Gate open or shut?")) ? true : undefined), 60_000);
+    await sleep(30_000);
+    down = false;
+    const [got] = await until("the POST once the receiver is back", () => (about(sheep.agentId).length > 0 ? about(sheep.agentId) : undefined), 120_000);
+    const tries = refused.map((b) => JSON.parse(b) as Posted).filter((x) => x.agentId === sheep.agentId);
+    assert.ok(tries.length >= 2, `${tries.length} refused tries: retried while down`);
+    assert.ok(tries.length <= 6, `${tries.length} refused tries: backoff and the channel's rate limit (tries count) keep it from hammering`);
+    assert.deepEqual([...new Set(tries.map((x) => x.id))], [got!.id], "the same notice id on every try");
+    await sleep(12_000);
+    assert.equal(about(sheep.agentId).length, 1, "taken once");
     await scene.ok({ action: "close", agentId: sheep.agentId });
     await scene.shepherd.stop();
   });
