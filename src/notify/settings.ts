@@ -43,6 +43,8 @@ function urlProblem(v: unknown): string | undefined {
     return "a URL (http or https)";
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") return `http or https, not ${u.protocol}`;
+  // fetch refuses a URL with credentials: such a channel would fail every try for a day.
+  if (u.username || u.password) return "a URL without user:password@ (put a token in the path or query)";
   return undefined;
 }
 

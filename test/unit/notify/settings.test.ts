@@ -32,6 +32,7 @@ describe("the notify setting", () => {
     [{ channels: [{ type: "webhook" }] }, /"url" must be a URL/],
     [{ channels: [{ type: "webhook", url: "file:///etc/passwd" }] }, /http or https, not file:/],
     [{ channels: [{ type: "ntfy", url: "http://x/\nHost: evil" }] }, /without spaces or control characters/],
+    [{ channels: [{ type: "webhook", url: "https://user:secret@hooks.example/" }] }, /without user:password@/],
     [{ channels: [{ type: "webhook", url: `https://x/${"a".repeat(3000)}` }] }, /at most 2048 characters/],
     [{ channels: [{ type: "desktop", url: "http://x/" }] }, /takes no "url"/],
     [{ channels: [{ type: "ntfy", url: "http://x/", format: "slack" }] }, /takes no "format"/],
