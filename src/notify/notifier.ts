@@ -22,6 +22,8 @@ export const BACKOFF_FIRST_MS = 5_000;
 export const BACKOFF_MAX_MS = 5 * 60_000;
 /** How often a running notifier looks at its outbox. */
 export const TICK_MS = 1_000;
+/** With nothing pending, the outbox is read again only this often (or at once when this shepherd publishes): another shepherd's event waits at most this long. */
+export const IDLE_LOOK_MS = 10_000;
 /** The deadline of every send: a channel that does not answer by then failed. */
 export const SEND_DEADLINE_MS = 10_000;
 
@@ -59,6 +61,8 @@ export class Notifier {
   private readonly failing = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** Nothing was pending at the last look: the next is not before this. */
+  private idleUntil = 0;
 
   constructor(private readonly o: NotifierOptions) {
     this.now = o.now ?? Date.now;
@@ -72,7 +76,7 @@ export class Notifier {
   publish(event: HerdEvent): void {
     const want = this.o.channels.filter((c) => c.wants(event.kind)).map((c) => c.id);
     try {
-      this.o.outbox.add(event, want);
+      if (this.o.outbox.add(event, want)) this.idleUntil = 0;
     } catch (e) {
       this.o.onError?.(`pi-shepherd notify: could not write the outbox (${(e as Error).message})`);
     }
@@ -102,8 +106,9 @@ export class Notifier {
   }
 
   private async pass(): Promise<void> {
-    if (!(await this.o.lock.take())) return;
     const now = this.now();
+    if (now < this.idleUntil) return;
+    if (!(await this.o.lock.take())) return;
     const known = new Set(this.o.channels.map((c) => c.id));
     const live: OutboxEntry[] = [];
     for (const entry of this.o.outbox.all()) {
@@ -128,6 +133,8 @@ export class Notifier {
       if (changed) this.o.outbox.save(entry);
       if (!done) live.push(entry);
     }
+    // A quiet outbox is not read every second (its sent entries stay a day to refuse their keys).
+    this.idleUntil = live.length === 0 ? now + IDLE_LOOK_MS : 0;
     for (const ch of this.o.channels) await this.sendTo(ch, live, now);
   }
 

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, it } from "node:test";
 import type { HerdEvent, HerdEventKind } from "../../../src/ports/events.ts";
 import { FileSenderLock, type SenderLock } from "../../../src/notify/lock.ts";
 import type { Notice } from "../../../src/notify/notice.ts";
-import { BACKOFF_FIRST_MS, type Channel, COALESCE_MS, Notifier, RATE_NOTICES, RATE_WINDOW_MS } from "../../../src/notify/notifier.ts";
+import { BACKOFF_FIRST_MS, type Channel, COALESCE_MS, IDLE_LOOK_MS, Notifier, RATE_NOTICES, RATE_WINDOW_MS } from "../../../src/notify/notifier.ts";
 import { EXPIRY_MS, entryId, Outbox } from "../../../src/notify/outbox.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -251,6 +251,24 @@ describe("the outbox", () => {
     now += COALESCE_MS;
     await notifier([ch]).tick();
     assert.equal(ch.got.length, 1);
+  });
+
+  it("reads a quiet outbox every IDLE_LOOK_MS, not every tick; another shepherd's event goes out after that look", async () => {
+    const ch = new MemoryChannel();
+    const nf = notifier([ch]);
+    await nf.tick(); // nothing pending: quiet
+    // Another shepherd (no lock) writes an event that is due at once.
+    now = T0 + 1_000;
+    notifier([new MemoryChannel()], { take: async () => false, release: async () => undefined }).publish(ev("a_9", { at: T0 - COALESCE_MS }));
+    now = T0 + IDLE_LOOK_MS - 1;
+    await nf.tick();
+    assert.equal(ch.got.length, 0, "not looked at again yet");
+    now = T0 + IDLE_LOOK_MS;
+    await nf.tick();
+    assert.deepEqual(
+      ch.got.map((x) => x.agentId),
+      ["a_9"],
+    );
   });
 
   it("removes a file in the outbox that is not a well-formed entry", async () => {
