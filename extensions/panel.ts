@@ -68,6 +68,18 @@ export class PanelGlue {
     return panelOnText(server.url, server.port, already);
   }
 
+  /** A notice of the `notify` setting's browser channel to the page's event stream; false while the panel is off. */
+  notice(n: { id: string; title: string; text: string; agentId?: string; link?: string }): boolean {
+    if (!this.server) return false;
+    this.server.hub.send("notify", { id: n.id, title: n.title, text: n.text, ...(n.agentId ? { agentId: n.agentId } : {}) });
+    return true;
+  }
+
+  /** The panel's page without its token (the token is the fragment of `url`): what a notice may name. */
+  link(): string | undefined {
+    return this.server ? `http://127.0.0.1:${this.server.port}/` : undefined;
+  }
+
   /** When the session begins: back on after a reload that closed it, or on by the user's setting. */
   async resume(ctx: ExtensionContext): Promise<string | undefined> {
     if (held().on) return (await this.start(ctx, true)).url;

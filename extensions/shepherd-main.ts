@@ -36,6 +36,8 @@ export function shepherdExtension(pi: ExtensionAPI): void {
     panel: {
       resume: (ctx) => panel.resume(ctx),
       shutdown: (reason) => panel.shutdown(reason),
+      notice: (n) => panel.notice(n),
+      link: () => panel.link(),
     },
     env: process.env,
     stderr: (line) => console.error(line),

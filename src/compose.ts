@@ -16,7 +16,7 @@ import { type AuditInput, type AuditSink, stamped } from "./ports/audit.ts";
 import { AuditLog } from "./stores/audit-log.ts";
 import { LocalSheepFiles } from "./protocol/local-sheep-files.ts";
 import { GitWorkspace } from "./git/workspace.ts";
-import { stateDir, worktreesDir } from "./protocol/layout.ts";
+import { notifyDir, stateDir, worktreesDir } from "./protocol/layout.ts";
 import { pidRunning } from "./protocol/pid.ts";
 import { FileStateStore } from "./stores/state-store.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
@@ -32,6 +32,11 @@ import { RoutedSheepFiles } from "./hosts/routed-sheep-files.ts";
 import { HostTable } from "./hosts/table.ts";
 import { connectRemote } from "./remote/connect.ts";
 import { RoutedWorkspace } from "./hosts/workspace.ts";
+import type { HerdEvent } from "./ports/events.ts";
+import { Notifier } from "./notify/notifier.ts";
+import { Outbox } from "./notify/outbox.ts";
+import { FileSenderLock } from "./notify/lock.ts";
+import { makeChannels, type NoticeSinks } from "./notify/channels/make.ts";
 
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -47,6 +52,8 @@ export interface ShepherdApp {
   hosts: HostTable;
   /** The egress proxy of this machine's sandboxed sheep (their sockets end with the shepherd; the next one serves them again). */
   egress: SheepEgress;
+  /** The notices of the `notify` setting: its outbox and channels; the session hands it pi's screen and the panel (`sinks`). */
+  notify: { notifier: Notifier; sinks: NoticeSinks };
 }
 
 export interface ComposeOptions {
@@ -178,6 +185,8 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     ...(o.onWarning ? { onWarning: o.onWarning } : {}),
   });
   const workspace = new GitWorkspace({ env, worktreesDir: worktreesDir(agentDir) });
+  const notify = notifierFor(agentDir, loaded, env, o.onWarning);
+  const publish = (e: HerdEvent) => notify.notifier.publish(e);
   // The records are the shepherd's: a sheep recorded before a reload is routed by its record's host.
   let recorded: (agentId: string) => string | undefined = () => undefined;
   const hosts = new HostTable({
@@ -190,6 +199,14 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
         depth: depth + 1,
         sandbox: settings.sandbox,
         ...(egressAudit ? { audit: egressAudit } : {}),
+        onHost: (up, reason) =>
+          publish({
+            kind: "host",
+            key: `host:${name}:${up ? "back" : "lost"}:${Date.now()}`,
+            host: name,
+            text: up ? "back: connected again" : `lost: ${reason}`,
+            at: Date.now(),
+          }),
       }),
     hostOf: (agentId) => recorded(agentId),
     starts: fileStartMarks(join(stateDir(agentDir), "host-starts"), processOwner()),
@@ -207,7 +224,22 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     workspace: new RoutedWorkspace(hosts),
     evidence: settings.evidence,
     evidenceInlineLines: settings.diffInlineLines,
+    events: publish,
   });
   recorded = (agentId) => (shepherd.registry.agents.get(agentId) ?? shepherd.registry.warm.get(agentId))?.host;
-  return { shepherd, hosts, egress, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
+  return { shepherd, hosts, egress, notify, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };
+}
+
+/** The notifier of the user's `notify` setting: its outbox under the state dir, shared by every shepherd of this agent dir. */
+function notifierFor(agentDir: string, loaded: LoadedSettings, env: NodeJS.ProcessEnv, onWarning?: (m: string) => void): ShepherdApp["notify"] {
+  const sinks: NoticeSinks = {};
+  const dir = notifyDir(agentDir);
+  const notifier = new Notifier({
+    outbox: new Outbox(join(dir, "outbox")),
+    channels: makeChannels(loaded.settings.notify.channels, sinks, env),
+    lock: new FileSenderLock(dir),
+    link: () => sinks.link?.(),
+    ...(onWarning ? { onError: onWarning } : {}),
+  });
+  return { notifier, sinks };
 }

@@ -5,6 +5,7 @@ import { HOST_NAME, LOCAL_HOST } from "./domain/hosts.ts";
 import { DEFAULT_WARM_MEMORY_MB } from "./domain/bounds.ts";
 import { stateDir } from "./protocol/layout.ts";
 import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "./sandbox/settings.ts";
+import { DEFAULT_NOTIFY, notifyProblem, type NotifySettings } from "./notify/settings.ts";
 
 export interface Settings {
   runtime: "auto" | "herdr" | "tmux";
@@ -51,6 +52,8 @@ export interface Settings {
   panel: PanelSettings;
   /** User-only: sheep in bubblewrap (src/sandbox, docs/sandbox.md): "on" for all, and what they may read, write and reach. */
   sandbox: SandboxSettings;
+  /** User-only: where the herd tells a person who walked away what it needs (src/notify, docs/notifications.md). */
+  notify: NotifySettings;
 }
 
 export interface PanelSettings {
@@ -102,6 +105,7 @@ export const DEFAULT_SETTINGS: Settings = {
   hosts: {},
   panel: { autostart: false, port: 0 },
   sandbox: DEFAULT_SANDBOX,
+  notify: DEFAULT_NOTIFY,
 };
 
 /**
@@ -141,6 +145,8 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "panel",
   // What a sheep may read, write and reach: a repository must never loosen its own sandbox.
   "sandbox",
+  // Where the herd's news goes: a repository must never send it to a URL of its choosing.
+  "notify",
 ]);
 
 type Check = (v: unknown) => boolean;
@@ -225,6 +231,10 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   sandbox: [
     (v) => sandboxProblem(v) === undefined,
     'an object {"default": "off" or "on", "allowRead", "allowWrite", "denyRead": [paths], "allowNetwork": ["host[:port]"]}',
+  ],
+  notify: [
+    (v) => notifyProblem(v) === undefined,
+    'an object {"channels": [{"type": "desktop" | "webhook" | "ntfy" | "terminal" | "browser", "url"?, "events"?, "format"?}]} (docs/notifications.md)',
   ],
 };
 
@@ -326,12 +336,14 @@ export async function loadSettings(agentDir: string, cwd: string, opts: { projec
       const [check, expected] = CHECKS[k];
       if (!check(value)) {
         const kept = settings[k] === undefined ? "the default" : JSON.stringify(settings[k]);
-        const why = k === "hosts" ? `: ${hostsProblem(value)}` : k === "sandbox" ? `: ${sandboxProblem(value)}` : "";
+        const why =
+          k === "hosts" ? `: ${hostsProblem(value)}` : k === "sandbox" ? `: ${sandboxProblem(value)}` : k === "notify" ? `: ${notifyProblem(value)}` : "";
         problems.push(`${path}: "${key}" must be ${expected}${why}; kept ${kept}`);
         continue;
       }
       // The panel's keys each have a default: an object that sets one keeps the other's.
-      (settings as unknown as Record<string, unknown>)[k] = k === "panel" ? { ...DEFAULT_SETTINGS.panel, ...(value as object) } : value;
+      (settings as unknown as Record<string, unknown>)[k] =
+        k === "panel" ? { ...DEFAULT_SETTINGS.panel, ...(value as object) } : k === "notify" ? { ...DEFAULT_NOTIFY, ...(value as object) } : value;
       origins[k] = origin;
     }
   }

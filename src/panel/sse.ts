@@ -19,7 +19,8 @@ export const MAX_EVENT_BYTES = 128 * 1024;
 export const MAX_UNSENT_BYTES = 256 * 1024;
 export const PING_MS = 15_000;
 
-export type EventName = "sheep" | "result" | "message" | "blocked" | "exited" | "closed" | "reset";
+/** `notify`: a notice of the `notify` setting's browser channel (src/notify), which the page shows once the person allowed it. */
+export type EventName = "sheep" | "result" | "message" | "blocked" | "exited" | "closed" | "notify" | "reset";
 
 interface Held {
   id: number;

@@ -62,3 +62,8 @@ export function egressLogDir(agentDir: string, agentId: string): string {
 export function worktreesDir(agentDir: string): string {
   return join(stateDir(agentDir), "worktrees");
 }
+
+/** The notices' outbox (`outbox/`, one private file per event) and the lock of the shepherd that sends them (src/notify). */
+export function notifyDir(agentDir: string): string {
+  return join(stateDir(agentDir), "notify");
+}

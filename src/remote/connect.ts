@@ -22,6 +22,8 @@ export interface ConnectOptions {
   sandbox?: SandboxSettings;
   /** Where the host's egress refusals are told: this machine's audit log, as its own sandboxed sheep's. */
   audit?: (event: AuditInput) => void;
+  /** Told when the host is lost (after it was up, or at the first try) and when it is back: the person's notice. */
+  onHost?: (up: boolean, reason: string) => void;
 }
 
 export function connectRemote(name: string, h: HostSettings, o: ConnectOptions): RemotePorts {
@@ -59,6 +61,7 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
       audit({ event: "refusal", action: "egress", host: name, agentId, reason, target, ...(error !== undefined ? { error } : {}) });
     });
   }
+  if (o.onHost) session.onState(hostNews(o.onHost));
   void session.connect().catch(() => undefined); // a host that does not answer is told at its first call
   return {
     ...ports,
@@ -67,6 +70,20 @@ export function connectRemote(name: string, h: HostSettings, o: ConnectOptions):
       return st.status === "down" ? { since: st.since.toISOString(), reason: st.reason } : undefined;
     },
     close: () => session.close(),
+  };
+}
+
+/** A link's states as a person's news: only a change is, "lost" once until it is back, "back" only after a "lost". */
+export function hostNews(onHost: (up: boolean, reason: string) => void): (st: { status: string; reason?: string }) => void {
+  let told: "up" | "down" | undefined;
+  return (st) => {
+    if (st.status === "down" && told !== "down") {
+      told = "down";
+      onHost(false, st.reason ?? "not connected");
+    } else if (st.status === "up") {
+      if (told === "down") onHost(true, "connected again");
+      told = "up";
+    }
   };
 }
 

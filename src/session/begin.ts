@@ -45,6 +45,12 @@ export async function beginSession<C extends SessionContext>(current: ShepherdAp
       if (ctx.hasUI) ctx.ui.notify(printable(heldText(h.label, h.count)), "info");
     },
   });
+  // The notices of the `notify` setting: pi's own notification for the terminal channel, never raw escapes.
+  if (ctx.hasUI) current.notify.sinks.terminal = (n) => ctx.ui.notify(printable(`${n.title}\n${n.text}`), "info");
+  const { panel } = ports;
+  current.notify.sinks.browser = (n) => panel.notice?.(n) ?? false;
+  current.notify.sinks.link = () => panel.link?.();
+  current.notify.notifier.start();
   const { settings } = current.loaded;
   // A one-shot pi keeps no pool: it would only boot sheep to close them at its exit. The default
   // pool boots nothing: it holds the delegated sheep that come back, within warmMemory.

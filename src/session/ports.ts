@@ -10,6 +10,7 @@ import type { poolDefinitions } from "../context/definition-picker.ts";
 import type { heldText, leftoverText, noticeText, reattachText } from "../texts/format.ts";
 import type { PushMessage, pushMessage } from "../edge/push-text.ts";
 import type { quitText } from "../texts/quit.ts";
+import type { Notice } from "../notify/notice.ts";
 
 /** The part of pi's context the session reads itself (pi's ExtensionContext); the rest passes through to the ports. */
 export interface SessionContext {
@@ -58,7 +59,14 @@ export interface SessionPorts<C extends SessionContext> {
   /** The herd widget: redrawn after the herd changed, stopped when the session ends. */
   widget: { touch(ctx: C): void; stop(): void };
   /** The browser panel: on again when the session begins, its port closed when it ends. */
-  panel: { resume(ctx: C): Promise<string | undefined>; shutdown(reason: string): Promise<void> };
+  panel: {
+    resume(ctx: C): Promise<string | undefined>;
+    shutdown(reason: string): Promise<void>;
+    /** A notice of the `notify` setting's browser channel to the page; false while the panel is off. */
+    notice?(n: Notice): boolean;
+    /** The panel's page without its token, while it runs. */
+    link?(): string | undefined;
+  };
   /** Where the audit log is found (the agent dir). */
   env: NodeJS.ProcessEnv;
   /** Where a line goes when there is no UI to show it (pi's screen is stopped, or there never was one). */

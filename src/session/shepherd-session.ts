@@ -156,6 +156,8 @@ export class ShepherdSession<C extends SessionContext> {
     }
     // Awaited: a push under way goes out through this pi, and the reloaded shepherd reads what this one wrote last.
     await current.shepherd.dispose();
+    // What is still pending stays in the outbox; the lock is let go so the next shepherd sends it.
+    await current.notify.notifier.stop();
     // The hosts' connections end with the shepherd; their sheep go on working for the next one.
     await current.hosts.close();
     // Sandboxed sheep go on too; their egress is served again when the next shepherd attaches them.

@@ -21,7 +21,7 @@ type Callback = (err: NodeJS.ErrnoException | null) => void;
  * (0700, not 0777 less the umask), and a plain `state.lock` file left by an older pi-shepherd
  * (which locked with a pid file) can be removed once stale instead of failing every take-over.
  */
-const lockFs = {
+export const lockFs = {
   stat: fs.stat,
   utimes: fs.utimes,
   mkdir: (path: string, cb: Callback) => fs.mkdir(path, { mode: 0o700 }, cb),

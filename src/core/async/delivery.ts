@@ -6,7 +6,7 @@
  */
 import { close } from "../lifecycle/close.ts";
 import type { Herd } from "../herd/herd.ts";
-import { type DelegationRecord, personEdge, type PromptRecord, type SheepMessage } from "../../ports/types.ts";
+import { type AgentRecord, type DelegationRecord, personEdge, type PromptRecord, type SheepMessage } from "../../ports/types.ts";
 import { Budget, MAX_QUESTIONS_PER_PUSH } from "./budget.ts";
 import type { CourierSink, PersonNote, Push, PushedItem } from "./push.ts";
 
@@ -48,6 +48,18 @@ export class Delivery {
     const messages = read ?? (await herd.opts.files.messages(agentId).catch(() => undefined));
     if (!messages) return;
     const from = Math.min(rec.messagesHandled ?? 0, messages.length);
+    // Every question not handled yet is the person's news, whether the model or a wait takes it:
+    // published by its message id, so a look that sees it again sends nothing twice.
+    for (const m of messages.slice(from)) {
+      if (m.kind !== "question" || herd.claimedQuestions.has(m.messageId)) continue;
+      herd.publish(rec, {
+        kind: "question",
+        key: `question:${m.messageId}`,
+        messageId: m.messageId,
+        ...(m.promptId ? { promptId: m.promptId } : {}),
+        text: m.text,
+      });
+    }
     let end = from;
     const questions: number[] = [];
     // One push goes to one place: the person's questions (of a prompt they sent) or the model's.
@@ -139,6 +151,8 @@ export class Delivery {
   async announce(p: PromptRecord): Promise<void> {
     const rec = this.herd.registry.agents.get(p.agentId);
     const note: PersonNote = { kind: "answered", agentId: p.agentId, label: rec?.label ?? p.agentId, promptId: p.promptId, status: p.settled!.status };
+    // Nobody waited for it: an answer nobody received until the person reads it.
+    this.unreceived(p.agentId, `answer:${p.promptId}`, p.promptId, `answered (${p.settled!.status}); nobody waited for it`);
     await this.deliver(
       { person: note },
       () => (p.announced = true),
@@ -146,13 +160,20 @@ export class Delivery {
     );
   }
 
+  /** An answer nobody received: published once by its key (src/ports/events.ts). */
+  private unreceived(agentId: string, key: string, promptId: string | undefined, text: string): void {
+    const rec = this.herd.registry.agents.get(agentId);
+    this.herd.publish(rec ?? { agentId: agentId as AgentRecord["agentId"], label: agentId }, { kind: "answer", key, ...(promptId ? { promptId } : {}), text });
+  }
+
   async pushResult(p: PromptRecord): Promise<void> {
     const rec = this.herd.registry.agents.get(p.agentId);
-    await this.deliver(
+    const pushed = await this.deliver(
       { kind: "result", item: p.settled!, label: rec?.label ?? p.agentId, agent: rec?.agent ?? "" },
       () => (p.delivered = { by: "push", at: new Date(this.herd.clock.now()).toISOString() }),
       () => delete p.delivered,
     );
+    if (!pushed) this.unreceived(p.agentId, `answer:${p.promptId}`, p.promptId, `answered (${p.settled!.status}); the shepherd's conversation did not take it`);
   }
 
   async pushDelegation(d: DelegationRecord): Promise<void> {
@@ -180,6 +201,16 @@ export class Delivery {
       () => (d.delivered = { at: new Date(herd.clock.now()).toISOString() }),
       () => delete d.delivered,
     );
+    if (!pushed) {
+      const first = d.items.find((i) => i.agentId);
+      if (first?.agentId)
+        this.unreceived(
+          first.agentId,
+          `answer:${d.delegationId}`,
+          undefined,
+          `background delegation ${d.delegationId} finished; the shepherd's conversation did not take it`,
+        );
+    }
     if (pushed) {
       // The texts went out; the record only answers for the id from now on.
       for (const i of d.items) delete i.text;

@@ -11,6 +11,7 @@ import { StateReports } from "./state-reports.ts";
 import { currentEdge } from "./edge.ts";
 import { UsageTally, type UsageTotals } from "./usage-tally.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
+import { type PublishedSheep, type PublishInput, publishTo } from "./publish.ts";
 
 export type { HerdOptions, ShepherdOptions } from "./options.ts";
 export type { UsageTotals } from "./usage-tally.ts";
@@ -135,6 +136,9 @@ export class Herd {
     rec.stateSince = new Date(this.clock.now()).toISOString();
     this.stateReports.changed(rec);
   }
+
+  /** Tells the person's channels what a sheep needs (ports/events.ts); see publish.ts. */
+  publish = (rec: PublishedSheep, event: PublishInput): void => publishTo(this.opts.events, this.clock.now(), rec, event);
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */
   watch(agentId: string): void {

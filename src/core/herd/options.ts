@@ -1,5 +1,6 @@
 /** What a shepherd is made with, and the defaults of what it may leave out. */
 import type { AuditSink } from "../../ports/audit.ts";
+import type { HerdEventSink } from "../../ports/events.ts";
 import type { Runtime } from "../../ports/runtime.ts";
 import type { SheepFiles } from "../../ports/sheep-files.ts";
 import type { StateStore } from "../../ports/store.ts";
@@ -31,6 +32,8 @@ export interface ShepherdOptions {
   audit?: AuditSink;
   /** Where a problem nobody's call waits on is told to the person (a sandboxed sheep's state the multiplexer did not take). */
   onWarning?: (message: string) => void;
+  /** Where what a person who walked away must hear is published (blocked, question, answer, failed): src/notify carries it. */
+  events?: HerdEventSink;
 }
 
 export const DEFAULTS = {

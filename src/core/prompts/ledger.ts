@@ -37,6 +37,9 @@ export function settle(herd: Herd, prompt: PromptRecord, outcome: Outcome): Prom
       ...(outcome.error !== undefined ? { error: shorten(outcome.error) } : {}),
     });
     if (rec) advance(herd, rec, prompt);
+    // A failure is the person's news whoever sent the prompt; a timeout or cancel was somebody's choice.
+    if (outcome.status === "failed")
+      herd.publish(rec, { kind: "failed", key: `failed:${prompt.promptId}`, promptId: prompt.promptId, text: outcome.error ?? "the prompt failed" });
     intoDelegation(herd, prompt);
     herd.bells.ring(prompt.agentId);
     void herd.persist();

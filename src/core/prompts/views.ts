@@ -176,14 +176,29 @@ export async function readEgress(herd: Herd, agentId: AgentId, entries: number):
   return rec.sandboxed ? herd.opts.files.egress?.(rec.agentId, entries) : undefined;
 }
 
+/** A sheep waits on a dialog: one notice per dialog text and prompt. */
+export function publishBlocked(herd: Herd, rec: AgentRecord, promptId: string | undefined, dialog: string): void {
+  herd.publish(rec, {
+    kind: "blocked",
+    key: `blocked:${rec.agentId}:${promptId ?? "idle"}:${dialog.slice(0, 200)}`,
+    ...(promptId ? { promptId } : {}),
+    text: dialog ? `waits on a dialog: ${dialog}` : "waits on a dialog",
+  });
+}
+
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {
   if (rec.state === "closed") return;
   if (!paneAlive || snap.exited || snap.piGone) {
+    // A close ends its own sheep: only a sheep that ended by itself is news.
+    if (rec.state !== "exited" && !herd.closing.has(rec.agentId)) {
+      herd.publish(rec, { kind: "failed", key: `exited:${rec.agentId}`, text: snap.exited ? `pi ended (${exitText(snap.exited)})` : "its pane or pi is gone" });
+    }
     herd.setState(rec, "exited");
     return;
   }
   if (rec.state === "starting") return;
   if (snap.blocked !== undefined) {
+    publishBlocked(herd, rec, rec.activePromptId, snap.blocked);
     herd.setState(rec, "blocked");
     return;
   }

@@ -12,7 +12,7 @@ import { seenItems, whenChanged } from "./progress.ts";
 import { every } from "../herd/signals.ts";
 import { bounded } from "../herd/bounded.ts";
 import type { AgentRecord, Conversation, PromptRecord, WaitItem } from "../../ports/types.ts";
-import { readConversation, sheepView } from "./views.ts";
+import { publishBlocked, readConversation, sheepView } from "./views.ts";
 import { currentEdge } from "../herd/edge.ts";
 
 export interface WaitProgress {
@@ -222,6 +222,7 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
   if (prompt.settled) return prompt.settled;
   // Only the turn that runs can wait on someone; a follow-up queued behind it is still just queued.
   if (snap.blocked !== undefined && rec.activePromptId === prompt.promptId) {
+    publishBlocked(herd, rec, prompt.promptId, snap.blocked);
     return {
       promptId: prompt.promptId,
       agentId: rec.agentId,

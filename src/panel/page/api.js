@@ -77,7 +77,7 @@ export async function openSession(token) {
 
 export const sheepPath = (agentId, rest = "") => `/api/v1/sheep/${encodeURIComponent(agentId)}${rest}`;
 
-export const EVENT_TYPES = ["sheep", "result", "message", "blocked", "exited", "closed", "reset"];
+export const EVENT_TYPES = ["sheep", "result", "message", "blocked", "exited", "closed", "notify", "reset"];
 
 /**
  * The events stream, kept open: read with fetch (an EventSource cannot send the session's key).

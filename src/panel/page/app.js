@@ -6,6 +6,7 @@
 import { ApiError, get, Live, openSession } from "./api.js";
 import { fill, h, tick } from "./dom.js";
 import { renderFleet, totalsText } from "./fleet.js";
+import { noticeButton, showNotice } from "./notices.js";
 import { SheepView } from "./sheep.js";
 import { startForm } from "./start.js";
 import { drawDelegations, herdQuery, historyFilter, todayText } from "./history.js";
@@ -119,6 +120,10 @@ function route(moved = false) {
 }
 
 function onEvent(type, data) {
+  if (type === "notify") {
+    showNotice(data);
+    return;
+  }
   refreshFleet();
   if (!view) return;
   const agentId = data && typeof data === "object" ? data.agentId : undefined;
@@ -160,6 +165,7 @@ async function main() {
     history.replaceState(null, "", `${location.pathname}${location.search}`);
   }
   document.getElementById("fleet-title").after(historyFilter(refreshFleet));
+  connEl.after(noticeButton());
   fleetRoot.append(delegationsEl, startForm(say));
   window.addEventListener("hashchange", () => route(true));
   setInterval(() => tick(), 1000);

@@ -107,6 +107,8 @@ const ROOMS = [
   // The forwarder inside a sandbox, which the launcher starts: nothing of the house.
   "src/sandbox/egress/forwarder.mjs",
   "src/sheep/",
+  // Notices to a person who walked away: the outbox, its channels and the notify setting, below settings.ts.
+  "src/notify/",
   "src/stores/",
   "src/protocol/",
   "src/sandbox/",

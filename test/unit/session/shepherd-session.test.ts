@@ -139,6 +139,7 @@ function world(o: { doctorWaitMs?: number; attachGate?: Promise<void> } = {}): W
         bundledDir: "/bundled",
         hosts: { close: async () => void w.log.push(`${shepherd.name}.hosts.close`) },
         egress: { closeAll: async () => void w.log.push(`${shepherd.name}.egress.closeAll`) },
+        notify: { sinks: {}, notifier: { start: () => undefined, stop: async () => void w.log.push(`${shepherd.name}.notify.stop`) } },
       } as unknown as ShepherdApp;
     },
     doctor: async (d: { brief: boolean; shepherd?: unknown }) => {
@@ -375,7 +376,7 @@ describe("ShepherdSession: the end", () => {
     await w.session.begin(ctx);
     w.log.length = 0;
     await w.session.shutdown("reload");
-    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown reload", "s1.dispose", "s1.hosts.close", "s1.egress.closeAll"]);
+    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown reload", "s1.dispose", "s1.notify.stop", "s1.hosts.close", "s1.egress.closeAll"]);
   });
 
   it("the next session (after a reload) composes its own app and attaches again; the first is disposed of first", async () => {
@@ -394,6 +395,7 @@ describe("ShepherdSession: the end", () => {
         "widget.stop",
         "panel.shutdown reload",
         "s1.dispose",
+        "s1.notify.stop",
         "s1.hosts.close",
         "s1.egress.closeAll",
         "compose",
@@ -413,7 +415,7 @@ describe("ShepherdSession: the end", () => {
     } as unknown as QuitOutcome;
     w.log.length = 0;
     await w.session.shutdown("quit");
-    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown quit", "s1.quit", "s1.dispose", "s1.hosts.close", "s1.egress.closeAll"]);
+    assert.deepEqual(w.log, ["widget.stop", "panel.shutdown quit", "s1.quit", "s1.dispose", "s1.notify.stop", "s1.hosts.close", "s1.egress.closeAll"]);
     assert.deepEqual(w.stderr, [quitText(w.shepherds[0]!.quitOutcome)]);
   });
 

@@ -1,0 +1,32 @@
+/**
+ * The shepherd's notices (the `notify` setting's "browser" channel): shown with the browser's
+ * Notification API, and only once the person allowed it with the button. A notice's title and
+ * body are plain text to the Notification API; nothing of them is read as markup.
+ */
+import { h } from "./dom.js";
+
+const supported = () => typeof Notification !== "undefined";
+
+/** The "Allow notifications" button: gone once allowed, or where the browser has none. */
+export function noticeButton() {
+  const button = h("button", { type: "button", class: "secondary", id: "allow-notices" }, "Allow notifications");
+  const update = () => {
+    button.hidden = !supported() || Notification.permission !== "default";
+  };
+  button.addEventListener("click", async () => {
+    await Notification.requestPermission().catch(() => undefined);
+    update();
+  });
+  update();
+  return button;
+}
+
+/** One notice of the event stream, when the person allowed them. */
+export function showNotice(data) {
+  if (!supported() || Notification.permission !== "granted") return;
+  if (!data || typeof data !== "object" || typeof data.title !== "string") return;
+  const body = typeof data.text === "string" ? data.text.slice(0, 1000) : "";
+  // The same id (a retried notice) replaces the one shown rather than adding a copy.
+  const tag = typeof data.id === "string" ? data.id.slice(0, 64) : undefined;
+  new Notification(data.title.slice(0, 200), { body, ...(tag ? { tag } : {}) });
+}
