@@ -112,20 +112,30 @@ export async function refreshFromFiles(herd: Herd, courier?: HerdNews, only?: Re
     }),
   );
   // The sheep refreshed here that are still ours: one recorded meanwhile is shown next time.
+  const owed = undeliveredBySheep(herd, courier);
   return live
     .filter((rec) => herd.registry.agents.get(rec.agentId) === rec && rec.state !== "closed")
     .map((rec) => {
       const question = asking.get(rec.agentId);
-      return { ...herdView(herd, rec, courier), ...(question ? { asking: question } : {}) };
+      return { ...herdView(herd, rec, courier, owed), ...(question ? { asking: question } : {}) };
     });
 }
 
+/**
+ * Results owed to the conversation, per sheep, in one pass over the prompts: a view of the herd
+ * that scanned every prompt for each sheep would cost sheep × prompts each time the widget draws.
+ */
+function undeliveredBySheep(herd: Herd, courier?: HerdNews): ReadonlyMap<string, number> {
+  const owed = new Map<string, number>();
+  if (courier) for (const p of herd.registry.prompts.values()) if (courier.undelivered(p)) owed.set(p.agentId, (owed.get(p.agentId) ?? 0) + 1);
+  return owed;
+}
+
 /** A sheep for the widget from the records and the courier alone (no file, no multiplexer). */
-export function herdView(herd: Herd, rec: AgentRecord, courier?: HerdNews): HerdView {
+function herdView(herd: Herd, rec: AgentRecord, courier: HerdNews | undefined, owed: ReadonlyMap<string, number>): HerdView {
   const active = activePrompt(herd, rec);
   const queued = pendingPrompts(herd, rec).filter((p) => p !== active).length;
-  let undelivered = 0;
-  if (courier) for (const p of herd.registry.prompts.values()) if (p.agentId === rec.agentId && courier.undelivered(p)) undelivered++;
+  const undelivered = owed.get(rec.agentId) ?? 0;
   // Progress tells of a prompt in flight: once that prompt settled it is stale, and not shown.
   const latest = courier?.lastProgress.get(rec.agentId);
   const of = latest?.promptId !== undefined ? herd.registry.prompts.get(latest.promptId) : active;
@@ -151,7 +161,8 @@ export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
 
 /** Every sheep that is not closed, as the widget shows them (a question asked as of the last refresh left out). */
 export function herdViews(herd: Herd, courier?: HerdNews): HerdView[] {
-  return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier));
+  const owed = undeliveredBySheep(herd, courier);
+  return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier, owed));
 }
 
 export async function readScreen(herd: Herd, agentId: AgentId, lines: number): Promise<string> {
