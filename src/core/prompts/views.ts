@@ -48,12 +48,12 @@ export const STATUS_LOOK_MS = 5_000;
  * pi ended, how it ended is the runtime status. The look is bounded by STATUS_LOOK_MS and the
  * caller's signal: a machine that does not answer in time leaves the record as it was.
  */
-export async function status(herd: Herd, agentId: AgentId, signal?: AbortSignal): Promise<AgentStatus> {
+export async function status(herd: Herd, agentId: AgentId, signal?: AbortSignal, asked?: Promise<void>): Promise<AgentStatus> {
   const rec = await findRecord(herd, agentId);
   if (rec.state === "closed") return describe(herd, rec, false);
   let answered: { value: { paneAlive: boolean; runtimeStatus?: string } } | undefined;
   try {
-    answered = await bounded(lookAt(herd, rec), herd.clock, herd.clock.now() + STATUS_LOOK_MS, signal);
+    answered = await bounded(lookAt(herd, rec, asked), herd.clock, herd.clock.now() + STATUS_LOOK_MS, signal);
   } catch (e) {
     if (signal?.aborted) throw new ShepherdError("aborted", "the status was cancelled.");
     throw e;
@@ -62,10 +62,11 @@ export async function status(herd: Herd, agentId: AgentId, signal?: AbortSignal)
   return describe(herd, rec, rec.state !== "exited", `its machine did not answer within ${STATUS_LOOK_MS / 1000} s: shown as last known`);
 }
 
-async function lookAt(herd: Herd, rec: AgentRecord): Promise<{ paneAlive: boolean; runtimeStatus?: string }> {
+/** `herdAsked`: the herd's one fresh question (LivenessMonitor.freshAll), whose answer this look takes. */
+async function lookAt(herd: Herd, rec: AgentRecord, herdAsked?: Promise<void>): Promise<{ paneAlive: boolean; runtimeStatus?: string }> {
   // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
   // not answer is no news.
-  const asked = await herd.liveness.fresh(rec);
+  const asked = herdAsked ? await herdAsked.then(() => herd.liveness.kept(rec.agentId)) : await herd.liveness.fresh(rec);
   // A host that does not answer now says nothing new: the record is shown as it was (and the
   // tool says since when the host is unreachable).
   const snap = await refresh(herd, rec).catch((e: unknown) => {
@@ -86,10 +87,14 @@ async function lookAt(herd: Herd, rec: AgentRecord): Promise<{ paneAlive: boolea
   return { paneAlive };
 }
 
-/** The status of every sheep that is not closed; asks each sheep's machine, all at once, each bounded. */
+/**
+ * The status of every sheep that is not closed; asks each sheep's machine, all at once, each
+ * bounded: one multiplexer question per machine for the whole herd.
+ */
 export async function herdStatus(herd: Herd, signal?: AbortSignal): Promise<AgentStatus[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
-  return Promise.all(live.map((a) => status(herd, a.agentId, signal)));
+  const asked = herd.liveness.freshAll(live);
+  return Promise.all(live.map((a) => status(herd, a.agentId, signal, asked.get(a.agentId) ?? Promise.resolve())));
 }
 
 /**

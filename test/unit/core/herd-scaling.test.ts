@@ -21,3 +21,29 @@ describe("a herd of 64", () => {
     assert.equal(big.viewChecks, big.prompts, `${big.viewChecks} prompt records walked for ${big.prompts} prompts of 64 sheep`);
   });
 });
+
+describe("herd at 64", () => {
+  it("asks the multiplexer once for the whole herd, however the clock moves while each sheep is looked at", async () => {
+    const { Shepherd } = await import("../../../src/core/shepherd.ts");
+    const { MemoryWorld } = await import("../../support/memory-world.ts");
+    const { FakeClock } = await import("../../support/fake-clock.ts");
+    // A clock a millisecond later at every reading: a herd's looks never all land in one millisecond.
+    class TickingClock extends FakeClock {
+      private ticks = 0;
+      override now(): number {
+        return super.now() + this.ticks++;
+      }
+    }
+    const world = new MemoryWorld();
+    const s = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s", clock: new TickingClock(), livenessIntervalMs: 1000 });
+    for (let i = 0; i < 64; i++)
+      await s.start({ definition: { name: "echo", description: "d", source: "user", path: "/a/echo.md" }, cwd: "/", label: `s${i}` });
+    const asked = () => world.calls.filter((c) => c.startsWith("liveness")).length;
+    const before = asked();
+    const all = await s.herd();
+    assert.equal(all.length, 64);
+    assert.ok(all.every((a) => a.paneAlive));
+    assert.equal(asked() - before, 1, `${asked() - before} multiplexer questions for one herd of 64`);
+    await s.dispose();
+  });
+});
