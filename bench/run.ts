@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, terminal, subagents, remote, egress, sandbox, tool-tokens, first)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, terminal, subagents, remote, egress, sandbox, tool-tokens, first, herd64)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -33,8 +33,9 @@ import { measureToolTokens, TOOL_TOKENS_DEFINITION } from "./lib/tool-tokens.ts"
 import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 import { type FirstCallConfig, runFirstCall } from "./lib/first-call.ts";
+import { type Herd64Config, type Herd64Figures, herd64Table, runHerd64 } from "./lib/herd64-bench.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "terminal", "subagents", "remote", "egress", "sandbox", "tool-tokens", "first"] as const;
+const PARTS = ["core", "rpc", "warm", "peer", "panel", "terminal", "subagents", "remote", "egress", "sandbox", "tool-tokens", "first", "herd64"] as const;
 type Part = (typeof PARTS)[number];
 
 const FULL: {
@@ -49,6 +50,7 @@ const FULL: {
   egress: EgressConfig;
   sandbox: SandboxConfig;
   first: FirstCallConfig;
+  herd64: Herd64Config;
 } = {
   core: {
     sheep: 16,
@@ -71,6 +73,7 @@ const FULL: {
   egress: { requests: 41, sheep: 16 },
   sandbox: { starts: 8, prompts: 9, answerDelayMs: 800, requests: 21, probes: 2, busySheep: 16, windowMs: 8000 },
   first: { reps: 3, tokensPerSec: 60, oneDelayMs: 500, fourDelayMs: 1000, settleMs: 2000 },
+  herd64: { sheep: 64, tailSizes: [1, 16, 64], tailRounds: 2, tailDelayMs: 3000, cpuWindowMs: 10_000, listRequests: 100, herdCalls: 9 },
 };
 
 const QUICK: typeof FULL = {
@@ -87,6 +90,7 @@ const QUICK: typeof FULL = {
   egress: { requests: 11, sheep: 16 },
   sandbox: { ...FULL.sandbox, starts: 3, prompts: 3, requests: 11, probes: 1, windowMs: 6000 },
   first: FULL.first,
+  herd64: { ...FULL.herd64, sheep: 8, tailSizes: [1, 8], tailRounds: 1, cpuWindowMs: 4000, listRequests: 20, herdCalls: 3 },
 };
 
 export const DEFINITIONS = {
@@ -186,6 +190,15 @@ export const DEFINITIONS = {
     "sandboxed, sandboxed, plain, then one of each (sandboxed first) whose sheep wait for an answer that comes after the window: " +
     "the shepherd process's CPU (user+system) over the window and its VmRSS at the end of the streaming windows, every tunnel " +
     "open; the proxy runs in the shepherd, so its memory is the sandboxed windows' RSS minus the plain ones' (medians)",
+  herd64:
+    "tmux only, issue 36: a real pi shepherd over RPC (maxParallel and maxTasks 64, warmMemory 0) and 64 real pi sheep. " +
+    "First a delegate of 64 tasks answered at once (whole tool call), then 64 start calls in one model turn (pi runs them " +
+    "in parallel; the first start to the last end), every sheep's first model call not counted. Tail: n sheep prompted " +
+    "one after another with the same 3 s task, one wait tool call for all; its end minus the last answer's last byte. herd: " +
+    "whole tool calls at 64; GET /api/v1/sheep: whole loopback requests to the shepherd's own panel with the 64 real sheep. " +
+    "Memory: the shepherd's VmRSS 2 s after a first call with no sheep, and 2 s after the 64 answered their first prompt; " +
+    "the sheep's: every sheep's pi VmRSS summed. CPU: the shepherd's utime+stime over a window of one wait on 64 busy " +
+    "sheep, and the multiplexer processes it ran (a counting wrapper first on PATH)",
   toolTokens: TOOL_TOKENS_DEFINITION,
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
@@ -222,6 +235,7 @@ async function main() {
   process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
 
   const runs: Record<string, RuntimeRun> = {};
+  let herd64: Herd64Figures | undefined;
   // Text, not time: measured once, beside the first runtime's figures, with no sheep or model.
   const toolTokens = parts.has("tool-tokens") ? measureToolTokens(say) : undefined;
   const timed = [...parts].some((p) => p !== "tool-tokens");
@@ -253,6 +267,7 @@ async function main() {
       if (parts.has("egress") && name === runtimes[0]) run.egress = await runEgress(model.baseUrl, cfg.egress, say);
       if (parts.has("subagents")) run.subagents = await runSubagents(fixture, world, model, cfg.subagents, say);
       if (parts.has("first")) run.firstCall = await runFirstCall(fixture, world, model, cfg.first, say);
+      if (parts.has("herd64") && name === "tmux") herd64 = await runHerd64(fixture, world, model, cfg.herd64, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture
       await cleanups.pop()!(); // the world
@@ -266,6 +281,7 @@ async function main() {
   const table = renderTable(rows, runtimes);
   say(`\n${table}\n`);
   say("core = Shepherd in the bench process; rpc = a real pi shepherd, whole tool calls. Definitions: bench/results/latest.json.");
+  if (herd64) say(`\nA herd of ${herd64.sheep} (tmux, RPC):\n| figure | value | target |\n|---|---|---|\n${herd64Table(herd64)}\n`);
   if (values.compare) say(`\n${await compareTable(rows, runtimes, resolve(values.compare))}\n`);
   const after = await describeMachine();
   const result = {
@@ -277,6 +293,7 @@ async function main() {
     definitions: DEFINITIONS,
     rows,
     runtimes: Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, summarizeRun(r)])),
+    ...(herd64 ? { herd64 } : {}),
   };
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, JSON.stringify(result, null, 2) + "\n");

@@ -31,12 +31,22 @@ const STOP_WAIT_MS = 2_000;
 /** How long the courier sleeps when nothing it carries can change without a file or a call telling it. */
 const IDLE_SLEEP_MS = 60_000;
 
+/** Past this many sheep rung between two sweeps, the sweep reads everyone (the set stays bounded). */
+const MAX_RUNG = 1024;
+
 export class Courier {
   private dirty = true;
   private wake: AbortController | undefined;
   /** Woken by its timer, not by a bell: no file changed since the last sweep. */
   private quiet = false;
   private quietSweeps = 0;
+  /**
+   * Sheep whose bells rang since the last sweep: a sweep woken by them reads their files alone, so
+   * a herd's answers landing one by one cost a read each, not a read of every sheep each. Anything
+   * else (a nudge, a sink attached, a hold due, the periodic recheck) reads everyone.
+   */
+  private readonly rung = new Set<string>();
+  private everyone = true;
   private loop: Promise<void> | undefined;
   private readonly stopHearing: () => void;
   /** Background delegations whose runner still runs here: only the runner knows what comes next. */
@@ -48,7 +58,7 @@ export class Courier {
   constructor(private readonly herd: Herd) {
     this.post = new Delivery(herd);
     this.lastProgress = this.post.lastProgress;
-    this.stopHearing = herd.bells.overhear(() => this.kick());
+    this.stopHearing = herd.bells.overhear((agentId) => this.kick(agentId));
   }
 
   /** Starts delivering; what waited for a conversation meanwhile goes out first. */
@@ -58,8 +68,10 @@ export class Courier {
     this.loop ??= this.run();
   }
 
-  /** Something may have changed: look again soon. */
-  kick(): void {
+  /** Something may have changed (of one sheep, when named): look again soon. */
+  kick(agentId?: string): void {
+    if (agentId === undefined || this.rung.size >= MAX_RUNG) this.everyone = true;
+    else this.rung.add(agentId);
     this.dirty = true;
     this.wake?.abort();
   }
@@ -87,9 +99,12 @@ export class Courier {
         // Every fifth quiet sweep reads the files all the same: for a watch event the file
         // system missed, and for the pid witness.
         const quiet = this.quiet && ++this.quietSweeps % RECHECK_TICKS !== 0;
+        const only = quiet || this.everyone || this.quiet ? undefined : new Set(this.rung);
         this.quiet = false;
+        this.everyone = false;
+        this.rung.clear();
         try {
-          await this.sweep(quiet);
+          await this.sweep(quiet, only);
         } catch {
           // a file that could not be read now is read at the next look
         }
@@ -106,6 +121,7 @@ export class Courier {
         this.dirty = true;
         // What was held back is due: the messages are read again, not only the panes asked about.
         this.quiet = hold === undefined || herd.clock.now() < hold;
+        if (!this.quiet) this.everyone = true;
       } catch {
         // kicked
       }
@@ -129,21 +145,22 @@ export class Courier {
    * no file: the sheep's files ring their bells when they change, so only a pane that went can
    * be news, and the one batched liveness answer tells.
    */
-  private async sweep(quiet: boolean): Promise<void> {
+  private async sweep(quiet: boolean, only?: ReadonlySet<string>): Promise<void> {
     const { herd } = this;
     const reg = herd.registry;
-    if (!quiet) this.post.holdUntil = undefined;
+    // A hold of a sheep not read now stays: only a sweep of everyone sets every hold anew.
+    if (!quiet && !only) this.post.holdUntil = undefined;
     // Each sheep is looked at on its own: one on a machine that does not answer holds up no other's push.
     await Promise.all(
       this.watched().map(async (p) => {
         if (!this.post.sink) return;
         const rec = reg.agents.get(p.agentId);
-        if (quiet && (await stillAlive(herd, rec))) return;
+        if ((quiet || (only && !only.has(p.agentId))) && (await stillAlive(herd, rec))) return;
         await look(herd, p, rec).catch(() => undefined);
       }),
     );
     if (!this.post.sink) return;
-    const unread = quiet ? [] : [...reg.agents.values()].filter((rec) => rec.state !== "closed");
+    const unread = quiet ? [] : [...reg.agents.values()].filter((rec) => rec.state !== "closed" && (!only || only.has(rec.agentId)));
     const read = await Promise.all(unread.map((rec) => herd.opts.files.messages(rec.agentId).catch(() => undefined)));
     for (const [i, rec] of unread.entries()) {
       if (!this.post.sink) return;

@@ -88,6 +88,37 @@ export class LivenessMonitor {
   }
 
   /**
+   * Fresh answers for many sheep from one question: a herd's status asked sheep by sheep would
+   * ask again for every sheep whose turn came a millisecond after the last question, and each
+   * question is a multiplexer process spawned from the shepherd (at 64 sheep, several).
+   */
+  freshAll(panes: readonly PaneRef[]): ReadonlyMap<string, Promise<void>> {
+    const byGroup = new Map<string | undefined, string[]>();
+    for (const pane of panes) {
+      this.panes.set(pane.agentId, pane.paneId);
+      if (this.cache.get(pane.agentId)?.value.state === "gone") continue;
+      this.cache.delete(pane.agentId);
+      const group = this.machineOf(pane.agentId);
+      const ids = byGroup.get(group) ?? [];
+      ids.push(pane.agentId);
+      byGroup.set(group, ids);
+    }
+    // One question per machine, each awaited only by that machine's sheep: a silent host holds up no other's status.
+    const asked = this.clock.now();
+    const out = new Map<string, Promise<void>>();
+    for (const ids of byGroup.values()) {
+      const done = this.refresh(ids, asked);
+      for (const id of ids) out.set(id, done);
+    }
+    return out;
+  }
+
+  /** The answer kept for a sheep, however old (a "gone" included); undefined when none is. */
+  kept(agentId: string): PaneLiveness | undefined {
+    return this.cache.get(agentId)?.value;
+  }
+
+  /**
    * The pid the sheep reported is gone while the multiplexer says its program runs: that answer
    * is stale (tmux can miss a SIGCHLD until the next one), so ask once more before anyone settles
    * for the pid witness's guess of how pi ended.

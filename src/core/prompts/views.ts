@@ -48,12 +48,12 @@ export const STATUS_LOOK_MS = 5_000;
  * pi ended, how it ended is the runtime status. The look is bounded by STATUS_LOOK_MS and the
  * caller's signal: a machine that does not answer in time leaves the record as it was.
  */
-export async function status(herd: Herd, agentId: AgentId, signal?: AbortSignal): Promise<AgentStatus> {
+export async function status(herd: Herd, agentId: AgentId, signal?: AbortSignal, asked?: Promise<void>): Promise<AgentStatus> {
   const rec = await findRecord(herd, agentId);
   if (rec.state === "closed") return describe(herd, rec, false);
   let answered: { value: { paneAlive: boolean; runtimeStatus?: string } } | undefined;
   try {
-    answered = await bounded(lookAt(herd, rec), herd.clock, herd.clock.now() + STATUS_LOOK_MS, signal);
+    answered = await bounded(lookAt(herd, rec, asked), herd.clock, herd.clock.now() + STATUS_LOOK_MS, signal);
   } catch (e) {
     if (signal?.aborted) throw new ShepherdError("aborted", "the status was cancelled.");
     throw e;
@@ -62,10 +62,11 @@ export async function status(herd: Herd, agentId: AgentId, signal?: AbortSignal)
   return describe(herd, rec, rec.state !== "exited", `its machine did not answer within ${STATUS_LOOK_MS / 1000} s: shown as last known`);
 }
 
-async function lookAt(herd: Herd, rec: AgentRecord): Promise<{ paneAlive: boolean; runtimeStatus?: string }> {
+/** `herdAsked`: the herd's one fresh question (LivenessMonitor.freshAll), whose answer this look takes. */
+async function lookAt(herd: Herd, rec: AgentRecord, herdAsked?: Promise<void>): Promise<{ paneAlive: boolean; runtimeStatus?: string }> {
   // A pane whose pi ended stays on screen, but nothing lives in it; a multiplexer that could
   // not answer is no news.
-  const asked = await herd.liveness.fresh(rec);
+  const asked = herdAsked ? await herdAsked.then(() => herd.liveness.kept(rec.agentId)) : await herd.liveness.fresh(rec);
   // A host that does not answer now says nothing new: the record is shown as it was (and the
   // tool says since when the host is unreachable).
   const snap = await refresh(herd, rec).catch((e: unknown) => {
@@ -86,10 +87,14 @@ async function lookAt(herd: Herd, rec: AgentRecord): Promise<{ paneAlive: boolea
   return { paneAlive };
 }
 
-/** The status of every sheep that is not closed; asks each sheep's machine, all at once, each bounded. */
+/**
+ * The status of every sheep that is not closed; asks each sheep's machine, all at once, each
+ * bounded: one multiplexer question per machine for the whole herd.
+ */
 export async function herdStatus(herd: Herd, signal?: AbortSignal): Promise<AgentStatus[]> {
   const live = [...herd.registry.agents.values()].filter((a) => a.state !== "closed");
-  return Promise.all(live.map((a) => status(herd, a.agentId, signal)));
+  const asked = herd.liveness.freshAll(live);
+  return Promise.all(live.map((a) => status(herd, a.agentId, signal, asked.get(a.agentId) ?? Promise.resolve())));
 }
 
 /**
@@ -112,20 +117,30 @@ export async function refreshFromFiles(herd: Herd, courier?: HerdNews, only?: Re
     }),
   );
   // The sheep refreshed here that are still ours: one recorded meanwhile is shown next time.
+  const owed = undeliveredBySheep(herd, courier);
   return live
     .filter((rec) => herd.registry.agents.get(rec.agentId) === rec && rec.state !== "closed")
     .map((rec) => {
       const question = asking.get(rec.agentId);
-      return { ...herdView(herd, rec, courier), ...(question ? { asking: question } : {}) };
+      return { ...herdView(herd, rec, courier, owed), ...(question ? { asking: question } : {}) };
     });
 }
 
+/**
+ * Results owed to the conversation, per sheep, in one pass over the prompts: a view of the herd
+ * that scanned every prompt for each sheep would cost sheep × prompts each time the widget draws.
+ */
+function undeliveredBySheep(herd: Herd, courier?: HerdNews): ReadonlyMap<string, number> {
+  const owed = new Map<string, number>();
+  if (courier) for (const p of herd.registry.prompts.values()) if (courier.undelivered(p)) owed.set(p.agentId, (owed.get(p.agentId) ?? 0) + 1);
+  return owed;
+}
+
 /** A sheep for the widget from the records and the courier alone (no file, no multiplexer). */
-export function herdView(herd: Herd, rec: AgentRecord, courier?: HerdNews): HerdView {
+function herdView(herd: Herd, rec: AgentRecord, courier: HerdNews | undefined, owed: ReadonlyMap<string, number>): HerdView {
   const active = activePrompt(herd, rec);
   const queued = pendingPrompts(herd, rec).filter((p) => p !== active).length;
-  let undelivered = 0;
-  if (courier) for (const p of herd.registry.prompts.values()) if (p.agentId === rec.agentId && courier.undelivered(p)) undelivered++;
+  const undelivered = owed.get(rec.agentId) ?? 0;
   // Progress tells of a prompt in flight: once that prompt settled it is stale, and not shown.
   const latest = courier?.lastProgress.get(rec.agentId);
   const of = latest?.promptId !== undefined ? herd.registry.prompts.get(latest.promptId) : active;
@@ -151,7 +166,8 @@ export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
 
 /** Every sheep that is not closed, as the widget shows them (a question asked as of the last refresh left out). */
 export function herdViews(herd: Herd, courier?: HerdNews): HerdView[] {
-  return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier));
+  const owed = undeliveredBySheep(herd, courier);
+  return [...herd.registry.agents.values()].filter((a) => a.state !== "closed").map((a) => herdView(herd, a, courier, owed));
 }
 
 export async function readScreen(herd: Herd, agentId: AgentId, lines: number): Promise<string> {
