@@ -19,7 +19,7 @@ afterEach(async () => {
   while (open.length) await open.pop()!.closeWarm();
 });
 
-function setup(memoryMb = 4 * WARM_SHEEP_MB) {
+function setup(memoryMb = 4 * WARM_SHEEP_MB, defs: AgentDefinition[] = [worker, scout]) {
   const world = new MemoryWorld();
   const shepherd = new Shepherd({
     runtime: world.runtime,
@@ -36,11 +36,11 @@ function setup(memoryMb = 4 * WARM_SHEEP_MB) {
     cwd: "/work",
     placement: "tab",
     direction: "right",
-    definitions: async () => [worker, scout],
+    definitions: async () => defs,
     checkEveryMs: 3_600_000,
   };
   shepherd.keepWarm(config);
-  return { world, shepherd };
+  return { world, shepherd, config };
 }
 
 async function until(ok: () => boolean, what: string): Promise<void> {
@@ -122,5 +122,24 @@ describe("speculative start", () => {
     const later = await shepherd.start({ definition: scout, cwd: "/work", placement: "tab", label: "s" });
     assert.equal(creates(world), 2, "a later start of that kind takes it");
     assert.equal(later.label, "s");
+  });
+
+  it("sheep no call took are closed by the pool's next pass once the pool is over its memory", async () => {
+    const { world, shepherd, config } = setup();
+    await shepherd.speculate([{ name: "worker", count: 2 }]);
+    await until(() => warmOf(shepherd, "worker").ready === 2, "two workers booted ahead");
+    // The call never ran; the person lowers warmMemory below what the pool holds.
+    shepherd.keepWarm({ ...config, memoryMb: WARM_SHEEP_MB });
+    await until(() => shepherd.registry.warm.size === 0, "the pool closed what it could not keep");
+    assert.equal(world.calls.filter((c) => c.startsWith("close ")).length, 2, "both panes closed");
+  });
+
+  it("never boots a definition the pool does not hold: a project's agent is not among them", async () => {
+    // The pool's definitions are the user's and the bundled ones (session/begin.ts poolDefinitions);
+    // a name only a repository defines has no definition here, whatever the streaming call names.
+    const projectOnly: AgentDefinition = { name: "proj", description: "from the repo", source: "project", path: "/work/.pi/agents/proj.md" };
+    const { world, shepherd } = setup(4 * WARM_SHEEP_MB, [worker]);
+    await shepherd.speculate([{ name: projectOnly.name, count: 1 }]);
+    assert.equal(creates(world), 0);
   });
 });
