@@ -226,7 +226,7 @@ export class LocalSheepFiles implements SheepFiles {
     const submittedAt = new Date().toISOString();
     const item: InboxItem =
       delivery.kind === "prompt"
-        ? { promptId: delivery.promptId, text: delivery.text, submittedAt }
+        ? { promptId: delivery.promptId, text: delivery.text, submittedAt, ...(delivery.budget ? { budget: delivery.budget } : {}) }
         : delivery.kind === "steer"
           ? { kind: "steer", steerId: delivery.steerId, target: delivery.target, text: delivery.text, submittedAt }
           : delivery.kind === "renew"
