@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { HOST_NAME, LOCAL_HOST } from "./domain/hosts.ts";
 import { DEFAULT_WARM_MEMORY_MB } from "./domain/bounds.ts";
 import { stateDir } from "./protocol/layout.ts";
+import { type DailyBudgets, dailyBudgetsProblem } from "./domain/budget.ts";
 import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "./sandbox/settings.ts";
 
 export interface Settings {
@@ -46,6 +47,8 @@ export interface Settings {
   panel: PanelSettings;
   /** User-only: sheep in bubblewrap (src/sandbox, docs/sandbox.md): "on" for all, and what they may read, write and reach. */
   sandbox: SandboxSettings;
+  /** User-only: what the herd may spend in a UTC day across every shepherd of the user, and where the warning goes out (spec: Budgets). */
+  budgets: DailyBudgets;
 }
 
 export interface PanelSettings {
@@ -96,6 +99,7 @@ export const DEFAULT_SETTINGS: Settings = {
   hosts: {},
   panel: { autostart: false, port: 0 },
   sandbox: DEFAULT_SANDBOX,
+  budgets: {},
 };
 
 /**
@@ -134,6 +138,8 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "panel",
   // What a sheep may read, write and reach: a repository must never loosen its own sandbox.
   "sandbox",
+  // What the herd may spend: a repository must never raise it.
+  "budgets",
 ]);
 
 type Check = (v: unknown) => boolean;
@@ -217,6 +223,10 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   sandbox: [
     (v) => sandboxProblem(v) === undefined,
     'an object {"default": "off" or "on", "allowRead", "allowWrite", "denyRead": [paths], "allowNetwork": ["host[:port]"]}',
+  ],
+  budgets: [
+    (v) => dailyBudgetsProblem(v) === undefined,
+    'an object {"dailyTokens"?: n, "dailyCostUsd"?: x, "warnAt"?: 0.8} (numbers above 0; warnAt at most 1)',
   ],
 };
 

@@ -11,6 +11,16 @@ export function stringEnum<T extends readonly string[]>(values: T, description: 
   return Type.Unsafe<T[number]>({ type: "string", enum: [...values], description });
 }
 
+/** A sheep's budget (spec: Budgets): its turn is stopped with [budget_exceeded] once it has spent any of these. */
+const budget = Type.Object(
+  {
+    tokens: Type.Optional(Type.Number({ description: "All tokens of every model response (input, output, cache)." })),
+    outputTokens: Type.Optional(Type.Number({ description: "Output tokens." })),
+    costUsd: Type.Optional(Type.Number({ description: "Cost in USD, where the model reports its cost." })),
+  },
+  { description: "start/delegate: the most the sheep may spend; the turn that spends it is stopped with [budget_exceeded]." },
+);
+
 const delegateTask = Type.Object({
   agent: Type.String({ description: "Agent definition name." }),
   task: Type.String({ description: "The task text, sent exactly." }),
@@ -20,6 +30,7 @@ const delegateTask = Type.Object({
   ),
   isolate: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a git worktree of its own." })),
   sandbox: Type.Optional(Type.Boolean({ description: "Run this task's sheep in a sandbox (bubblewrap); false is refused where the user's default is on." })),
+  budget: Type.Optional(budget),
 });
 
 /** Checked per action at run time (edge/command.ts), not by the schema. */
@@ -77,6 +88,11 @@ export const FIELDS = {
   sandbox: Type.Boolean({
     description:
       "start/delegate: run the sheep in a sandbox (bubblewrap): it writes only its cwd, reads no secrets, reaches no network. true may be asked where the user's default is off; false is refused where it is on.",
+  }),
+  budget: Type.Unsafe<Record<string, number>>({
+    ...budget,
+    description:
+      'start: the most the sheep may spend, {"tokens"?, "outputTokens"?, "costUsd"?}; delegate: the whole delegation\'s, shared evenly by its tasks (a task\'s own "budget" may be tighter). The turn that spends it is stopped with [budget_exceeded]; a start whose reservation does not fit the day\'s "budgets" setting is refused with it.',
   }),
   removeWorktree: Type.Boolean({ description: "close: also remove an isolated sheep's worktree and branch (kept by default)." }),
   force: Type.Boolean({

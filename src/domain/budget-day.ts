@@ -53,6 +53,18 @@ export function dayTotals(l: DayLedger): DayTotals {
   return { tokens, costUsd };
 }
 
+/** What the day's sheep really spent, reservations left out: what the day's warning and limit events count. */
+export function daySpent(l: DayLedger): DayTotals {
+  let tokens = 0;
+  let costUsd = 0;
+  for (const e of Object.values(l.sheep)) {
+    const s = spentOf(e);
+    tokens += s.tokens;
+    costUsd += s.costUsd;
+  }
+  return { tokens, costUsd };
+}
+
 /** Why the reservations do not fit what is left of the day, with the numbers; undefined when they fit. */
 export function reservationProblem(used: DayTotals, wanted: Reservation[], daily: DailyBudgets): string | undefined {
   const tokens = wanted.reduce((n, r) => n + r.tokens, 0);

@@ -12,7 +12,7 @@ export interface SpendLedger {
    * left of the day; otherwise nothing is written and `problem` says why, with the numbers.
    */
   reserve(day: string, wanted: { key: string; reservation: Reservation }[], daily: DailyBudgets): Promise<{ used: DayTotals; problem?: string }>;
-  /** A sheep's running total; `open: false` lets its reservation go (it closed). Returns the day's totals after. */
+  /** A sheep's running total; `open: false` lets its reservation go (it closed). Returns what the day's sheep spent after it, reservations left out. */
   report(day: string, key: string, total: Spend, base: Spend, open: boolean): Promise<DayTotals>;
   totals(day: string): Promise<DayTotals>;
 }

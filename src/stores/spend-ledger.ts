@@ -8,7 +8,17 @@
 import { readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { DailyBudgets, Reservation, Spend } from "../domain/budget.ts";
-import { bounded, type DayLedger, dayLedgerOf, type DayTotals, dayTotals, reservationProblem, withReport, withReservations } from "../domain/budget-day.ts";
+import {
+  bounded,
+  type DayLedger,
+  dayLedgerOf,
+  type DayTotals,
+  daySpent,
+  dayTotals,
+  reservationProblem,
+  withReport,
+  withReservations,
+} from "../domain/budget-day.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { readBounded } from "../protocol/bounded-read.ts";
 import { ensurePrivateDir, writeJsonAtomic } from "../protocol/files.ts";
@@ -49,7 +59,7 @@ export class FileSpendLedger implements SpendLedger {
   async report(day: string, key: string, total: Spend, base: Spend, open: boolean): Promise<DayTotals> {
     return this.locked(day, async (l) => {
       withReport(l, key, total, base, open, new Date(this.now()).toISOString());
-      return { out: dayTotals(l), write: true };
+      return { out: daySpent(l), write: true };
     });
   }
 

@@ -8,6 +8,7 @@ import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
 import { StateReports } from "./state-reports.ts";
+import { HerdSpend } from "./spend.ts";
 import { currentEdge } from "./edge.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
 
@@ -55,6 +56,8 @@ export class Herd {
   readonly opts: HerdOptions;
   /** What a sandboxed sheep cannot tell its multiplexer itself. */
   readonly stateReports: StateReports;
+  /** The herd's spend against the budgets: reservations, each sheep's total, the day's ledger (spec: Budgets). */
+  readonly spend: HerdSpend;
   private readonly watches = new Map<string, () => void>();
   /** Prompts being settled (evidence takes a moment): everyone asking meanwhile gets the same outcome. */
   readonly settling = new Map<string, Promise<WaitItem>>();
@@ -95,6 +98,13 @@ export class Herd {
       (agentId) => host.running?.(agentId),
       (agentId) => (registry.agents.get(agentId) ?? registry.warm.get(agentId))?.host,
     );
+    this.spend = new HerdSpend({
+      ...(options.ledger ? { ledger: options.ledger } : {}),
+      ...(options.budgets ? { daily: options.budgets } : {}),
+      clock: this.clock,
+      audit: (e) => this.audit(e),
+      ...(options.onWarning ? { warn: options.onWarning } : {}),
+    });
     this.stateReports = new StateReports(options.runtime, this.clock, options.onWarning, (agentId) => this.closing.has(agentId));
   }
 
@@ -130,6 +140,8 @@ export class Herd {
     rec.state = state;
     rec.stateSince = new Date(this.clock.now()).toISOString();
     this.stateReports.changed(rec);
+    // A sheep that ended spends no more: its reservation of the day is let go, its spend stays counted.
+    if ((state === "closed" || state === "exited") && !rec.warm) this.spend.closed(rec);
   }
 
   /** Rings the sheep's bell whenever its files change, until unwatch. */
@@ -183,6 +195,7 @@ export class Herd {
 
   /** Drops a record and its prompts here and, at the next persist, from the store. */
   forget(rec: AgentRecord): void {
+    if (rec.state !== "closed" && rec.state !== "exited" && !rec.warm) this.spend.closed(rec);
     this.registry.agents.delete(rec.agentId);
     this.registry.warm.delete(rec.agentId);
     this.forgotten.add(rec.agentId);

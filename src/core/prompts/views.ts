@@ -142,7 +142,15 @@ export function herdView(herd: Herd, rec: AgentRecord, courier?: HerdNews): Herd
 
 /** What every live view shows of one sheep, from the records alone (no file, no multiplexer). */
 export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
-  const base = { agentId: rec.agentId, agent: rec.agent, label: rec.label, ...(rec.host !== undefined ? { host: rec.host } : {}), state: rec.state };
+  const base = {
+    agentId: rec.agentId,
+    agent: rec.agent,
+    label: rec.label,
+    ...(rec.host !== undefined ? { host: rec.host } : {}),
+    state: rec.state,
+    ...(rec.spent ? { spent: rec.spent } : {}),
+    ...(rec.budget ? { budget: rec.budget } : {}),
+  };
   if (rec.state === "starting") return { ...base, since: rec.createdAt };
   // Blocked has no clock: when the sheep began to wait on a person is not known, only its prompt's age.
   const pending = rec.state === "working" ? registry.pending(rec) : undefined;
@@ -209,5 +217,7 @@ function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatu
     createdAt: rec.createdAt,
     ...(rec.worktree ? { worktree: rec.worktree } : {}),
     ...(rec.sandboxed ? { sandboxed: true as const } : {}),
+    ...(rec.spent ? { spent: rec.spent } : {}),
+    ...(rec.budget ? { budget: rec.budget } : {}),
   };
 }

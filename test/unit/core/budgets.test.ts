@@ -1,0 +1,153 @@
+/**
+ * Budgets in the core (issue 35), on the in-memory world, a fake clock and an in-memory day ledger
+ * shared by two shepherds: reservations before a start, the budget told to the sheep, its spend
+ * kept from its results, the [budget_exceeded] settlement, the events, and the day's limit.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { Shepherd } from "../../../src/core/shepherd.ts";
+import type { DailyBudgets } from "../../../src/domain/budget.ts";
+import type { AuditEvent } from "../../../src/ports/audit.ts";
+import type { SheepResult } from "../../../src/ports/sheep-files.ts";
+import type { AgentDefinition, StartedAgent } from "../../../src/ports/types.ts";
+import { agentProblem } from "../../../src/stores/state-records.ts";
+import { FakeClock, settle } from "../../support/fake-clock.ts";
+import { MemoryLedger } from "../../support/memory-ledger.ts";
+import { MemoryWorld } from "../../support/memory-world.ts";
+
+const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
+const DAY = "2026-01-01";
+
+function setup(budgets: DailyBudgets | undefined, ledger = new MemoryLedger(), owner = "shepherd-1") {
+  const world = new MemoryWorld();
+  const clock = new FakeClock();
+  const events: AuditEvent[] = [];
+  const shepherd = new Shepherd({
+    runtime: world.runtime,
+    files: world.files,
+    owner,
+    clock,
+    startTimeoutMs: 10_000,
+    ledger,
+    ...(budgets ? { budgets } : {}),
+    audit: { record: (e) => void events.push(e) },
+  });
+  return { world, clock, shepherd, ledger, events };
+}
+
+type World = ReturnType<typeof setup>;
+
+async function startWith(s: World, own?: { tokens?: number; outputTokens?: number; costUsd?: number }): Promise<StartedAgent> {
+  const [budget] = await s.shepherd.spend.reserve([own]);
+  return s.shepherd.start({ definition: def, cwd: "/work", budget: budget! });
+}
+
+function result(s: World, agentId: string, promptId: string, r: Partial<SheepResult>) {
+  s.world.mem(agentId).outbox.set(promptId, { promptId, status: "completed", text: "done", stopReason: "stop", ...r });
+  s.world.ring(agentId);
+}
+
+describe("budgets in the core", () => {
+  it("a sheep's budget goes to the sheep with every prompt; its results' spend is kept, warned once at the line, and a stopped turn settles [budget_exceeded] with the numbers", async () => {
+    const s = setup({ warnAt: 0.5 });
+    const a = await startWith(s, { tokens: 1000 });
+    const p1 = await s.shepherd.prompt(a.agentId, "work");
+    const sent = s.world.mem(a.agentId).deliveries.at(-1)!;
+    assert.deepEqual(sent.kind === "prompt" ? sent.budget : undefined, { tokens: 1000 });
+    result(s, a.agentId, p1.promptId, { spent: { tokens: 600, outputTokens: 50, costUsd: 0 } });
+    const [r1] = await s.shepherd.wait([p1.promptId], { timeoutSec: 0 });
+    assert.equal(r1!.status, "completed");
+    assert.deepEqual(r1!.spent, { tokens: 600, outputTokens: 50, costUsd: 0 });
+    assert.equal(s.events.filter((e) => e.event === "budget-warning" && e.scope === "sheep").length, 1, "the warning line at 500 of 1000");
+
+    const p2 = await s.shepherd.prompt(a.agentId, "more");
+    result(s, a.agentId, p2.promptId, {
+      status: "failed",
+      text: "partial answer",
+      budgetExceeded: true,
+      errorMessage: "the sheep's budget is spent (1100 tokens spent of a budget of 1000); its turn was stopped",
+      spent: { tokens: 1100, outputTokens: 90, costUsd: 0 },
+    });
+    const [r2] = await s.shepherd.wait([p2.promptId], { timeoutSec: 0 });
+    assert.equal(r2!.status, "failed");
+    assert.equal(r2!.text, "partial answer", "the answer text there was");
+    assert.match(
+      r2!.error!,
+      /^\[budget_exceeded\] the sheep's budget is spent \(1100 tokens spent of a budget of 1000\).*Spent: 1100\/1000 tokens, 90 output, \$0\.0000\./,
+    );
+    assert.equal(s.events.filter((e) => e.event === "budget-warning").length, 1, "warned once");
+    const exceeded = s.events.find((e) => e.event === "budget-exceeded");
+    assert.deepEqual([exceeded?.scope, exceeded?.agentId, exceeded?.spent], ["sheep", a.agentId, { tokens: 1100, outputTokens: 90, costUsd: 0 }]);
+    // Seen in status, and nothing more reaches a sheep whose budget is spent.
+    const st = await s.shepherd.status(a.agentId);
+    assert.deepEqual([st.spent?.tokens, st.budget?.tokens], [1100, 1000]);
+    await assert.rejects(
+      s.shepherd.prompt(a.agentId, "again"),
+      /^ShepherdError: \[budget_exceeded\] sheep .* has spent its budget \(1100 tokens spent of a budget of 1000\)/,
+    );
+    // The record with its spend passes the state file's checks (a reload keeps it).
+    assert.equal(agentProblem(structuredClone(s.shepherd.registry.agents.get(a.agentId))), undefined);
+  });
+
+  it("a start whose reservation does not fit what is left of the day is refused before any pane, across two shepherds; a closed sheep gives back what it did not spend", async () => {
+    const ledger = new MemoryLedger();
+    const one = setup({ dailyTokens: 10_000 }, ledger, "shepherd-1");
+    const two = setup({ dailyTokens: 10_000 }, ledger, "shepherd-2");
+    const a = await startWith(one, { tokens: 6000 });
+    // Without a budget of its own a sheep reserves a tenth of the day's limit, and is held to it.
+    const b = await startWith(two);
+    assert.deepEqual(two.shepherd.registry.agents.get(b.agentId)!.budget, { tokens: 1000 });
+    assert.deepEqual(await ledger.totals(DAY), { tokens: 7000, costUsd: 0 });
+    const panes = two.world.calls.filter((c) => c.startsWith("create")).length;
+    await assert.rejects(startWith(two, { tokens: 3500 }), (e: Error) => {
+      assert.match(
+        e.message,
+        /^\[budget_exceeded\] the herd's daily budget does not hold this: this start reserves 3500 tokens, but 3000 of the day's 10000 are left \(7000 spent or reserved today\)\. No sheep was started/,
+      );
+      return true;
+    });
+    assert.equal(two.world.calls.filter((c) => c.startsWith("create")).length, panes, "no pane was opened");
+    assert.equal(two.events.find((e) => e.event === "budget-exceeded")?.scope, "day");
+
+    // The first sheep spends 2000 and closes: the day counts its spend, not its reservation.
+    const p = await one.shepherd.prompt(a.agentId, "work");
+    result(one, a.agentId, p.promptId, { spent: { tokens: 2000, outputTokens: 10, costUsd: 0 } });
+    await one.shepherd.wait([p.promptId], { timeoutSec: 0 });
+    await one.shepherd.close(a.agentId);
+    await one.shepherd.spend.flushed();
+    assert.deepEqual(await ledger.totals(DAY), { tokens: 3000, costUsd: 0 });
+    await startWith(two, { tokens: 3500 });
+  });
+
+  it("a delegation reserves all its tasks at once: over the day, none starts; a start that fails lets its reservation go", async () => {
+    const s = setup({ dailyCostUsd: 1 });
+    await assert.rejects(
+      s.shepherd.spend.reserve([{ costUsd: 0.5 }, { costUsd: 0.3 }, { costUsd: 0.3 }]),
+      /these 3 sheep reserve \$1\.10, but \$1\.00 of the day's \$1\.00 are left/,
+    );
+    assert.deepEqual(await s.ledger.totals(DAY), { tokens: 0, costUsd: 0 }, "nothing of the refused delegation is held");
+    s.world.onLaunch = "exit";
+    const [held] = await s.shepherd.spend.reserve([{ costUsd: 0.4 }]);
+    assert.deepEqual(await s.ledger.totals(DAY), { tokens: 0, costUsd: 0.4 });
+    await assert.rejects(s.shepherd.start({ definition: def, cwd: "/work", budget: held! }));
+    await s.shepherd.spend.flushed();
+    assert.deepEqual(await s.ledger.totals(DAY), { tokens: 0, costUsd: 0 });
+  });
+
+  it("the day's warning and limit go out once each as the herd's spend crosses them", async () => {
+    const s = setup({ dailyTokens: 1000, warnAt: 0.8 });
+    const a = await startWith(s, { tokens: 1000 });
+    const told: string[][] = [];
+    for (const [i, tokens] of [500, 850, 900, 1000].entries()) {
+      const p = await s.shepherd.prompt(a.agentId, `step ${i}`);
+      result(s, a.agentId, p.promptId, { spent: { tokens, outputTokens: 0, costUsd: 0 } });
+      await s.shepherd.wait([p.promptId], { timeoutSec: 0 });
+      await s.shepherd.spend.flushed();
+      await settle();
+      told.push(s.events.filter((e) => e.scope === "day").map((e) => e.event));
+    }
+    // Reserved is not spent: at 500 of 1000 (all of it reserved) nothing is told yet.
+    assert.deepEqual(told, [[], ["budget-warning"], ["budget-warning"], ["budget-warning", "budget-exceeded"]]);
+    assert.deepEqual(await s.shepherd.spend.day(), { day: DAY, used: { tokens: 1000, costUsd: 0 }, daily: { dailyTokens: 1000, warnAt: 0.8 } });
+  });
+});
