@@ -31,6 +31,10 @@ export interface Directive {
   afterTool?: string;
   /** Copied into the log entry, so a test can find the requests of one sheep or step. */
   tag?: string;
+  /** The usage every answer to this directive reports (default: 10 prompt tokens, about a token per 4 characters out). */
+  usage?: { prompt: number; completion: number };
+  /** Text said in the same message as its tool calls (default none). */
+  say?: string;
 }
 
 export interface LoggedRequest {
@@ -155,14 +159,14 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
     if (d.rounds && round < d.rounds.length) {
       entry.kind = "tool";
       if (d.delayMs) await sleep(d.delayMs);
-      await streamToolCall(res, entry, d.rounds[round]!, true);
+      await streamToolCall(res, entry, d.rounds[round]!, true, d.usage, d.say);
       return;
     }
     if (last?.role === "tool") {
       entry.kind = "tool-followup";
       const reply = d.afterTool ?? `TOOL_RESULT: ${textOf(last.content).slice(0, 4000)}`;
       entry.replyText = reply;
-      await streamText(res, entry, reply, 1, 0);
+      await streamText(res, entry, reply, 1, 0, d.usage);
       return;
     }
     if (d.delayMs) await sleep(d.delayMs);
@@ -176,12 +180,12 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
     }
     if (d.tool || d.tools) {
       entry.kind = "tool";
-      await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined);
+      await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined, d.usage, d.say);
       return;
     }
     const reply = d.reply ?? (parseDirective(lastUserText) || o.script?.(lastUserText) ? "" : (o.fallback?.(lastUserText) ?? `ECHO: ${lastUserText}`));
     entry.replyText = reply;
-    await streamText(res, entry, reply, d.chunks ?? 1, d.chunkDelayMs ?? 0);
+    await streamText(res, entry, reply, d.chunks ?? 1, d.chunkDelayMs ?? 0, d.usage);
   };
 
   const server: Server = createServer((req, res) => {
@@ -212,11 +216,13 @@ function chunk(id: string, delta: object, finish: string | null) {
   return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 }
 
-function usageChunk(id: string, completion: number) {
-  return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [], usage: { prompt_tokens: 10, completion_tokens: completion, total_tokens: 10 + completion } })}\n\n`;
+function usageChunk(id: string, completion: number, set?: Directive["usage"]) {
+  const prompt = set?.prompt ?? 10;
+  const out = set?.completion ?? completion;
+  return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [], usage: { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out } })}\n\n`;
 }
 
-async function streamText(res: ServerResponse, entry: LoggedRequest, text: string, parts: number, gapMs: number) {
+async function streamText(res: ServerResponse, entry: LoggedRequest, text: string, parts: number, gapMs: number, usage?: Directive["usage"]) {
   const id = `chatcmpl-${entry.seq}`;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   entry.firstByteAt = Date.now();
@@ -228,13 +234,20 @@ async function streamText(res: ServerResponse, entry: LoggedRequest, text: strin
     if (gapMs) await sleep(gapMs);
   }
   res.write(chunk(id, {}, "stop"));
-  res.write(usageChunk(id, Math.ceil(text.length / 4)));
+  res.write(usageChunk(id, Math.ceil(text.length / 4), usage));
   res.write("data: [DONE]\n\n");
   entry.lastByteAt = Date.now();
   res.end();
 }
 
-async function streamToolCall(res: ServerResponse, entry: LoggedRequest, calls: { name: string; arguments: unknown }[], indexedIds: boolean) {
+async function streamToolCall(
+  res: ServerResponse,
+  entry: LoggedRequest,
+  calls: { name: string; arguments: unknown }[],
+  indexedIds: boolean,
+  usage?: Directive["usage"],
+  say?: string,
+) {
   const id = `chatcmpl-${entry.seq}`;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   entry.firstByteAt = Date.now();
@@ -244,9 +257,10 @@ async function streamToolCall(res: ServerResponse, entry: LoggedRequest, calls: 
     type: "function",
     function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
   }));
-  res.write(chunk(id, { role: "assistant", content: null, tool_calls: toolCalls }, null));
+  if (say) res.write(chunk(id, { role: "assistant", content: say }, null));
+  res.write(chunk(id, { ...(say ? {} : { role: "assistant" }), content: null, tool_calls: toolCalls }, null));
   res.write(chunk(id, {}, "tool_calls"));
-  res.write(usageChunk(id, 5));
+  res.write(usageChunk(id, 5, usage));
   res.write("data: [DONE]\n\n");
   entry.lastByteAt = Date.now();
   res.end();
