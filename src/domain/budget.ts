@@ -176,6 +176,34 @@ export function spendText(spent: Spend, budget?: Budget): string {
   ].join(", ");
 }
 
+/** A count as the widget shows it: 950, 12.3k, 4.1M. */
+export function countShort(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1e6) return `${(n / 1000).toFixed(n < 1e4 ? 1 : 0)}k`;
+  return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`;
+}
+
+/** "1.2k/5k tok $0.04": a sheep's spend against its budget in a few characters; empty when there is neither. */
+export function spendShort(spent: Spend | undefined, budget: Budget | undefined): string {
+  if (!spent && !budget) return "";
+  const s = spent ?? NO_SPEND;
+  const tokens =
+    budget?.outputTokens !== undefined && budget.tokens === undefined
+      ? `${countShort(s.outputTokens)}/${countShort(budget.outputTokens)} out`
+      : `${countShort(s.tokens)}${budget?.tokens !== undefined ? `/${countShort(budget.tokens)}` : ""} tok`;
+  const cost = s.costUsd > 0 || budget?.costUsd !== undefined ? ` $${usd(s.costUsd)}${budget?.costUsd !== undefined ? `/$${usd(budget.costUsd)}` : ""}` : "";
+  return `${tokens}${cost}`;
+}
+
+/** "Today (every shepherd): 700/5000 tokens, $0.00/$2.00": the day's spend or reservations against its limits. */
+export function dayText(used: { tokens: number; costUsd: number }, daily: DailyBudgets): string {
+  const parts = [
+    ...(daily.dailyTokens !== undefined ? [`${used.tokens}/${daily.dailyTokens} tokens`] : []),
+    ...(daily.dailyCostUsd !== undefined ? [`$${usd(used.costUsd)}/$${usd(daily.dailyCostUsd)}`] : []),
+  ];
+  return `Today's budget (spent or reserved by every shepherd): ${parts.join(", ")}.`;
+}
+
 /** The UTC day a time falls in: the key of the day's ledger. */
 export function dayOf(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);

@@ -183,7 +183,9 @@ export class PanelServer {
       where.route = "/metrics";
       allow(method, ["GET", "HEAD"]);
       this.counters.clients = this.hub.size;
-      const text = metricsText(shepherd, feed.counters, this.counters);
+      // A ledger that cannot be read leaves the day's numbers out; the rest of /metrics still answers.
+      const day = await shepherd.spend.day().catch(() => undefined);
+      const text = metricsText(shepherd, feed.counters, this.counters, day);
       res.writeHead(200, { ...COMMON_HEADERS, "content-type": "text/plain; version=0.0.4; charset=utf-8" });
       res.end(text);
       return;
@@ -226,7 +228,9 @@ export class PanelServer {
     if (id === undefined) {
       where.route = "/api/v1/sheep";
       allow(method, ["GET", "HEAD"]);
-      sendJson(res, 200, feed.herd());
+      // The day's budget of every shepherd of the user, where the setting has one (spec: Budgets).
+      const day = await shepherd.spend.day().catch(() => undefined);
+      sendJson(res, 200, { ...feed.herd(), ...(day ? { budgetDay: day } : {}) });
       return;
     }
     // Checked before anything is looked up: an id becomes a directory name in the core.

@@ -4,6 +4,7 @@
  * the sheep's messages. No file is read here and no multiplexer asked: 64 sheep in well under a
  * millisecond.
  */
+import type { Budget, Spend } from "../domain/budget.ts";
 import type { Shepherd } from "../core/shepherd.ts";
 import type { AgentRecord, AgentState, PromptRecord } from "../ports/types.ts";
 import { LOCAL_HOST } from "../domain/hosts.ts";
@@ -37,6 +38,9 @@ export interface PanelSheep {
   /** Its pi runs in bubblewrap: what it tries to reach is in its egress log (GET …/egress). */
   sandboxed: boolean;
   usage: PanelUsage;
+  /** What it spent since it started, and its budget (spec: Budgets). */
+  spent?: Spend;
+  budget?: Budget;
 }
 
 export interface PanelPrompt {
@@ -108,6 +112,8 @@ export function panelSheep(shepherd: Shepherd, rec: AgentRecord, mail: MailCount
     ...(rec.worktree ? { worktree: { path: rec.worktree.path, branch: rec.worktree.branch } } : {}),
     sandboxed: rec.sandboxed === true,
     usage: usage ?? { input: 0, output: 0 },
+    ...(rec.spent ? { spent: rec.spent } : {}),
+    ...(rec.budget ? { budget: rec.budget } : {}),
   };
 }
 

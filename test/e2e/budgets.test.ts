@@ -34,7 +34,13 @@ describe("budgets with a real pi sheep", { timeout: 300_000 }, () => {
     // One response of 700 tokens that asks for a 30 s tool: the budget is spent before the tool could end.
     const promptId = await scene.prompt(
       sheep.agentId,
-      directive({ tag: "B1", say: "Counting the flock first.", usage: { prompt: 400, completion: 300 }, rounds: [[{ name: "bash", arguments: { command: "sleep 30" } }]], afterTool: "never said" }),
+      directive({
+        tag: "B1",
+        say: "Counting the flock first.",
+        usage: { prompt: 400, completion: 300 },
+        rounds: [[{ name: "bash", arguments: { command: "sleep 30" } }]],
+        afterTool: "never said",
+      }),
     );
     const r = (await scene.ok({ action: "wait", promptId, timeout: 60 })).details.results as {
       status: string;
@@ -45,17 +51,26 @@ describe("budgets with a real pi sheep", { timeout: 300_000 }, () => {
     }[];
     const item = r[0]!;
     assert.equal(item.status, "failed");
-    assert.match(item.error ?? "", /^\[budget_exceeded\] the sheep's budget is spent \(700 tokens spent of a budget of 500\); its turn was stopped\. Spent: 700\/500 tokens, 300 output/);
+    assert.match(
+      item.error ?? "",
+      /^\[budget_exceeded\] the sheep's budget is spent \(700 tokens spent of a budget of 500\); its turn was stopped\. Spent: 700\/500 tokens, 300 output/,
+    );
     assert.equal(item.text, "Counting the flock first.", "the answer text there was");
     assert.deepEqual([item.spent?.tokens, item.budget?.tokens], [700, 500]);
     assert.ok(Date.now() - began < 25_000, "stopped, not waited out: the 30 s tool never finished");
     assert.equal(model.log.filter((l) => l.tag === "B1").length, 1, "the model was never asked again after the budget was spent");
     // pi was told to stop, not killed: the same pi runs on in its pane, idle.
-    const st = (await scene.ok({ action: "status", agentId: sheep.agentId })).details.status as { state: string; paneAlive: boolean; spent?: { tokens: number } };
+    const st = (await scene.ok({ action: "status", agentId: sheep.agentId })).details.status as {
+      state: string;
+      paneAlive: boolean;
+      spent?: { tokens: number };
+    };
     assert.deepEqual([st.state, st.paneAlive, st.spent?.tokens], ["idle", true, 700]);
     process.kill(sheep.pid, 0);
     // The shepherd's state and the day's ledger both hold the spend.
-    const state = JSON.parse(await readFile(join(world!.agentDir, "pi-shepherd", "state.json"), "utf8")) as { agents: { agentId: string; spent?: { tokens: number } }[] };
+    const state = JSON.parse(await readFile(join(world!.agentDir, "pi-shepherd", "state.json"), "utf8")) as {
+      agents: { agentId: string; spent?: { tokens: number } }[];
+    };
     assert.equal(state.agents.find((a) => a.agentId === sheep.agentId)?.spent?.tokens, 700);
     const day = new Date().toISOString().slice(0, 10);
     const ledger = join(world!.agentDir, "pi-shepherd", "budget", `${day}.json`);
