@@ -21,8 +21,17 @@ describe("budgets where they are set", () => {
       tokens: 500,
       costUsd: 0.25,
     });
-    assert.deepEqual((parseToolCommand({ action: "start", agent: "echo", budget: '{"outputTokens": 40}' }) as { budget?: unknown }).budget, { outputTokens: 40 });
-    const d = parseToolCommand({ action: "delegate", budget: { tokens: 900 }, tasks: [{ agent: "echo", task: "a", budget: { tokens: 100 } }, { agent: "echo", task: "b" }] }) as {
+    assert.deepEqual((parseToolCommand({ action: "start", agent: "echo", budget: '{"outputTokens": 40}' }) as { budget?: unknown }).budget, {
+      outputTokens: 40,
+    });
+    const d = parseToolCommand({
+      action: "delegate",
+      budget: { tokens: 900 },
+      tasks: [
+        { agent: "echo", task: "a", budget: { tokens: 100 } },
+        { agent: "echo", task: "b" },
+      ],
+    }) as {
       budget?: unknown;
       tasks: { budget?: unknown }[];
     };
@@ -30,7 +39,10 @@ describe("budgets where they are set", () => {
     refused({ action: "start", agent: "echo", budget: { tokens: -1 } }, /start: budget "tokens" must be a number above 0/);
     refused({ action: "start", agent: "echo", budget: { dollars: 1 } }, /start: "budget" has no field "dollars"/);
     refused({ action: "start", agent: "echo", budget: "lots" }, /start: "budget" must be an object/);
-    refused({ action: "delegate", tasks: [{ agent: "echo", task: "a", budget: { tokens: Number.NaN } }] }, /tasks\[0\]: budget "tokens" must be a number above 0/);
+    refused(
+      { action: "delegate", tasks: [{ agent: "echo", task: "a", budget: { tokens: Number.NaN } }] },
+      /tasks\[0\]: budget "tokens" must be a number above 0/,
+    );
   });
 
   it("an agent file's budget is read from its front matter, a bad one makes the file invalid, and no file can loosen another budget", () => {
