@@ -61,6 +61,8 @@ export interface SheepSnapshot {
   blocked?: string;
   /** The question to the shepherd whose reply the sheep waits for, when it does. */
   asking?: { messageId: string; text: string };
+  /** What the sheep spent since it started, as of its last report (every model response; spec: Budgets). */
+  spent?: Spend;
 }
 
 export interface SheepResult {

@@ -186,6 +186,8 @@ export async function readEgress(herd: Herd, agentId: AgentId, entries: number):
 
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {
   if (rec.state === "closed") return;
+  // The sheep's running total as it reported it after its last response: seen while its turn runs.
+  herd.spend.note(rec, snap.spent);
   if (!paneAlive || snap.exited || snap.piGone) {
     herd.setState(rec, "exited");
     return;

@@ -134,6 +134,17 @@ describe("budgets in the core", () => {
     assert.deepEqual(await s.ledger.totals(DAY), { tokens: 0, costUsd: 0 });
   });
 
+  it("a working sheep's spend is seen as its status reports it, before its turn ends", async () => {
+    const s = setup({ dailyTokens: 10_000 });
+    const a = await startWith(s, { tokens: 1000 });
+    await s.shepherd.prompt(a.agentId, "long work");
+    s.world.mem(a.agentId).snapshot.spent = { tokens: 420, outputTokens: 20, costUsd: 0 };
+    await s.shepherd.refreshFromFiles();
+    assert.deepEqual(s.shepherd.views()[0]?.spent, { tokens: 420, outputTokens: 20, costUsd: 0 });
+    await s.shepherd.spend.flushed();
+    assert.deepEqual(s.ledger.days.get(DAY)?.sheep[s.shepherd.registry.agents.get(a.agentId)!.ledgerKey!]?.to.tokens, 420);
+  });
+
   it("the day's warning and limit go out once each as the herd's spend crosses them", async () => {
     const s = setup({ dailyTokens: 1000, warnAt: 0.8 });
     const a = await startWith(s, { tokens: 1000 });
