@@ -135,7 +135,7 @@ export class Shepherd {
     await this.pool.closeAll();
     await this.courier.stop();
     await Promise.allSettled([...this.courier.runners.values()]);
-    await herd.persist();
+    await Promise.all([herd.persist(), herd.spend.flushed()]); // the day's ledger gets every total told so far
     herd.closeWrites();
     herd.unwatchAll();
   }
