@@ -4,12 +4,17 @@
  * kept from its results, the [budget_exceeded] settlement, the events, and the day's limit.
  */
 import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Shepherd } from "../../../src/core/shepherd.ts";
 import type { DailyBudgets } from "../../../src/domain/budget.ts";
 import type { AuditEvent } from "../../../src/ports/audit.ts";
 import type { SheepResult } from "../../../src/ports/sheep-files.ts";
+import type { SpendLedger } from "../../../src/ports/spend-ledger.ts";
 import type { AgentDefinition, StartedAgent } from "../../../src/ports/types.ts";
+import { FileSpendLedger } from "../../../src/stores/spend-ledger.ts";
 import { agentProblem } from "../../../src/stores/state-records.ts";
 import { FakeClock, settle } from "../../support/fake-clock.ts";
 import { MemoryLedger } from "../../support/memory-ledger.ts";
@@ -18,7 +23,7 @@ import { MemoryWorld } from "../../support/memory-world.ts";
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 const DAY = "2026-01-01";
 
-function setup(budgets: DailyBudgets | undefined, ledger = new MemoryLedger(), owner = "shepherd-1") {
+function setup(budgets: DailyBudgets | undefined, ledger: SpendLedger = new MemoryLedger(), owner = "shepherd-1") {
   const world = new MemoryWorld();
   const clock = new FakeClock();
   const events: AuditEvent[] = [];
@@ -134,6 +139,27 @@ describe("budgets in the core", () => {
     assert.deepEqual(await s.ledger.totals(DAY), { tokens: 0, costUsd: 0 });
   });
 
+  it("the day holds across a shepherd that crashed: the next shepherd on the same ledger file counts its sheep's reservation and spend", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "budgets-crash-"));
+    try {
+      const first = setup({ dailyTokens: 10_000 }, new FileSpendLedger(join(dir, "budget"), () => Date.parse(`${DAY}T12:00:00Z`)), "shepherd-1");
+      const a = await startWith(first, { tokens: 6000 });
+      const p = await first.shepherd.prompt(a.agentId, "work");
+      result(first, a.agentId, p.promptId, { spent: { tokens: 6500, outputTokens: 10, costUsd: 0 } });
+      await first.shepherd.wait([p.promptId], { timeoutSec: 0 });
+      await first.shepherd.spend.flushed();
+      // shepherd-1 is gone without a quit; its sheep may still run. A second shepherd, its own ledger object on the same file:
+      const second = setup({ dailyTokens: 10_000 }, new FileSpendLedger(join(dir, "budget"), () => Date.parse(`${DAY}T12:00:00Z`)), "shepherd-2");
+      await assert.rejects(
+        startWith(second, { tokens: 4000 }),
+        /this start reserves 4000 tokens, but 3500 of the day's 10000 are left \(6500 spent or reserved today\)/,
+      );
+      await startWith(second, { tokens: 3500 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a working sheep's spend is seen as its status reports it, before its turn ends", async () => {
     const s = setup({ dailyTokens: 10_000 });
     const a = await startWith(s, { tokens: 1000 });
@@ -142,7 +168,7 @@ describe("budgets in the core", () => {
     await s.shepherd.refreshFromFiles();
     assert.deepEqual(s.shepherd.views()[0]?.spent, { tokens: 420, outputTokens: 20, costUsd: 0 });
     await s.shepherd.spend.flushed();
-    assert.deepEqual(s.ledger.days.get(DAY)?.sheep[s.shepherd.registry.agents.get(a.agentId)!.ledgerKey!]?.to.tokens, 420);
+    assert.deepEqual((s.ledger as MemoryLedger).days.get(DAY)?.sheep[s.shepherd.registry.agents.get(a.agentId)!.ledgerKey!]?.to.tokens, 420);
   });
 
   it("the day's warning and limit go out once each as the herd's spend crosses them", async () => {
