@@ -86,7 +86,8 @@ export class HerdSpend {
 
   /** A start that failed lets its reservation go: it spent nothing. */
   release(held: HeldBudget | undefined): void {
-    if (!held || !this.d.ledger) return;
+    // Only a held budget was ever reserved in the ledger.
+    if (!held?.budget || !this.d.ledger) return;
     const ledger = this.d.ledger;
     const day = this.today();
     this.queue(() => ledger.report(day, held.key, NO_SPEND, NO_SPEND, false));

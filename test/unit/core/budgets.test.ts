@@ -8,6 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { Delegation } from "../../../src/core/delegation/delegate.ts";
 import { Shepherd } from "../../../src/core/shepherd.ts";
 import type { DailyBudgets } from "../../../src/domain/budget.ts";
 import type { AuditEvent } from "../../../src/ports/audit.ts";
@@ -169,6 +170,24 @@ describe("budgets in the core", () => {
     assert.deepEqual(s.shepherd.views()[0]?.spent, { tokens: 420, outputTokens: 20, costUsd: 0 });
     await s.shepherd.spend.flushed();
     assert.deepEqual((s.ledger as MemoryLedger).days.get(DAY)?.sheep[s.shepherd.registry.agents.get(a.agentId)!.ledgerKey!]?.to.tokens, 420);
+  });
+
+  it("a chain that stops lets the reservations of the steps it never started go; the steps that ran keep their spend", async () => {
+    const s = setup({ dailyTokens: 10_000 });
+    const submit = s.world.files.submit;
+    s.world.files.submit = async (agentId, d) => {
+      await submit(agentId, d);
+      if (d.kind === "prompt")
+        setImmediate(() => result(s, agentId, d.promptId, { status: "failed", errorMessage: "boom", spent: { tokens: 300, outputTokens: 1, costUsd: 0 } }));
+    };
+    const held = await s.shepherd.spend.reserve([{ tokens: 2000 }, { tokens: 3000 }]);
+    assert.deepEqual(await s.ledger.totals(DAY), { tokens: 5000, costUsd: 0 });
+    const tasks = held.map((budget, i) => ({ definition: def, task: `step ${i}`, cwd: "/work", budget }));
+    const items = await new Delegation(s.shepherd, "chain", tasks, { keepOpen: false, maxParallel: 1, waitTimeoutSec: 10 }).run();
+    assert.equal(items.length, 1, "the chain stopped after its failed first step");
+    await s.shepherd.released();
+    await s.shepherd.spend.flushed();
+    assert.deepEqual(await s.ledger.totals(DAY), { tokens: 300, costUsd: 0 }, "the first step's spend; nothing of the second is held");
   });
 
   it("the day's warning and limit go out once each as the herd's spend crosses them", async () => {
