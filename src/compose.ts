@@ -19,6 +19,7 @@ import { GitWorkspace } from "./git/workspace.ts";
 import { notifyDir, stateDir, worktreesDir } from "./protocol/layout.ts";
 import { pidRunning } from "./protocol/pid.ts";
 import { FileStateStore } from "./stores/state-store.ts";
+import { FileSpendLedger } from "./stores/spend-ledger.ts";
 import { chooseRuntime } from "./runtimes/choose.ts";
 import { herdrServerAnswers } from "./runtimes/herdr/index.ts";
 import { makeRuntime } from "./runtimes/make.ts";
@@ -225,6 +226,9 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     evidence: settings.evidence,
     evidenceInlineLines: settings.diffInlineLines,
     events: publish,
+    // Every shepherd of this user adds to one day's ledger (spec: Budgets).
+    ledger: new FileSpendLedger(join(stateDir(agentDir), "budget")),
+    budgets: settings.budgets,
   });
   recorded = (agentId) => (shepherd.registry.agents.get(agentId) ?? shepherd.registry.warm.get(agentId))?.host;
   return { shepherd, hosts, egress, notify, loaded, agentDir, bundledDir: join(packageRoot, "agents"), runtime: runtimeName };

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { HOST_NAME, LOCAL_HOST } from "./domain/hosts.ts";
 import { DEFAULT_WARM_MEMORY_MB } from "./domain/bounds.ts";
 import { stateDir } from "./protocol/layout.ts";
+import { type DailyBudgets, dailyBudgetsProblem } from "./domain/budget.ts";
 import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "./sandbox/settings.ts";
 import { DEFAULT_NOTIFY, notifyProblem, type NotifySettings } from "./notify/settings.ts";
 
@@ -54,6 +55,8 @@ export interface Settings {
   sandbox: SandboxSettings;
   /** User-only: where the herd tells a person who walked away what it needs (src/notify, docs/notifications.md). */
   notify: NotifySettings;
+  /** User-only: what the herd may spend in a UTC day across every shepherd of the user, and where the warning goes out (spec: Budgets). */
+  budgets: DailyBudgets;
 }
 
 export interface PanelSettings {
@@ -106,6 +109,7 @@ export const DEFAULT_SETTINGS: Settings = {
   panel: { autostart: false, port: 0 },
   sandbox: DEFAULT_SANDBOX,
   notify: DEFAULT_NOTIFY,
+  budgets: {},
 };
 
 /**
@@ -147,6 +151,8 @@ export const USER_ONLY: ReadonlySet<keyof Settings> = new Set<keyof Settings>([
   "sandbox",
   // Where the herd's news goes: a repository must never send it to a URL of its choosing.
   "notify",
+  // What the herd may spend: a repository must never raise it.
+  "budgets",
 ]);
 
 type Check = (v: unknown) => boolean;
@@ -235,6 +241,10 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   notify: [
     (v) => notifyProblem(v) === undefined,
     'an object {"channels": [{"type": "desktop" | "webhook" | "ntfy" | "terminal" | "browser", "url"?, "events"?, "format"?}]} (docs/notifications.md)',
+  ],
+  budgets: [
+    (v) => dailyBudgetsProblem(v) === undefined,
+    'an object {"dailyTokens"?: n, "dailyCostUsd"?: x, "warnAt"?: 0.8} (numbers above 0; warnAt at most 1)',
   ],
 };
 

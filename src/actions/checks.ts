@@ -1,5 +1,6 @@
 /** The checks of one field each: every refusal is `[invalid_params]` and names the field. */
 import { ShepherdError } from "../domain/errors.ts";
+import { type Budget, parseBudget } from "../domain/budget.ts";
 import { type PromptId, parsePromptId } from "../domain/ids.ts";
 import type { Params } from "./spec.ts";
 
@@ -84,4 +85,18 @@ export function onlyFields(o: Params, takes: readonly string[], what: string, sk
 /** "true" and "false" as booleans; anything else unchanged (and checked later). */
 export function booleanText(v: unknown): unknown {
   return v === "true" ? true : v === "false" ? false : v;
+}
+
+/** A `budget` field: an object, or the same written as JSON text (some models send objects so); refused with the reason otherwise. */
+export function budgetField(v: unknown, where: string): Budget | undefined {
+  if (v === undefined) return undefined;
+  let value = v;
+  if (typeof v === "string") {
+    try {
+      value = JSON.parse(v);
+    } catch {
+      throw new ShepherdError("invalid_params", `${where}: "budget" must be an object {"tokens"?, "outputTokens"?, "costUsd"?}.`);
+    }
+  }
+  return parseBudget(value, where);
 }

@@ -3,13 +3,14 @@ import type { AgentScope } from "../definitions/discover.ts";
 import type { DelegateMode } from "../core/delegation/delegate.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import { isRecord } from "../domain/guards.ts";
-import { booleanText, defined, onlyFields, optionalBoolean, optionalEnum, optionalString } from "./checks.ts";
+import type { Budget } from "../domain/budget.ts";
+import { booleanText, budgetField, defined, onlyFields, optionalBoolean, optionalEnum, optionalString } from "./checks.ts";
 import type { Params } from "./spec.ts";
 
 const SCOPES = ["user", "project", "both"] as const;
 
 /** The keys of a delegate task object. */
-const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate", "sandbox"] as const;
+const TASK_FIELDS = ["agent", "task", "cwd", "host", "isolate", "sandbox", "budget"] as const;
 
 export interface RawTask {
   agent: string;
@@ -18,6 +19,7 @@ export interface RawTask {
   host?: string;
   isolate?: boolean;
   sandbox?: boolean;
+  budget?: Budget;
 }
 
 export type DelegateCommand = {
@@ -32,6 +34,8 @@ export type DelegateCommand = {
   host?: string;
   isolate?: boolean;
   sandbox?: boolean;
+  /** The whole delegation's, shared evenly by its tasks. */
+  budget?: Budget;
 };
 
 export function parseDelegate(p: Params): DelegateCommand {
@@ -48,6 +52,7 @@ export function parseDelegate(p: Params): DelegateCommand {
     host: optionalString(p, "host"),
     isolate: optionalBoolean(p, "isolate"),
     sandbox: optionalBoolean(p, "sandbox"),
+    budget: budgetField(p.budget, "delegate"),
   });
 }
 
@@ -70,7 +75,9 @@ function delegateTasks(p: Params): { mode: DelegateMode; tasks: RawTask[] } {
     if (isolate !== undefined && typeof isolate !== "boolean") throw new ShepherdError("invalid_params", `${where}: "isolate" must be true or false.`);
     const sandbox = booleanText(o.sandbox);
     if (sandbox !== undefined && typeof sandbox !== "boolean") throw new ShepherdError("invalid_params", `${where}: "sandbox" must be true or false.`);
+    const budget = budgetField(o.budget, where);
     return {
+      ...(budget ? { budget } : {}),
       agent: o.agent,
       task: o.task,
       ...(typeof o.cwd === "string" ? { cwd: o.cwd } : {}),

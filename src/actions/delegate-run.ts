@@ -1,3 +1,4 @@
+import { type Budget, tightest } from "../domain/budget.ts";
 import type { BackgroundStarted } from "../core/async/background.ts";
 import { sandboxWanted } from "../sandbox/settings.ts";
 import { Delegation, type DelegateTask } from "../core/delegation/delegate.ts";
@@ -44,6 +45,11 @@ export async function delegateTasks(cmd: DelegateCommand, ctx: DispatchContext) 
       ...(sandbox ? { sandbox: true as const } : {}),
     });
   }
+  // Every task's budget is reserved at once, before any sheep starts: all fit the day, or none starts.
+  const held = await ctx.shepherd.spend.reserve(list.map((t, i) => tightest(t.budget, shareOf(cmd.budget, list.length), tasks[i]!.definition.budget)));
+  held.forEach((h, i) => {
+    tasks[i]!.budget = h;
+  });
   if (cmd.background) {
     const started = await ctx.shepherd.delegateInBackground(mode, tasks, {
       keepOpen,
@@ -62,6 +68,20 @@ export async function delegateTasks(cmd: DelegateCommand, ctx: DispatchContext) 
   }).run();
   const { summary } = delegateOutcome(mode, items, list.length);
   return { text: delegateText(mode, items, summary), details: { mode, results: items } };
+}
+
+/** A delegation's budget shared evenly by its tasks, so all of them together stay within it. */
+function shareOf(b: Budget | undefined, n: number): Budget | undefined {
+  if (!b) return undefined;
+  const share = (x: number | undefined, whole: boolean) => (x === undefined ? undefined : whole ? Math.max(1, Math.floor(x / n)) : x / n);
+  const tokens = share(b.tokens, true);
+  const outputTokens = share(b.outputTokens, true);
+  const costUsd = share(b.costUsd, false);
+  return {
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(outputTokens !== undefined ? { outputTokens } : {}),
+    ...(costUsd !== undefined ? { costUsd } : {}),
+  };
 }
 
 /** What a background delegation says when it returns: what runs, what waits, and that the results will come. */

@@ -12,7 +12,21 @@ export type { DelegateCommand, RawTask } from "./delegate-command.ts";
 export const delegate = defineAction<"delegate", DelegateCommand>({
   name: "delegate",
   described: "delegate (one-shot tasks; each sheep closed after its result)",
-  fields: fieldsOf("agent", "task", "tasks", "chain", "agentScope", "confirmProjectAgents", "keepOpen", "background", "cwd", "host", "isolate", "sandbox"),
+  fields: fieldsOf(
+    "agent",
+    "task",
+    "tasks",
+    "chain",
+    "agentScope",
+    "confirmProjectAgents",
+    "keepOpen",
+    "background",
+    "cwd",
+    "host",
+    "isolate",
+    "sandbox",
+    "budget",
+  ),
   commands: [],
   renderCall: (args, t, expanded) => {
     const parts: string[] = [];

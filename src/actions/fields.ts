@@ -15,6 +15,9 @@ export function stringEnum<T extends readonly string[]>(values: T, description?:
 // here or in the tool's description, never in both; a field's name and type say the rest, and the
 // refusal or result of the call that needs more says it then (e.g. [prompt_pending] names deliverAs).
 
+/** A sheep's budget (spec: Budgets); its keys and values are checked by the action's parse. */
+const budget = Type.Object({ tokens: Type.Optional(Type.Number()), outputTokens: Type.Optional(Type.Number()), costUsd: Type.Optional(Type.Number()) });
+
 /** A task's fields mean what the call's fields of the same names mean (the tasks field says so). */
 const delegateTask = Type.Object({
   agent: Type.String(),
@@ -23,6 +26,7 @@ const delegateTask = Type.Object({
   host: Type.Optional(Type.String()),
   isolate: Type.Optional(Type.Boolean()),
   sandbox: Type.Optional(Type.Boolean()),
+  budget: Type.Optional(Type.Unsafe<Record<string, number>>({ type: "object" })),
 });
 
 /** Checked per action at run time (edge/command.ts), not by the schema. */
@@ -65,6 +69,10 @@ export const FIELDS = {
   force: Type.Boolean({ description: "close with removeWorktree: even unlanded work. prune: also unknown worktrees with work." }),
   squash: Type.Boolean({ description: "land: one new commit, not a merge." }),
   stat: Type.Boolean({ description: "diff: files and line counts, no patch." }),
+  budget: Type.Unsafe<Record<string, number>>({
+    ...budget,
+    description: "start, delegate (shared by its tasks): the most to spend; [budget_exceeded] stops the turn.",
+  }),
 } satisfies Record<string, TSchema>;
 
 export type FieldName = keyof typeof FIELDS;

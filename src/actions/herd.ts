@@ -1,4 +1,6 @@
 import type { WarmCount } from "../core/shepherd.ts";
+import type { DaySpend } from "../core/herd/spend.ts";
+import { dayText } from "../domain/budget.ts";
 import type { AgentStatus } from "../ports/types.ts";
 import { info } from "./notice.ts";
 import { fieldsOf } from "./fields.ts";
@@ -26,7 +28,11 @@ export const herd = defineAction<"herd", HerdCommand>({
       params: () => ({ action: "herd" }),
       answer: async (run, _cmd, now) => {
         const { details } = await run();
-        const pool = warmPoolLines((details.warm ?? {}) as Record<string, WarmCount>, (details.warmProblems ?? {}) as Record<string, string>);
+        const day = details.budgetDay as DaySpend | undefined;
+        const pool = [
+          ...warmPoolLines((details.warm ?? {}) as Record<string, WarmCount>, (details.warmProblems ?? {}) as Record<string, string>),
+          ...(day ? [dayText(day.used, day.daily)] : []),
+        ];
         return info([herdText(details.agents as AgentStatus[], COMMAND_HOW_TO_START, now()), ...pool].join("\n"));
       },
     },
@@ -36,8 +42,11 @@ export const herd = defineAction<"herd", HerdCommand>({
     const { shepherd } = ctx;
     const agents = (await shepherd.herd(ctx.signal)).map((a) => withHost(ctx, a));
     const pool = shepherd.warm();
-    const poolLines = warmPoolLines(pool.counts, pool.problems);
+    // The day's budget (every shepherd of the user), where the setting has one.
+    const day = await shepherd.spend.day();
+    const poolLines = [...warmPoolLines(pool.counts, pool.problems), ...(day ? [dayText(day.used, day.daily)] : [])];
     const warm = {
+      ...(day ? { budgetDay: day } : {}),
       ...(Object.keys(pool.counts).length ? { warm: pool.counts } : {}),
       ...(Object.keys(pool.problems).length ? { warmProblems: pool.problems } : {}),
     };

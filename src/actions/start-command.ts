@@ -2,7 +2,8 @@
 import type { AgentScope } from "../definitions/discover.ts";
 import { ShepherdError } from "../domain/errors.ts";
 import type { Direction, Placement } from "../ports/runtime.ts";
-import { defined, optionalBoolean, optionalEnum, optionalString, requireString } from "./checks.ts";
+import type { Budget } from "../domain/budget.ts";
+import { budgetField, defined, optionalBoolean, optionalEnum, optionalString, requireString } from "./checks.ts";
 import type { Params } from "./spec.ts";
 
 const SCOPES = ["user", "project", "both"] as const;
@@ -22,6 +23,7 @@ export type NewStartCommand = {
   confirmProjectAgents?: boolean;
   isolate?: boolean;
   sandbox?: boolean;
+  budget?: Budget;
 };
 
 /** A start that continues a closed or exited sheep: its definition, cwd and model come back with it. */
@@ -33,6 +35,7 @@ export type ResumeCommand = {
   direction?: Direction;
   confirmProjectAgents?: boolean;
   sandbox?: boolean;
+  budget?: Budget;
 };
 
 export type StartCommand = NewStartCommand | ResumeCommand;
@@ -53,6 +56,7 @@ export function parseStart(p: Params): StartCommand {
     confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
     isolate: optionalBoolean(p, "isolate"),
     sandbox: optionalBoolean(p, "sandbox"),
+    budget: budgetField(p.budget, "start"),
   });
 }
 
@@ -71,5 +75,6 @@ function resumeCommand(p: Params, resume: string): ResumeCommand {
     direction: optionalEnum(p, "direction", DIRECTIONS),
     confirmProjectAgents: optionalBoolean(p, "confirmProjectAgents"),
     sandbox: optionalBoolean(p, "sandbox"),
+    budget: budgetField(p.budget, "start"),
   });
 }

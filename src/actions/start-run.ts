@@ -1,3 +1,4 @@
+import { tightest } from "../domain/budget.ts";
 import type { StartedAgent } from "../ports/types.ts";
 import { hostOf, placeOn } from "../context/host-place.ts";
 import { definitionPicker, trustFor } from "../context/definition-picker.ts";
@@ -26,6 +27,8 @@ export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promi
       cmd.sandbox ?? card.definition.sandbox,
       cmd.sandbox !== undefined ? "the start" : `agent "${card.definition.name}"`,
     );
+    // Reserved last, once nothing else can refuse the start.
+    const [budget] = await shepherd.spend.reserve([tightest(cmd.budget, card.definition.budget)]);
     return shepherd.start(
       {
         definition: card.definition,
@@ -34,6 +37,7 @@ export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promi
         resume: card,
         ...where,
         ...(sandbox ? { sandbox: true as const } : {}),
+        budget: budget!,
       },
       ctx.signal,
     );
@@ -46,6 +50,8 @@ export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promi
   const isolate = cmd.isolate ?? definition.isolation === "worktree";
   // The call's word, else the agent file's; either may add a sandbox, neither may remove the user's.
   const sandbox = sandboxWanted(settings.sandbox, cmd.sandbox ?? definition.sandbox, cmd.sandbox !== undefined ? "the start" : `agent "${definition.name}"`);
+  // The call's budget and the agent file's: the tightest of both holds. Reserved last, once nothing else can refuse the start.
+  const [budget] = await shepherd.spend.reserve([tightest(cmd.budget, definition.budget)]);
   return shepherd.start(
     {
       definition,
@@ -54,6 +60,7 @@ export async function startSheep(cmd: StartCommand, ctx: DispatchContext): Promi
       ...(cmd.model !== undefined ? { model: resolveModel(cmd.model, settings.models) } : {}),
       ...(isolate ? { isolate } : {}),
       ...(sandbox ? { sandbox: true as const } : {}),
+      budget: budget!,
     },
     ctx.signal,
   );

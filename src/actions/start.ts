@@ -21,7 +21,21 @@ async function startedAnswer(run: () => Promise<ActionResult>): Promise<Notice[]
 export const start = defineAction<"start", StartCommand>({
   name: "start",
   described: "start (a sheep from an agent definition; sends no task)",
-  fields: fieldsOf("agent", "label", "placement", "direction", "cwd", "host", "model", "agentScope", "confirmProjectAgents", "isolate", "sandbox", "resume"),
+  fields: fieldsOf(
+    "agent",
+    "label",
+    "placement",
+    "direction",
+    "cwd",
+    "host",
+    "model",
+    "agentScope",
+    "confirmProjectAgents",
+    "isolate",
+    "sandbox",
+    "budget",
+    "resume",
+  ),
   commands: [
     {
       name: "start",

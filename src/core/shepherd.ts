@@ -67,12 +67,14 @@ export class Shepherd {
   private readonly courier: Courier;
   private readonly pool: WarmPool;
   private readonly releases: Releases;
+  readonly spend: Herd["spend"];
 
   constructor(options: ShepherdOptions) {
     this.herdState = new Herd(options);
     this.courier = new Courier(this.herdState);
     this.pool = new WarmPool(this.herdState);
     this.releases = new Releases(this.herdState, this.pool);
+    this.spend = this.herdState.spend; // the herd's spend (spec: Budgets): reserve before a start, release, the day's numbers
   }
 
   /** Keeps ready sheep per definition for starts that match them; sizes of {} close them all. */
@@ -127,7 +129,7 @@ export class Shepherd {
     await this.pool.closeAll();
     await this.courier.stop();
     await Promise.allSettled([...this.courier.runners.values()]);
-    await herd.persist();
+    await Promise.all([herd.persist(), herd.spend.flushed()]); // the day's ledger gets every total told so far
     herd.closeWrites();
     herd.unwatchAll();
   }

@@ -1,3 +1,5 @@
+import { type Budget, parseBudget } from "../domain/budget.ts";
+import { errorText } from "../domain/errors.ts";
 import { HOST_NAME, LOCAL_HOST } from "../domain/hosts.ts";
 import type { AgentDefinition } from "../ports/types.ts";
 import { readFrontMatter } from "./frontmatter.ts";
@@ -66,6 +68,16 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
     if (sandbox === false && source === "project")
       return { ok: false, reason: '"sandbox: false" can only be set in your own agent files, not in a project\'s' };
   }
+  // A budget only ever tightens (the tightest of the call's, the delegation's and this one holds),
+  // so a repository's agent file may set one too: it cannot loosen anything.
+  let budget: Budget | undefined;
+  if (fm.budget !== undefined && fm.budget !== null) {
+    try {
+      budget = parseBudget(fm.budget, "the agent file");
+    } catch (e) {
+      return { ok: false, reason: errorText(e).replace(/^\[invalid_params\] the agent file: /, "") };
+    }
+  }
   const systemPrompt = body.trim();
   return {
     ok: true,
@@ -80,6 +92,7 @@ export function parseAgentFile(text: string, path: string, source: AgentDefiniti
       ...(isolation === "worktree" ? { isolation: "worktree" as const } : {}),
       ...(typeof host === "string" && host !== LOCAL_HOST ? { host } : {}),
       ...(typeof sandbox === "boolean" ? { sandbox } : {}),
+      ...(budget ? { budget } : {}),
       ...(systemPrompt ? { systemPrompt } : {}),
     },
   };

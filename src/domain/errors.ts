@@ -47,7 +47,9 @@ export type ErrorCode =
   /** The panel could not listen on its port (taken, or not allowed). */
   | "panel_unavailable"
   /** A sandboxed sheep cannot start: bubblewrap or user namespaces are missing on its host (never run unsandboxed instead). */
-  | "sandbox_unavailable";
+  | "sandbox_unavailable"
+  /** A start or delegation whose reservation does not fit the day's budget, or a sheep's turn stopped at its budget (spec: Budgets). */
+  | "budget_exceeded";
 
 export class ShepherdError extends Error {
   readonly code: ErrorCode;

@@ -9,8 +9,18 @@ import { ShepherdError } from "./errors.ts";
 const ALPHABET = "0123456789abcdefghijkmnopqrstuvwxyz";
 const body = customAlphabet(ALPHABET, 10);
 
-export type IdKind = "agent" | "prompt" | "steer" | "message" | "delegation" | "interrupt" | "renew";
-const prefixes: Record<IdKind, string> = { agent: "a_", prompt: "p_", steer: "s_", message: "m_", delegation: "d_", interrupt: "i_", renew: "r_" };
+/** A reservation names a sheep's entry in the day's spend ledger before the sheep has an id (spec: Budgets). */
+export type IdKind = "agent" | "prompt" | "steer" | "message" | "delegation" | "interrupt" | "renew" | "reservation";
+const prefixes: Record<IdKind, string> = {
+  agent: "a_",
+  prompt: "p_",
+  steer: "s_",
+  message: "m_",
+  delegation: "d_",
+  interrupt: "i_",
+  renew: "r_",
+  reservation: "b_",
+};
 
 /** A new id of its kind, typed as its kind's brand where it has one. */
 export function newId<K extends IdKind>(kind: K): IdOf<K> {

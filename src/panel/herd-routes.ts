@@ -9,7 +9,9 @@ import { onlyQuery, type RouteContext } from "./routes.ts";
 
 /** GET /api/v1/sheep?state=live|closed|all|<state>&label=&agent=&host= */
 export async function herdRoute(c: RouteContext): Promise<unknown> {
-  return c.feed.herd(herdFilter(c.query));
+  // The day's budget of every shepherd of the user, where the setting has one (spec: Budgets).
+  const day = await c.shepherd.spend.day().catch(() => undefined);
+  return { ...c.feed.herd(herdFilter(c.query)), ...(day ? { budgetDay: day } : {}) };
 }
 
 export async function delegationsRoute(c: RouteContext): Promise<unknown> {

@@ -1,5 +1,6 @@
 /** /metrics in the Prometheus text format (0.0.4): the herd now, and the feed's and the server's counters. */
 import type { Shepherd } from "../core/shepherd.ts";
+import type { DaySpend } from "../core/herd/spend.ts";
 import { DURATION_BUCKETS, type FeedCounters } from "./feed.ts";
 import { hostOf } from "./views.ts";
 
@@ -33,7 +34,7 @@ class Text {
   }
 }
 
-export function metricsText(shepherd: Shepherd, feed: FeedCounters, server: ServerCounters): string {
+export function metricsText(shepherd: Shepherd, feed: FeedCounters, server: ServerCounters, day?: DaySpend): string {
   const reg = shepherd.registry;
   const t = new Text();
   const sheep = new Map<string, { state: string; host: string; n: number }>();
@@ -64,6 +65,34 @@ export function metricsText(shepherd: Shepherd, feed: FeedCounters, server: Serv
   t.sample("pi_shepherd_tokens_total", { kind: "output" }, feed.tokens.output);
   t.family("pi_shepherd_cost_total", "counter", "Cost of settled prompts, where pi reports it.");
   t.sample("pi_shepherd_cost_total", {}, feed.cost);
+  // Budgets (spec: Budgets): what this shepherd's sheep spent (live, and closed ones as far as they are kept), and the day's of every shepherd.
+  const spent = { tokens: 0, outputTokens: 0, costUsd: 0 };
+  let limited = 0;
+  for (const rec of reg.agents.values()) {
+    spent.tokens += rec.spent?.tokens ?? 0;
+    spent.outputTokens += rec.spent?.outputTokens ?? 0;
+    spent.costUsd += rec.spent?.costUsd ?? 0;
+    if (rec.budget && rec.state !== "closed") limited++;
+  }
+  t.family("pi_shepherd_spent_tokens", "gauge", "Tokens this shepherd's sheep spent since they started, by kind (all: every token; output).");
+  t.sample("pi_shepherd_spent_tokens", { kind: "all" }, spent.tokens);
+  t.sample("pi_shepherd_spent_tokens", { kind: "output" }, spent.outputTokens);
+  t.family("pi_shepherd_spent_cost_usd", "gauge", "Cost in USD this shepherd's sheep spent, where the model reports it.");
+  t.sample("pi_shepherd_spent_cost_usd", {}, spent.costUsd);
+  t.family("pi_shepherd_budgeted_sheep", "gauge", "Live sheep held to a budget.");
+  t.sample("pi_shepherd_budgeted_sheep", {}, limited);
+  if (day) {
+    t.family("pi_shepherd_day_tokens", "gauge", "The day's tokens of every shepherd of the user (used: spent or reserved; limit: budgets.dailyTokens).");
+    t.sample("pi_shepherd_day_tokens", { kind: "used" }, day.used.tokens);
+    if (day.daily.dailyTokens !== undefined) t.sample("pi_shepherd_day_tokens", { kind: "limit" }, day.daily.dailyTokens);
+    t.family(
+      "pi_shepherd_day_cost_usd",
+      "gauge",
+      "The day's cost in USD of every shepherd of the user (used: spent or reserved; limit: budgets.dailyCostUsd).",
+    );
+    t.sample("pi_shepherd_day_cost_usd", { kind: "used" }, day.used.costUsd);
+    if (day.daily.dailyCostUsd !== undefined) t.sample("pi_shepherd_day_cost_usd", { kind: "limit" }, day.daily.dailyCostUsd);
+  }
   t.family("pi_shepherd_pushes_total", "counter", "Results and delegations pushed into the shepherd's conversation.");
   t.sample("pi_shepherd_pushes_total", {}, feed.pushes);
   t.family("pi_shepherd_errors_total", "counter", "Panel requests answered with an error, by code.");

@@ -185,7 +185,7 @@ const interruptRoute: Handler = async (c, id) => {
 };
 
 /** What a start from the panel may say; the confirmation of a project agent is never skipped from here. */
-const START_KEYS = ["agent", "label", "cwd", "model", "isolate", "placement", "direction"];
+const START_KEYS = ["agent", "label", "cwd", "model", "isolate", "placement", "direction", "budget"];
 
 export async function startRoute(c: RouteContext): Promise<unknown> {
   const takesHost = ACTION_FIELDS.start.includes("host");

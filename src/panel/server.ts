@@ -195,7 +195,9 @@ export class PanelServer {
       where.route = "/metrics";
       allow(method, ["GET", "HEAD"]);
       this.counters.clients = this.hub.size;
-      const text = metricsText(shepherd, feed.counters, this.counters);
+      // A ledger that cannot be read leaves the day's numbers out; the rest of /metrics still answers.
+      const day = await shepherd.spend.day().catch(() => undefined);
+      const text = metricsText(shepherd, feed.counters, this.counters, day);
       res.writeHead(200, { ...COMMON_HEADERS, "content-type": "text/plain; version=0.0.4; charset=utf-8" });
       res.end(text);
       return;

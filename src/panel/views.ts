@@ -4,6 +4,7 @@
  * the sheep's messages. No file is read here and no multiplexer asked: 64 sheep in well under a
  * millisecond.
  */
+import type { Budget, Spend } from "../domain/budget.ts";
 import type { Shepherd } from "../core/shepherd.ts";
 import type { AgentRecord, AgentState, PromptRecord } from "../ports/types.ts";
 import { LOCAL_HOST } from "../domain/hosts.ts";
@@ -47,6 +48,9 @@ export interface PanelSheep {
   createdAt: string;
   /** The background delegation it ran a task of, when it did. */
   delegationId?: string;
+  /** What it spent since it started, and its budget (spec: Budgets). */
+  spent?: Spend;
+  budget?: Budget;
 }
 
 export interface PanelPrompt {
@@ -135,6 +139,8 @@ export function panelSheep(shepherd: Shepherd, rec: AgentRecord, mail: MailCount
     sessionPath: rec.sessionPath,
     createdAt: rec.createdAt,
     ...(delegationOf(shepherd, rec) ?? {}),
+    ...(rec.spent ? { spent: rec.spent } : {}),
+    ...(rec.budget ? { budget: rec.budget } : {}),
   };
 }
 

@@ -3,6 +3,8 @@
  * here; the file writer (src/stores/audit-log.ts) stamps nothing the core did not say, and a
  * sink never throws back into the call that reported.
  */
+import type { Budget, DailyBudgets, Reservation, Spend } from "../domain/budget.ts";
+import type { DayTotals } from "../domain/budget-day.ts";
 import type { Edge, Usage, WaitStatus } from "./types.ts";
 
 /**
@@ -27,6 +29,10 @@ export const AUDIT_EVENTS = [
   "prune",
   "refusal",
   "failure",
+  /** A sheep's spend, or the day's, reached the warning line (`budgets.warnAt`) of its limit; once each. */
+  "budget-warning",
+  /** A sheep's turn was stopped at its budget, a start was refused for the day's, or the day's is spent (spec: Budgets). */
+  "budget-exceeded",
 ] as const;
 export type AuditEventName = (typeof AUDIT_EVENTS)[number];
 
@@ -87,6 +93,13 @@ export interface AuditEvent {
   cancelledPromptIds?: string[];
   /** start/ready/close: a sheep of the warm pool (take: the start it served). */
   warm?: true;
+  /** budget-warning/budget-exceeded: a sheep's own budget, or the herd's day (every shepherd of the user). */
+  scope?: "sheep" | "day";
+  /** budget-*: the limits (a sheep's budget, or the day's `dailyTokens`/`dailyCostUsd`) and what was spent (or reserved) against them. */
+  budget?: Budget | DailyBudgets;
+  spent?: Spend | DayTotals;
+  /** budget-exceeded of a refused start: what it would have reserved. */
+  reserved?: Reservation;
 }
 
 export type AuditInput = Omit<AuditEvent, "time" | "owner">;
@@ -106,6 +119,7 @@ const REFUSALS: Readonly<Record<string, string>> = {
   not_owned: "not_owned",
   land_refused: "land_refused",
   reply_refused: "reply_refused",
+  budget_exceeded: "budget_exceeded",
 };
 
 /** A refused or failed action as an event: refusal with its reason, or failure with the error code. */

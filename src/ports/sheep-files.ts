@@ -5,6 +5,7 @@
  */
 import type { AgentDefinition, Conversation, EgressReport, ResumeCard, SheepMessage, Usage } from "./types.ts";
 import type { ExitStatus, PaneCommand } from "./runtime.ts";
+import type { Budget, Spend } from "../domain/budget.ts";
 
 export interface PrepareRequest {
   agentId: string;
@@ -60,6 +61,8 @@ export interface SheepSnapshot {
   blocked?: string;
   /** The question to the shepherd whose reply the sheep waits for, when it does. */
   asking?: { messageId: string; text: string };
+  /** What the sheep spent since it started, as of its last report (every model response; spec: Budgets). */
+  spent?: Spend;
 }
 
 export interface SheepResult {
@@ -75,6 +78,10 @@ export interface SheepResult {
   finishedAt?: string;
   /** Ids of the steering messages that reached this prompt's turn. */
   steered?: string[];
+  /** What the sheep spent since it started, as of this result (every model response summed). */
+  spent?: Spend;
+  /** The turn was stopped because the sheep's budget was spent (errorMessage has the numbers). */
+  budgetExceeded?: true;
   /**
    * Set by the host, never taken from the sheep's file: the result file is there but was not read
    * (past its bound, or not a regular file). The prompt settles failed with this code and reason.
@@ -84,7 +91,7 @@ export interface SheepResult {
 
 /** What goes into a sheep's inbox: a prompt of its own, a steer into the turn of `target`, the abort of that turn, or a renewal. */
 export type Delivery =
-  | { kind: "prompt"; promptId: string; text: string }
+  | { kind: "prompt"; promptId: string; text: string; budget?: Budget }
   | { kind: "steer"; steerId: string; target: string; text: string }
   | { kind: "interrupt"; interruptId: string; target: string }
   /** A fresh conversation in the same pi: the sheep answers in the result of `renewId` (its sessionPath the new session's). */

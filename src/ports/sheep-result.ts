@@ -6,6 +6,7 @@
  */
 import { fitsBytes, MAX_ERROR_CHARS, MAX_NAME_CHARS, MAX_PATH_CHARS, MAX_RESULT_BYTES, stringOf, timeOf, usageOf } from "../domain/sheep-data.ts";
 import { isWellFormedId } from "../domain/ids.ts";
+import { spendFrom } from "../domain/budget.ts";
 import type { SheepResult } from "./sheep-files.ts";
 
 /** Steering messages one turn can have taken; the shepherd sends no more than its queue holds. */
@@ -44,5 +45,7 @@ export function sheepResultOf(v: unknown, promptId: string, now = Date.now()): S
     ...opt("startedAt", timeOf(r.startedAt, now)),
     ...opt("finishedAt", timeOf(r.finishedAt, now)),
     ...opt("steered", steered),
+    ...opt("spent", spendFrom(r.spent)),
+    ...opt("budgetExceeded", r.budgetExceeded === true ? (true as const) : undefined),
   };
 }

@@ -6,6 +6,7 @@
 import type { Direction, Placement, RuntimeName } from "./runtime.ts";
 import type { Baseline, Diffstat, Worktree } from "./workspace.ts";
 import type { AgentId, PromptId } from "../domain/ids.ts";
+import type { Budget, Spend } from "../domain/budget.ts";
 
 export type AgentState = "starting" | "idle" | "working" | "blocked" | "exited" | "closed";
 export type WaitStatus = "completed" | "failed" | "timeout" | "cancelled" | "blocked";
@@ -43,6 +44,8 @@ export interface AgentDefinition {
   host?: string;
   /** `sandbox: true` (any file) asks for bubblewrap; `false` (a user's file only) asks for none, refused where the user's default is on. */
   sandbox?: boolean;
+  /** `budget:` in the front matter: the most its sheep may spend; any file may set one, and the tightest of all given holds. */
+  budget?: Budget;
 }
 
 export interface Usage {
@@ -91,6 +94,22 @@ export interface AgentRecord {
   renewed?: true;
   /** Its pi runs in bubblewrap (src/sandbox). */
   sandboxed?: true;
+  /** The budget it is held to (its own, or its share of the day's; spec: Budgets), told to the sheep with each prompt. */
+  budget?: Budget;
+  /** What it spent since it started, as the sheep last reported (kept after close: the day counts it). */
+  spent?: Spend;
+  /** Its entry in the day's spend ledger (its reservation's id), and the day it was last reported in with what earlier days counted of it. */
+  ledgerKey?: string;
+  ledgerDay?: string;
+  ledgerBase?: Spend;
+  /** The warning event of its budget went out. */
+  budgetWarned?: true;
+}
+
+/** A sheep's budget as reserved before its start: what it is held to, and its entry in the day's ledger. */
+export interface HeldBudget {
+  key: string;
+  budget?: Budget;
 }
 
 export interface PromptRecord {
@@ -155,6 +174,9 @@ export interface WaitItem {
   steersMissed?: number;
   /** With status blocked: the question the sheep asked and waits to have answered (action reply). */
   question?: { messageId: string; text: string };
+  /** What the sheep spent since it started, as of this result, and the budget it is held to. */
+  spent?: Spend;
+  budget?: Budget;
 }
 
 /** One line of a sheep's message log (`shepherd_message` in the sheep). */
@@ -190,6 +212,8 @@ export interface StartRequest {
   resume?: ResumeCard;
   /** Run it in bubblewrap (the edge decided: the user's default, or a request that turned it on). */
   sandbox?: true;
+  /** Reserved before the start (Shepherd.reserve); let go again if the start fails. */
+  budget?: HeldBudget;
   /**
    * The sheep's first prompt, in its inbox before pi starts (a cold start), so pi takes it the
    * moment it is ready; a warm sheep gets it as it is handed over. StartedAgent.promptId names it.
@@ -262,6 +286,8 @@ export interface AgentStatus {
   worktree?: Worktree;
   /** Its pi runs in bubblewrap. */
   sandboxed?: true;
+  spent?: Spend;
+  budget?: Budget;
 }
 
 export interface CloseOptions {
@@ -283,6 +309,9 @@ export interface SheepView {
   state: AgentState;
   /** starting: since the sheep was recorded; working: since its prompt was submitted; no clock otherwise. */
   since?: string;
+  /** What it spent since it started, and its budget (spec: Budgets). */
+  spent?: Spend;
+  budget?: Budget;
 }
 
 /** One line of a sheep's conversation as `read` shows it: a prompt it got, an answer, a tool call. */

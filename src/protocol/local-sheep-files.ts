@@ -1,3 +1,4 @@
+import { spendFrom } from "../domain/budget.ts";
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import { lstat, readdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
@@ -180,6 +181,8 @@ export class LocalSheepFiles implements SheepFiles {
       if (asking && typeof asking.messageId === "string" && isWellFormedId(asking.messageId, "message") && typeof asking.text === "string") {
         snap.asking = { messageId: asking.messageId, text: stringOf(asking.text, MAX_MESSAGE_CHARS)! };
       }
+      const spent = spendFrom(status.spent);
+      if (spent) snap.spent = spent;
     }
     if (status && Number.isSafeInteger(status.pid) && status.pid > 0) this.pids.set(agentId, status.pid);
     else this.pids.delete(agentId);
@@ -226,7 +229,7 @@ export class LocalSheepFiles implements SheepFiles {
     const submittedAt = new Date().toISOString();
     const item: InboxItem =
       delivery.kind === "prompt"
-        ? { promptId: delivery.promptId, text: delivery.text, submittedAt }
+        ? { promptId: delivery.promptId, text: delivery.text, submittedAt, ...(delivery.budget ? { budget: delivery.budget } : {}) }
         : delivery.kind === "steer"
           ? { kind: "steer", steerId: delivery.steerId, target: delivery.target, text: delivery.text, submittedAt }
           : delivery.kind === "renew"

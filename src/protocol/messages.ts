@@ -1,4 +1,5 @@
 /** The file formats that travel between the shepherd and a sheep. */
+import type { Budget, Spend } from "../domain/budget.ts";
 import type { SheepResult } from "../ports/sheep-files.ts";
 
 /** A prompt of its own: the sheep submits it once nothing else of ours runs. */
@@ -7,6 +8,8 @@ export interface InboxPrompt {
   promptId: string;
   text: string;
   submittedAt: string;
+  /** The budget the sheep is held to from this prompt on (spec: Budgets); none: no limit. */
+  budget?: Budget;
 }
 
 /** A steering message into the turn of `target`, if that turn still runs when the sheep reads it. */
@@ -51,6 +54,9 @@ export interface StatusReport {
   blocked?: string;
   /** Present while the sheep's shepherd_message call waits for the shepherd's reply. */
   asking?: { messageId: string; text: string };
+  /** What the sheep spent since it started (every model response), and the budget it holds. */
+  spent?: Spend;
+  budget?: Budget;
   updatedAt: string;
 }
 

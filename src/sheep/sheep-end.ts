@@ -13,6 +13,7 @@ import { INBOX_FILE, type SheepLayout } from "../protocol/layout.ts";
 import type { InboxItem, ResultFile, StatusReport } from "../protocol/messages.ts";
 import { Blocked, type Question } from "./blocked.ts";
 import { GoingAway } from "./going-away.ts";
+import { SpendWatch } from "./spend-watch.ts";
 import type { HerdrStateSink, SheepState } from "./herdr-state.ts";
 import type { DialogEvent, RenewContext, SheepPi, SheepSession } from "./pi-port.ts";
 
@@ -33,6 +34,10 @@ interface Active {
   running: boolean;
   /** Steering messages that went into this turn. */
   steered: string[];
+  /** The last answer text of this turn: what a turn stopped at its budget still returns. */
+  text?: string;
+  /** Set once the budget was spent during this turn: why (its numbers); the turn was aborted then. */
+  overBudget?: string;
 }
 
 type Outcome = Omit<ResultFile, "promptId" | "startedAt" | "finishedAt" | "sessionPath">;
@@ -67,6 +72,7 @@ export class SheepEnd {
   private renewing: string | undefined;
   private ownEvent = false;
   private readonly blocked = new Blocked();
+  private readonly spend = new SpendWatch();
   private readonly goingAway = new GoingAway();
   private readonly readyAt = new Date().toISOString();
   private readonly herdr: StateSink | undefined;
@@ -113,8 +119,25 @@ export class SheepEnd {
     clearTimeout(this.finalizeTimer);
   }
 
+  /**
+   * After every model response the sheep counts what it spent, and stops its turn (pi's abort, as
+   * Escape does; never a kill) once its budget is spent. Every response counts, a person's too.
+   */
   messageEnd(message: unknown): void {
-    if (this.active && (message as { role?: string }).role === "assistant") this.active.last = message;
+    if ((message as { role?: string }).role !== "assistant") return;
+    const over = this.spend.add((message as { usage?: unknown }).usage);
+    if (!this.active) {
+      this.report();
+      return;
+    }
+    this.active.last = message;
+    const text = finalAssistant(message)?.text;
+    if (text) this.active.text = text;
+    if (over !== undefined && this.active.overBudget === undefined) {
+      this.active.overBudget = over;
+      this.session?.abort();
+    }
+    this.report();
   }
 
   agentStart(): void {
@@ -180,6 +203,8 @@ export class SheepEnd {
       ...(this.active ? { activePromptId: this.active.promptId } : {}),
       ...(blocked !== undefined ? { blocked } : {}),
       ...(asking ? { asking } : {}),
+      spent: this.spend.spent,
+      ...(this.spend.budget ? { budget: this.spend.budget } : {}),
       updatedAt: new Date().toISOString(),
     };
     writeJsonAtomicSync(this.layout.status, status);
@@ -213,6 +238,7 @@ export class SheepEnd {
       startedAt: done.startedAt,
       finishedAt: new Date().toISOString(),
       ...(done.steered.length ? { steered: done.steered } : {}),
+      spent: this.spend.spent,
     };
     writeJsonAtomicSync(this.layout.outboxFile(done.promptId), file);
     this.report();
@@ -223,6 +249,11 @@ export class SheepEnd {
     if (!this.active) return;
     const msg = finalAssistant(this.active.last);
     if (this.goingAway.now && resultStatus(msg?.stopReason) === "cancelled") return;
+    if (this.active.overBudget !== undefined) {
+      // The numbers as the turn ended: a response in flight when it was stopped counts too.
+      void this.finish(this.stopped(this.active, this.spend.over() ?? this.active.overBudget, msg?.usage));
+      return;
+    }
     void this.finish({
       status: resultStatus(msg?.stopReason),
       text: msg?.text ?? "",
@@ -231,6 +262,17 @@ export class SheepEnd {
       ...(msg?.usage ? { usage: usageOf(msg.usage) } : {}),
       ...(msg?.model ? { model: msg.model } : {}),
     });
+  }
+
+  /** A turn stopped at the budget: the answer text there was, and the numbers. */
+  private stopped(active: Active, why: string, usage: unknown): Outcome {
+    return {
+      status: "failed",
+      text: active.text ?? "",
+      budgetExceeded: true,
+      errorMessage: `the sheep's budget is spent (${why}); its turn was stopped`,
+      ...(usage ? { usage: usageOf(usage) } : {}),
+    };
   }
 
   // ---- the inbox
@@ -295,6 +337,13 @@ export class SheepEnd {
     this.report();
     if (!item || item.kind === "steer" || item.kind === "interrupt" || item.kind === "renew" || item.promptId !== id || typeof item.text !== "string") {
       await this.finish({ status: "failed", text: "", errorMessage: "the prompt file could not be read" });
+      return;
+    }
+    this.spend.hold(item.budget);
+    // Spent before it began: the prompt is answered at once, nothing goes to the model.
+    const over = this.spend.over();
+    if (over !== undefined) {
+      await this.finish(this.stopped(this.active, over, undefined));
       return;
     }
     if (idle) this.pi.sendUserMessage(item.text);
@@ -381,6 +430,7 @@ export class SheepEnd {
         },
       });
       this.renewing = undefined;
+      if (!r.cancelled) this.spend.reset();
       this.renewed(id, r.cancelled ? { ok: false, why: "an extension cancelled the new session" } : { ok: true, ...(sessionPath ? { sessionPath } : {}) });
     } catch (e) {
       this.renewing = undefined;

@@ -1,5 +1,7 @@
 import { HOST_NAME } from "../domain/hosts.ts";
-import { countOf } from "../domain/sheep-data.ts";
+import { countOf, MAX_COST } from "../domain/sheep-data.ts";
+import { BUDGET_KEYS, budgetFrom } from "../domain/budget.ts";
+import { ledgerKeyProblem } from "../domain/budget-day.ts";
 import { isRecord } from "../domain/guards.ts";
 import { isWellFormedId, PANE_ID } from "../domain/ids.ts";
 import { labelProblem, MAX_LABEL_LENGTH } from "../domain/labels.ts";
@@ -96,6 +98,22 @@ function evidenceProblem(e: unknown): Problem {
   return Array.isArray(e.files) && e.files.every(fileOk) ? undefined : "evidence.files is not a file list";
 }
 
+/** A budget or a spend as the records hold them: only their own fields, each a count in range (summed into the day's views). */
+function budgetShape(x: unknown): boolean {
+  return (
+    isRecord(x) &&
+    Object.keys(x).length > 0 &&
+    Object.keys(x).every((k) => (BUDGET_KEYS as readonly string[]).includes(k)) &&
+    budgetFrom(x) !== undefined &&
+    Object.keys(budgetFrom(x)!).length === Object.keys(x).length
+  );
+}
+function spendShape(x: unknown): boolean {
+  return (
+    isRecord(x) && BUDGET_KEYS.every((k) => countOf(x[k], k === "costUsd" ? MAX_COST : undefined) !== undefined) && Object.keys(x).length === BUDGET_KEYS.length
+  );
+}
+
 export function agentProblem(r: unknown): Problem {
   if (!isRecord(r)) return "not an object";
   if (typeof r.agentId !== "string" || !isWellFormedId(r.agentId, "agent")) return "agentId is not a well-formed agent id";
@@ -122,6 +140,12 @@ export function agentProblem(r: unknown): Problem {
     optional(r, "warm", (x) => x === true) ??
     optional(r, "renewed", (x) => x === true) ??
     optional(r, "sandboxed", (x) => x === true) ??
+    optional(r, "budget", budgetShape) ??
+    optional(r, "spent", spendShape) ??
+    optional(r, "ledgerKey", (x) => typeof x === "string" && !ledgerKeyProblem(x)) ??
+    optional(r, "ledgerDay", (x) => typeof x === "string" && /^\d{4}-\d{2}-\d{2}$/.test(x)) ??
+    optional(r, "ledgerBase", spendShape) ??
+    optional(r, "budgetWarned", (x) => x === true) ??
     (r.worktree === undefined ? undefined : worktreeProblem(r.worktree, r.agentId, r.resumedFrom !== undefined))
   );
 }
@@ -156,6 +180,8 @@ export function promptProblem(r: unknown): Problem {
     // Summed into totals and /metrics: counts in range, never text a sheep once wrote there.
     optional(s, "usage", (x) => isRecord(x) && Object.values(x).every((n) => countOf(n) !== undefined)) ??
     optional(s, "durationMs", (x) => countOf(x) !== undefined) ??
+    optional(s, "spent", spendShape) ??
+    optional(s, "budget", budgetShape) ??
     (s.evidence === undefined ? undefined : evidenceProblem(s.evidence))
   );
 }

@@ -1,3 +1,4 @@
+import { NO_SPEND, spendText } from "../domain/budget.ts";
 import type { ListedMessage } from "../core/async/mail.ts";
 import type { SkippedFile } from "../definitions/discover.ts";
 import type { DoctorReport } from "../doctor/types.ts";
@@ -165,7 +166,8 @@ export function sheepLine(s: ShownStatus, now = Date.now()): string {
   const wt = `${s.worktree ? ` · ⎇ ${s.worktree.branch}` : ""}${s.sandboxed ? ` · sandboxed${egress}` : ""}`;
   const on = s.host !== undefined ? ` on ${s.host}` : "";
   const down = s.hostDown ? ` · host unreachable since ${s.hostDown.since} (${s.hostDown.reason})` : "";
-  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${on}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${rt}${down}`;
+  const spend = s.spent || s.budget ? ` · spent ${spendText(s.spent ?? NO_SPEND, s.budget)}` : "";
+  return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${on}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${spend}${rt}${down}`;
 }
 
 /** A compact age such as "45s", "12m", "3h 5m" or "2d 4h". */

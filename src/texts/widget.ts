@@ -1,4 +1,5 @@
 import { printable } from "../domain/printable.ts";
+import { spendShort } from "../domain/budget.ts";
 import type { WarmCount } from "../core/shepherd.ts";
 import type { HerdView } from "../core/prompts/views.ts";
 import { ageText, warmText } from "./format.ts";
@@ -50,7 +51,8 @@ export function herdWidgetLines(herd: HerdView[], now: number, warm?: Record<str
     const marks = `${s.worktree ? " ⎇" : ""}${s.sandboxed ? " 🔒" : ""}`;
     const marked = marks ? `${label}${marks}${name.slice(label.length)}` : name;
     const on = s.host !== undefined ? ` @${s.host}` : "";
-    lines.push(`  ${marked}${on} · ${stateClock(s.state, s.since, now)}${queued}${owed}`);
+    const spend = spendShort(s.spent, s.budget);
+    lines.push(`  ${marked}${on} · ${stateClock(s.state, s.since, now)}${queued}${owed}${spend ? ` · ${spend}` : ""}`);
     if (s.asking) lines.push(`    ? ${printable(s.asking.messageId)}: ${oneLine(s.asking.text, 80)}`);
     else if (s.progress) lines.push(`    ↳ ${oneLine(s.progress, 80)}`);
   }

@@ -37,6 +37,10 @@ export interface Directive {
   argsTokensPerSec?: number;
   /** Copied into the log entry, so a test can find the requests of one sheep or step. */
   tag?: string;
+  /** The usage every answer to this directive reports (default: 10 prompt tokens, about a token per 4 characters out). */
+  usage?: { prompt: number; completion: number };
+  /** Text said in the same message as its tool calls (default none). */
+  say?: string;
 }
 
 export interface LoggedRequest {
@@ -161,14 +165,14 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
     if (d.rounds && round < d.rounds.length) {
       entry.kind = "tool";
       if (d.delayMs) await sleep(d.delayMs);
-      await streamToolCall(res, entry, d.rounds[round]!, true);
+      await streamToolCall(res, entry, d.rounds[round]!, true, { usage: d.usage, say: d.say });
       return;
     }
     if (last?.role === "tool") {
       entry.kind = "tool-followup";
       const reply = d.afterTool ?? `TOOL_RESULT: ${textOf(last.content).slice(0, 4000)}`;
       entry.replyText = reply;
-      await streamText(res, entry, reply, 1, 0);
+      await streamText(res, entry, reply, 1, 0, d.usage);
       return;
     }
     if (d.delayMs) await sleep(d.delayMs);
@@ -182,12 +186,12 @@ export async function startScriptedModel(o: ScriptedModelOptions = {}): Promise<
     }
     if (d.tool || d.tools) {
       entry.kind = "tool";
-      await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined, d.argsTokensPerSec);
+      await streamToolCall(res, entry, d.tools ?? [d.tool!], d.tools !== undefined, { tokensPerSec: d.argsTokensPerSec, usage: d.usage, say: d.say });
       return;
     }
     const reply = d.reply ?? (parseDirective(lastUserText) || o.script?.(lastUserText) ? "" : (o.fallback?.(lastUserText) ?? `ECHO: ${lastUserText}`));
     entry.replyText = reply;
-    await streamText(res, entry, reply, d.chunks ?? 1, d.chunkDelayMs ?? 0);
+    await streamText(res, entry, reply, d.chunks ?? 1, d.chunkDelayMs ?? 0, d.usage);
   };
 
   const server: Server = createServer((req, res) => {
@@ -218,11 +222,13 @@ function chunk(id: string, delta: object, finish: string | null) {
   return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 }
 
-function usageChunk(id: string, completion: number) {
-  return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [], usage: { prompt_tokens: 10, completion_tokens: completion, total_tokens: 10 + completion } })}\n\n`;
+function usageChunk(id: string, completion: number, set?: Directive["usage"]) {
+  const prompt = set?.prompt ?? 10;
+  const out = set?.completion ?? completion;
+  return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: "scripted-model", choices: [], usage: { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out } })}\n\n`;
 }
 
-async function streamText(res: ServerResponse, entry: LoggedRequest, text: string, parts: number, gapMs: number) {
+async function streamText(res: ServerResponse, entry: LoggedRequest, text: string, parts: number, gapMs: number, usage?: Directive["usage"]) {
   const id = `chatcmpl-${entry.seq}`;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   entry.firstByteAt = Date.now();
@@ -234,7 +240,7 @@ async function streamText(res: ServerResponse, entry: LoggedRequest, text: strin
     if (gapMs) await sleep(gapMs);
   }
   res.write(chunk(id, {}, "stop"));
-  res.write(usageChunk(id, Math.ceil(text.length / 4)));
+  res.write(usageChunk(id, Math.ceil(text.length / 4), usage));
   res.write("data: [DONE]\n\n");
   entry.lastByteAt = Date.now();
   res.end();
@@ -245,7 +251,7 @@ async function streamToolCall(
   entry: LoggedRequest,
   calls: { name: string; arguments: unknown }[],
   indexedIds: boolean,
-  tokensPerSec?: number,
+  o: { tokensPerSec?: number | undefined; usage?: Directive["usage"] | undefined; say?: string | undefined } = {},
 ) {
   const id = `chatcmpl-${entry.seq}`;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -256,21 +262,22 @@ async function streamToolCall(
     type: "function",
     function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
   }));
+  const { tokensPerSec, usage, say } = o;
+  if (say) res.write(chunk(id, { role: "assistant", content: say }, null));
+  const role = say ? {} : { role: "assistant" };
   if (tokensPerSec && tokensPerSec > 0) {
     const TICK_MS = 50;
     const piece = Math.max(1, Math.round((tokensPerSec * 4 * TICK_MS) / 1000));
-    res.write(
-      chunk(id, { role: "assistant", content: null, tool_calls: toolCalls.map((t) => ({ ...t, function: { name: t.function.name, arguments: "" } })) }, null),
-    );
+    res.write(chunk(id, { ...role, content: null, tool_calls: toolCalls.map((t) => ({ ...t, function: { name: t.function.name, arguments: "" } })) }, null));
     for (const t of toolCalls) {
       for (let i = 0; i < t.function.arguments.length; i += piece) {
         await sleep(TICK_MS);
         res.write(chunk(id, { tool_calls: [{ index: t.index, function: { arguments: t.function.arguments.slice(i, i + piece) } }] }, null));
       }
     }
-  } else res.write(chunk(id, { role: "assistant", content: null, tool_calls: toolCalls }, null));
+  } else res.write(chunk(id, { ...role, content: null, tool_calls: toolCalls }, null));
   res.write(chunk(id, {}, "tool_calls"));
-  res.write(usageChunk(id, 5));
+  res.write(usageChunk(id, 5, usage));
   res.write("data: [DONE]\n\n");
   entry.lastByteAt = Date.now();
   res.end();

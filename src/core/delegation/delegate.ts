@@ -9,6 +9,7 @@ import type { WaitOptions } from "../prompts/wait.ts";
 import type { Worktree } from "../../ports/workspace.ts";
 import type { Direction, Placement } from "../../ports/runtime.ts";
 import type {
+  HeldBudget,
   AgentDefinition,
   CloseOptions,
   CloseOutcome,
@@ -46,6 +47,8 @@ export interface Primitives {
    * pool) after this returns, off the call's path. A close that fails keeps its record, as close does.
    */
   release?(agentId: AgentId, started: StartRequest): void;
+  /** A task's reservation of the day's budget whose start never came (a chain that stopped, an abort) is let go. */
+  readonly spend?: { release(held: HeldBudget): void };
   view(agentId: string): SheepView | undefined;
 }
 
@@ -59,6 +62,8 @@ export interface DelegateTask {
   isolate?: boolean;
   /** Its pi runs in bubblewrap. */
   sandbox?: true;
+  /** Reserved for it before the delegation began (Shepherd.reserve; spec: Budgets). */
+  budget?: HeldBudget;
   /** Where its pane goes (the settings' placement and direction), as for any start. */
   placement?: Placement;
   direction?: Direction;
@@ -152,6 +157,8 @@ export class Delegation {
       return await Promise.all(this.tasks.map((t, i) => limit(() => this.one(i, t.task))));
     } finally {
       stopTicking();
+      // A task that never had a sheep (a chain that stopped, an abort) spent nothing: its reservation goes.
+      for (const [i, t] of this.tasks.entries()) if (t.budget && this.tracking.tracked[i]!.agentId === undefined) this.shepherd.spend?.release(t.budget);
       this.waveDone();
     }
   }
@@ -215,6 +222,7 @@ export class Delegation {
         ...isolation,
         ...(t.sandbox ? { sandbox: true as const } : {}),
         prompt: { text: task, ...delegated },
+        ...(t.budget ? { budget: t.budget } : {}),
       };
       const started = await this.shepherd.start(req, this.o.signal);
       agentId = started.agentId;

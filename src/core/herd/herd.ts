@@ -8,10 +8,13 @@ import { LivenessMonitor } from "./liveness.ts";
 import { Registry } from "./registry.ts";
 import { Bells } from "./signals.ts";
 import { StateReports } from "./state-reports.ts";
+import { HerdSpend } from "./spend.ts";
 import { currentEdge } from "./edge.ts";
 import { UsageTally, type UsageTotals } from "./usage-tally.ts";
 import type { AgentRecord, AgentState, PromptRecord, StartRequest, WaitItem } from "../../ports/types.ts";
-import { type PublishedSheep, type PublishInput, publishTo } from "./publish.ts";
+import { budgetNotice, type PublishedSheep, type PublishInput, publishTo } from "./publish.ts";
+import { dayOf } from "../../domain/budget.ts";
+import { Holds } from "./holds.ts";
 
 export type { HerdOptions, ShepherdOptions } from "./options.ts";
 export type { UsageTotals } from "./usage-tally.ts";
@@ -30,22 +33,6 @@ export interface WarmSource {
   take(req: StartRequest, signal?: AbortSignal): Promise<AgentRecord | undefined>;
 }
 
-/** How many watchers hold each key. */
-export class Holds {
-  private readonly counts = new Map<string, number>();
-  add(key: string): void {
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
-  }
-  release(key: string): void {
-    const n = (this.counts.get(key) ?? 0) - 1;
-    if (n > 0) this.counts.set(key, n);
-    else this.counts.delete(key);
-  }
-  has(key: string): boolean {
-    return this.counts.has(key);
-  }
-}
-
 /**
  * The state every job of the core shares: the records, the bells that wake waiters, the clock,
  * liveness, the file watches, and writing the records through to the store.
@@ -58,6 +45,8 @@ export class Herd {
   readonly opts: HerdOptions;
   /** What a sandboxed sheep cannot tell its multiplexer itself. */
   readonly stateReports: StateReports;
+  /** The herd's spend against the budgets: reservations, each sheep's total, the day's ledger (spec: Budgets). */
+  readonly spend: HerdSpend;
   private readonly watches = new Map<string, () => void>();
   /** Prompts being settled (evidence takes a moment): everyone asking meanwhile gets the same outcome. */
   readonly settling = new Map<string, Promise<WaitItem>>();
@@ -100,6 +89,17 @@ export class Herd {
       (agentId) => host.running?.(agentId),
       (agentId) => (registry.agents.get(agentId) ?? registry.warm.get(agentId))?.host,
     );
+    this.spend = new HerdSpend({
+      ...(options.ledger ? { ledger: options.ledger } : {}),
+      ...(options.budgets ? { daily: options.budgets } : {}),
+      clock: this.clock,
+      audit: (e) => {
+        this.audit(e);
+        const notice = budgetNotice(e, dayOf(this.clock.now()));
+        if (notice) this.publish(e.agentId ? this.registry.agents.get(e.agentId) : undefined, notice);
+      },
+      ...(options.onWarning ? { warn: options.onWarning } : {}),
+    });
     this.stateReports = new StateReports(options.runtime, this.clock, options.onWarning, (agentId) => this.closing.has(agentId));
   }
 
@@ -135,6 +135,8 @@ export class Herd {
     rec.state = state;
     rec.stateSince = new Date(this.clock.now()).toISOString();
     this.stateReports.changed(rec);
+    // A sheep that ended spends no more: its reservation of the day is let go, its spend stays counted.
+    if ((state === "closed" || state === "exited") && !rec.warm) this.spend.closed(rec);
   }
 
   /** Tells the person's channels what a sheep needs (ports/events.ts); see publish.ts. */
@@ -193,6 +195,7 @@ export class Herd {
   forget(rec: AgentRecord): void {
     // Its prompts are counted before they go: the herd's totals keep what it spent.
     this.tally.see(this.registry.prompts.values(), this.clock.now());
+    if (rec.state !== "closed" && rec.state !== "exited" && !rec.warm) this.spend.closed(rec);
     this.registry.agents.delete(rec.agentId);
     this.registry.warm.delete(rec.agentId);
     this.forgotten.add(rec.agentId);

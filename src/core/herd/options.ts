@@ -1,6 +1,8 @@
 /** What a shepherd is made with, and the defaults of what it may leave out. */
 import type { AuditSink } from "../../ports/audit.ts";
 import type { HerdEventSink } from "../../ports/events.ts";
+import type { DailyBudgets } from "../../domain/budget.ts";
+import type { SpendLedger } from "../../ports/spend-ledger.ts";
 import type { Runtime } from "../../ports/runtime.ts";
 import type { SheepFiles } from "../../ports/sheep-files.ts";
 import type { StateStore } from "../../ports/store.ts";
@@ -30,6 +32,9 @@ export interface ShepherdOptions {
   evidenceInlineLines?: number;
   /** Where each start, ready, prompt, result, close, adopt and prune is told. */
   audit?: AuditSink;
+  /** The day's spend of every shepherd of the user, and the user's `budgets` setting (spec: Budgets). */
+  ledger?: SpendLedger;
+  budgets?: DailyBudgets;
   /** Where a problem nobody's call waits on is told to the person (a sandboxed sheep's state the multiplexer did not take). */
   onWarning?: (message: string) => void;
   /** Where what a person who walked away must hear is published (blocked, question, answer, failed): src/notify carries it. */

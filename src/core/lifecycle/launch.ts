@@ -1,5 +1,6 @@
 /** Booting a sheep: its files prepared, a pane recorded before anything runs in it, and readiness; a start that fails closes only its own pane. */
 import { currentEdge } from "../herd/edge.ts";
+import type { Budget } from "../../domain/budget.ts";
 import { closeAndConfirm } from "./close.ts";
 import { errorText, exitText, shorten, ShepherdError } from "../../domain/errors.ts";
 import type { Herd } from "../herd/herd.ts";
@@ -58,7 +59,7 @@ export async function launch(herd: Herd, req: StartRequest, label: string, signa
     await host.cleanup(agentId).catch(() => undefined);
     return discard(e);
   };
-  const first = req.prompt && !warm ? await firstPrompt(herd, agentId, cwd, req.prompt).catch(unprepare) : undefined;
+  const first = req.prompt && !warm ? await firstPrompt(herd, agentId, cwd, req.prompt, req.budget?.budget).catch(unprepare) : undefined;
   const pane = await runtime
     .createPane({
       agentId,
@@ -91,6 +92,7 @@ export async function launch(herd: Herd, req: StartRequest, label: string, signa
     ...(warm ? { warm: true as const } : {}),
     ...(first ? { activePromptId: first.promptId } : {}),
     ...(prepared.sandboxed ? { sandboxed: true as const } : {}),
+    ...(req.budget ? { ledgerKey: req.budget.key, ...(req.budget.budget ? { budget: req.budget.budget } : {}) } : {}),
   };
   if (first) herd.registry.prompts.set(first.promptId, first);
   // Moved, not shared, in the same write that records the sheep: one record owns a worktree at a time.
@@ -135,7 +137,13 @@ export async function launch(herd: Herd, req: StartRequest, label: string, signa
 }
 
 /** The first prompt of a cold start, its baseline taken and its file in the inbox before pi starts. */
-async function firstPrompt(herd: Herd, agentId: AgentId, cwd: string, p: NonNullable<StartRequest["prompt"]>): Promise<PromptRecord> {
+async function firstPrompt(
+  herd: Herd,
+  agentId: AgentId,
+  cwd: string,
+  p: NonNullable<StartRequest["prompt"]>,
+  budget: Budget | undefined,
+): Promise<PromptRecord> {
   if (p.text.length === 0) throw new ShepherdError("invalid_params", "message must be a non-empty string.");
   const bytes = Buffer.byteLength(p.text, "utf8");
   if (bytes > herd.opts.maxPromptBytes) {
@@ -153,7 +161,7 @@ async function firstPrompt(herd: Herd, agentId: AgentId, cwd: string, p: NonNull
   };
   // As any prompt that starts now: from this state of the working tree, taken before the sheep can see it.
   await takeBaseline(herd, { cwd, agentId }, record);
-  await herd.opts.files.submit(agentId, { kind: "prompt", promptId: record.promptId, text: p.text });
+  await herd.opts.files.submit(agentId, { kind: "prompt", promptId: record.promptId, text: p.text, ...(budget ? { budget } : {}) });
   return record;
 }
 

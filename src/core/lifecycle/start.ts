@@ -13,24 +13,32 @@ export async function start(herd: Herd, req: StartRequest, signal?: AbortSignal)
   // and its label (kept when free) is free again.
   const releaseSession = req.resume ? await takeSession(herd, req.resume) : () => {};
   try {
-    const label = pickLabel(herd, req.label, req.resume?.label ?? req.definition.name);
-    const release = herd.registry.reserveLabel(label);
-    try {
-      const warm = herd.warm ? await herd.warm.take(req, signal) : undefined;
-      if (warm) {
-        const started = await handOver(herd, warm, req, label);
-        if (!req.prompt) return started;
-        const p = await prompt(herd, warm.agentId, req.prompt.text, req.prompt.delegationId !== undefined ? { delegationId: req.prompt.delegationId } : {});
-        return { ...started, promptId: p.promptId };
-      }
-      const rec = await launch(herd, req, label, signal);
-      return { ...startedOf(rec), ...(rec.activePromptId !== undefined && req.prompt ? { promptId: rec.activePromptId } : {}) };
-    } finally {
-      // by now the record holds the label, or the start failed and it is free again
-      release();
-    }
+    return await startHeld(herd, req, signal);
+  } catch (e) {
+    // A start that failed spent nothing: its reservation of the day is let go.
+    herd.spend.release(req.budget);
+    throw e;
   } finally {
     releaseSession();
+  }
+}
+
+async function startHeld(herd: Herd, req: StartRequest, signal?: AbortSignal): Promise<StartedAgent> {
+  const label = pickLabel(herd, req.label, req.resume?.label ?? req.definition.name);
+  const release = herd.registry.reserveLabel(label);
+  try {
+    const warm = herd.warm ? await herd.warm.take(req, signal) : undefined;
+    if (warm) {
+      const started = await handOver(herd, warm, req, label);
+      if (!req.prompt) return started;
+      const p = await prompt(herd, warm.agentId, req.prompt.text, req.prompt.delegationId !== undefined ? { delegationId: req.prompt.delegationId } : {});
+      return { ...started, promptId: p.promptId };
+    }
+    const rec = await launch(herd, req, label, signal);
+    return { ...startedOf(rec), ...(rec.activePromptId !== undefined && req.prompt ? { promptId: rec.activePromptId } : {}) };
+  } finally {
+    // by now the record holds the label, or the start failed and it is free again
+    release();
   }
 }
 
@@ -42,6 +50,10 @@ async function handOver(herd: Herd, rec: AgentRecord, req: StartRequest, label: 
   const { runtime, files: host } = herd.opts;
   delete rec.warm;
   rec.label = label;
+  if (req.budget) {
+    rec.ledgerKey = req.budget.key;
+    if (req.budget.budget) rec.budget = req.budget.budget;
+  }
   rec.createdAt = new Date(herd.clock.now()).toISOString();
   herd.registry.agents.set(rec.agentId, rec);
   req.onRecorded?.(rec.agentId, label);
@@ -71,7 +83,17 @@ export function waitingPlace(placement: Placement): Placement {
 }
 
 function startedOf(rec: AgentRecord): StartedAgent {
-  const { owner: _owner, state: _state, activePromptId: _active, warm: _warm, ...started } = rec;
+  const {
+    owner: _owner,
+    state: _state,
+    activePromptId: _active,
+    warm: _warm,
+    ledgerKey: _key,
+    ledgerDay: _day,
+    ledgerBase: _base,
+    budgetWarned: _warned,
+    ...started
+  } = rec;
   return started;
 }
 

@@ -72,6 +72,9 @@ export class Renewals {
         delete rec.activePromptId;
         delete rec.queue;
         herd.registry.agents.delete(rec.agentId);
+        // Its task is over: its spend stays counted in the day, and the fresh conversation spends from zero (the sheep resets too).
+        herd.spend.closed(rec);
+        for (const k of ["budget", "spent", "ledgerKey", "ledgerDay", "ledgerBase", "budgetWarned"] as const) delete rec[k];
         rec.warm = true;
         herd.setState(rec, "starting");
         rec.label = warmLabel(rec.agent);

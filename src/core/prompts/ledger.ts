@@ -7,6 +7,7 @@ import type { AgentId } from "../../domain/ids.ts";
 import type { SheepResult, SheepSnapshot } from "../../ports/sheep-files.ts";
 import { shorten } from "../../domain/errors.ts";
 import { evidenceOf, nextBaseline } from "./evidence.ts";
+import { sheepSpendText } from "../herd/spend.ts";
 import type { Herd } from "../herd/herd.ts";
 import { type AgentRecord, personEdge, type PromptRecord, type WaitItem } from "../../ports/types.ts";
 
@@ -89,7 +90,7 @@ function intoDelegation(herd: Herd, prompt: PromptRecord): void {
 /** Settles the prompt when its result file is there; returns the sheep's latest report. */
 export async function settleFromDisk(herd: Herd, rec: AgentRecord, prompt: PromptRecord): Promise<SheepSnapshot> {
   const result = await herd.opts.files.result(rec.agentId, prompt.promptId);
-  if (result) await settle(herd, prompt, fromResult(result, prompt, rec));
+  if (result) await settleResult(herd, rec, prompt, result);
   return herd.opts.files.snapshot(rec.agentId);
 }
 
@@ -102,8 +103,17 @@ export async function refresh(herd: Herd, rec: AgentRecord): Promise<SheepSnapsh
     const active = activePrompt(herd, rec);
     const result = active ? await herd.opts.files.result(rec.agentId, active.promptId) : undefined;
     if (!active || !result) return herd.opts.files.snapshot(rec.agentId);
-    await settle(herd, active, fromResult(result, active, rec));
+    await settleResult(herd, rec, active, result);
   }
+}
+
+/** A result from the sheep's files: its spend is kept before the prompt settles (so the write of the settlement holds it). */
+async function settleResult(herd: Herd, rec: AgentRecord, prompt: PromptRecord, result: SheepResult): Promise<WaitItem> {
+  if (!prompt.settled && !herd.settling.has(prompt.promptId)) {
+    herd.spend.note(rec, result.spent);
+    if (result.budgetExceeded) herd.spend.exceeded(rec);
+  }
+  return settle(herd, prompt, fromResult(result, prompt, rec));
 }
 
 /** The sheep's unsettled active prompt, if it has one. */
@@ -130,8 +140,9 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
   if (r.refused)
     return { status: "failed", text: "", error: `[${r.refused.code}] ${r.refused.reason}`, ...(rec.sessionPath ? { sessionPath: rec.sessionPath } : {}) };
   const { started, finished } = turnTimes(r, prompt);
-  const error =
-    r.status === "failed"
+  const error = r.budgetExceeded
+    ? `[budget_exceeded] ${r.errorMessage ?? "the sheep's budget is spent; its turn was stopped"}. Spent: ${sheepSpendText(rec)}.`
+    : r.status === "failed"
       ? `[provider_error] ${r.errorMessage ?? "the model call failed"}`
       : r.status === "cancelled"
         ? `[cancelled] ${r.errorMessage ?? "the turn was aborted in the sheep"}`
@@ -149,6 +160,8 @@ function fromResult(r: SheepResult, prompt: PromptRecord, rec: AgentRecord): Out
     // The host clamped both times to real instants; a finish before the start (a clock set back) is no time at all.
     ...(Number.isFinite(finished - started) ? { durationMs: Math.max(0, finished - started) } : {}),
     ...(sent.length > 0 ? { steered: got, ...(sent.length > got ? { steersMissed: sent.length - got } : {}) } : {}),
+    ...(rec.spent ? { spent: rec.spent } : {}),
+    ...(rec.budget ? { budget: rec.budget } : {}),
   };
 }
 

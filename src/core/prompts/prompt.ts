@@ -3,6 +3,7 @@
  * working sheep a prompt is refused ([prompt_pending]) unless it steers the running turn or
  * queues behind it as a follow-up. A caller's requestId makes a prompt idempotent.
  */
+import { NO_SPEND, overBudget } from "../../domain/budget.ts";
 import { currentEdge } from "../herd/edge.ts";
 import { errorText, ShepherdError } from "../../domain/errors.ts";
 import { takeBaseline } from "./evidence.ts";
@@ -52,6 +53,14 @@ export async function prompt(herd: Herd, agentId: AgentId, message: string, opts
       herd.setState(rec, "exited");
       refuseIfGone(rec);
     }
+    // A sheep whose budget is spent answers no more: said here, before anything is sent.
+    const over = overBudget(rec.budget, rec.spent ?? NO_SPEND);
+    if (over !== undefined) {
+      throw new ShepherdError(
+        "budget_exceeded",
+        `sheep ${rec.agentId} (${rec.label}) has spent its budget (${over}); start another sheep with a budget of its own.`,
+      );
+    }
     if (active && opts.deliverAs === "steer") return steer(herd, rec, active, message, opts);
     const queued = active ? pendingPrompts(herd, rec).map((p) => p.promptId) : [];
     if (queued.length > MAX_QUEUED) {
@@ -83,7 +92,12 @@ export async function prompt(herd: Herd, agentId: AgentId, message: string, opts
     // sheep can see it; a queued follow-up starts where the prompt before it ends (see the ledger).
     if (!active) await takeBaseline(herd, rec, record);
     try {
-      await herd.opts.files.submit(rec.agentId, { kind: "prompt", promptId, text: await withConflictNote(herd, rec, message) });
+      await herd.opts.files.submit(rec.agentId, {
+        kind: "prompt",
+        promptId,
+        text: await withConflictNote(herd, rec, message),
+        ...(rec.budget ? { budget: rec.budget } : {}),
+      });
     } catch (e) {
       herd.registry.prompts.delete(promptId);
       Object.assign(rec, before);

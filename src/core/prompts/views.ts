@@ -157,7 +157,15 @@ function herdView(herd: Herd, rec: AgentRecord, courier: HerdNews | undefined, o
 
 /** What every live view shows of one sheep, from the records alone (no file, no multiplexer). */
 export function sheepView(registry: Registry, rec: AgentRecord): SheepView {
-  const base = { agentId: rec.agentId, agent: rec.agent, label: rec.label, ...(rec.host !== undefined ? { host: rec.host } : {}), state: rec.state };
+  const base = {
+    agentId: rec.agentId,
+    agent: rec.agent,
+    label: rec.label,
+    ...(rec.host !== undefined ? { host: rec.host } : {}),
+    state: rec.state,
+    ...(rec.spent ? { spent: rec.spent } : {}),
+    ...(rec.budget ? { budget: rec.budget } : {}),
+  };
   if (rec.state === "starting") return { ...base, since: rec.createdAt };
   // Blocked has no clock: when the sheep began to wait on a person is not known, only its prompt's age.
   const pending = rec.state === "working" ? registry.pending(rec) : undefined;
@@ -204,6 +212,8 @@ export function publishBlocked(herd: Herd, rec: AgentRecord, promptId: string | 
 
 function deriveState(herd: Herd, rec: AgentRecord, snap: SheepSnapshot, paneAlive: boolean): void {
   if (rec.state === "closed") return;
+  // The sheep's running total as it reported it after its last response: seen while its turn runs.
+  herd.spend.note(rec, snap.spent);
   if (!paneAlive || snap.exited || snap.piGone) {
     // A close ends its own sheep: only a sheep that ended by itself is news.
     if (rec.state !== "exited" && !herd.closing.has(rec.agentId)) {
@@ -240,5 +250,7 @@ function describe(herd: Herd, rec: AgentRecord, paneAlive: boolean, runtimeStatu
     createdAt: rec.createdAt,
     ...(rec.worktree ? { worktree: rec.worktree } : {}),
     ...(rec.sandboxed ? { sandboxed: true as const } : {}),
+    ...(rec.spent ? { spent: rec.spent } : {}),
+    ...(rec.budget ? { budget: rec.budget } : {}),
   };
 }

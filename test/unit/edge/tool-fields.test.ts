@@ -36,7 +36,7 @@ describe("fields an action does not take", () => {
   it("a delegate task object with a field it does not take is refused", () => {
     refused(
       { action: "delegate", tasks: [{ agent: "echo", task: "x", model: "m" }] },
-      /tasks\[0\] does not take "model"; it takes "agent", "task", "cwd", "host", "isolate", "sandbox"\./,
+      /tasks\[0\] does not take "model"; it takes "agent", "task", "cwd", "host", "isolate", "sandbox", "budget"\./,
     );
     refused(
       {

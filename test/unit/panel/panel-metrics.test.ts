@@ -78,6 +78,10 @@ describe("panel /metrics", () => {
       pi_shepherd_prompt_duration_seconds: "histogram",
       pi_shepherd_tokens_total: "counter",
       pi_shepherd_cost_total: "counter",
+      // Budgets (issue 35); the day's families only where the budgets setting has a daily limit.
+      pi_shepherd_spent_tokens: "gauge",
+      pi_shepherd_spent_cost_usd: "gauge",
+      pi_shepherd_budgeted_sheep: "gauge",
       pi_shepherd_pushes_total: "counter",
       pi_shepherd_errors_total: "counter",
       pi_shepherd_panel_clients: "gauge",

@@ -351,6 +351,68 @@ describe("the sheep's end of the file protocol", () => {
     other.sessionShutdown();
   });
 
+  describe("a budget (issue 35)", () => {
+    const budgeted = (seq: number, promptId: string, text: string, budget: unknown) =>
+      writeJsonAtomic(layout.inboxFile(String(seq).padStart(16, "0"), promptId), {
+        promptId,
+        text,
+        submittedAt: new Date().toISOString(),
+        budget,
+      });
+    const response = (text: string, usage: unknown, stopReason = "toolUse") =>
+      end.messageEnd({ role: "assistant", content: [{ type: "text", text }], stopReason, usage });
+
+    it("counts every response's usage and stops the turn (pi's abort, once) when the budget is spent; the result is budget_exceeded with the text there was", async () => {
+      await budgeted(1, "p_0000000081", "work", { tokens: 1000, costUsd: 5 });
+      ring();
+      await until("the prompt was sent", () => pi.sent.length === 1);
+      end.agentStart();
+      response("half way", { input: 300, output: 100, totalTokens: 400, cost: { total: 0.01 } });
+      assert.equal(pi.aborts, 0, "within the budget nothing is stopped");
+      assert.deepEqual((await status()).spent, { tokens: 400, outputTokens: 100, costUsd: 0.01 });
+      response("", { input: 500, output: 200, totalTokens: 700 });
+      assert.equal(pi.aborts, 1, "the turn was stopped after the response that spent the budget");
+      response("", { input: 10, output: 0 }, "aborted");
+      assert.equal(pi.aborts, 1, "one abort, not one per response after it");
+      end.agentSettled();
+      await until("the result was written", async () => (await result("p_0000000081")) !== null);
+      const r = (await result("p_0000000081"))!;
+      assert.equal(r.status, "failed");
+      assert.equal(r.budgetExceeded, true);
+      assert.equal(r.text, "half way", "the answer text there was");
+      assert.match(r.errorMessage ?? "", /1110 tokens spent of a budget of 1000/);
+      assert.deepEqual(r.spent, { tokens: 1110, outputTokens: 300, costUsd: 0.01 });
+    });
+
+    it("a prompt to a sheep whose budget is already spent is answered budget_exceeded at once, and nothing reaches the model", async () => {
+      await budgeted(1, "p_0000000082", "first", { outputTokens: 50 });
+      ring();
+      await until("the prompt was sent", () => pi.sent.length === 1);
+      end.agentStart();
+      response("done", { output: 60 }, "stop");
+      end.agentSettled();
+      await until("the first result", async () => (await result("p_0000000082")) !== null);
+      assert.equal((await result("p_0000000082"))!.budgetExceeded, true, "a final answer past the budget is still over it");
+      await budgeted(2, "p_0000000083", "second", { outputTokens: 50 });
+      ring();
+      await until("the second result", async () => (await result("p_0000000083")) !== null);
+      assert.equal(pi.sent.length, 1, "the second prompt never went to the model");
+      assert.match((await result("p_0000000083"))!.errorMessage ?? "", /60 output tokens spent of a budget of 50/);
+    });
+
+    it("hostile usage counts are no counts, and a prompt without a budget holds no limit", async () => {
+      await budgeted(1, "p_0000000084", "work", { tokens: "all of them", costUsd: -1 });
+      ring();
+      await until("the prompt was sent", () => pi.sent.length === 1);
+      end.agentStart();
+      response("x", { input: "1e12", output: Number.NaN, totalTokens: -5, cost: { total: Number.POSITIVE_INFINITY } });
+      response("y", { input: 1e15, output: 2 });
+      assert.equal(pi.aborts, 0);
+      assert.deepEqual((await status()).spent, { tokens: 2, outputTokens: 2, costUsd: 0 });
+      assert.equal((await status()).budget, undefined);
+    });
+  });
+
   it("after session shutdown it reads the inbox no more", async () => {
     end.sessionShutdown();
     await put(1, "p_0000000071", "nobody");

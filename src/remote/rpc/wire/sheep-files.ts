@@ -2,6 +2,7 @@
  * The sheep-files port's wire: served on the far end's LocalSheepFiles, asked by RemoteSheepFiles.
  * Subscriptions are the far end's own (one watcher per sheep, its changes pushed as events).
  */
+import { countOf, MAX_COST } from "../../../domain/sheep-data.ts";
 import type { Delivery, PrepareRequest, SheepFiles } from "../../../ports/sheep-files.ts";
 import { arrayOf, fields, type Guard, isAgentId, isObject, isString, isStrings, oneOf, optional } from "../shape.ts";
 import { agentId, ignored, methodsOn, num, obj, str } from "./method.ts";
@@ -32,6 +33,10 @@ const snapshot = fields({
   piGone: optional(oneOf(true)),
   blocked: optional(isString),
   asking: optional(fields({ messageId: isString, text: isString })),
+  // Summed by the shepherd: counts in range, as the sheep's side on that host read them.
+  spent: optional(
+    fields({ tokens: (v) => countOf(v) !== undefined, outputTokens: (v) => countOf(v) !== undefined, costUsd: (v) => countOf(v, MAX_COST) !== undefined }),
+  ),
 });
 const replyPairs = arrayOf((e) => Array.isArray(e) && e.length === 2 && isString(e[0]) && (e[1] === "replied" || e[1] === "expired"));
 
