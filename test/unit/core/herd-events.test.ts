@@ -136,4 +136,19 @@ describe("the herd's events", () => {
     await clock.advance(2000, 100);
     assert.equal((await r)[0]!.status, "failed");
   });
+
+  it("a budget's warning and limit: published as budget, one key per sheep and kind, the day's per day", async () => {
+    const { s, events } = setup();
+    const started = await s.start({ definition: def, cwd: "/w", label: "w1", budget: { key: "b_test", budget: { tokens: 100 } } });
+    const rec = s.registry.agents.get(started.agentId)!;
+    s.spend.note(rec, { tokens: 90, outputTokens: 10, costUsd: 0 });
+    s.spend.exceeded(rec);
+    s.spend.exceeded(rec);
+    const budget = events.filter((e) => e.kind === "budget");
+    assert.deepEqual([...new Set(budget.map((e) => e.key))], [`budget:budget-warning:${started.agentId}`, `budget:budget-exceeded:${started.agentId}`]);
+    assert.equal(budget[0]!.agentId, started.agentId);
+    assert.equal(budget[0]!.label, "w1");
+    assert.match(budget[0]!.text, /its budget is at its warning line: spent 90/);
+    assert.match(budget.at(-1)!.text, /its budget is at its limit/);
+  });
 });
