@@ -46,10 +46,14 @@ export function shepherdExtension(pi: ExtensionAPI): void {
   // The model's `shepherd` call as it streams: sheep it will start boot before it ends.
   pi.on("message_update", (event) => {
     const e = event.assistantMessageEvent;
-    if (e?.type !== "toolcall_delta" && e?.type !== "toolcall_end") return;
-    const call = e.type === "toolcall_end" ? e.toolCall : e.partial?.content?.[e.contentIndex];
-    if (call?.type !== "toolCall" || call.name !== "shepherd") return;
-    session.streaming(call.id, call.arguments, e.type === "toolcall_end");
+    if (e?.type === "toolcall_end") {
+      if (e.toolCall?.name === "shepherd") session.streaming(e.toolCall.id, "ended");
+      return;
+    }
+    if (e?.type !== "toolcall_delta") return;
+    const call = e.partial?.content?.[e.contentIndex];
+    if (call?.type !== "toolCall" || call.name !== "shepherd" || typeof e.delta !== "string") return;
+    session.streaming(call.id, { delta: e.delta, args: call.arguments });
   });
 
   pi.registerTool({

@@ -73,22 +73,49 @@ export function speculativeWants(args: unknown, o: { complete: boolean; maxParal
   return [...wants.values()];
 }
 
-/** Remembers what each streaming call asked for last, so each delta of the same call asks the pool once. */
-export class StreamingCalls {
-  private readonly asked = new Map<string, string>();
+/** A call's arguments past this are not followed: no call that starts sheep is that long. */
+const MAX_ARGS_CHARS = 64 * 1024;
+/** Calls followed at once; a model that never ends one cannot grow this. */
+const MAX_CALLS = 32;
 
-  /** The wants to give the pool now, or undefined when this call asked for the same already. */
-  changed(callId: string, wants: SpeculativeWant[]): SpeculativeWant[] | undefined {
-    if (wants.length === 0) return undefined;
-    const key = JSON.stringify(wants);
-    if (this.asked.get(callId) === key) return undefined;
-    // A few calls stream at once at most; a bound keeps a model that never ends one from growing this.
-    if (this.asked.size >= 32) this.asked.delete(this.asked.keys().next().value as string);
-    this.asked.set(callId, key);
-    return wants;
+/**
+ * Follows each `shepherd` call while the model writes it: the text of its arguments so far (pi's
+ * `toolcall_delta` pieces) and what it asked the pool for last. Only a call still being written
+ * boots anything: one whose arguments arrive whole (a model that does not stream them) runs at once
+ * and starts its own sheep as before; booting them a moment earlier would gain nothing.
+ */
+export class StreamingCalls {
+  private readonly calls = new Map<string, { text: string; asked?: string }>();
+
+  /** The wants to give the pool now, or undefined: the same as asked already, none, or the arguments are whole. */
+  next(callId: string, delta: string, wants: (complete: false) => SpeculativeWant[]): SpeculativeWant[] | undefined {
+    let call = this.calls.get(callId);
+    if (!call) {
+      if (this.calls.size >= MAX_CALLS) this.calls.delete(this.calls.keys().next().value as string);
+      call = { text: "" };
+      this.calls.set(callId, call);
+    }
+    if (call.text.length + delta.length > MAX_ARGS_CHARS) return undefined;
+    call.text += delta;
+    if (parses(call.text)) return undefined;
+    const now = wants(false);
+    if (now.length === 0) return undefined;
+    const key = JSON.stringify(now);
+    if (call.asked === key) return undefined;
+    call.asked = key;
+    return now;
   }
 
   ended(callId: string): void {
-    this.asked.delete(callId);
+    this.calls.delete(callId);
+  }
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }

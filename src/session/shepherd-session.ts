@@ -45,14 +45,16 @@ export class ShepherdSession<C extends SessionContext> {
   }
 
   /**
-   * A `shepherd` call the model is still writing (its arguments so far; `complete` once it
-   * ended): the sheep it will start boot ahead in the warm pool, for the call to take (issue 36).
+   * A `shepherd` call the model is still writing (a piece of its arguments' text, and the arguments
+   * as pi parsed them so far): the sheep it will start boot ahead in the warm pool, for the call to
+   * take (issue 36). `ended`: the call is whole; nothing more is booted for it.
    */
-  streaming(callId: string, args: unknown, complete: boolean): void {
+  streaming(callId: string, piece: { delta: string; args: unknown } | "ended"): void {
+    if (piece === "ended") return this.calls.ended(callId);
     const app = this.composed;
     if (!app?.loaded.settings.speculativeStart) return;
-    const wants = this.calls.changed(callId, speculativeWants(args, { complete, maxParallel: app.loaded.settings.maxParallel }));
-    if (complete) this.calls.ended(callId);
+    const { maxParallel } = app.loaded.settings;
+    const wants = this.calls.next(callId, piece.delta, (complete) => speculativeWants(piece.args, { complete, maxParallel }));
     if (wants) void app.shepherd.speculate(wants);
   }
 

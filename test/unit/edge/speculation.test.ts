@@ -95,16 +95,31 @@ describe("speculativeWants", () => {
 });
 
 describe("StreamingCalls", () => {
-  it("asks the pool once per change of a call's wants, and forgets a call that ended", () => {
+  const wants = (args: unknown) => (complete: false) => speculativeWants(args, { complete, maxParallel: 4 });
+
+  it("asks the pool while the call is being written, once per change of what it names", () => {
     const calls = new StreamingCalls();
-    const w = [{ name: "worker", count: 1 }];
-    assert.deepEqual(calls.changed("c1", w), w);
-    assert.equal(calls.changed("c1", [{ name: "worker", count: 1 }]), undefined, "the same wants again: nothing to ask");
-    assert.deepEqual(calls.changed("c1", [{ name: "worker", count: 2 }]), [{ name: "worker", count: 2 }]);
-    assert.equal(calls.changed("c1", []), undefined, "no wants: nothing to ask");
-    calls.ended("c1");
-    assert.deepEqual(calls.changed("c1", w), w);
-    for (let i = 0; i < 100; i++) calls.changed(`x${i}`, w);
-    assert.deepEqual(calls.changed("x0", w), w, "bounded: the oldest calls are forgotten");
+    assert.equal(calls.next("c1", '{"action":"start","ag', wants({ action: "start", ag: "" })), undefined, "no agent yet");
+    assert.deepEqual(calls.next("c1", 'ent":"worker","lab', wants({ action: "start", agent: "worker", lab: "" })), [{ name: "worker", count: 1 }]);
+    assert.equal(calls.next("c1", 'el":"w', wants({ action: "start", agent: "worker", label: "w" })), undefined, "the same again");
+  });
+
+  it("boots nothing for a call whose arguments are whole: it runs at once and starts its own", () => {
+    const calls = new StreamingCalls();
+    const text = JSON.stringify({ action: "start", agent: "worker", label: "w" });
+    assert.equal(calls.next("c2", text, wants(JSON.parse(text))), undefined, "arrived in one piece");
+    const streamed = new StreamingCalls();
+    assert.ok(streamed.next("c3", text.slice(0, 35), wants({ action: "start", agent: "worker", label: "" })));
+    assert.equal(streamed.next("c3", text.slice(35), wants(JSON.parse(text))), undefined, "its last piece makes it whole");
+  });
+
+  it("is bounded: a call past 64 KiB, and the oldest of more than 32 calls, are let go", () => {
+    const calls = new StreamingCalls();
+    const big = `{"action":"start","agent":"worker","x":"${"a".repeat(70_000)}`;
+    assert.equal(calls.next("big", big, wants({ action: "start", agent: "worker", x: "" })), undefined);
+    for (let i = 0; i < 40; i++) calls.next(`c${i}`, '{"action":"start","agent":"w","l', wants({ action: "start", agent: "w", l: "" }));
+    assert.deepEqual(calls.next("c0", "x", wants({ action: "start", agent: "w", l: "x" })), [{ name: "w", count: 1 }], "c0 was let go, so it asks again");
+    calls.ended("c39");
+    assert.deepEqual(calls.next("c39", '{"action":"start","agent":"w","l', wants({ action: "start", agent: "w", l: "" })), [{ name: "w", count: 1 }]);
   });
 });
