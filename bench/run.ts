@@ -6,7 +6,7 @@
  *   npm run bench                         both runtimes, full sample sizes (a few minutes)
  *   npm run bench -- --runtime tmux       one runtime
  *   npm run bench -- --quick --out F      small samples, written to F instead
- *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, terminal, subagents, remote, egress, sandbox, tool-tokens, first, herd64)
+ *   npm run bench -- --only warm,peer     some parts only (core, rpc, warm, peer, panel, terminal, subagents, remote, egress, sandbox, tool-tokens, first, herd64, remote64)
  *   npm run bench -- --compare F          each figure beside the same one of an earlier run's JSON
  */
 import { mkdir, writeFile } from "node:fs/promises";
@@ -34,8 +34,24 @@ import { runWarmStart, type WarmStartConfig } from "./lib/warm-start.ts";
 import { makeWorld } from "./lib/world.ts";
 import { type FirstCallConfig, runFirstCall } from "./lib/first-call.ts";
 import { type Herd64Config, type Herd64Figures, herd64Table, runHerd64 } from "./lib/herd64-bench.ts";
+import { type Remote64Config, type Remote64Figures, remote64Table, runRemote64 } from "./lib/remote64-bench.ts";
 
-const PARTS = ["core", "rpc", "warm", "peer", "panel", "terminal", "subagents", "remote", "egress", "sandbox", "tool-tokens", "first", "herd64"] as const;
+const PARTS = [
+  "core",
+  "rpc",
+  "warm",
+  "peer",
+  "panel",
+  "terminal",
+  "subagents",
+  "remote",
+  "egress",
+  "sandbox",
+  "tool-tokens",
+  "first",
+  "herd64",
+  "remote64",
+] as const;
 type Part = (typeof PARTS)[number];
 
 const FULL: {
@@ -51,6 +67,7 @@ const FULL: {
   sandbox: SandboxConfig;
   first: FirstCallConfig;
   herd64: Herd64Config;
+  remote64: Remote64Config;
 } = {
   core: {
     sheep: 16,
@@ -74,6 +91,7 @@ const FULL: {
   sandbox: { starts: 8, prompts: 9, answerDelayMs: 800, requests: 21, probes: 2, busySheep: 16, windowMs: 8000 },
   first: { reps: 3, tokensPerSec: 60, oneDelayMs: 500, fourDelayMs: 1000, settleMs: 2000 },
   herd64: { sheep: 64, tailSizes: [1, 16, 64], tailRounds: 2, tailDelayMs: 3000, cpuWindowMs: 10_000, listRequests: 100, herdCalls: 9 },
+  remote64: { hosts: 4, perHost: 16, tailSizes: [1, 16, 64], tailDelayMs: 3000, cpuWindowMs: 10_000, listRequests: 50, herdCalls: 5 },
 };
 
 const QUICK: typeof FULL = {
@@ -91,6 +109,7 @@ const QUICK: typeof FULL = {
   sandbox: { ...FULL.sandbox, starts: 3, prompts: 3, requests: 11, probes: 1, windowMs: 6000 },
   first: FULL.first,
   herd64: { ...FULL.herd64, sheep: 8, tailSizes: [1, 8], tailRounds: 1, cpuWindowMs: 4000, listRequests: 20, herdCalls: 3 },
+  remote64: { ...FULL.remote64, hosts: 2, perHost: 2, tailSizes: [1, 2, 4], cpuWindowMs: 4000, listRequests: 10, herdCalls: 2 },
 };
 
 export const DEFINITIONS = {
@@ -199,6 +218,14 @@ export const DEFINITIONS = {
     "Memory: the shepherd's VmRSS 2 s after a first call with no sheep, and 2 s after the 64 answered their first prompt; " +
     "the sheep's: every sheep's pi VmRSS summed. CPU: the shepherd's utime+stime over a window of one wait on 64 busy " +
     "sheep, and the multiplexer processes it ran (a counting wrapper first on PATH)",
+  remote64:
+    "tmux only, issue 36: 4 x 16 real pi sheep, 16 on each of 4 of the test's remote hosts (a network namespace and a " +
+    "private sshd each), one real pi shepherd over RPC here (maxParallel and maxTasks 64, warmMemory 0). The 64 starts " +
+    "are one model turn (pi runs them in parallel; every host connected and deployed within it), every sheep's first " +
+    "model call not counted. Tail: n sheep (1 and 16 on one host, 64 on all four) prompted one after another with the " +
+    "same 3 s task, one wait for all; its end minus the last answer's last byte. herd and GET /api/v1/sheep as herd64's. " +
+    "CPU: over a window of one wait on the busy sheep of one host, then of all four, the shepherd's utime+stime and its " +
+    "ssh processes' (ControlMaster and channels of the hosts' client configs). Memory as herd64's",
   toolTokens: TOOL_TOKENS_DEFINITION,
   via:
     "core: composeShepherd's Shepherd driven in the bench process (real pi sheep in real panes, no shepherd model); rpc: a " +
@@ -236,6 +263,7 @@ async function main() {
 
   const runs: Record<string, RuntimeRun> = {};
   let herd64: Herd64Figures | undefined;
+  let remote64: Remote64Figures | undefined;
   // Text, not time: measured once, beside the first runtime's figures, with no sheep or model.
   const toolTokens = parts.has("tool-tokens") ? measureToolTokens(say) : undefined;
   const timed = [...parts].some((p) => p !== "tool-tokens");
@@ -268,6 +296,8 @@ async function main() {
       if (parts.has("subagents")) run.subagents = await runSubagents(fixture, world, model, cfg.subagents, say);
       if (parts.has("first")) run.firstCall = await runFirstCall(fixture, world, model, cfg.first, say);
       if (parts.has("herd64") && name === "tmux") herd64 = await runHerd64(fixture, world, model, cfg.herd64, say);
+      // The remote hosts run tmux: measured once, beside the tmux runtime's figures.
+      if (parts.has("remote64") && name === "tmux") remote64 = await runRemote64(fixture, world, model, cfg.remote64, say);
       runs[name] = run;
       await cleanups.pop()!(); // the fixture
       await cleanups.pop()!(); // the world
@@ -282,6 +312,7 @@ async function main() {
   say(`\n${table}\n`);
   say("core = Shepherd in the bench process; rpc = a real pi shepherd, whole tool calls. Definitions: bench/results/latest.json.");
   if (herd64) say(`\nA herd of ${herd64.sheep} (tmux, RPC):\n| figure | value | target |\n|---|---|---|\n${herd64Table(herd64)}\n`);
+  if (remote64) say(`\nA herd of ${remote64.hosts} x ${remote64.perHost} on remote hosts (tmux, RPC):\n${remote64Table(remote64)}\n`);
   if (values.compare) say(`\n${await compareTable(rows, runtimes, resolve(values.compare))}\n`);
   const after = await describeMachine();
   const result = {
@@ -294,6 +325,7 @@ async function main() {
     rows,
     runtimes: Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, summarizeRun(r)])),
     ...(herd64 ? { herd64 } : {}),
+    ...(remote64 ? { remote64 } : {}),
   };
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, JSON.stringify(result, null, 2) + "\n");

@@ -34,7 +34,10 @@ export class RoutedRuntime implements Runtime {
     const byHost = new Map<string | undefined, PaneRef[]>();
     for (const p of panes) {
       const at = this.table.pane(p.paneId, p.agentId);
-      byHost.set(at.host, [...(byHost.get(at.host) ?? []), { agentId: p.agentId, paneId: at.paneId }]);
+      // Pushed, not copied: a herd's question stays linear in its panes.
+      const refs = byHost.get(at.host);
+      if (refs) refs.push({ agentId: p.agentId, paneId: at.paneId });
+      else byHost.set(at.host, [{ agentId: p.agentId, paneId: at.paneId }]);
     }
     const answers = await Promise.all(
       [...byHost].map(([host, refs]) =>

@@ -50,7 +50,10 @@ export class ShepherdSession<C extends SessionContext> {
    * take (issue 36). `ended`: the call is whole; nothing more is booted for it.
    */
   streaming(callId: string, piece: { delta: string; args: unknown } | "ended"): void {
-    if (piece === "ended") return this.calls.ended(callId);
+    if (piece === "ended") {
+      this.calls.ended(callId);
+      return;
+    }
     const app = this.composed;
     if (!app?.loaded.settings.speculativeStart) return;
     const { maxParallel } = app.loaded.settings;

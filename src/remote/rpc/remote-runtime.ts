@@ -84,7 +84,12 @@ export class RemoteRuntime implements Runtime {
     await ask(this.remote, this.host, W.relabel, pane, label, placement);
   }
 
+  /**
+   * Only herdr tells an agent's status; a tmux there has none to tell, so it is not asked: a look
+   * at a herd of a host's sheep would otherwise cost a round trip a sheep for nothing.
+   */
   async agentStatus(paneId: string): Promise<string | undefined> {
+    if (this.name !== "herdr") return undefined;
     return ask(this.remote, this.host, W.agentStatus, { paneId, agentId: "" });
   }
 

@@ -20,6 +20,12 @@ describe("a herd of 64", () => {
     const big = await herdWork(64);
     assert.equal(big.viewChecks, big.prompts, `${big.viewChecks} prompt records walked for ${big.prompts} prompts of 64 sheep`);
   });
+
+  it("draws a frame of the herd widget at 64 with one walk of the prompts and one line a sheep", async () => {
+    const big = await herdWork(64);
+    assert.equal(big.widgetChecks, big.prompts, `${big.widgetChecks} prompt records walked for one widget frame of ${big.prompts} prompts`);
+    assert.equal(big.widgetLines, 65, "a title and one line a sheep");
+  });
 });
 
 describe("herd at 64", () => {

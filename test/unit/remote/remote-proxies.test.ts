@@ -324,3 +324,19 @@ test("a host's stale launch specs: asked with their age, each id checked; an ans
   call.answers.set("files.staleSpecs", [{ agentId: "../../etc" }]);
   await assert.rejects(host.staleSpecs!(600_000), /\[protocol_error\] /);
 });
+
+test("a sheep's agent status is asked of a herdr host, and of a tmux host never (tmux keeps none)", async () => {
+  const call = new FakeCall();
+  call.answers.set("runtime.agentStatus", "working");
+  const herdr = remotePorts(call, { host: "h", runtime: "herdr" }).runtime;
+  assert.equal(await herdr.agentStatus!("w1:p1"), "working");
+  assert.deepEqual(call.methods("runtime.agentStatus"), [[{ paneId: "w1:p1", agentId: "" }]]);
+  // Known only after init: the host's runtime as it is when asked.
+  let name: "tmux" | "herdr" = "tmux";
+  const lazy = remotePorts(call, { host: "h", runtime: () => name }).runtime;
+  assert.equal(await lazy.agentStatus!("%3"), undefined);
+  assert.equal(call.methods("runtime.agentStatus").length, 1, "a tmux host is not asked");
+  name = "herdr";
+  assert.equal(await lazy.agentStatus!("w1:p2"), "working");
+  assert.equal(call.methods("runtime.agentStatus").length, 2);
+});
