@@ -53,7 +53,7 @@ export interface Settings {
   panel: PanelSettings;
   /** User-only: sheep in bubblewrap (src/sandbox, docs/sandbox.md): "on" for all, and what they may read, write and reach. */
   sandbox: SandboxSettings;
-  /** User-only: where the herd tells a person who walked away what it needs (src/notify, docs/notifications.md). */
+  /** User-only: where the herd tells a person who walked away what it needs (src/notify, docs/leaving-the-herd-running.md). */
   notify: NotifySettings;
   /** User-only: what the herd may spend in a UTC day across every shepherd of the user, and where the warning goes out (spec: Budgets). */
   budgets: DailyBudgets;
@@ -240,7 +240,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   ],
   notify: [
     (v) => notifyProblem(v) === undefined,
-    'an object {"channels": [{"type": "desktop" | "webhook" | "ntfy" | "terminal" | "browser", "url"?, "events"?, "format"?}]} (docs/notifications.md)',
+    'an object {"channels": [{"type": "desktop" | "webhook" | "ntfy" | "terminal" | "browser", "url"?, "events"?, "format"?}]} (docs/leaving-the-herd-running.md)',
   ],
   budgets: [
     (v) => dailyBudgetsProblem(v) === undefined,
