@@ -185,7 +185,8 @@ export function countShort(n: number): string {
 
 /** "1.2k/5k tok $0.04": a sheep's spend against its budget in a few characters; empty when there is neither. */
 export function spendShort(spent: Spend | undefined, budget: Budget | undefined): string {
-  if (!spent && !budget) return "";
+  // Only a sheep held to a budget: every other line stays as it was (its tokens are in the panel and /metrics).
+  if (!budget) return "";
   const s = spent ?? NO_SPEND;
   const tokens =
     budget?.outputTokens !== undefined && budget.tokens === undefined

@@ -166,7 +166,8 @@ export function sheepLine(s: ShownStatus, now = Date.now()): string {
   const wt = `${s.worktree ? ` · ⎇ ${s.worktree.branch}` : ""}${s.sandboxed ? ` · sandboxed${egress}` : ""}`;
   const on = s.host !== undefined ? ` on ${s.host}` : "";
   const down = s.hostDown ? ` · host unreachable since ${s.hostDown.since} (${s.hostDown.reason})` : "";
-  const spend = s.spent || s.budget ? ` · spent ${spendText(s.spent ?? NO_SPEND, s.budget)}` : "";
+  // Only a sheep held to a budget: it is spend against that budget the line is for.
+  const spend = s.budget ? ` · spent ${spendText(s.spent ?? NO_SPEND, s.budget)}` : "";
   return `${s.label} (${s.agentId}, ${s.agent}): ${s.state}${active}${pane} · ${s.runtime}${on}${wt} · ${ageText(now - Date.parse(s.createdAt))} old${spend}${rt}${down}`;
 }
 

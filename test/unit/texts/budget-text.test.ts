@@ -41,6 +41,7 @@ async function spentSheep() {
 describe("spend against budget, seen", () => {
   it("the short and long texts", () => {
     assert.equal(spendShort({ tokens: 12_345, outputTokens: 10, costUsd: 0 }, { tokens: 50_000 }), "12k/50k tok");
+    assert.equal(spendShort({ tokens: 14, outputTokens: 4, costUsd: 0 }, undefined), "", "a sheep held to no budget: its line stays as it was");
     assert.equal(spendShort({ tokens: 700, outputTokens: 300, costUsd: 0.0123 }, { outputTokens: 500, costUsd: 1 }), "300/500 out $0.0123/$1.00");
     assert.equal(spendShort(undefined, undefined), "");
     assert.equal(dayText({ tokens: 700, costUsd: 0 }, { dailyTokens: 5000 }), "Today's budget (spent or reserved by every shepherd): 700/5000 tokens.");
