@@ -181,7 +181,8 @@ export class HerdSpend {
   /** The day's spend of every shepherd of the user against the `budgets` setting; undefined without one. */
   async day(): Promise<DaySpend | undefined> {
     const daily = this.d.daily;
-    if (!daily || !this.d.ledger) return undefined;
+    // No daily limit (the default `budgets: {}`): there is no day's budget to show.
+    if (!daily || !this.d.ledger || (daily.dailyTokens === undefined && daily.dailyCostUsd === undefined)) return undefined;
     const day = this.today();
     return { day, used: await this.d.ledger.totals(day), daily };
   }

@@ -206,4 +206,10 @@ describe("budgets in the core", () => {
     assert.deepEqual(told, [[], ["budget-warning"], ["budget-warning"], ["budget-warning", "budget-exceeded"]]);
     assert.deepEqual(await s.shepherd.spend.day(), { day: DAY, used: { tokens: 1000, costUsd: 0 }, daily: { dailyTokens: 1000, warnAt: 0.8 } });
   });
+
+  it("no daily limit (the default budgets {}): there is no day's budget to show", async () => {
+    const world = new MemoryWorld();
+    const shepherd = new Shepherd({ runtime: world.runtime, files: world.files, owner: "s0", clock: new FakeClock(), ledger: new MemoryLedger(), budgets: {} });
+    assert.equal(await shepherd.spend.day(), undefined);
+  });
 });
