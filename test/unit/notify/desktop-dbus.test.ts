@@ -6,11 +6,12 @@
  * title as the summary and its text as the body. `.ci/run` installs the three packages.
  */
 import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { execa, type ResultPromise } from "execa";
+import { execa } from "execa";
 import { makeChannels } from "../../../src/notify/channels/make.ts";
 import { buildNotice } from "../../../src/notify/notice.ts";
 
@@ -32,8 +33,8 @@ async function until(what: string, fn: () => Promise<boolean> | boolean, ms: num
 
 describe("the desktop channel with a real notification daemon on a private D-Bus session", { timeout: 60_000 }, () => {
   let dir: string;
-  let bus: ResultPromise | undefined;
-  let daemon: ResultPromise | undefined;
+  let bus: ChildProcess | undefined;
+  let daemon: ChildProcess | undefined;
   let env: NodeJS.ProcessEnv;
   const log = () => (existsSync(join(dir, "calls.log")) ? readFileSync(join(dir, "calls.log"), "utf8") : "");
 
@@ -46,12 +47,7 @@ describe("the desktop channel with a real notification daemon on a private D-Bus
 
     dir = mkdtempSync(join(tmpdir(), "pi-shepherd-dbus-"));
     const address = `unix:path=${join(dir, "bus")}`;
-    bus = execa("dbus-daemon", ["--session", "--nofork", `--address=${address}`, "--print-address=1"], {
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "ignore",
-      reject: false,
-    });
+    bus = spawn("dbus-daemon", ["--session", "--nofork", `--address=${address}`, "--print-address=1"], { stdio: ["ignore", "pipe", "ignore"] });
     let printed = "";
     bus.stdout!.on("data", (c: Buffer) => (printed += c.toString()));
     await until("the private bus's address", () => printed.includes("\n"), 10_000);
@@ -59,12 +55,9 @@ describe("the desktop channel with a real notification daemon on a private D-Bus
     // Never the user's own session bus: the one this test started.
     assert.match(env.DBUS_SESSION_BUS_ADDRESS!, new RegExp(`^unix:path=${dir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/bus,`));
 
-    daemon = execa(PYTHON, ["-m", "dbusmock", "--template", "notification_daemon", "-l", join(dir, "calls.log")], {
+    daemon = spawn(PYTHON, ["-m", "dbusmock", "--template", "notification_daemon", "-l", join(dir, "calls.log")], {
       env,
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "pipe",
-      reject: false,
+      stdio: "ignore",
     });
     const owned = async () => {
       const r = await execa(
@@ -89,9 +82,10 @@ describe("the desktop channel with a real notification daemon on a private D-Bus
 
   after(async () => {
     for (const p of [daemon, bus]) {
-      if (p?.pid !== undefined && p.exitCode === null) {
+      if (p?.pid !== undefined && p.exitCode === null && p.signalCode === null) {
+        const ended = new Promise((r) => p.once("exit", r));
         p.kill("SIGTERM");
-        await p;
+        await ended;
       }
     }
     if (dir) rmSync(dir, { recursive: true, force: true });
