@@ -2,11 +2,14 @@
  * The panel's pi glue: `/shepherd panel` on, off and url; the port closed when pi quits or
  * reloads; a reload brings it back (same port, token and sessions, held on globalThis as the
  * owner token is) when it was on, and the user's `panel.autostart` turns it on when the session
- * begins. The server and its rules are src/panel.
+ * begins. On a fixed port (the user's stable one, or `panel.port`) the token and sessions are kept
+ * in the panel's private file too (src/panel/auth-file.ts), so a pi restarted later opens the same
+ * URL and the open pages go on. The server and its rules are src/panel.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PanelMode } from "../src/command/parse.ts";
 import type { PanelAuth } from "../src/panel/auth.ts";
+import type { AuthFile } from "../src/panel/auth-file.ts";
 import type { PanelServer } from "../src/panel/server.ts";
 import type { Settings } from "../src/settings.ts";
 import type { EntryDeps } from "../src/edge/entry.ts";
@@ -17,8 +20,8 @@ import { parts } from "./lazy-parts.ts";
 interface Held {
   on: boolean;
   port?: number;
-  /** The settings' `panel.port` it was bound for: another one there is a change that applies on reload. */
-  setting?: number;
+  /** The settings' `panel.port` it was bound for (undefined: the stable port): another one there is a change that applies on reload. */
+  setting?: number | "stable";
   auth?: PanelAuth;
 }
 
@@ -49,6 +52,10 @@ export interface PanelAccess {
 export class PanelGlue {
   private server: PanelServer | undefined;
   private starting: Promise<PanelServer> | undefined;
+  /** The file the running panel's auth is kept in, when it is on its fixed port. */
+  private authFile: AuthFile | undefined;
+  /** Said once with the next URL: the stable port was taken, so this panel is elsewhere. */
+  private note: string | undefined;
 
   constructor(private readonly access: PanelAccess) {}
 
@@ -59,20 +66,29 @@ export class PanelGlue {
     if (want === "url") return panelUrlText(this.server?.url);
     if (want === "off") {
       const port = this.server?.port;
+      const file = this.authFile;
       await this.stop();
+      // Off means its URL opens nothing any more, after a restart too.
+      file?.forget();
       letGo(held());
       return panelOffText(port);
     }
     const already = this.server !== undefined;
     const server = await this.start(ctx, false);
-    return panelOnText(server.url, server.port, already);
+    return this.withNote(panelOnText(server.url, server.port, already));
   }
 
   /** When the session begins: back on after a reload that closed it, or on by the user's setting. */
   async resume(ctx: ExtensionContext): Promise<string | undefined> {
-    if (held().on) return (await this.start(ctx, true)).url;
-    if ((await this.access.settings(ctx)).panel.autostart) return (await this.start(ctx, false)).url;
+    if (held().on) return this.withNote((await this.start(ctx, true)).url);
+    if ((await this.access.settings(ctx)).panel.autostart) return this.withNote((await this.start(ctx, false)).url);
     return undefined;
+  }
+
+  private withNote(text: string): string {
+    const note = this.note;
+    this.note = undefined;
+    return note ? `${text}\n${note}` : text;
   }
 
   /** pi quits or reloads: the port closes now; a reload finds it on again (resume). */
@@ -84,27 +100,44 @@ export class PanelGlue {
   private start(ctx: ExtensionContext, again: boolean): Promise<PanelServer> {
     if (this.server) return Promise.resolve(this.server);
     this.starting ??= (async () => {
-      const { PanelAuth, PanelServer, panelLostText, panelReplyText } = await parts();
+      const { AuthFile, PanelAuth, PanelServer, agentDirOf, panelLostText, panelPortTakenText, panelReplyText, wantedPanelPort } = await parts();
       const h = held();
-      const setting = (await this.access.settings(ctx)).panel.port;
+      const configured = (await this.access.settings(ctx)).panel.port;
+      const setting = configured ?? "stable";
+      const wanted = wantedPanelPort(configured);
       // Back on the port it had, with its token and sessions, unless the settings name another
-      // port now: then there, with a new token (a page of the old port's origin cannot follow).
+      // port now: then there, with the auth its file keeps for that port, or a new token (a page
+      // of the old port's origin cannot follow).
       const same = again && h.port !== undefined && h.auth !== undefined && h.setting === setting;
-      const port = same ? h.port! : setting;
-      const server = new PanelServer({
-        entry: panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText),
-        port,
-        auth: same ? h.auth! : new PanelAuth(),
-      });
+      const port = same ? h.port! : wanted;
+      // Only a fixed port keeps its auth in the file: a free port is another origin at every start.
+      const file = port !== 0 && port === wanted ? AuthFile.of(agentDirOf(process.env)) : undefined;
+      const auth = same ? h.auth! : (file?.load(port).auth ?? new PanelAuth());
+      const make = (p: number, a: PanelAuth) =>
+        new PanelServer({ entry: panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText), port: p, auth: a });
+      let server = make(port, auth);
+      let kept = file;
       try {
         await server.start();
       } catch (e) {
-        if (!again) throw e;
-        // Whatever holds the port now may be given an open page's cookie and key at its next
-        // request: that session, and the token, must open nothing when a later reload gets the port back.
-        letGo(h);
-        throw new Error(panelLostText(port, e));
+        const taken = (e as { cause?: { code?: unknown } }).cause?.code === "EADDRINUSE";
+        // Whatever holds the port now may be given an open page's cookie and key (or the URL's
+        // token) at its next request: they must open nothing when this port is ours again.
+        file?.forget();
+        // A reload that finds its own port taken stays off (panelLostText); a start takes a free one.
+        if (!(taken && configured === undefined && !same)) {
+          if (!again) throw e;
+          letGo(h);
+          throw new Error(panelLostText(port, e));
+        }
+        // The stable port is the default, not the person's word: a free one, said so.
+        server = make(0, new PanelAuth());
+        kept = undefined;
+        await server.start();
+        this.note = panelPortTakenText(port, server.port);
       }
+      kept?.keep(server.auth, server.port);
+      this.authFile = kept;
       this.server = server;
       h.on = true;
       h.port = server.port;
@@ -122,6 +155,9 @@ export class PanelGlue {
     const server = this.server;
     this.server = undefined;
     await server?.stop();
+    // Its last uses written: a restart finds the sessions as this pi leaves them.
+    this.authFile?.release();
+    this.authFile = undefined;
   }
 }
 

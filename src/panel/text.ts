@@ -28,3 +28,13 @@ export function panelLostText(port: number, failure: unknown): string {
     "/shepherd panel on turns it on again with a new URL.",
   ].join(" ");
 }
+
+/** The stable port was taken by something that is not this panel's: the panel is on a free port instead, and the kept sessions are let go. */
+export function panelPortTakenText(stable: number, port: number): string {
+  return [
+    `Port ${stable} on 127.0.0.1 (the panel's stable port for this user) is taken by another process, so this panel is on ${port} instead;`,
+    "its address changes at every start until that port is free again.",
+    "The kept token and page sessions were let go, since the page may have sent them to whatever holds that port.",
+    'Set "panel": {"port": <another>} in your user settings for a fixed one.',
+  ].join(" ");
+}
