@@ -10,6 +10,10 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PanelMode } from "../src/command/parse.ts";
 import type { PanelAuth } from "../src/panel/auth.ts";
 import type { AuthFile } from "../src/panel/auth-file.ts";
+import type { ShepherdRegistry } from "../src/panel/registry.ts";
+
+/** How often a panel not on the user's stable port tries to take it over. */
+const STABLE_RETRY_MS = 5000;
 import type { PanelServer } from "../src/panel/server.ts";
 import type { Settings } from "../src/settings.ts";
 import type { EntryDeps } from "../src/edge/entry.ts";
@@ -56,6 +60,11 @@ export class PanelGlue {
   private authFile: AuthFile | undefined;
   /** Said once with the next URL: the stable port was taken, so this panel is elsewhere. */
   private note: string | undefined;
+  private registry: ShepherdRegistry | undefined;
+  private stableTimer: NodeJS.Timeout | undefined;
+  private moving: Promise<void> | undefined;
+  private ctx: ExtensionContext | undefined;
+  private readonly startedAt = new Date().toISOString();
 
   constructor(private readonly access: PanelAccess) {}
 
@@ -99,9 +108,12 @@ export class PanelGlue {
 
   private start(ctx: ExtensionContext, again: boolean): Promise<PanelServer> {
     if (this.server) return Promise.resolve(this.server);
+    this.ctx = ctx;
     this.starting ??= (async () => {
-      const { AuthFile, PanelAuth, PanelServer, agentDirOf, panelLostText, panelPortTakenText, panelReplyText, wantedPanelPort } = await parts();
+      const { AuthFile, PanelAuth, ShepherdRegistry, agentDirOf, panelLostText, panelPortTakenText, stablePanelPort, wantedPanelPort } = await parts();
       const h = held();
+      const agentDir = agentDirOf(process.env);
+      const registry = ShepherdRegistry.of(agentDir);
       const configured = (await this.access.settings(ctx)).panel.port;
       const setting = configured ?? "stable";
       const wanted = wantedPanelPort(configured);
@@ -111,19 +123,25 @@ export class PanelGlue {
       const same = again && h.port !== undefined && h.auth !== undefined && h.setting === setting;
       const port = same ? h.port! : wanted;
       // Only a fixed port keeps its auth in the file: a free port is another origin at every start.
-      const file = port !== 0 && port === wanted ? AuthFile.of(agentDirOf(process.env)) : undefined;
+      const file = port !== 0 && port === wanted ? AuthFile.of(agentDir) : undefined;
       const auth = same ? h.auth! : (file?.load(port).auth ?? new PanelAuth());
-      const make = (p: number, a: PanelAuth) =>
-        new PanelServer({ entry: panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText), port: p, auth: a });
-      let server = make(port, auth);
+      const src = { registry, selfPid: process.pid, stablePort: stablePanelPort() };
+      const make = async (p: number, a: PanelAuth) => {
+        const { PanelServer, panelReplyText } = await parts();
+        const entry = panelEntry(this.access.entry(ctx), (text) => this.access.tell?.(ctx, text), panelReplyText);
+        return new PanelServer({ entry, port: p, auth: a, shepherds: src });
+      };
+      let server = await make(port, auth);
       let kept = file;
       try {
         await server.start();
       } catch (e) {
         const taken = (e as { cause?: { code?: unknown } }).cause?.code === "EADDRINUSE";
-        // Whatever holds the port now may be given an open page's cookie and key (or the URL's
-        // token) at its next request: they must open nothing when this port is ours again.
-        file?.forget();
+        // Another of this user's shepherds holds it: its panel keeps the file and lists this one.
+        const sibling = taken ? registry.list().find((x) => x.port === port && x.pid !== process.pid) : undefined;
+        // Anything else may be given an open page's cookie and key (or the URL's token) at its next
+        // request: they must open nothing when this port is ours again.
+        if (!sibling) file?.forget();
         // A reload that finds its own port taken stays off (panelLostText); a start takes a free one.
         if (!(taken && configured === undefined && !same)) {
           if (!again) throw e;
@@ -131,18 +149,18 @@ export class PanelGlue {
           throw new Error(panelLostText(port, e));
         }
         // The stable port is the default, not the person's word: a free one, said so.
-        server = make(0, new PanelAuth());
+        server = await make(0, new PanelAuth());
         kept = undefined;
         await server.start();
-        this.note = panelPortTakenText(port, server.port);
+        this.note = panelPortTakenText(port, server.port, sibling?.pid);
       }
-      kept?.keep(server.auth, server.port);
-      this.authFile = kept;
-      this.server = server;
+      this.adopt(server, kept, registry, ctx);
       h.on = true;
       h.port = server.port;
       h.setting = setting;
       h.auth = server.auth;
+      // Not on the stable port: take it over when the shepherd holding it quits, so the bookmark keeps working.
+      if (configured === undefined && server.port !== wanted) this.watchStable(wanted, agentDir, make);
       return server;
     })().finally(() => {
       this.starting = undefined;
@@ -150,11 +168,62 @@ export class PanelGlue {
     return this.starting;
   }
 
+  /** The running panel, registered for its siblings, its auth kept in the file when it has one. */
+  private adopt(server: PanelServer, file: AuthFile | undefined, registry: ShepherdRegistry, ctx: ExtensionContext): void {
+    file?.keep(server.auth, server.port);
+    const register = () => registry.register({ pid: process.pid, port: server.port, token: server.auth.token, cwd: ctx.cwd, startedAt: this.startedAt });
+    const fileChange = server.auth.onChange;
+    // A new token (after its idle time) is written to the entry too, or siblings would knock with the old one.
+    server.auth.onChange = (now) => {
+      fileChange?.(now);
+      if (now) register();
+    };
+    register();
+    this.registry = registry;
+    this.authFile = file;
+    this.server = server;
+  }
+
+  /** Tries the stable port every STABLE_RETRY_MS while this panel is elsewhere; moves there when it binds. */
+  private watchStable(stable: number, agentDir: string, make: (p: number, a: PanelAuth) => Promise<PanelServer>): void {
+    clearInterval(this.stableTimer);
+    this.stableTimer = setInterval(() => {
+      if (this.moving || !this.server || this.starting) return;
+      this.moving = (async () => {
+        const { AuthFile } = await parts();
+        const file = AuthFile.of(agentDir);
+        const next = await make(stable, file.load(stable).auth);
+        try {
+          await next.start();
+        } catch {
+          return; // still held
+        }
+        clearInterval(this.stableTimer);
+        const old = this.server;
+        const registry = this.registry!;
+        this.server = undefined;
+        await old?.stop();
+        this.adopt(next, file, registry, this.ctx!);
+        const h = held();
+        h.port = next.port;
+        h.auth = next.auth;
+      })()
+        .catch(() => undefined)
+        .finally(() => {
+          this.moving = undefined;
+        });
+    }, STABLE_RETRY_MS);
+    this.stableTimer.unref();
+  }
+
   private async stop(): Promise<void> {
     await this.starting?.catch(() => undefined);
+    clearInterval(this.stableTimer);
+    await this.moving;
     const server = this.server;
     this.server = undefined;
     await server?.stop();
+    this.registry?.unregister(process.pid);
     // Its last uses written: a restart finds the sessions as this pi leaves them.
     this.authFile?.release();
     this.authFile = undefined;

@@ -29,11 +29,20 @@ export function panelLostText(port: number, failure: unknown): string {
   ].join(" ");
 }
 
-/** The stable port was taken by something that is not this panel's: the panel is on a free port instead, and the kept sessions are let go. */
-export function panelPortTakenText(stable: number, port: number): string {
+/**
+ * The stable port was taken: by another of this user's shepherds (whose page lists this one), or by
+ * something else (the kept sessions are let go). Either way this panel is on a free port for now.
+ */
+export function panelPortTakenText(stable: number, port: number, siblingPid?: number): string {
+  if (siblingPid !== undefined) {
+    return [
+      `Port ${stable} (the panel's stable port) is held by your shepherd pi ${siblingPid}, so this panel is on ${port};`,
+      `the page at ${stable} lists this shepherd and its sheep too, and this panel moves to ${stable} when that pi quits.`,
+    ].join(" ");
+  }
   return [
     `Port ${stable} on 127.0.0.1 (the panel's stable port for this user) is taken by another process, so this panel is on ${port} instead;`,
-    "its address changes at every start until that port is free again.",
+    "it moves there when the port is free again.",
     "The kept token and page sessions were let go, since the page may have sent them to whatever holds that port.",
     'Set "panel": {"port": <another>} in your user settings for a fixed one.',
   ].join(" ");

@@ -9,6 +9,7 @@ import { renderFleet, totalsText } from "./fleet.js";
 import { SheepView } from "./sheep.js";
 import { startForm } from "./start.js";
 import { drawDelegations, herdQuery, historyFilter, todayText } from "./history.js";
+import { drawShepherds, shepherdsSection } from "./shepherds.js";
 
 const fleetRoot = document.getElementById("fleet");
 const fleetHosts = document.getElementById("fleet-hosts");
@@ -67,6 +68,9 @@ function coalesced(fn) {
 const SIGNED_OUT =
   "Not signed in: this page's session ended (a session ends after 12 hours unused, and when the panel is turned off or cannot come back after a reload). For a new address, type /shepherd panel url in the shepherd's pi and open what it prints.";
 
+/** This user's other shepherds, below the herd (shepherds.js). */
+const shepherdsEl = shepherdsSection();
+
 const refreshFleet = coalesced(async () => {
   try {
     fleetData = await get(`/api/v1/sheep${herdQuery()}`);
@@ -82,6 +86,7 @@ const refreshFleet = coalesced(async () => {
     // A filter that takes none says so, not that the herd is empty.
     if (!fleetData.sheep?.length && herdQuery()) fill(fleetHosts, h("p", { class: "empty" }, "No sheep kept match this filter."));
     await drawDelegations(delegationsEl);
+    await drawShepherds(shepherdsEl);
     document.title = `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`;
   }
 });
@@ -161,6 +166,11 @@ async function main() {
   }
   document.getElementById("fleet-title").after(historyFilter(refreshFleet));
   fleetRoot.append(delegationsEl, startForm(say));
+  fleetHosts.after(shepherdsEl);
+  // Other shepherds' events do not reach this page: their herds are read again every few seconds.
+  setInterval(() => {
+    if (!view && !document.hidden) refreshFleet();
+  }, 10_000);
   window.addEventListener("hashchange", () => route(true));
   setInterval(() => tick(), 1000);
   route();
