@@ -10,6 +10,7 @@ import { SheepView } from "./sheep.js";
 import { startForm } from "./start.js";
 import { drawDelegations, herdQuery, historyFilter, todayText } from "./history.js";
 import { drawShepherds, shepherdsSection } from "./shepherds.js";
+import { attentionOf, notifyButton, notifyEvent, titleWith } from "./attention.js";
 
 const fleetRoot = document.getElementById("fleet");
 const fleetHosts = document.getElementById("fleet-hosts");
@@ -87,7 +88,7 @@ const refreshFleet = coalesced(async () => {
     if (!fleetData.sheep?.length && herdQuery()) fill(fleetHosts, h("p", { class: "empty" }, "No sheep kept match this filter."));
     await drawDelegations(delegationsEl);
     await drawShepherds(shepherdsEl);
-    document.title = `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`;
+    document.title = titleWith(waitingCount(), `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`);
   }
 });
 
@@ -123,7 +124,13 @@ function route(moved = false) {
   }
 }
 
-function onEvent(type, data) {
+/** Sheep of the herd read last that wait for the person (attention.js). */
+function waitingCount() {
+  return (fleetData?.sheep ?? []).filter((s) => attentionOf(s)).length;
+}
+
+function onEvent(type, data, id) {
+  notifyEvent(type, data, id, (agentId) => fleetData?.sheep?.find((s) => s.agentId === agentId)?.label);
   refreshFleet();
   if (!view) return;
   const agentId = data && typeof data === "object" ? data.agentId : undefined;
@@ -167,6 +174,7 @@ async function main() {
   document.getElementById("fleet-title").after(historyFilter(refreshFleet));
   fleetRoot.append(delegationsEl, startForm(say));
   fleetHosts.after(shepherdsEl);
+  document.querySelector("header.top").append(notifyButton());
   // Other shepherds' events do not reach this page: their herds are read again every few seconds.
   setInterval(() => {
     if (!view && !document.hidden) refreshFleet();
