@@ -9,9 +9,10 @@ import { asText, firstLine, h } from "./dom.js";
 /** Why a sheep waits for you, or "" when it does not. */
 export function attentionOf(s) {
   if (!s || s.state === "closed") return "";
-  if (s.state === "blocked") return "blocked";
+  // A question says more than the blocked state it causes.
   const questions = Number(s.questions) || 0;
   if (questions > 0) return questions === 1 ? "asks you a question" : `asks you ${questions} questions`;
+  if (s.state === "blocked") return "blocked";
   const unread = Number(s.unread) || 0;
   if (unread > 0) return unread === 1 ? "has a message nobody read" : `has ${unread} messages nobody read`;
   return "";
