@@ -133,6 +133,8 @@ export class PanelGlue {
       };
       let server = await make(port, auth);
       let kept = file;
+      /** Another of this user's shepherds holds the stable port: this one takes it over when that one quits. */
+      let heldBySibling = false;
       try {
         await server.start();
       } catch (e) {
@@ -142,6 +144,7 @@ export class PanelGlue {
         // Anything else may be given an open page's cookie and key (or the URL's token) at its next
         // request: they must open nothing when this port is ours again.
         if (!sibling) file?.forget();
+        heldBySibling = sibling !== undefined;
         // A reload that finds its own port taken stays off (panelLostText); a start takes a free one.
         if (!(taken && configured === undefined && !same)) {
           if (!again) throw e;
@@ -159,8 +162,13 @@ export class PanelGlue {
       h.port = server.port;
       h.setting = setting;
       h.auth = server.auth;
-      // Not on the stable port: take it over when the shepherd holding it quits, so the bookmark keeps working.
-      if (configured === undefined && server.port !== wanted) this.watchStable(wanted, agentDir, make);
+      // Not on the stable port because a sibling holds it: take it over when that one quits, so the
+      // bookmark keeps working. A port some other program holds is not watched: what it was given
+      // is not to be followed onto, and a port it lets go of is no sign of this user's.
+      // After a reload on the free port it had, the sibling is looked for again.
+      if (!heldBySibling && configured === undefined && server.port !== wanted)
+        heldBySibling = registry.list().some((x) => x.port === wanted && x.pid !== process.pid);
+      if (heldBySibling) this.watchStable(wanted, agentDir, make);
       return server;
     })().finally(() => {
       this.starting = undefined;

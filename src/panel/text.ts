@@ -42,7 +42,7 @@ export function panelPortTakenText(stable: number, port: number, siblingPid?: nu
   }
   return [
     `Port ${stable} on 127.0.0.1 (the panel's stable port for this user) is taken by another process, so this panel is on ${port} instead;`,
-    "it moves there when the port is free again.",
+    "it stays there until a later start finds that port free.",
     "The kept token and page sessions were let go, since the page may have sent them to whatever holds that port.",
     'Set "panel": {"port": <another>} in your user settings for a fixed one.',
   ].join(" ");
