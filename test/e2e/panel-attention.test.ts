@@ -77,6 +77,10 @@ describe("e2e: a sheep that waits for you", () => {
     assert.equal(notes[0]!.body, "alpha asks: North or south pasture?");
     await page.waitForTimeout(1500);
     assert.equal((await page.evaluate("window.__notes.length")) as number, 1, "nothing more for the same wait");
+    // On the sheep's own page the title names it, the count still first.
+    await page.evaluate(`location.hash = "#/sheep/${alpha}"`);
+    await page.locator(".sheep-title", { hasText: "alpha" }).waitFor();
+    await page.waitForFunction(() => /^\(1\) alpha · pi-shepherd$/.test(document.title));
     assert.deepEqual(trouble.errors, []);
     assert.deepEqual(trouble.failed, []);
   });

@@ -89,11 +89,17 @@ const refreshFleet = coalesced(async () => {
     await drawDelegations(delegationsEl);
     await drawShepherds(shepherdsEl);
     document.title = titleWith(waitingCount(), `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`);
-  }
+  } else retitle();
 });
+
+/** A sheep's page names the sheep in the title (sheep.js); the count of sheep waiting goes before it there too. */
+function retitle() {
+  document.title = titleWith(waitingCount(), document.title.replace(/^\(\d+\) /, ""));
+}
 
 const refreshView = coalesced(async () => {
   await view?.refresh();
+  if (view) retitle();
 });
 
 /** Draws what the address names; `moved`: the person went there, so focus follows (not on first load). */
