@@ -14,6 +14,7 @@ import type { Browser } from "playwright-core";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { launchChromium, openPage, panelOn } from "../support/panel-browser.ts";
 import type { Scene } from "../support/scene.ts";
+import { directive } from "../support/scripted-model.ts";
 
 describe("e2e: two shepherds in one page", () => {
   let world: E2eWorld;
@@ -34,7 +35,7 @@ describe("e2e: two shepherds in one page", () => {
     a = world.scene();
     b = world.scene();
     await a.start("alpha");
-    await b.start("beta");
+    const beta = (await b.start("beta")).agentId;
     const url = await panelOn(a.shepherd);
     await panelOn(b.shepherd);
     const entries = readdirSync(join(world.agentDir, "pi-shepherd", "panel", "shepherds"));
@@ -49,6 +50,13 @@ describe("e2e: two shepherds in one page", () => {
     assert.equal(await other.locator(".sibling-row td").nth(2).textContent(), `pi ${bPid}`);
     assert.equal(await page.locator("#shepherds .sibling-row", { hasText: "alpha" }).count(), 0, "its own sheep are not listed twice");
     assert.equal(await page.locator("#shepherds").isVisible(), true);
+    // The other shepherd's sheep that asks is marked there and counted in this page's title.
+    await b.prompt(
+      beta,
+      directive({ tool: { name: "shepherd_message", arguments: { kind: "question", text: "Which gate?", awaitReply: true, timeout: 300 } }, tag: "ASK" }),
+    );
+    await other.locator(".sibling-row.needs-you", { hasText: "beta" }).waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => document.title.startsWith("(1) "), undefined, { timeout: 30_000 });
 
     await b.ok({ action: "close", agentId: "beta" });
     await b.shepherd.stop();

@@ -72,6 +72,9 @@ const SIGNED_OUT =
 /** This user's other shepherds, below the herd (shepherds.js). */
 const shepherdsEl = shepherdsSection();
 
+/** Sheep of the other shepherds that wait for the person, as last read (shepherds.js). */
+let siblingsWaiting = 0;
+
 const refreshFleet = coalesced(async () => {
   try {
     fleetData = await get(`/api/v1/sheep${herdQuery()}`);
@@ -87,7 +90,7 @@ const refreshFleet = coalesced(async () => {
     // A filter that takes none says so, not that the herd is empty.
     if (!fleetData.sheep?.length && herdQuery()) fill(fleetHosts, h("p", { class: "empty" }, "No sheep kept match this filter."));
     await drawDelegations(delegationsEl);
-    await drawShepherds(shepherdsEl);
+    siblingsWaiting = await drawShepherds(shepherdsEl);
     document.title = titleWith(waitingCount(), `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`);
   } else retitle();
 });
@@ -130,9 +133,9 @@ function route(moved = false) {
   }
 }
 
-/** Sheep of the herd read last that wait for the person (attention.js). */
+/** Sheep of the herd read last that wait for the person (attention.js), the other shepherds' too. */
 function waitingCount() {
-  return (fleetData?.sheep ?? []).filter((s) => attentionOf(s)).length;
+  return (fleetData?.sheep ?? []).filter((s) => attentionOf(s)).length + siblingsWaiting;
 }
 
 function onEvent(type, data, id) {

@@ -5,6 +5,7 @@
  * of the herd and every few seconds.
  */
 import { ApiError, get } from "./api.js";
+import { attentionOf } from "./attention.js";
 import { asText, fill, h, stateBadge } from "./dom.js";
 
 /** The section the page shows them in; hidden while this is the user's only shepherd. */
@@ -38,8 +39,13 @@ function shepherdTable(s, herd, failure) {
             ...sheep.map((x) =>
               h(
                 "tr",
-                { class: "sibling-row", "data-agent-id": asText(x.agentId) },
-                h("td", {}, asText(x.label) || asText(x.agentId)),
+                { class: attentionOf(x) ? "sibling-row needs-you" : "sibling-row", "data-agent-id": asText(x.agentId) },
+                h(
+                  "td",
+                  {},
+                  asText(x.label) || asText(x.agentId),
+                  attentionOf(x) ? h("span", { class: "tag tag-attention", title: attentionOf(x) }, `waits for you: ${attentionOf(x)}`) : "",
+                ),
                 h("td", {}, stateBadge(asText(x.state))),
                 h("td", { class: "muted small" }, `pi ${asText(s.pid)}`),
               ),
@@ -49,25 +55,32 @@ function shepherdTable(s, herd, failure) {
   );
 }
 
-/** Reads the other shepherds and their herds, and draws them; the section stays hidden while there are none. */
+/**
+ * Reads the other shepherds and their herds, and draws them; the section stays hidden while there
+ * are none. Returns how many of their sheep wait for the person (for the tab's title).
+ */
 export async function drawShepherds(section) {
   let list;
   try {
     list = (await get("/api/v1/shepherds")).shepherds ?? [];
   } catch {
-    return; // the herd's own read says why
+    return 0; // the herd's own read says why
   }
   const others = list.filter((s) => !s.self);
   section.hidden = others.length === 0;
-  if (others.length === 0) return;
+  if (others.length === 0) return 0;
+  let waiting = 0;
   const tables = await Promise.all(
     others.map(async (s) => {
       try {
-        return shepherdTable(s, await get(`/api/v1/shepherds/${encodeURIComponent(s.id)}/api/v1/sheep`));
+        const herd = await get(`/api/v1/shepherds/${encodeURIComponent(s.id)}/api/v1/sheep`);
+        waiting += (Array.isArray(herd?.sheep) ? herd.sheep : []).filter((x) => attentionOf(x)).length;
+        return shepherdTable(s, herd);
       } catch (e) {
         return shepherdTable(s, undefined, e instanceof ApiError ? e.text : String(e));
       }
     }),
   );
   fill(section.querySelector("#shepherds-list"), ...tables);
+  return waiting;
 }
