@@ -19,5 +19,9 @@ export { heldText, leftoverText, noticeText, reattachText } from "../src/texts/f
 export { pushMessage } from "../src/edge/push-text.ts";
 export { quitText } from "../src/texts/quit.ts";
 export { PanelAuth } from "../src/panel/auth.ts";
+export { AuthFile } from "../src/panel/auth-file.ts";
+export { stablePanelPort, wantedPanelPort } from "../src/panel/stable-port.ts";
+export { ShepherdRegistry } from "../src/panel/registry.ts";
+export { agentDirOf } from "../src/settings.ts";
 export { PanelServer } from "../src/panel/server.ts";
-export { panelLostText, panelOffText, panelOnText, panelUrlText } from "../src/panel/text.ts";
+export { panelLostText, panelOffText, panelOnText, panelPortTakenText, panelUrlText } from "../src/panel/text.ts";

@@ -131,6 +131,20 @@ async function main() {
     await page.locator("#land-message").fill("Report a failed session renewal");
     await page.screenshot({ path: join(out, "panel-work.png"), fullPage: true });
     console.log(`saved ${join(out, "panel-work.png")}`);
+
+    // A phone's width, then the system's dark scheme: the herd with its live sheep.
+    await page.locator(".back").click();
+    await page.locator("#filter-state").selectOption("live");
+    await page.locator(".sheep-row", { hasText: "scout" }).waitFor();
+    await page.setViewportSize({ width: 360, height: 240 });
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: join(out, "panel-phone.png"), fullPage: true });
+    console.log(`saved ${join(out, "panel-phone.png")}`);
+    await page.setViewportSize({ width: 1280, height: 240 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: join(out, "panel-dark.png"), fullPage: true });
+    console.log(`saved ${join(out, "panel-dark.png")}`);
   } finally {
     await browser?.close();
     await world.cleanup();

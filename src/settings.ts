@@ -49,7 +49,7 @@ export interface Settings {
   speculativeStart: boolean;
   /** User-only: other machines sheep may run on, by name, reached over OpenSSH. */
   hosts: Record<string, HostSettings>;
-  /** User-only: the browser panel (src/panel): on when the session begins, and its port on 127.0.0.1 (0: a free one). */
+  /** User-only: the browser panel (src/panel): on when the session begins, and its port on 127.0.0.1 (unset: 7300 + uid % 500; 0: a free one). */
   panel: PanelSettings;
   /** User-only: sheep in bubblewrap (src/sandbox, docs/sandbox.md): "on" for all, and what they may read, write and reach. */
   sandbox: SandboxSettings;
@@ -61,7 +61,8 @@ export interface Settings {
 
 export interface PanelSettings {
   autostart: boolean;
-  port: number;
+  /** Unset: the user's stable port (src/panel/stable-port.ts); 0: a free one. */
+  port?: number;
 }
 
 /** One machine of the `hosts` setting. */
@@ -106,7 +107,7 @@ export const DEFAULT_SETTINGS: Settings = {
   warmMemory: DEFAULT_WARM_MEMORY_MB,
   speculativeStart: true,
   hosts: {},
-  panel: { autostart: false, port: 0 },
+  panel: { autostart: false },
   sandbox: DEFAULT_SANDBOX,
   notify: DEFAULT_NOTIFY,
   budgets: {},
@@ -231,7 +232,7 @@ const CHECKS: Record<keyof Settings, [Check, string]> = {
   models: [aliasMap, 'an object of alias -> model, e.g. {"fast": "anthropic/claude-haiku-4-5"} (names without spaces, ":" or a leading "-")'],
   hosts: [(v) => hostsProblem(v) === undefined, 'an object of name -> {"ssh": "user@machine", …} (see README, Sheep on other machines)'],
   warm: [warmSizes, `an object of agent name -> ready sheep to keep, 0-${MAX_WARM_PER_AGENT}, e.g. {"scout": 1, "worker": 2}`],
-  panel: [panelSettings, 'an object {"autostart": true or false, "port": 0-65535} (0: a free port)'],
+  panel: [panelSettings, 'an object {"autostart": true or false, "port": 0-65535} (unset: 7300 + uid % 500; 0: a free port)'],
   warmMemory: [(v) => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 65_536, "a whole number of MB, 0-65536 (0: no delegated sheep come back)"],
   speculativeStart: [bool, "true or false"],
   sandbox: [

@@ -55,13 +55,29 @@ interface Session {
   used: number;
 }
 
-/** The token and the sessions of one panel; kept across a reload with the panel. */
+/**
+ * What a panel keeps of its auth across a pi restart (auth-file.ts writes it): the token itself (a
+ * URL printed before the restart must still open the page), and each session only as the digests
+ * of its cookie and key, so the file alone makes no request a session's.
+ */
+export interface AuthSnapshot {
+  token: string;
+  tokenUsed: number;
+  sessions: { cookie: string; key: string; used: number }[];
+}
+
+/** The token and the sessions of one panel; kept across a reload with the panel, and across a restart by auth-file.ts. */
 export class PanelAuth {
   /** The digest of each session's cookie (hex), to its key's digest and last use. */
   private readonly sessions = new Map<string, Session>();
   private currentToken: string;
   private tokenDigest: Buffer;
   private tokenUsed: number;
+  /**
+   * Told of every change worth keeping: `now` for a new token or session (a restart right after
+   * must know it), otherwise a use (the keeper may wait, as one lost use only shortens an idle time).
+   */
+  onChange: ((now: boolean) => void) | undefined;
 
   constructor(
     token: string = newSecret(),
@@ -72,12 +88,31 @@ export class PanelAuth {
     this.tokenUsed = now();
   }
 
+  /** A panel's auth as a snapshot left it: its sessions idle past SESSION_IDLE_MS are not taken back. */
+  static restore(s: AuthSnapshot, now: () => number = Date.now): PanelAuth {
+    const auth = new PanelAuth(s.token, now);
+    auth.tokenUsed = s.tokenUsed;
+    for (const x of s.sessions.slice(-MAX_SESSIONS)) {
+      if (now() - x.used < SESSION_IDLE_MS) auth.sessions.set(x.cookie, { key: Buffer.from(x.key, "hex"), used: x.used });
+    }
+    return auth;
+  }
+
+  snapshot(): AuthSnapshot {
+    const now = this.now();
+    const sessions = [...this.sessions]
+      .filter(([, s]) => now - s.used < SESSION_IDLE_MS)
+      .map(([cookie, s]) => ({ cookie, key: s.key.toString("hex"), used: s.used }));
+    return { token: this.currentToken, tokenUsed: this.tokenUsed, sessions };
+  }
+
   /** The token a URL carries now: a new one when the last went unused for TOKEN_IDLE_MS (its sessions stay). */
   get token(): string {
     if (this.now() - this.tokenUsed >= TOKEN_IDLE_MS) {
       this.currentToken = newSecret();
       this.tokenDigest = digest(this.currentToken);
       this.tokenUsed = this.now();
+      this.onChange?.(true);
     }
     return this.currentToken;
   }
@@ -90,6 +125,7 @@ export class PanelAuth {
       if (this.sessions.size <= MAX_SESSIONS) break;
       this.sessions.delete(old);
     }
+    this.onChange?.(true);
     return session;
   }
 
@@ -106,7 +142,10 @@ export class PanelAuth {
       if (!m || now - this.tokenUsed >= TOKEN_IDLE_MS) return undefined;
       // Hashes of equal length, so the comparison takes as long for every wrong token.
       if (!timingSafeEqual(digest(m[1]!), this.tokenDigest)) return undefined;
-      if (touch) this.tokenUsed = now;
+      if (touch) {
+        this.tokenUsed = now;
+        this.onChange?.(false);
+      }
       return "bearer";
     }
     const key = req.headers[SESSION_HEADER];
@@ -122,7 +161,10 @@ export class PanelAuth {
         continue;
       }
       if (!timingSafeEqual(digest(key), session.key)) continue;
-      if (touch) session.used = now;
+      if (touch) {
+        session.used = now;
+        this.onChange?.(false);
+      }
       return "cookie";
     }
     return undefined;

@@ -15,6 +15,7 @@ export type HttpCode =
   | "not_found"
   | "method_not_allowed"
   | "too_many_clients"
+  | "shepherd_unreachable"
   | "internal_error";
 
 export class HttpError extends Error {

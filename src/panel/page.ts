@@ -34,7 +34,7 @@ const FILES: Record<string, [string, string, string?]> = {
   "/favicon.ico": ["favicon.svg", "image/svg+xml"],
   // The page's ES modules: app.js, the entry, imports the others (test/unit/panel/panel-page.test.ts holds this list to the directory).
   ...Object.fromEntries(
-    ["app", "api", "dom", "fleet", "sheep", "diff", "start", "history", "work", "terminal", "notices"].map((m) => [
+    ["app", "api", "dom", "fleet", "sheep", "diff", "start", "history", "work", "terminal", "notices", "shepherds", "attention"].map((m) => [
       `/assets/${m}.js`,
       [`${m}.js`, "text/javascript; charset=utf-8"],
     ]),

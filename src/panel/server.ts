@@ -18,6 +18,7 @@ import { isPagePath, sendPage } from "./page.ts";
 import { agentsRoute, type RouteContext, startRoute } from "./routes.ts";
 import { delegationsRoute, herdRoute, startOptionsRoute } from "./herd-routes.ts";
 import { sheepRoutes } from "./work-routes.ts";
+import { proxyToShepherd, type ShepherdsSource, shepherdsRoute } from "./shepherds-route.ts";
 
 /** Routes under /api/v1/sheep/:id, by method and the segment after the id. */
 const SHEEP_ROUTES = sheepRoutes();
@@ -48,6 +49,8 @@ export interface PanelOptions {
   auth?: PanelAuth;
   /** Where the page's files are (tests give their own). */
   pageDir?: string;
+  /** This user's other shepherds (registry.ts): listed, and reached through this panel. */
+  shepherds?: ShepherdsSource;
 }
 
 export class PanelServer {
@@ -242,6 +245,17 @@ export class PanelServer {
       allow(method, ["GET", "HEAD"]);
       sendJson(res, 200, await herdRouted(await ctx()));
       return;
+    }
+    if (c === "shepherds") {
+      const src = this.opts.shepherds;
+      if (id === undefined) {
+        where.route = "/api/v1/shepherds";
+        allow(method, ["GET", "HEAD"]);
+        return sendJson(res, 200, src ? shepherdsRoute(src) : { shepherds: [] });
+      }
+      where.route = "/api/v1/shepherds/:id/*";
+      if (!src) throw notFound(path);
+      return await proxyToShepherd(src, id, sub === undefined ? [] : [sub, ...rest], query, req, res);
     }
     if (c !== "sheep") throw notFound(path);
     if (id === undefined) {

@@ -28,3 +28,22 @@ export function panelLostText(port: number, failure: unknown): string {
     "/shepherd panel on turns it on again with a new URL.",
   ].join(" ");
 }
+
+/**
+ * The stable port was taken: by another of this user's shepherds (whose page lists this one), or by
+ * something else (the kept sessions are let go). Either way this panel is on a free port for now.
+ */
+export function panelPortTakenText(stable: number, port: number, siblingPid?: number): string {
+  if (siblingPid !== undefined) {
+    return [
+      `Port ${stable} (the panel's stable port) is held by your shepherd pi ${siblingPid}, so this panel is on ${port};`,
+      `the page at ${stable} lists this shepherd and its sheep too, and this panel moves to ${stable} when that pi quits.`,
+    ].join(" ");
+  }
+  return [
+    `Port ${stable} on 127.0.0.1 (the panel's stable port for this user) is taken by another process, so this panel is on ${port} instead;`,
+    "it stays there until a later start finds that port free.",
+    "The kept token and page sessions were let go, since the page may have sent them to whatever holds that port.",
+    'Set "panel": {"port": <another>} in your user settings for a fixed one.',
+  ].join(" ");
+}

@@ -2,7 +2,7 @@
  * Issue 31, item 10, in pi's interactive screen: `/shepherd panel on` and `/shepherd panel url` in
  * a real pi shepherd's TUI (a private tmux server, read with capture-pane) draw the panel's URL
  * with its token once, while pi's session files (and every other file under the agent dir and the
- * project) never hold the token: the transcript entry is kept with the token redacted, and a later
+ * project but the panel's own 0600 ones under pi-shepherd/panel/) never hold the token: the transcript entry is kept with the token redacted, and a later
  * drawing of it (Ctrl+O) shows it redacted. Before, the whole URL was a custom entry of the
  * session file (0644), written again at each `/shepherd panel url`.
  */
@@ -54,9 +54,14 @@ describe("the panel's token never reaches pi's session file", { timeout: 300_000
     assert.ok(sessions.length > 0, "pi wrote a session file");
     const written = (await Promise.all(sessions.map((f) => readFile(f, "utf8")))).join("\n");
     assert.equal(written.split("#token=… (shown once; /shepherd panel url shows it again)").length - 1, 2, written);
+    // The panel's own private files (its kept auth, its registry entry) are the only ones that may hold it, 0600 in a 0700 directory.
+    const own = join(world!.agentDir, "pi-shepherd", "panel");
+    assert.equal((await stat(own)).mode & 0o777, 0o700);
     for (const f of [...(await filesUnder(world!.agentDir)), ...(await filesUnder(world!.cwd))]) {
       if ((await stat(f)).size > 64 * 1024 * 1024) continue;
-      assert.ok(!(await readFile(f)).includes(token), `${f} holds the panel's token`);
+      if (!(await readFile(f)).includes(token)) continue;
+      assert.ok(f.startsWith(`${own}/`), `${f} holds the panel's token`);
+      assert.equal((await stat(f)).mode & 0o777, 0o600, `${f} holds the token and is not 0600`);
     }
 
     // Any later drawing of those entries (here Ctrl+O's) shows them redacted.

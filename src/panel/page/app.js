@@ -10,6 +10,8 @@ import { noticeButton, showNotice } from "./notices.js";
 import { SheepView } from "./sheep.js";
 import { startForm } from "./start.js";
 import { drawDelegations, herdQuery, historyFilter, todayText } from "./history.js";
+import { drawShepherds, shepherdsSection } from "./shepherds.js";
+import { attentionOf, notifyButton, notifyEvent, titleWith } from "./attention.js";
 
 const fleetRoot = document.getElementById("fleet");
 const fleetHosts = document.getElementById("fleet-hosts");
@@ -68,6 +70,12 @@ function coalesced(fn) {
 const SIGNED_OUT =
   "Not signed in: this page's session ended (a session ends after 12 hours unused, and when the panel is turned off or cannot come back after a reload). For a new address, type /shepherd panel url in the shepherd's pi and open what it prints.";
 
+/** This user's other shepherds, below the herd (shepherds.js). */
+const shepherdsEl = shepherdsSection();
+
+/** Sheep of the other shepherds that wait for the person, as last read (shepherds.js). */
+let siblingsWaiting = 0;
+
 const refreshFleet = coalesced(async () => {
   try {
     fleetData = await get(`/api/v1/sheep${herdQuery()}`);
@@ -83,12 +91,19 @@ const refreshFleet = coalesced(async () => {
     // A filter that takes none says so, not that the herd is empty.
     if (!fleetData.sheep?.length && herdQuery()) fill(fleetHosts, h("p", { class: "empty" }, "No sheep kept match this filter."));
     await drawDelegations(delegationsEl);
-    document.title = `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`;
-  }
+    siblingsWaiting = await drawShepherds(shepherdsEl);
+    document.title = titleWith(waitingCount(), `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`);
+  } else retitle();
 });
+
+/** A sheep's page names the sheep in the title (sheep.js); the count of sheep waiting goes before it there too. */
+function retitle() {
+  document.title = titleWith(waitingCount(), document.title.replace(/^\(\d+\) /, ""));
+}
 
 const refreshView = coalesced(async () => {
   await view?.refresh();
+  if (view) retitle();
 });
 
 /** Draws what the address names; `moved`: the person went there, so focus follows (not on first load). */
@@ -119,11 +134,17 @@ function route(moved = false) {
   }
 }
 
-function onEvent(type, data) {
+/** Sheep of the herd read last that wait for the person (attention.js), the other shepherds' too. */
+function waitingCount() {
+  return (fleetData?.sheep ?? []).filter((s) => attentionOf(s)).length + siblingsWaiting;
+}
+
+function onEvent(type, data, id) {
   if (type === "notify") {
     showNotice(data);
     return;
   }
+  notifyEvent(type, data, id, (agentId) => fleetData?.sheep?.find((s) => s.agentId === agentId)?.label);
   refreshFleet();
   if (!view) return;
   const agentId = data && typeof data === "object" ? data.agentId : undefined;
@@ -167,6 +188,12 @@ async function main() {
   document.getElementById("fleet-title").after(historyFilter(refreshFleet));
   connEl.after(noticeButton());
   fleetRoot.append(delegationsEl, startForm(say));
+  fleetHosts.after(shepherdsEl);
+  document.querySelector("header.top").append(notifyButton());
+  // Other shepherds' events do not reach this page: their herds are read again every few seconds.
+  setInterval(() => {
+    if (!view && !document.hidden) refreshFleet();
+  }, 10_000);
   window.addEventListener("hashchange", () => route(true));
   setInterval(() => tick(), 1000);
   route();

@@ -2,6 +2,7 @@
  * The herd at a glance: every sheep grouped by host, with its state, what it works on and for
  * how long, its queue, questions waiting, tokens and cost; the herd's totals above.
  */
+import { attentionOf } from "./attention.js";
 import { arrange, asText, cost, fill, firstLine, h, since, stateBadge, tokens, visible } from "./dom.js";
 
 export const sheepHref = (agentId) => `#/sheep/${encodeURIComponent(asText(agentId))}`;
@@ -40,9 +41,10 @@ const cell = (column, attrs, ...children) => h("td", { role: "cell", "data-label
 function row(s) {
   const questions = Number(s.questions) || 0;
   const unread = Number(s.unread) || 0;
+  const waits = attentionOf(s);
   return h(
     "tr",
-    { class: "sheep-row", role: "row", "data-agent-id": asText(s.agentId) },
+    { class: waits ? "sheep-row needs-you" : "sheep-row", role: "row", "data-agent-id": asText(s.agentId) },
     h(
       "th",
       { scope: "row", role: "rowheader" },
@@ -51,6 +53,7 @@ function row(s) {
       h("span", { class: "muted small agent-name" }, asText(s.agent)),
       s.isolated ? h("span", { class: "tag", title: asText(s.worktree?.branch) }, "isolated") : "",
       s.sandboxed === true ? h("span", { class: "tag", title: "no network but its egress proxy" }, "sandboxed") : "",
+      waits ? h("span", { class: "tag tag-attention", title: waits }, `waits for you: ${waits}`) : "",
     ),
     cell(1, {}, stateBadge(s.state)),
     cell(2, { class: "working-on" }, workingOn(s) || h("span", { class: "muted" }, "–")),

@@ -214,12 +214,12 @@ describe("settings", () => {
   });
 
   it("the panel is the user's own: autostart and port from the user's file only, one key keeping the other's default", async () => {
-    assert.deepEqual(DEFAULT_SETTINGS.panel, { autostart: false, port: 0 });
+    assert.deepEqual(DEFAULT_SETTINGS.panel, { autostart: false });
     assert.ok(USER_ONLY.has("panel"));
     await writeFile(userFile, JSON.stringify({ panel: { autostart: true } }));
     await writeFile(projectFile, JSON.stringify({ panel: { autostart: true, port: 80 } }));
     const l = await loadSettings(agentDir, cwd, trusted);
-    assert.deepEqual(l.settings.panel, { autostart: true, port: 0 });
+    assert.deepEqual(l.settings.panel, { autostart: true });
     assert.deepEqual(l.problems, [`${projectFile}: "panel" can only be set in the user's settings (${userFile}); ignored here`]);
     await writeFile(userFile, JSON.stringify({ panel: { port: 8765 } }));
     await writeFile(projectFile, "{}");

@@ -1,0 +1,104 @@
+/**
+ * The register of this user's shepherds (src/panel/registry.ts) and the routes that list and reach
+ * them (src/panel/shepherds-route.ts): an entry is 0600 in a 0700 directory; a stale one (its pid
+ * gone) is dropped and its file removed; a file not private, not regular, too large or of another
+ * shape is refused; a panel lists its siblings without their tokens and answers a sibling's route
+ * with that sibling's answer, bounded, and a sibling that does not answer is a 502.
+ */
+import assert from "node:assert/strict";
+import { chmodSync, existsSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { PanelServer } from "../../../src/panel/server.ts";
+import { ShepherdRegistry } from "../../../src/panel/registry.ts";
+import { ask, type PanelWorld, panelWorld } from "../../support/panel-world.ts";
+
+const TOKEN = "t".repeat(43);
+
+describe("panel registry: this user's shepherds, listed and reached", () => {
+  let w: PanelWorld;
+  before(async () => {
+    w = await panelWorld();
+  });
+  after(() => w.close());
+
+  it("an entry is 0600 in a 0700 directory; one whose pid no longer runs is dropped and its file removed", () => {
+    const alive = new Set([1001, 1002]);
+    const reg = new ShepherdRegistry(join(w.root, "reg1", "panel", "shepherds"), (pid) => alive.has(pid));
+    reg.register({ pid: 1001, port: 7301, token: TOKEN, cwd: "/a", startedAt: "2026-01-01T00:00:00Z" });
+    reg.register({ pid: 1002, port: 40000, token: TOKEN, cwd: "/b", startedAt: "2026-01-01T00:01:00Z" });
+    assert.equal(statSync(join(reg.dir, "1001.json")).mode & 0o777, 0o600);
+    assert.equal(statSync(reg.dir).mode & 0o777, 0o700);
+    assert.deepEqual(
+      reg.list().map((e) => e.pid),
+      [1001, 1002],
+    );
+    alive.delete(1001);
+    assert.deepEqual(
+      reg.list().map((e) => e.pid),
+      [1002],
+    );
+    assert.equal(existsSync(join(reg.dir, "1001.json")), false, "the stale entry's file is removed");
+  });
+
+  it("a file not private, not regular, too large or not of the shape is refused", () => {
+    const reg = new ShepherdRegistry(join(w.root, "reg2", "panel", "shepherds"), () => true);
+    reg.register({ pid: 2001, port: 7301, token: TOKEN, cwd: "/a", startedAt: "2026-01-01T00:00:00Z" });
+    const good = (pid: number) => JSON.stringify({ v: 1, pid, port: 7302, token: TOKEN, cwd: "/x", startedAt: "2026-01-01T00:00:00Z" });
+    writeFileSync(join(reg.dir, "2002.json"), good(2002), { mode: 0o644 });
+    chmodSync(join(reg.dir, "2002.json"), 0o644);
+    writeFileSync(join(reg.dir, "2003.json"), good(9999), { mode: 0o600 }); // another pid than its name
+    writeFileSync(join(reg.dir, "2004.json"), good(2004).replace(TOKEN, "short"), { mode: 0o600 });
+    writeFileSync(join(reg.dir, "2005.json"), " ".repeat(9000) + good(2005), { mode: 0o600 });
+    writeFileSync(join(w.root, "reg2", "elsewhere.json"), good(2006), { mode: 0o600 });
+    symlinkSync(join(w.root, "reg2", "elsewhere.json"), join(reg.dir, "2006.json"));
+    assert.deepEqual(
+      reg.list().map((e) => e.pid),
+      [2001],
+    );
+    assert.equal(readdirSync(reg.dir).length, 6, "refused files are left alone: they are not the panel's to remove");
+    chmodSync(reg.dir, 0o755);
+    assert.deepEqual(reg.list(), [], "a directory others may write is not believed");
+  });
+
+  it("a panel lists its siblings without their tokens and answers a sibling's route with that sibling's answer", async () => {
+    await w.start("north");
+    const alive = new Set([process.pid, 3001, 3002]);
+    const reg = new ShepherdRegistry(join(w.root, "reg3", "panel", "shepherds"), (pid) => alive.has(pid));
+    reg.register({ pid: 3001, port: w.port, token: w.server.auth.token, cwd: "/sibling", startedAt: "2026-01-01T00:00:00Z" });
+    // A sibling whose port answers nothing.
+    reg.register({ pid: 3002, port: 9, token: TOKEN, cwd: "/gone", startedAt: "2026-01-01T00:02:00Z" });
+    const own = new PanelServer({ entry: w.entry, shepherds: { registry: reg, selfPid: process.pid, stablePort: w.port } });
+    await own.start();
+    reg.register({ pid: process.pid, port: own.port, token: own.auth.token, cwd: "/own", startedAt: "2026-01-01T00:01:00Z" });
+    const get = (path: string) => ask(own.port, { path, headers: { authorization: `Bearer ${own.auth.token}` } });
+    try {
+      const listed = await get("/api/v1/shepherds");
+      assert.equal(listed.status, 200, listed.text);
+      assert.ok(!listed.text.includes(w.server.auth.token) && !listed.text.includes(own.auth.token), "no token in the list");
+      const views = (listed.json() as { shepherds: { id: string; self: boolean; stable: boolean; cwd: string }[] }).shepherds;
+      assert.deepEqual(
+        views.map((v) => [v.id, v.self, v.stable, v.cwd]),
+        [
+          ["3001", false, true, "/sibling"],
+          [String(process.pid), true, false, "/own"],
+          ["3002", false, false, "/gone"],
+        ],
+      );
+      const herd = await get("/api/v1/shepherds/3001/api/v1/sheep");
+      assert.equal(herd.status, 200, herd.text);
+      assert.deepEqual(
+        (herd.json() as { sheep: { label: string }[] }).sheep.map((s) => s.label),
+        ["north"],
+      );
+      assert.equal((await get("/api/v1/shepherds/3001/api/v1/events")).status, 404, "the event stream is not carried");
+      assert.equal((await get("/api/v1/shepherds/4242/api/v1/sheep")).status, 404, "no such shepherd");
+      const down = await get("/api/v1/shepherds/3002/api/v1/sheep");
+      assert.equal(down.status, 502);
+      assert.match(down.text, /shepherd_unreachable/);
+      assert.equal((await ask(own.port, { path: "/api/v1/shepherds" })).status, 401, "the list needs the token like every route");
+    } finally {
+      await own.stop();
+    }
+  });
+});
