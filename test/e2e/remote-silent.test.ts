@@ -11,7 +11,7 @@
  * bench; here only outcomes and order.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { RemoteHost } from "../support/remote-host.ts";
 import { type RemoteWorld, remoteWorld } from "../support/remote-world.ts";
@@ -106,10 +106,15 @@ function silentHost(how: Silence) {
       await untilLogged(f.model, `FAR-${how}`);
       await silence();
       process.kill(local.pid, "SIGKILL");
-      // Until tmux has collected it (on a busy machine that takes a while), pi killed a moment ago
-      // is a zombie tmux still shows running: the calls below start once it is gone.
-      for (let i = 0; i < 500 && existsSync(`/proc/${local.pid}`); i++) await sleep(20);
-      assert.ok(!existsSync(`/proc/${local.pid}`), "tmux collected the killed pi");
+      // tmux may miss the SIGCHLD of a pi killed a moment ago (it then collects it at its next child's
+      // end, seconds later or never) and shows it running meanwhile: the shepherd finds it dead by its
+      // pid. The calls below start once the shepherd says so, whatever tmux does.
+      let said = "";
+      for (let i = 0; i < 150 && !/exited/.test(said); i++) {
+        said = (await f.shepherd.call({ action: "status", agentId: near })).text;
+        if (!/exited/.test(said)) await sleep(200);
+      }
+      assert.match(said, /exited/, "the shepherd found its killed local sheep dead");
     });
 
     after(async () => {
