@@ -75,6 +75,7 @@ describe("e2e: a sheep that waits for you", () => {
     assert.equal(notes.length, 1, JSON.stringify(notes));
     assert.equal(notes[0]!.title, "alpha asks you");
     assert.equal(notes[0]!.body, "alpha asks: North or south pasture?");
+    assert.equal(notes[0]!.tag, `pi-shepherd-sheep:${alpha}`, "tagged by the sheep, as the browser channel's notice about it");
     await page.waitForTimeout(1500);
     assert.equal((await page.evaluate("window.__notes.length")) as number, 1, "nothing more for the same wait");
     // On the sheep's own page the title names it, the count still first.

@@ -23,6 +23,14 @@ export function titleWith(waiting, base) {
   return waiting > 0 ? `(${waiting}) ${base}` : base;
 }
 
+/**
+ * The tag of a sheep's notifications: the page's own and the `notify` setting's browser channel
+ * (notices.js) tell of the same question, and one replaces the other instead of showing twice.
+ */
+export function sheepTag(agentId) {
+  return `pi-shepherd-sheep:${String(agentId).slice(0, 64)}`;
+}
+
 /** Events told once: a reconnect replays what the shepherd still holds, with the same ids. */
 const told = new Set();
 
@@ -62,7 +70,7 @@ export function notifyEvent(type, data, id, labelOf) {
   pending.set(agentId, entry);
   setTimeout(() => {
     pending.delete(agentId);
-    show(agentId, labelOf(agentId) || entry.ask.who, entry.ask.why, entry.key);
+    show(agentId, labelOf(agentId) || entry.ask.who, entry.ask.why, sheepTag(agentId));
   }, GATHER_MS);
 }
 

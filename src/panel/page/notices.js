@@ -3,6 +3,7 @@
  * Notification API, and only once the person allowed it with the button. A notice's title and
  * body are plain text to the Notification API; nothing of them is read as markup.
  */
+import { sheepTag } from "./attention.js";
 import { h } from "./dom.js";
 
 const supported = () => typeof Notification !== "undefined";
@@ -26,7 +27,8 @@ export function showNotice(data) {
   if (!supported() || Notification.permission !== "granted") return;
   if (!data || typeof data !== "object" || typeof data.title !== "string") return;
   const body = typeof data.text === "string" ? data.text.slice(0, 1000) : "";
-  // The same id (a retried notice) replaces the one shown rather than adding a copy.
-  const tag = typeof data.id === "string" ? data.id.slice(0, 64) : undefined;
+  // One notification per sheep: this notice replaces what the page's own attention showed for it
+  // (attention.js, the same tag), and a retried notice (the same id) replaces itself.
+  const tag = typeof data.agentId === "string" ? sheepTag(data.agentId) : typeof data.id === "string" ? data.id.slice(0, 64) : undefined;
   new Notification(data.title.slice(0, 200), { body, ...(tag ? { tag } : {}) });
 }
