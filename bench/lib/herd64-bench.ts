@@ -5,11 +5,11 @@
  * `GET /api/v1/sheep` at 64, the shepherd's memory at 64 against 0, and 64 sheep started at once
  * (a delegation of 64 tasks with maxParallel and maxTasks raised to 64, then 64 starts in one turn).
  */
+import { timedSheepList } from "./panel-on.ts";
 import { readFile } from "node:fs/promises";
 import { freemem, totalmem } from "node:os";
 import { join } from "node:path";
 import { sheepDir } from "../../src/protocol/layout.ts";
-import { ask } from "../../test/support/panel-world.ts";
 import { RpcShepherd } from "../../test/support/rpc-shepherd.ts";
 import { directive } from "../../test/support/scripted-model.ts";
 import { sleep } from "./clock.ts";
@@ -138,18 +138,7 @@ export async function runHerd64(
     }
     // The bench's own list-panes run the real binary, not the counting wrapper.
     const herdMultiplexerCalls = (await fixture.multiplexerCalls()) - callsBefore;
-    const text = (await rpc.slash("/shepherd panel on")).map((n) => n.text).join("\n");
-    const url = /http:\/\/127\.0\.0\.1:(\d+)\/#token=([A-Za-z0-9_-]+)/.exec(text);
-    if (!url) throw new Error(`/shepherd panel on printed no URL: ${text}`);
-    const headers = { authorization: `Bearer ${url[2]}` };
-    const listMs: number[] = [];
-    for (let i = 0; i < cfg.listRequests + 5; i++) {
-      const a = performance.now();
-      const r = await ask(Number(url[1]), { path: "/api/v1/sheep", headers });
-      if (i >= 5) listMs.push(performance.now() - a);
-      if (r.status !== 200 || (r.json() as { sheep: unknown[] }).sheep.length !== cfg.sheep) throw new Error(`panel list: ${r.status} ${r.text.slice(0, 200)}`);
-    }
-    await rpc.slash("/shepherd panel off");
+    const listMs = await timedSheepList(rpc, cfg.sheep, cfg.listRequests);
 
     say(`  herd64: the shepherd's CPU while one wait holds ${cfg.sheep} busy sheep (${cfg.cpuWindowMs / 1000} s window)`);
     const busyMs = cfg.cpuWindowMs + 6000 + ids.length * 100;

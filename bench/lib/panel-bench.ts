@@ -5,6 +5,7 @@
  * the shepherd's CPU while it waits on every sheep. In the bench process, on the in-memory sheep
  * host: `GET /api/v1/sheep` for a herd of 64, the route's own cost.
  */
+import { panelOn } from "./panel-on.ts";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sheepDir, sheepLayout } from "../../src/protocol/layout.ts";
@@ -79,11 +80,8 @@ export async function runPanel(fixture: RuntimeFixture, world: World, cfg: Panel
       ids.push(agentId);
       pids.push((JSON.parse(await readFile(join(sheepDir(world.agentDir, agentId), "status.json"), "utf8")) as { pid: number }).pid);
     }
-    const text = (await rpc.slash("/shepherd panel on")).map((n) => n.text).join("\n");
-    const url = /http:\/\/127\.0\.0\.1:(\d+)\/#token=([A-Za-z0-9_-]+)/.exec(text);
-    if (!url) throw new Error(`/shepherd panel on printed no URL: ${text}`);
-    const port = Number(url[1]);
-    const client = await openEvents(port, { authorization: `Bearer ${url[2]}` });
+    const { port, token } = await panelOn(rpc);
+    const client = await openEvents(port, { authorization: `Bearer ${token}` });
     if (client.status !== 200) throw new Error(`events: ${client.status}`);
     const promptIds = (r: { details: Record<string, unknown> }) => (r.details.prompt as { promptId: string }).promptId;
 

@@ -6,10 +6,10 @@
  * CPU and its ssh processes'), the herd tail after the last answer, `herd` and `GET /api/v1/sheep`,
  * the shepherd's memory, and the 64 started in one turn.
  */
+import { timedSheepList } from "./panel-on.ts";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { sheepDir } from "../../src/protocol/layout.ts";
-import { ask } from "../../test/support/panel-world.ts";
 import { type RemoteHost, startRemoteHost } from "../../test/support/remote-host.ts";
 import { RpcShepherd } from "../../test/support/rpc-shepherd.ts";
 import { directive } from "../../test/support/scripted-model.ts";
@@ -164,18 +164,7 @@ export async function runRemote64(
       if ((h.outcome.details.agents as unknown[] | undefined)?.length !== n) throw new Error(`remote64 herd: ${h.outcome.text.slice(0, 300)}`);
       herdMs.push(h.ms);
     }
-    const text = (await shepherd.slash("/shepherd panel on")).map((x) => x.text).join("\n");
-    const url = /http:\/\/127\.0\.0\.1:(\d+)\/#token=([A-Za-z0-9_-]+)/.exec(text);
-    if (!url) throw new Error(`/shepherd panel on printed no URL: ${text}`);
-    const headers = { authorization: `Bearer ${url[2]}` };
-    const listMs: number[] = [];
-    for (let i = 0; i < cfg.listRequests + 5; i++) {
-      const a = performance.now();
-      const r = await ask(Number(url[1]), { path: "/api/v1/sheep", headers });
-      if (i >= 5) listMs.push(performance.now() - a);
-      if (r.status !== 200 || (r.json() as { sheep: unknown[] }).sheep.length !== n) throw new Error(`panel list: ${r.status} ${r.text.slice(0, 200)}`);
-    }
-    await shepherd.slash("/shepherd panel off");
+    const listMs = await timedSheepList(shepherd, n, cfg.listRequests);
 
     const cpu: CpuWindow[] = [];
     let sshProcesses = 0;

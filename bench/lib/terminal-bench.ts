@@ -5,6 +5,7 @@
  * the pane's pipe and the stream); and the shepherd's CPU with sixteen terminal streams open on idle
  * sheep (opened from the bench process, each as a page opens it).
  */
+import { panelOn } from "./panel-on.ts";
 import { request } from "node:http";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -44,18 +45,14 @@ export async function runTerminal(fixture: RuntimeFixture, world: World, cfg: Te
       ids.push(agentId);
       pids.push((JSON.parse(await readFile(join(sheepDir(world.agentDir, agentId), "status.json"), "utf8")) as { pid: number }).pid);
     }
-    const text = (await rpc.slash("/shepherd panel on")).map((n) => n.text).join("\n");
-    const url = /http:\/\/127\.0\.0\.1:(\d+)\/#token=([A-Za-z0-9_-]+)/.exec(text);
-    if (!url) throw new Error(`/shepherd panel on printed no URL: ${text}`);
-    const port = Number(url[1]);
-    const token = url[2]!;
+    const { port, token } = await panelOn(rpc);
 
     say(`  terminal: key echo in the page, ${cfg.keys} keys into ${ids[0]}'s pi editor (headless chromium)`);
     const browser = await launchChromium();
     let echoMs: number[];
     try {
       const { page } = await openPage(browser);
-      await page.goto(url[0]);
+      await page.goto(`http://127.0.0.1:${port}/#token=${token}`);
       await page.goto(`http://127.0.0.1:${port}/#/sheep/${ids[0]}`);
       await page.locator('.term-screen[data-state="live"]').waitFor({ timeout: 30_000 });
       await page.locator("#term-typing").check();
