@@ -28,6 +28,8 @@ interface Boot {
   done: Promise<void>;
   settled: boolean;
   claimed: boolean;
+  /** Its record exists: from then on the pool's registry counts it. */
+  recorded: boolean;
 }
 
 /** What speculation needs of the pool: its marks, and its boot of one warm sheep. */
@@ -79,34 +81,41 @@ export class Speculations {
   private bootOne(config: WarmConfig, definition: AgentDefinition, print: string): void {
     this.unrecorded++;
     let recorded = false;
+    let entry: Boot | undefined;
     const boot = this.pool
       .boot(config, definition, print, (agentId) => {
         recorded = true;
+        if (entry) entry.recorded = true;
         this.unrecorded--;
         this.pool.returned.add(agentId);
       })
       .finally(() => {
         if (!recorded) this.unrecorded--;
       });
-    this.add(print, boot);
+    entry = this.add(print, boot);
+    entry.recorded = recorded;
   }
 
-  /** Boots under way for a call, of this fingerprint: they count as sheep the call will find. */
+  /**
+   * Boots under way for a call, of this fingerprint, that have no record yet: they count as sheep the
+   * call will find (a recorded one is in the pool's registry, which counts it).
+   */
   booting(print: string): number {
     let n = 0;
-    for (const b of this.boots) if (b.print === print && !b.settled) n++;
+    for (const b of this.boots) if (b.print === print && !b.settled && !b.recorded) n++;
     return n;
   }
 
   /** Keeps the boot known until it settles, so a start can wait for it. */
-  private add(print: string, boot: Promise<void>): void {
-    const b: Boot = { print, done: boot, settled: false, claimed: false };
+  private add(print: string, boot: Promise<void>): Boot {
+    const b: Boot = { print, done: boot, settled: false, claimed: false, recorded: false };
     this.boots.add(b);
     const settle = () => {
       b.settled = true;
       this.boots.delete(b);
     };
     boot.then(settle, settle);
+    return b;
   }
 
   /**

@@ -142,4 +142,15 @@ describe("speculative start", () => {
     await shepherd.speculate([{ name: projectOnly.name, count: 1 }]);
     assert.equal(creates(world), 0);
   });
+
+  it("a later delta that names more counts a sheep still booting once, and boots the rest", async () => {
+    const { world, shepherd } = setup();
+    world.onLaunch = "never";
+    await shepherd.speculate([{ name: "worker", count: 1 }]);
+    await until(() => shepherd.registry.warm.size === 1, "the first boot has its record");
+    await shepherd.speculate([{ name: "worker", count: 2 }]);
+    await until(() => creates(world) === 2, "a second boot for the second task");
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(creates(world), 2, "two in all: the one booting counted once");
+  });
 });
