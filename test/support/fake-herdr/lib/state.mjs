@@ -8,18 +8,51 @@ import { randomBytes } from "node:crypto";
 const LOCK_STALE_MS = 30_000;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
+/**
+ * Whether the process that took the lock still runs. A herdr CLI inside a sheep's pane dies with
+ * the pane (SIGHUP) while it may hold the lock; herdr's own server never waits on a client gone,
+ * so neither may the fake: a dead or zombie holder's lock is free at once.
+ * @param {string} lock
+ */
+function holderGone(lock) {
+  let pid;
+  try {
+    pid = Number(fs.readFileSync(path.join(lock, "pid"), "utf8"));
+  } catch {
+    return false;
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return /** @type {NodeJS.ErrnoException} */ (e).code === "ESRCH";
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+  } catch {
+    return false;
+  }
+}
+
 /** @param {string} dir @param {() => T} fn @returns {T} @template T */
 export function withLock(dir, fn) {
   const lock = path.join(dir, "state.lock");
   for (;;) {
+    // The lock is a directory named with its holder's pid inside, renamed into place whole, so
+    // no one ever sees a lock without its holder.
+    const taking = fs.mkdtempSync(path.join(dir, "state.lock-"));
+    fs.writeFileSync(path.join(taking, "pid"), String(process.pid));
     try {
-      fs.mkdirSync(lock);
+      fs.renameSync(taking, lock);
       break;
     } catch (e) {
-      if (/** @type {NodeJS.ErrnoException} */ (e).code !== "EEXIST") throw e;
+      fs.rmSync(taking, { recursive: true, force: true });
+      const code = /** @type {NodeJS.ErrnoException} */ (e).code;
+      if (code !== "EEXIST" && code !== "ENOTEMPTY") throw e;
       // A holder that crashed leaves the lock behind; herdr itself never blocks forever.
       try {
-        if (Date.now() - fs.statSync(lock).mtimeMs > LOCK_STALE_MS) fs.rmSync(lock, { recursive: true, force: true });
+        if (holderGone(lock) || Date.now() - fs.statSync(lock).mtimeMs > LOCK_STALE_MS) fs.rmSync(lock, { recursive: true, force: true });
       } catch {
         /* the holder released it meanwhile */
       }
