@@ -7,6 +7,10 @@ export const MAX_CLOSED_KEPT = 64;
 export const MAX_SETTLED_KEPT = 32;
 /** Background delegations whose message went out, kept so their ids still answer. */
 export const MAX_DELIVERED_DELEGATIONS_KEPT = 16;
+/** Shepherds whose spend the state file keeps beyond their records (a tally each), the newest. */
+export const MAX_TALLIES_KEPT = 64;
+/** The most a tally's cost may sum to read back, in the provider's currency: beyond it the tally is corrupt. */
+export const MAX_TALLY_COST = 1e9;
 /** Follow-up prompts one sheep may hold behind its active one. */
 export const MAX_QUEUED = 8;
 

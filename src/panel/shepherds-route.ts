@@ -1,8 +1,11 @@
 /**
  * One page for all of this user's shepherds: `GET /api/v1/shepherds` lists the panels the registry
  * knows (never their tokens), and `/api/v1/shepherds/:pid/api/v1/…` asks one of them for the page,
- * with that panel's own token, bounded in bytes and time. The event stream is not carried: a
- * sibling's herd is read when the page asks, not followed.
+ * with that panel's own token (read from its private registry entry, never sent to the browser),
+ * bounded in bytes and time. A prompt, reply, interrupt or close of its sheep is that shepherd's
+ * own route, under its own rules and ownership checks; its refusals come back as it answered them.
+ * The event stream and a sheep's terminal are not carried: a sibling's herd is read when the page
+ * asks, not followed, and its panes are reached only through its own page.
  */
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { jsonBody } from "./body.ts";
@@ -66,6 +69,11 @@ export async function proxyToShepherd(
     req.resume();
     throw new HttpError(404, "not_found", "a shepherd's routes are reached as /api/v1/shepherds/:id/api/v1/… (not its events, session or shepherds).");
   }
+  // A pane is typed into or streamed only by the page of the shepherd that owns it: this panel carries JSON, never a pane.
+  if (rest[2] === "sheep" && rest[4] === "terminal") {
+    req.resume();
+    throw new HttpError(404, "not_found", `a sheep's terminal is not carried to another shepherd's page; open it in shepherd ${entry.pid}'s own page.`);
+  }
   const method = req.method ?? "GET";
   if (!["GET", "HEAD", "POST"].includes(method)) throw new HttpError(405, "method_not_allowed", "this route takes GET, HEAD, POST.", ["GET", "HEAD", "POST"]);
   const body = method === "POST" ? JSON.stringify(await jsonBody(req)) : undefined;
@@ -116,6 +124,13 @@ export async function proxyToShepherd(
   // Only JSON is carried: whatever else a port answers is not a panel's.
   const json = answer.type.startsWith("application/json");
   if (!json && answer.data.length > 0) throw new HttpError(502, "shepherd_unreachable", `shepherd ${entry.pid}'s port answered something that is not JSON.`);
+  // Its own refusal of the registered token (or Host) is not this page's session ending: the entry is stale.
+  if (answer.status === 401 || answer.status === 421)
+    throw new HttpError(
+      502,
+      "shepherd_unreachable",
+      `shepherd ${entry.pid} (port ${entry.port}) refused the token its registry entry holds (a stale entry, or another program on its port); its own /shepherd panel url opens it.`,
+    );
   res.writeHead(answer.status, { ...COMMON_HEADERS, "content-type": "application/json; charset=utf-8" });
   res.end(method === "HEAD" ? undefined : answer.data);
 }

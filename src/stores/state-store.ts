@@ -7,6 +7,8 @@ import { withFileLock } from "./state-lock.ts";
 import { checkRecords, rejectionSummary, type RejectedRecord } from "./state-records.ts";
 import { withinBounds } from "./state-retention.ts";
 import { boundedTexts } from "./state-texts.ts";
+import { checkTallies } from "./state-tallies.ts";
+import { MAX_TALLIES_KEPT } from "../domain/bounds.ts";
 
 interface StateFile extends StoredState {
   version: 1;
@@ -82,7 +84,14 @@ export class FileStateStore implements StateStore {
         // Only what a load accepts is written: a record every load set aside would be set aside again after every save.
         const checked = checkRecords(bounded.agents, texts.prompts, texts.delegations);
         this.warnUnwritable(checked.rejected);
-        const out: StateFile = { version: 1, agents: checked.agents, prompts: checked.prompts, delegations: checked.delegations };
+        const tallies = (merged.tallies ?? []).slice(-MAX_TALLIES_KEPT);
+        const out: StateFile = {
+          version: 1,
+          agents: checked.agents,
+          prompts: checked.prompts,
+          delegations: checked.delegations,
+          ...(tallies.length > 0 ? { tallies } : {}),
+        };
         await writeJsonAtomic(this.file, out);
       });
       this.failing = false;
@@ -137,8 +146,21 @@ export class FileStateStore implements StateStore {
     // Files from before background delegations have none.
     const delegations = Array.isArray(data.delegations) ? data.delegations : [];
     const checked = checkRecords(data.agents, data.prompts, delegations);
-    const state = { agents: checked.agents, prompts: checked.prompts, delegations: checked.delegations };
-    if (checked.rejected.length === 0) return { state, warnings: [] };
+    // A tally not of its shape is left out (the next write drops it): it must never inflate or break the totals.
+    const { tallies, rejected: badTallies } = checkTallies(data.tallies);
+    const state: StoredState = {
+      agents: checked.agents,
+      prompts: checked.prompts,
+      delegations: checked.delegations,
+      ...(tallies.length > 0 ? { tallies } : {}),
+    };
+    const tallyWarnings =
+      badTallies > 0
+        ? [
+            `pi-shepherd: left out ${badTallies} spend tall${badTallies === 1 ? "y" : "ies"} of ${this.file} that failed validation; the totals do not count them.`,
+          ]
+        : [];
+    if (checked.rejected.length === 0) return { state, warnings: tallyWarnings };
     // Kept for the user, and gone from state.json, so later loads neither use nor report them again.
     const aside = join(this.dir, `state.rejected-${Date.now()}.json`);
     await writeJsonAtomic(aside, { version: 1, from: this.file, rejected: checked.rejected });
@@ -147,6 +169,7 @@ export class FileStateStore implements StateStore {
     return {
       state,
       warnings: [
+        ...tallyWarnings,
         `pi-shepherd: set aside ${n} record${n === 1 ? "" : "s"} of ${this.file} that failed validation (${rejectionSummary(checked.rejected)}); they are not used and were moved to ${aside}.`,
       ],
     };
@@ -167,7 +190,11 @@ function mergeOwner(state: StoredState, owner: string, mine: StoredState): Store
   const mineD = mine.delegations ?? [];
   const mineDIds = new Set(mineD.map((d) => d.delegationId));
   const delegations = [...(state.delegations ?? []).filter((d) => d.owner !== owner && !mineDIds.has(d.delegationId)), ...mineD];
-  return { agents, prompts, delegations };
+  // A tally taken over by this owner goes with the records it counted for: never counted under two names.
+  // A save without a tally (a shepherd that has not attached yet) keeps the one stored under its name.
+  const gone = new Set([...(mine.tallies ? [owner] : []), ...(mine.forgottenTallies ?? [])]);
+  const tallies = [...(state.tallies ?? []).filter((t) => !gone.has(t.owner)), ...(mine.tallies ?? []).filter((t) => t.owner === owner)];
+  return { agents, prompts, delegations, tallies };
 }
 
 /**

@@ -2,7 +2,8 @@
  * A URL that lasts, on real pi shepherds and Debian's chromium: the panel on its fixed port keeps
  * its token and the page's session across a pi quit and a new pi's start (the panel's private
  * file), so the page open before reconnects by itself and the URL opened after works without a new
- * token; `off` forgets them, so the next pi prints a new token and the old one opens nothing.
+ * token; `off` forgets them, so the next pi prints a new token and the old one opens nothing; the
+ * herd's totals (a closed sheep's spend among them) are the same after the restart.
  */
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
@@ -14,6 +15,7 @@ import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { launchChromium, openPage, panelOn } from "../support/panel-browser.ts";
 import { ask } from "../support/panel-world.ts";
 import type { RpcShepherd } from "../support/rpc-shepherd.ts";
+import { directive } from "../support/scripted-model.ts";
 
 const portOf = (url: string) => Number(new URL(url).port);
 const tokenOf = (url: string) => new URL(url).hash.replace(/^#token=/, "");
@@ -85,5 +87,29 @@ describe("e2e: the panel's URL across a pi restart", () => {
     assert.equal((await ask(port, { path: "/api/v1/sheep", headers: { authorization: `Bearer ${old}` } })).status, 401);
     assert.equal((await ask(port, { path: "/api/v1/sheep", headers: { authorization: `Bearer ${tokenOf(url)}` } })).status, 200);
     await shepherd.stop();
+  });
+
+  it("the herd's totals survive the restart: a closed sheep's spend still counts after a new pi took the records over", async () => {
+    type Totals = { input: number; output: number; prompts: number; today: { input: number; prompts: number } };
+    const totals = async (url: string): Promise<Totals> => {
+      const a = await ask(port, { path: "/api/v1/sheep", headers: { authorization: `Bearer ${tokenOf(url)}` } });
+      assert.equal(a.status, 200, a.text);
+      return (a.json() as { totals: Totals }).totals;
+    };
+    const first = world.scene();
+    const alpha = await first.start("alpha");
+    const p = await first.prompt(alpha.agentId, directive({ reply: "Counted", usage: { prompt: 1234, completion: 56 }, tag: "SPEND" }));
+    assert.equal((await first.wait(p, 120)).status, "completed");
+    await first.ok({ action: "close", agentId: alpha.agentId });
+    const before = await totals(await panelOn(first.shepherd));
+    assert.ok(before.input >= 1234 && before.prompts === 1 && before.today.prompts === 1, JSON.stringify(before));
+    await first.shepherd.stop();
+    // The new pi lets go of the dead shepherd's closed sheep (it does not adopt them): their spend came over with its tally.
+    const second = world.scene();
+    const after = await totals(await panelOn(second.shepherd));
+    const spend = (t: Totals) => ({ input: t.input, output: t.output, prompts: t.prompts, today: t.today });
+    assert.deepEqual(spend(after), spend(before));
+    assert.equal((after as Totals & { closed: number }).closed, 0, "the closed sheep's record was let go of");
+    await second.shepherd.stop();
   });
 });

@@ -1,8 +1,9 @@
 /**
  * One page for all of a user's shepherds, on two real pi shepherds of one agent dir and Debian's
  * chromium: each registers its panel, and the page of either lists the other's sheep with their
- * shepherd, read through its own panel; a shepherd that quits leaves the list (its entry dropped
- * by its pid) without an error on the page. Only one holds the stable port; when it quits another
+ * shepherd, read through its own panel; one of them opened from that page is answered, prompted,
+ * refused, interrupted and closed there, each taking effect in the other shepherd; a shepherd that
+ * quits leaves the list (its entry dropped by its pid) without an error on the page. Only one holds the stable port; when it quits another
  * takes it over, with the kept token and sessions, so the address printed before keeps working.
  */
 import assert from "node:assert/strict";
@@ -51,22 +52,74 @@ describe("e2e: two shepherds in one page", () => {
     assert.equal(await page.locator("#shepherds .sibling-row", { hasText: "alpha" }).count(), 0, "its own sheep are not listed twice");
     assert.equal(await page.locator("#shepherds").isVisible(), true);
     // The other shepherd's sheep that asks is marked there and counted in this page's title.
-    await b.prompt(
+    const asked = await b.prompt(
       beta,
-      directive({ tool: { name: "shepherd_message", arguments: { kind: "question", text: "Which gate?", awaitReply: true, timeout: 300 } }, tag: "ASK" }),
+      directive({
+        tool: { name: "shepherd_message", arguments: { kind: "question", text: "Which gate?", awaitReply: true, timeout: 300 } },
+        afterTool: "Through the east gate",
+        tag: "ASK",
+      }),
     );
     await other.locator(".sibling-row.needs-you", { hasText: "beta" }).waitFor({ timeout: 30_000 });
     await page.waitForFunction(() => document.title.startsWith("(1) "), undefined, { timeout: 30_000 });
 
-    await b.ok({ action: "close", agentId: "beta" });
+    // Opened from this page, the other shepherd's sheep is answered, prompted and closed here: each
+    // through that shepherd's own panel, and each takes effect there (its own tool says so).
+    await other.locator(".sibling-link", { hasText: "beta" }).click();
+    await page.locator(".sheep-title", { hasText: "beta" }).waitFor();
+    assert.equal(page.url().split("#")[1], `/shepherd/${bPid}/sheep/${beta}`);
+    assert.match((await page.locator(".shepherd-of").textContent()) ?? "", new RegExp(`your shepherd pi ${bPid}`));
+    assert.equal(await page.locator(".term-box, section.work").count(), 0, "its terminal and work stay on its own shepherd's page");
+    const question = page.locator(".message.msg-question");
+    await question.locator(".reply-form").waitFor({ timeout: 30_000 });
+    await question.locator("textarea").fill("The east one");
+    await question.locator("textarea").press("Control+Enter");
+    await question.locator(".msg-head", { hasText: "answered" }).waitFor({ timeout: 30_000 });
+    // A wait returns "blocked" while the sheep still shows its question: asked again until the turn ends.
+    let answered = await b.wait(asked, 120);
+    for (let tries = 0; answered.status === "blocked" && tries < 20; tries++) {
+      await page.waitForTimeout(500);
+      answered = await b.wait(asked, 120);
+    }
+    assert.equal(answered.status, "completed");
+    assert.match(answered.text ?? "", /Through the east gate/, "the turn went on in the other shepherd after the reply");
+    await page.locator("#prompt-text").fill(directive({ reply: "Counted from the other page", tag: "OTHER" }));
+    await page.locator("#prompt-text").press("Control+Enter");
+    const sent = page.locator(".prompt-form .note", { hasText: /^Sent as p_\w+\.$/ });
+    await sent.waitFor();
+    const promptId = /p_\w+/.exec((await sent.textContent()) ?? "")![0];
+    const done = await b.wait(promptId, 120);
+    assert.equal(done.text, "Counted from the other page", "the prompt typed here ran in the other shepherd's sheep");
+    await page.locator(".conv-answer .conv-text", { hasText: "Counted from the other page" }).waitFor({ timeout: 30_000 });
+    // A refusal is the other shepherd's own: a second prompt while one works is refused there, with its [code].
+    await b.prompt(beta, directive({ reply: "slow", delayMs: 120_000, tag: "LONG" }));
+    await page.locator(".sheep-head .state-working").waitFor({ timeout: 30_000 });
+    await page.locator("#prompt-text").fill("one more");
+    await page.locator("#prompt-text").press("Control+Enter");
+    await page.locator(".prompt-form .note", { hasText: "beta is still working on a prompt" }).waitFor();
+    await page.locator("button", { hasText: "Interrupt" }).click();
+    await page.locator("dialog#confirm button[value=ok]").click();
+    await page.locator(".sheep-head .state-idle").waitFor({ timeout: 60_000 });
+    assert.equal((await b.state(beta)).state, "idle", "interrupted there");
+    await page.locator("button", { hasText: "Close…" }).click();
+    await page.locator("dialog#confirm button[value=ok]").click();
+    await page.locator("#announce", { hasText: "beta closed." }).waitFor();
+    assert.equal((await b.state(beta)).state, "closed", "closed by its own shepherd");
+    assert.equal((await b.state(beta)).paneAlive, false);
+    assert.equal(await page.locator(".sheep-row .sheep-link", { hasText: "alpha" }).count(), 1, "back on this shepherd's herd");
+
     await b.shepherd.stop();
     await page.reload();
     await page.locator(".sheep-row .sheep-link", { hasText: "alpha" }).waitFor();
     await page.locator("#shepherds").waitFor({ state: "hidden", timeout: 20_000 });
     assert.deepEqual(readdirSync(join(world.agentDir, "pi-shepherd", "panel", "shepherds")).length, 1, "the quit shepherd's entry is gone");
     assert.deepEqual(trouble.errors, []);
-    assert.deepEqual(trouble.failed, []);
-    assert.deepEqual(trouble.console, []);
+    // The one refusal asked for above (the browser logs the failed request too); nothing else.
+    assert.deepEqual(trouble.failed, [`409 POST /api/v1/shepherds/${bPid}/api/v1/sheep/${beta}/prompt`]);
+    assert.deepEqual(
+      trouble.console.filter((c) => !c.includes("status of 409")),
+      [],
+    );
   });
 });
 

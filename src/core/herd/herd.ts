@@ -74,8 +74,8 @@ export class Herd {
   warm: WarmSource | undefined;
   /** Told after each change of the records is written through (or would be, without a store): edges that show them live. */
   private readonly recordListeners = new Set<() => void>();
-  /** What the herd spent, closed sheep and forgotten prompts included: it never shrinks. */
-  private readonly tally = new UsageTally();
+  /** What the herd spent, closed sheep and forgotten prompts included: it never shrinks (kept in state.json). */
+  readonly tally = new UsageTally();
 
   constructor(options: ShepherdOptions) {
     this.opts = { ...DEFAULTS, ...stripUndefined(options) } as HerdOptions;
@@ -224,12 +224,15 @@ export class Herd {
     const prompts = [...this.registry.prompts.values()].filter((p) => ids.has(p.agentId));
     const forgotten = [...this.forgotten].filter((id) => !ids.has(id));
     const delegations = [...this.registry.delegations.values()].map((d) => ({ ...d, items: d.items.map((i) => ({ ...i })) }));
+    const owner = this.opts.owner;
     return store
-      .save(this.opts.owner, {
+      .save(owner, {
         agents: agents.map((a) => ({ ...a, ...(a.queue ? { queue: [...a.queue] } : {}) })),
         prompts: prompts.map((p) => ({ ...p })),
         delegations,
         forgotten,
+        // Written with the records in one file: every settled prompt written is in the tally.
+        ...this.tally.stored(owner, this.clock.now()),
       })
       .catch(() => undefined);
   }

@@ -29,6 +29,10 @@ export async function attach(herd: Herd): Promise<AttachReport> {
   const { state, warnings } = await store.load();
   report.warnings.push(...warnings);
   const alive = herd.opts.ownerAlive ?? (() => true);
+  // The spend of the records taken here goes with them (the totals survive a reload and a restart).
+  const tallied = herd.tally.take(state.tallies ?? [], (o) => o === owner || !alive(o), herd.clock.now());
+  /** Adopted sheep whose settled prompts a taken tally already counted. */
+  const counted = new Set<string>();
   const ours = state.agents.filter((a) => a.owner === owner || !alive(a.owner));
   for (const rec of ours) {
     if (herd.registry.agents.has(rec.agentId) || herd.registry.warm.has(rec.agentId)) continue;
@@ -41,11 +45,18 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     if (rec.state === "closed" && rec.owner !== owner && !rec.worktree) {
       // A dead shepherd's closed sheep: nothing left to use, so the file lets go of it
       // instead of handing it from owner to owner forever. One that kept a worktree still
-      // leads to work that can be landed, so it is adopted like a live one.
+      // leads to work that can be landed, so it is adopted like a live one. What it spent still
+      // counts: in its shepherd's tally, or (a file from before tallies) counted here.
+      if (!tallied.has(rec.owner))
+        herd.tally.countGone(
+          state.prompts.filter((p) => p.agentId === rec.agentId),
+          herd.clock.now(),
+        );
       herd.letGo(rec.agentId);
       continue;
     }
     const from = rec.owner;
+    if (tallied.has(from)) counted.add(rec.agentId);
     rec.owner = owner;
     herd.registry.agents.set(rec.agentId, rec);
     if (rec.state !== "closed") herd.audit({ event: "adopt", agentId: rec.agentId, label: rec.label, from });
@@ -53,7 +64,11 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     report.adopted.push(rec.agentId);
   }
   const adopted = new Set(report.adopted);
-  for (const p of state.prompts) if (adopted.has(p.agentId) && !herd.registry.prompts.has(p.promptId)) herd.registry.prompts.set(p.promptId, p);
+  for (const p of state.prompts) {
+    if (!adopted.has(p.agentId) || herd.registry.prompts.has(p.promptId)) continue;
+    if (counted.has(p.agentId)) herd.tally.already([p]);
+    herd.registry.prompts.set(p.promptId, p);
+  }
   for (const d of state.delegations ?? []) {
     if (herd.registry.delegations.has(d.delegationId) || (d.owner !== owner && alive(d.owner))) continue;
     d.owner = owner;

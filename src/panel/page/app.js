@@ -108,20 +108,22 @@ const refreshView = coalesced(async () => {
 
 /** Draws what the address names; `moved`: the person went there, so focus follows (not on first load). */
 function route(moved = false) {
-  const m = /^#\/sheep\/([^/]+)$/.exec(location.hash);
+  // `#/sheep/<id>`: this shepherd's sheep; `#/shepherd/<pid>/sheep/<id>`: another of this user's shepherds'.
+  const m = /^#\/(?:shepherd\/([1-9][0-9]{0,9})\/)?sheep\/([^/]+)$/.exec(location.hash);
   let agentId;
   try {
-    agentId = m ? decodeURIComponent(m[1]) : undefined;
+    agentId = m ? decodeURIComponent(m[2]) : undefined;
   } catch {
     agentId = undefined; // an address no page of ours makes (%E0): the herd instead
   }
-  if (view && view.agentId === agentId) return;
+  const shepherdId = agentId === undefined ? undefined : m?.[1];
+  if (view && view.agentId === agentId && view.shepherd?.id === shepherdId) return;
   view?.dispose();
   view = undefined;
   if (agentId) {
     fleetRoot.hidden = true;
     sheepRoot.hidden = false;
-    view = new SheepView(sheepRoot, agentId, say);
+    view = new SheepView(sheepRoot, agentId, say, shepherdId ? { id: shepherdId, name: `pi ${shepherdId}` } : undefined);
     if (moved) view.focus();
     refreshView();
   } else {
@@ -190,10 +192,14 @@ async function main() {
   fleetRoot.append(delegationsEl, startForm(say));
   fleetHosts.after(shepherdsEl);
   document.querySelector("header.top").append(notifyButton());
-  // Other shepherds' events do not reach this page: their herds are read again every few seconds.
+  // Other shepherds' events do not reach this page: their herds are read again every few seconds,
+  // and one of their sheep open here every few.
   setInterval(() => {
     if (!view && !document.hidden) refreshFleet();
   }, 10_000);
+  setInterval(() => {
+    if (view?.shepherd && !document.hidden) refreshView();
+  }, 3000);
   window.addEventListener("hashchange", () => route(true));
   setInterval(() => tick(), 1000);
   route();

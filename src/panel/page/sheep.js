@@ -3,6 +3,8 @@
  * a follow-up queued behind it), its messages with a reply box for each question that waits, its
  * conversation, its live screen, and each prompt with its evidence drawn as a per-file diff.
  * Interrupt and close ask first. Boxes a person types in are built once and kept across redraws.
+ * Another shepherd's sheep is shown the same way through this panel (`/api/v1/shepherds/:id/…`):
+ * every read and action is that shepherd's own route; its terminal and its work are not carried.
  */
 import { ApiError, get, post, sheepPath } from "./api.js";
 import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, promptRefusalText, since, stateBadge, tokens, visible } from "./dom.js";
@@ -78,10 +80,12 @@ function egressItem(e) {
 }
 
 export class SheepView {
-  constructor(root, agentId, say) {
+  /** `shepherd`: another of this user's shepherds ({id, name}) whose sheep this is; absent for this panel's own. */
+  constructor(root, agentId, say, shepherd) {
     this.root = root;
     this.agentId = agentId;
     this.say = say;
+    this.shepherd = shepherd;
     this.detail = undefined;
     this.gone = false;
     this.openDiffs = new Set();
@@ -95,6 +99,12 @@ export class SheepView {
       this.loadScreen();
       if (++this.ticks % EGRESS_EVERY === 0 && this.detail?.sandboxed === true) this.loadEgress();
     }, SCREEN_MS);
+  }
+
+  /** The sheep's route, on this panel or through it on its own shepherd's. */
+  path(rest = "") {
+    const own = sheepPath(this.agentId, rest);
+    return this.shepherd ? `/api/v1/shepherds/${encodeURIComponent(this.shepherd.id)}${own}` : own;
   }
 
   dispose() {
@@ -161,9 +171,10 @@ export class SheepView {
     this.screen = h("pre", { class: "screen", tabindex: "0", "aria-label": "Live screen" });
     this.screenNote = h("p", { class: "muted small" });
     this.promptsList = h("ol", { class: "prompts" });
-    this.work = new WorkBox(this.agentId, this.say, () => this.refresh());
+    // Another shepherd's panes are typed into only from its own page, and its work landed there.
+    this.work = this.shepherd ? undefined : new WorkBox(this.agentId, this.say, () => this.refresh());
     this.egressSummary = h("p", { class: "small" });
-    this.terminal = new SheepTerminal(this.agentId, this.say);
+    this.terminal = this.shepherd ? undefined : new SheepTerminal(this.agentId, this.say);
     this.egressList = h("ol", { class: "egress", tabindex: "0", "aria-label": "Egress log" });
     this.egressBox = h(
       "section",
@@ -180,11 +191,18 @@ export class SheepView {
         { class: "sheep-head" },
         h("p", {}, h("a", { href: "#/", class: "back" }, "← The herd")),
         h("div", { class: "title-row" }, this.title, this.stateEl, h("div", { class: "actions" }, this.interruptBtn, this.closeBtn)),
+        this.shepherd
+          ? h(
+              "p",
+              { class: "shepherd-of muted" },
+              `A sheep of your shepherd ${this.shepherd.name}: what you do here goes to that shepherd, under its rules. Its terminal and its work are on that shepherd's own page.`,
+            )
+          : "",
         this.meta,
         this.actionNote,
       ),
-      this.terminal.el,
-      this.work.box,
+      this.terminal ? this.terminal.el : "",
+      this.work ? this.work.box : "",
       h(
         "div",
         { class: "sheep-grid" },
@@ -218,10 +236,11 @@ export class SheepView {
     if (!this.hasPane()) this.noScreen();
     // The terminal streams by itself once opened: the first refresh with a pane opens it, one without ends it.
     const runs = this.hasPane() && this.detail?.state !== "exited";
-    if (runs && !this.terminalOpened) {
+    // Another shepherd's sheep has none here.
+    if (this.terminal && runs && !this.terminalOpened) {
       this.terminalOpened = true;
       this.terminal.open();
-    } else if (!runs && !this.terminal.ended) this.terminal.stop("Its pi has ended or its pane is closed: no terminal.");
+    } else if (this.terminal && !runs && !this.terminal.ended) this.terminal.stop("Its pi has ended or its pane is closed: no terminal.");
     await Promise.all([
       this.loadConversation(),
       this.loadMessages(),
@@ -237,7 +256,7 @@ export class SheepView {
 
   async loadDetail() {
     try {
-      const d = await get(sheepPath(this.agentId));
+      const d = await get(this.path());
       if (this.disposed) return;
       this.detail = d;
       this.gone = false;
@@ -247,7 +266,8 @@ export class SheepView {
       if (e instanceof ApiError && e.status === 404) {
         this.gone = true;
         fill(this.stateEl, stateBadge("closed"));
-        fill(this.actionNote, "This sheep is no longer in the herd.");
+        // Through this panel a 404 may also say that its shepherd is gone: its own words then.
+        fill(this.actionNote, this.shepherd && e.code !== "unknown_agent" ? errorText(e) : "This sheep is no longer in the herd.");
         this.interruptBtn.disabled = true;
         this.closeBtn.disabled = true;
       } else fill(this.actionNote, errorText(e));
@@ -280,7 +300,7 @@ export class SheepView {
       ["cost", cost(d.usage?.cost)],
       d.sessionPath ? ["session file", code, asText(d.sessionPath)] : undefined,
     ]);
-    this.work.draw(d);
+    this.work?.draw(d);
     this.drawPrompts(Array.isArray(d.prompts) ? d.prompts : []);
   }
 
@@ -386,7 +406,7 @@ export class SheepView {
     item.loaded = true;
     fill(item.body, h("p", { class: "muted" }, "Reading the evidence…"));
     try {
-      const diff = await get(`${sheepPath(this.agentId, "/diff")}?promptId=${encodeURIComponent(promptId)}`);
+      const diff = await get(`${this.path("/diff")}?promptId=${encodeURIComponent(promptId)}`);
       fill(item.body, renderDiff(diff));
     } catch (e) {
       item.loaded = false;
@@ -396,7 +416,7 @@ export class SheepView {
 
   async loadConversation() {
     try {
-      const c = await get(`${sheepPath(this.agentId, "/conversation")}?turns=${TURNS}`);
+      const c = await get(`${this.path("/conversation")}?turns=${TURNS}`);
       if (this.disposed) return;
       const turns = Array.isArray(c?.turns) ? c.turns : [];
       const atBottom = this.conversation.scrollTop + this.conversation.clientHeight >= this.conversation.scrollHeight - 8;
@@ -423,7 +443,7 @@ export class SheepView {
 
   async loadScreen() {
     try {
-      const s = await get(sheepPath(this.agentId, "/screen"));
+      const s = await get(this.path("/screen"));
       if (!this.hasPane()) return;
       const text = visible(asText(s?.text));
       if (this.screen.textContent !== text) {
@@ -441,7 +461,7 @@ export class SheepView {
   /** What a sandboxed sheep tried to reach: the counts, then its last entries, newest last; each a text node. */
   async loadEgress() {
     try {
-      const r = await get(sheepPath(this.agentId, "/egress"));
+      const r = await get(this.path("/egress"));
       if (this.disposed) return;
       this.egressBox.hidden = false;
       const n = (v) => Number(v) || 0;
@@ -464,7 +484,7 @@ export class SheepView {
 
   async loadMessages() {
     try {
-      const r = await get(sheepPath(this.agentId, "/messages"));
+      const r = await get(this.path("/messages"));
       if (this.disposed) return;
       this.drawMessages(Array.isArray(r?.messages) ? r.messages : []);
     } catch (e) {
@@ -548,7 +568,7 @@ export class SheepView {
     if (!text.trim()) return;
     fill(note, "Sending…");
     try {
-      await post(sheepPath(this.agentId, "/reply"), { messageId, text });
+      await post(this.path("/reply"), { messageId, text });
       input.value = "";
       // The box goes away with the focus in it: the focus stays on its message, not the page's top.
       if (form.contains(document.activeElement)) li.focus();
@@ -568,7 +588,7 @@ export class SheepView {
     const body = mode === "steer" || mode === "followUp" ? { message, deliverAs: mode } : { message };
     fill(this.promptNote, "Sending…");
     try {
-      const r = await post(sheepPath(this.agentId, "/prompt"), body);
+      const r = await post(this.path("/prompt"), body);
       // Only what was sent leaves the box: what the person typed on while it was on its way stays.
       const now = this.promptText.value;
       this.promptText.value = now.startsWith(message) ? now.slice(message.length).trimStart() : now;
@@ -589,7 +609,7 @@ export class SheepView {
     });
     if (!ok) return;
     try {
-      await post(sheepPath(this.agentId, "/interrupt"), {});
+      await post(this.path("/interrupt"), {});
       fill(this.actionNote, "Interrupted.");
       this.loadDetail();
     } catch (err) {
@@ -621,7 +641,7 @@ export class SheepView {
     // before the herd is drawn; a close that fails gives it back.
     this.closed = true;
     try {
-      await post(sheepPath(this.agentId, "/close"), body);
+      await post(this.path("/close"), body);
       this.say(`${label} closed.`);
       location.hash = "#/";
     } catch (err) {

@@ -1,7 +1,7 @@
 /**
  * This user's other shepherds on this machine, below the herd: each one's sheep (label, state, what
  * it works on) read through this panel (`/api/v1/shepherds/:id/api/v1/sheep`), with the shepherd
- * named on each table. Their events are not streamed here, so they are read again on every refresh
+ * named on each table; a sheep's label opens it here (`#/shepherd/<pid>/sheep/<id>`). Their events are not streamed here, so they are read again on every refresh
  * of the herd and every few seconds.
  */
 import { ApiError, get } from "./api.js";
@@ -43,7 +43,12 @@ function shepherdTable(s, herd, failure) {
                 h(
                   "td",
                   {},
-                  asText(x.label) || asText(x.agentId),
+                  // Opened here; what is done there goes to that shepherd's own routes (sheep.js).
+                  h(
+                    "a",
+                    { class: "sibling-link", href: `#/shepherd/${encodeURIComponent(asText(s.id))}/sheep/${encodeURIComponent(asText(x.agentId))}` },
+                    asText(x.label) || asText(x.agentId),
+                  ),
                   attentionOf(x) ? h("span", { class: "tag tag-attention", title: attentionOf(x) }, `waits for you: ${attentionOf(x)}`) : "",
                 ),
                 h("td", {}, stateBadge(asText(x.state))),

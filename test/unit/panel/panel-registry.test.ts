@@ -3,7 +3,10 @@
  * them (src/panel/shepherds-route.ts): an entry is 0600 in a 0700 directory; a stale one (its pid
  * gone) is dropped and its file removed; a file not private, not regular, too large or of another
  * shape is refused; a panel lists its siblings without their tokens and answers a sibling's route
- * with that sibling's answer, bounded, and a sibling that does not answer is a 502.
+ * with that sibling's answer, bounded, and a sibling that does not answer is a 502; an action on a
+ * sibling's sheep (prompt, reply, interrupt, close) is that shepherd's own route and takes effect
+ * there, its refusals coming back as its [code] JSON, while a stale or foreign entry, a token the
+ * sibling refuses and a sheep's terminal are refused here.
  */
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -97,6 +100,69 @@ describe("panel registry: this user's shepherds, listed and reached", () => {
       assert.equal(down.status, 502);
       assert.match(down.text, /shepherd_unreachable/);
       assert.equal((await ask(own.port, { path: "/api/v1/shepherds" })).status, 401, "the list needs the token like every route");
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it("an action on a sibling's sheep takes effect there, refused by its own rules; a stale or foreign entry, a refused token, a terminal are refused", async () => {
+    const south = await w.start("south");
+    const alive = new Set([process.pid, 5001, 5002, 5003]);
+    const reg = new ShepherdRegistry(join(w.root, "reg5", "panel", "shepherds"), (pid) => alive.has(pid));
+    reg.register({ pid: 5001, port: w.port, token: w.server.auth.token, cwd: "/sibling", startedAt: "2026-01-01T00:00:00Z" });
+    // The same sibling's port under a token it does not hold (an entry left from before a new token).
+    reg.register({ pid: 5002, port: w.port, token: TOKEN, cwd: "/stale", startedAt: "2026-01-01T00:00:01Z" });
+    reg.register({ pid: 5003, port: w.port, token: w.server.auth.token, cwd: "/loose", startedAt: "2026-01-01T00:00:02Z" });
+    chmodSync(join(reg.dir, "5003.json"), 0o644);
+    const own = new PanelServer({ entry: w.entry, shepherds: { registry: reg, selfPid: process.pid, stablePort: 1 } });
+    await own.start();
+    const send = (path: string, body: object = {}) =>
+      ask(own.port, {
+        method: "POST",
+        path,
+        headers: { authorization: `Bearer ${own.auth.token}`, "content-type": "application/json" },
+        body,
+      });
+    const sheep = (pid: number, rest: string) => `/api/v1/shepherds/${pid}/api/v1/sheep/${south.agentId}${rest}`;
+    try {
+      const prompted = await send(sheep(5001, "/prompt"), { message: "from the other page" });
+      assert.equal(prompted.status, 200, prompted.text);
+      const { promptId } = prompted.json() as { promptId: string };
+      assert.equal(w.shepherd.registry.prompts.get(promptId)?.agentId, south.agentId, "the prompt is the sibling's own");
+      const busy = await send(sheep(5001, "/prompt"), { message: "again" });
+      assert.equal(busy.status, 409, busy.text);
+      assert.match((busy.json() as { code: string; message: string }).message, /^\[prompt_pending\]/, "its refusal, as it answered it");
+      const reply = await send(sheep(5001, "/reply"), { messageId: "m_0000000000", text: "yes" });
+      assert.equal((reply.json() as { code: string }).code, "unknown_message", reply.text);
+      assert.equal(reply.status, 404);
+      const stopped = await send(sheep(5001, "/interrupt"));
+      assert.equal(stopped.status, 200, stopped.text);
+      w.world.answer(south.agentId, promptId, "stopped", "cancelled");
+      await w.shepherd.wait([promptId as never], { timeoutSec: 2 });
+      const closed = await send(sheep(5001, "/close"));
+      assert.equal(closed.status, 200, closed.text);
+      assert.equal(w.shepherd.registry.agents.get(south.agentId)?.state, "closed", "closed there");
+      const late = await send(sheep(5001, "/prompt"), { message: "too late" });
+      assert.equal((late.json() as { code: string }).code, "agent_closed", late.text);
+      for (const a of [prompted, busy, reply, stopped, closed, late])
+        assert.ok(!a.text.includes(w.server.auth.token), "the sibling's token never reaches the page");
+
+      const refused = await send(sheep(5002, "/prompt"), { message: "x" });
+      assert.equal(refused.status, 502, "a token the sibling refuses is no 401 of this page's own");
+      assert.match(refused.text, /shepherd_unreachable.*refused the token its registry entry holds/);
+      assert.equal((await send(sheep(5003, "/close"))).status, 404, "an entry others may read or write is not believed");
+      alive.delete(5001);
+      const gone = await send(sheep(5001, "/close"));
+      assert.equal(gone.status, 404, gone.text);
+      assert.match(gone.text, /no running shepherd/);
+      assert.equal(existsSync(join(reg.dir, "5001.json")), false, "the stale entry is dropped");
+      alive.add(5001);
+      reg.register({ pid: 5001, port: w.port, token: w.server.auth.token, cwd: "/sibling", startedAt: "2026-01-01T00:00:00Z" });
+      const keys = await send(sheep(5001, "/terminal"), { keys: "rm -rf ~\r" });
+      assert.equal(keys.status, 404, "a sibling's pane is not typed into from here");
+      assert.match(keys.text, /terminal is not carried/);
+      const stream = await ask(own.port, { path: sheep(5001, "/terminal"), headers: { authorization: `Bearer ${own.auth.token}` } });
+      assert.equal(stream.status, 404);
     } finally {
       await own.stop();
     }
