@@ -293,6 +293,10 @@ for (const version of FAKE_HERDR_VERSIONS) {
       try {
         await runtime.sendKeys({ paneId, agentId }, "echo typed-$((6*7))\r");
         await until(() => out.some((o) => o.includes("typed-42")), "the command's output in a redraw");
+        // A leading dash goes as herdr's minus key.
+        await runtime.sendKeys({ paneId, agentId }, "echo ");
+        await runtime.sendKeys({ paneId, agentId }, "-dash-$((1+1))\r");
+        await until(() => out.some((o) => o.includes("-dash-2")), "the line typed with a leading dash, run");
         const last = out.at(-1)!;
         assert.ok(last.startsWith("\x1b[0m\x1b[H\x1b[2J"), "a whole redraw");
         assert.deepEqual(ends, []);
