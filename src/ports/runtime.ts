@@ -141,8 +141,9 @@ export interface Runtime {
   reportState?(paneId: string, state: ReportedState): Promise<void>;
   /**
    * A live view of a sheep's pane for a terminal in the panel: its screen now, then every byte its
-   * program writes, to `sink`. Only a pane that carries this sheep's mark. A runtime that cannot
-   * stream a pane has no watch().
+   * program writes, to `sink` (a multiplexer with no output stream: a whole redraw of the screen each
+   * time it changed). Only a pane that carries this sheep's mark. A runtime that can do neither has
+   * no watch().
    */
   watch?(pane: PaneRef, sink: PaneSink): Promise<PaneWatch>;
   /** Types `text` into a sheep's pane as keys, only when the pane carries this sheep's mark (checked in the same call). */

@@ -62,15 +62,21 @@ export class HerdrCli {
     await this.#run(args);
   }
 
-  /** A read: herdr prints the raw text with no envelope and no added newline. */
-  async text(args: readonly string[]): Promise<string> {
-    return this.#run(args);
+  /**
+   * A read: herdr prints the raw text with no envelope and no added newline. With `maxBytes`, a
+   * longer answer is cut off where it is read and refused, not held whole.
+   */
+  async text(args: readonly string[], maxBytes?: number): Promise<string> {
+    const out = await this.#run(args, maxBytes);
+    if (maxBytes !== undefined && Buffer.byteLength(out) > maxBytes) throw tooLong(label(args), maxBytes);
+    return out;
   }
 
-  async #run(args: readonly string[]): Promise<string> {
+  async #run(args: readonly string[], maxBytes?: number): Promise<string> {
     try {
-      return await this.#exec(args);
+      return await this.#exec(args, maxBytes);
     } catch (e) {
+      if (maxBytes !== undefined && e instanceof ExecaError && e.isMaxBuffer) throw tooLong(label(args), maxBytes);
       let failure = this.#failure(label(args), e);
       if (failure instanceof HerdrCommandError && failure.herdrCode === "protocol_mismatch") failure = await this.#mismatch(failure);
       this.#onFailure?.(failure);
@@ -78,13 +84,14 @@ export class HerdrCli {
     }
   }
 
-  async #exec(args: readonly string[]): Promise<string> {
+  async #exec(args: readonly string[], maxBytes?: number): Promise<string> {
     const r = await execa(this.bin, args, {
       env: this.#env,
       extendEnv: false,
       stdin: "ignore",
       stripFinalNewline: false,
       timeout: this.#timeoutMs,
+      ...(maxBytes !== undefined ? { maxBuffer: { stdout: maxBytes } } : {}),
     });
     return r.stdout;
   }
@@ -124,6 +131,10 @@ export class HerdrCli {
     if (envelope) return herdrEnvelopeError(command, envelope.code, envelope.message, this.bin);
     return herdrRawError(command, e.exitCode, stderr, this.bin);
   }
+}
+
+function tooLong(command: string, maxBytes: number): HerdrCommandError {
+  return new HerdrCommandError("runtime_error", "too_long", `herdr ${command} printed more than ${maxBytes} bytes; it is not shown.`);
 }
 
 /** Only the command words go into messages: later arguments may be user text. */

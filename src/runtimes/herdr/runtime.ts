@@ -8,10 +8,11 @@
  */
 import path from "node:path";
 import { ShepherdError } from "../../domain/errors.ts";
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, ReportedState, Runtime } from "../../ports/runtime.ts";
+import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, PaneSink, PaneWatch, ReportedState, Runtime } from "../../ports/runtime.ts";
 import { HerdrCli, resolveHerdrBin } from "./cli.ts";
 import { isHerdrCode } from "./errors.ts";
 import { assertCompatible, probeHerdr } from "./probe.ts";
+import { HerdrPaneTerminals } from "./pane-terminal.ts";
 import { startHerdrServer } from "./server.ts";
 import { carriesMark, cliSafeLabel, markedPaneLabel, markOf, REPORT_SOURCE } from "./labels.ts";
 import { agentStatusOf, paneList, paneRecord, type PaneRecord, workspaceId } from "./records.ts";
@@ -31,12 +32,16 @@ export interface HerdrRuntimeOptions {
 
 /** A state report is display only: it waits no longer than this for herdr. */
 const REPORT_TIMEOUT_MS = 5_000;
+/** A terminal's read or keys: a page waits on it, and the next poll asks again. */
+const TERMINAL_TIMEOUT_MS = 3_000;
 
 export class HerdrRuntime implements Runtime {
   readonly name = "herdr" as const;
   readonly #cli: HerdrCli;
   /** The same CLI with the shorter deadline of a state report. */
   readonly #reportCli: HerdrCli;
+  /** The panel's terminals: a poll of each watched pane's screen, and keys. */
+  readonly #terminals: HerdrPaneTerminals;
   /** `--seq` must rise strictly per source and pane, across reloads too (herdr ignores stale ones). */
   #seq = 0;
   readonly #env: NodeJS.ProcessEnv;
@@ -58,6 +63,7 @@ export class HerdrRuntime implements Runtime {
     };
     this.#cli = new HerdrCli({ ...cli, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
     this.#reportCli = new HerdrCli({ ...cli, timeoutMs: Math.min(opts.timeoutMs ?? REPORT_TIMEOUT_MS, REPORT_TIMEOUT_MS) });
+    this.#terminals = new HerdrPaneTerminals(new HerdrCli({ ...cli, timeoutMs: Math.min(opts.timeoutMs ?? TERMINAL_TIMEOUT_MS, TERMINAL_TIMEOUT_MS) }));
     this.#homeLabel = opts.homeWorkspaceLabel ?? "pi-shepherd";
   }
 
@@ -201,6 +207,17 @@ export class HerdrRuntime implements Runtime {
     this.#seq = Math.max(this.#seq + 1, Date.now() * 1000);
     const who = ["--source", REPORT_SOURCE, "--agent", "pi"];
     await this.#reportCli.silent(["pane", "report-agent", paneArg(paneId), ...who, "--state", state, "--seq", String(this.#seq)]);
+  }
+
+  /** A poll of the pane's visible screen (herdr has no output stream): pane-terminal.ts. */
+  async watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
+    await this.#ensureReady();
+    return this.#terminals.watch(pane, sink);
+  }
+
+  async sendKeys(pane: PaneRef, text: string): Promise<void> {
+    await this.#ensureReady();
+    await this.#terminals.sendKeys(pane, text);
   }
 
   /**
