@@ -75,7 +75,7 @@ export class RemoteTerminals {
     if (text === "") return;
     // Refused here, not sent: the agent would refuse it too.
     if (Buffer.byteLength(text) > MAX_TERM_KEY_BYTES)
-      throw new ShepherdError("invalid_params", `at most ${MAX_TERM_KEY_BYTES} bytes of keys are typed at once; send the rest next.`);
+      throw new ShepherdError("invalid_params", `at most ${MAX_TERM_KEY_BYTES} bytes of keys at once; send the rest next.`);
     await this.remote.call(W.keys.name, [{ paneId: pane.paneId, agentId: pane.agentId }, text]);
   }
 
