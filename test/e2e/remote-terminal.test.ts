@@ -3,13 +3,14 @@
  * sheep in the private tmux of the test's remote host (a network namespace with its own sshd,
  * reached through OpenSSH alone), on the scripted model, and the panel in Debian's chromium. The
  * terminal shows the remote pane's pi through the host's existing link, keys typed in the page
- * reach that pi's editor and its answer shows, and once the page lets the terminal go nothing of
- * it is left there: no pipe on the pane, no FIFO directory.
+ * reach that pi's editor and its answer shows, a dropped link ends it (the agent there leaves no pipe)
+ * and the page opens it again once the link is back, and once the page lets the terminal go nothing
+ * of it is left there: no pipe on the pane, no FIFO directory.
  */
 import assert from "node:assert/strict";
 import { readdir } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Route } from "playwright-core";
 import { launchChromium, openPage, type PageTrouble, panelOn } from "../support/panel-browser.ts";
 import type { RemoteHost } from "../support/remote-host.ts";
 import { assertNothingLeftRemote, type RemoteWorld, remoteWorld } from "../support/remote-world.ts";
@@ -44,8 +45,8 @@ describe("a remote sheep's terminal in a real browser, through the host's link",
     }
     assert.fail(`the terminal never showed ${what}; it shows:\n${await rows()}`);
   };
-  const until = async (what: string, ok: () => Promise<boolean>) => {
-    for (let i = 0; i < 150; i++) {
+  const until = async (what: string, ok: () => Promise<boolean>, ms = 15_000) => {
+    for (let i = 0; i < ms / 100; i++) {
       if (await ok()) return;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -91,6 +92,36 @@ describe("a remote sheep's terminal in a real browser, through the host's link",
     assert.deepEqual(trouble.errors, [], "no script error");
     assert.deepEqual(trouble.failed, [], "no request refused");
     assert.deepEqual(trouble.console, [], "nothing logged as an error");
+  });
+
+  it("the link dropped: the terminal ends, the agent there leaves no pipe, and the page opens it again once the link is back", async () => {
+    const pipeOwner = async () => Number((await tmux(["display-message", "-p", "-t", pane, "#{@pi_shepherd_pipe}"])).trim());
+    const old = await pipeOwner();
+    assert.ok((await remote.pids()).includes(old), "the pipe is the agent's there");
+    // The page's next ask answered as while the host is still away (502 [host_unreachable]): it asks again by itself.
+    let refused = false;
+    const awayOnce = async (route: Route) => {
+      if (refused || route.request().method() !== "GET") return route.continue();
+      refused = true;
+      const body = { code: "host_unreachable", message: '[host_unreachable] host "box" unreachable: the test says so.' };
+      await route.fulfill({ status: 502, contentType: "application/json", body: JSON.stringify(body) });
+      await page.unroute("**/terminal", awayOnce);
+    };
+    await page.route("**/terminal", awayOnce);
+    await remote.restartSshd({ dropConnections: true });
+    // The agent there ends on its stdin's end, once it has taken its pipes down.
+    await until("the old agent gone", async () => !(await remote.pids()).includes(old), 30_000);
+    await until(
+      "the page's terminal live again, on the new agent's pipe",
+      async () => (await page.locator(".term-screen").getAttribute("data-state")) === "live" && (await piped()) && (await pipeOwner()) !== old,
+      90_000,
+    );
+    // Live again after it was told the host is away: it asked again by itself (a page that gave up stays "ended").
+    assert.ok(refused, "the page was told once that the host is away");
+    assert.equal((await fifoDirs()).length, 1, "the old agent's FIFO directory is gone; the new one's is there");
+    await page.locator(".term-screen").click();
+    await page.keyboard.type("after the drop");
+    await untilRows("keys typed after the link came back", (t) => t.includes("after the drop"));
   });
 
   it("once the page lets the terminal go, nothing of it is left on the host", async () => {
