@@ -116,7 +116,7 @@ export class RemoteRuntime implements Runtime {
   }
 
   /** The pane's terminal through the link (remote-terminal.ts); herdr there streams none, so it is not asked. */
-  watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
+  async watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
     this.terminalHere();
     return this.terminals.watch(pane, sink);
   }

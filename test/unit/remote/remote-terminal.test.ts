@@ -156,6 +156,51 @@ describe("a remote pane's terminal through the agent's link", { timeout: 120_000
     client.close();
   });
 
+  it("a silent host delays no other host's terminal: its watch fails at the call's deadline, and is let go there", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const sent: string[] = [];
+    output.on("data", (c: Buffer) => sent.push(...c.toString("utf8").split("\n").filter(Boolean)));
+    const silent = new RpcClient({ input, output, host: "quiet", deadlineMs: () => 1000 });
+    const { runtime: quiet } = remotePorts(silent, { host: "quiet", runtime: "tmux" });
+    const started = Date.now();
+    const lost = quiet.watch!(pane, sink()).then(
+      () => assert.fail("a silent host answered"),
+      (e: unknown) => e,
+    );
+    const s = sink();
+    const watch = await runtime.watch!(pane, s);
+    assert.ok(Date.now() - started < 1000, "the other host's terminal opened while the silent one waited");
+    watch.close();
+    const e = await lost;
+    assert.ok(isShepherdError(e, "host_unreachable"), String(e));
+    assert.match(String(e), /did not answer term\.watch within 1 s/);
+    const asked = sent.map((l) => JSON.parse(l) as { m: string; p: unknown[] });
+    assert.equal(asked[0]?.m, "term.watch");
+    const id = asked[0]!.p[1];
+    assert.ok(
+      asked.some((r) => r.m === "term.unwatch" && r.p[0] === id),
+      "a watch lost on its way is let go there",
+    );
+    silent.close();
+    await until("the pipe taken down", async () => !(await piped()));
+  });
+
+  it("a host whose runtime is herdr is refused here, without a call", async () => {
+    const calls: string[] = [];
+    const fake = {
+      call: async (m: string) => {
+        calls.push(m);
+      },
+      onEvent: () => () => undefined,
+      onReconnect: () => () => undefined,
+    };
+    const { runtime: herdr } = remotePorts(fake, { host: "h", runtime: "herdr" });
+    await assert.rejects(herdr.watch!(pane, sink()), (e: unknown) => code("runtime_unavailable")(e) && /herdr on host "h"/.test(String(e)));
+    await assert.rejects(herdr.sendKeys!(pane, "x"), code("runtime_unavailable"));
+    assert.deepEqual(calls, []);
+  });
+
   it("the link's end ends the watch here and leaves nothing running there", async () => {
     const s = sink();
     await runtime.watch!(pane, s);
