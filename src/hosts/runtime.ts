@@ -116,28 +116,24 @@ export class RoutedRuntime implements Runtime {
     await this.table.portsOf(at.host).runtime.reportState?.(at.paneId, state);
   }
 
-  /** This machine's multiplexer only: a host's link carries no pane's output yet. */
+  /** To the sheep's machine's multiplexer: this machine's, or a host's through its link (its agent watches there). */
   async watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
-    return (await this.terminalOf(pane)).watch!({ agentId: pane.agentId, paneId: this.table.pane(pane.paneId, pane.agentId).paneId }, sink);
+    const at = this.table.pane(pane.paneId, pane.agentId);
+    return this.terminalOf(at.host).watch!({ agentId: pane.agentId, paneId: at.paneId }, sink);
   }
 
   async sendKeys(pane: PaneRef, text: string): Promise<void> {
-    await (await this.terminalOf(pane)).sendKeys!({ agentId: pane.agentId, paneId: this.table.pane(pane.paneId, pane.agentId).paneId }, text);
+    const at = this.table.pane(pane.paneId, pane.agentId);
+    await this.terminalOf(at.host).sendKeys!({ agentId: pane.agentId, paneId: at.paneId }, text);
   }
 
-  private async terminalOf(pane: PaneRef): Promise<Runtime> {
-    const at = this.table.pane(pane.paneId, pane.agentId);
-    if (at.host !== undefined) {
-      throw new ShepherdError(
-        "runtime_unavailable",
-        `sheep ${pane.agentId} runs on host ${at.host}, whose link carries no terminal yet; look at it there (its attach hint), or read its screen in the panel.`,
-      );
-    }
-    const runtime = this.table.local.runtime;
+  private terminalOf(host: string | undefined): Runtime {
+    const runtime = this.table.portsOf(host).runtime;
     if (!runtime.watch || !runtime.sendKeys) {
+      const where = host === undefined ? runtime.name : `${runtime.name} on host ${host}`;
       throw new ShepherdError(
         "runtime_unavailable",
-        `${runtime.name} cannot stream a pane's output to the panel; look at the sheep in ${runtime.name} itself, or read its screen in the panel.`,
+        `${where} cannot stream a pane's output to the panel; look at the sheep in ${runtime.name} itself, or read its screen in the panel.`,
       );
     }
     return runtime;

@@ -148,4 +148,6 @@ export interface Runtime {
   watch?(pane: PaneRef, sink: PaneSink): Promise<PaneWatch>;
   /** Types `text` into a sheep's pane as keys, only when the pane carries this sheep's mark (checked in the same call). */
   sendKeys?(pane: PaneRef, text: string): Promise<void>;
+  /** Every watch taken down (each pane's stream ended, its files removed), resolved once it is: a process about to exit leaves nothing running. */
+  endWatches?(): Promise<void>;
 }

@@ -12,6 +12,8 @@ import { Terminal } from "/assets/xterm.mjs";
 /** Keys sent in one request at most (the shepherd's bound); more wait for the next. */
 const MAX_KEYS = 4096;
 const RETRY_MS = 1000;
+/** How long the page waits before asking again for a sheep whose host does not answer (its link reconnects by itself). */
+const HOST_RETRY_MS = 3000;
 
 const nonce = document.querySelector('meta[name="pi-shepherd-style-nonce"]')?.getAttribute("content") ?? "";
 
@@ -87,11 +89,18 @@ export class SheepTerminal {
     }
     if (!res.ok || !res.body) {
       let text = `the terminal answered ${res.status}`;
+      let code;
       try {
         const data = await res.json();
         if (typeof data?.message === "string") text = data.message;
+        code = data?.code;
       } catch {
         // the status says enough
+      }
+      // A remote sheep's host that does not answer now is asked again: its link comes back by itself.
+      if (code === "host_unreachable") {
+        this.retry(`No terminal for now: ${text}`, HOST_RETRY_MS);
+        return;
       }
       // A pane that cannot be streamed (closed, not ours, a runtime without a stream) is not asked again.
       this.stop(`No terminal: ${text}`);
@@ -141,11 +150,11 @@ export class SheepTerminal {
     this.term.onData((data) => this.type(data));
   }
 
-  retry(text) {
+  retry(text, ms = RETRY_MS) {
     if (this.disposed || this.ended) return;
     this.screen.dataset.state = "lost";
     fill(this.note, text);
-    this.timer = setTimeout(() => this.open(), RETRY_MS);
+    this.timer = setTimeout(() => this.open(), ms);
   }
 
   /** The sheep closed, or its pane cannot be streamed: said once, not asked again. */

@@ -167,6 +167,14 @@ export class RemoteSession implements RemoteCall {
     return () => this.reconnects.delete(cb);
   }
 
+  /** Told when an agent channel that was up goes (down or closed): what that agent held there is gone. */
+  onDown(cb: (reason: string) => void): () => void {
+    return this.onState((s) => {
+      if (s.status === "down") cb(s.reason);
+      else if (s.status === "closed") cb("its connection was closed by this shepherd");
+    });
+  }
+
   /** Runs one remote command line through the master (a channel of its own, ended when it is). */
   exec: RemoteExec = async (line, stdin) => {
     const master = await this.ensureMaster();

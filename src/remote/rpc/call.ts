@@ -7,6 +7,7 @@
  */
 import type { RuntimeName } from "../../ports/runtime.ts";
 import type { EgressRefusalEvent } from "./egress-event.ts";
+import type { TermEvent } from "./terminal-event.ts";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -15,9 +16,10 @@ export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /**
  * What the remote side pushes without being asked: a sheep's files changed (a SheepFiles.subscribe
- * onChange there), or a sandboxed sheep's egress refusal there (for this machine's audit log).
+ * onChange there), a sandboxed sheep's egress refusal there (for this machine's audit log), or a
+ * watched pane's output and a watch's end (terminal-event.ts).
  */
-export type RemoteEvent = { ev: "change"; agentId: string } | EgressRefusalEvent;
+export type RemoteEvent = { ev: "change"; agentId: string } | EgressRefusalEvent | TermEvent;
 
 export interface RemoteCall {
   /** Resolves with the method's answer (undefined for void), rejects with a `[code]` ShepherdError. */
@@ -25,6 +27,11 @@ export interface RemoteCall {
   onEvent(cb: (event: RemoteEvent) => void): () => void;
   /** After a lost connection came back (a new agent process, initialised again): subscriptions are gone there. */
   onReconnect(cb: () => void): () => void;
+  /**
+   * Told, with the reason, each time the connection goes (its agent there is gone, and every watch
+   * it held with it). A RemoteCall that never goes need not have it.
+   */
+  onDown?(cb: (reason: string) => void): () => void;
 }
 
 /** The agent's first line. */

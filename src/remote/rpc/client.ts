@@ -7,6 +7,7 @@ import type { Readable, Writable } from "node:stream";
 import { ShepherdError, shorten } from "../../domain/errors.ts";
 import { type Hello, PROTOCOL_VERSION, type RemoteCall, type RemoteEvent } from "./call.ts";
 import { egressRefusalOf } from "./egress-event.ts";
+import { termEventOf } from "./terminal-event.ts";
 import { CallLost } from "./lost-call.ts";
 import { LineSplitter } from "./lines.ts";
 import { fromWireError } from "./wire-error.ts";
@@ -116,6 +117,11 @@ export class RpcClient implements RemoteCall {
     return () => this.events.delete(cb);
   }
 
+  /** This channel's one end: told as onClose tells it. */
+  onDown(cb: (reason: string) => void): () => void {
+    return this.onClose(cb);
+  }
+
   /** One channel never comes back: a reconnecting RemoteCall wraps this one. */
   onReconnect(_cb: () => void): () => void {
     return () => undefined;
@@ -158,6 +164,11 @@ export class RpcClient implements RemoteCall {
     }
     if (m.ev === "egress-refusal") {
       const event = egressRefusalOf(m);
+      if (event) for (const cb of [...this.events]) cb(event);
+      return;
+    }
+    if (m.ev === "term-output" || m.ev === "term-end") {
+      const event = termEventOf(m);
       if (event) for (const cb of [...this.events]) cb(event);
       return;
     }

@@ -1,12 +1,27 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
-import type { CreatedPane, CreatePaneRequest, PaneLiveness, PaneRef, Placement, ReportedState, Runtime, RuntimeName } from "../../ports/runtime.ts";
+import { ShepherdError } from "../../domain/errors.ts";
+import type {
+  CreatedPane,
+  CreatePaneRequest,
+  PaneLiveness,
+  PaneRef,
+  PaneSink,
+  PaneWatch,
+  Placement,
+  ReportedState,
+  Runtime,
+  RuntimeName,
+} from "../../ports/runtime.ts";
 import type { RemoteCall } from "./call.ts";
 import { CallLost, LOST_CALL_WAIT_MS, whileAway } from "./lost-call.ts";
+import { RemoteTerminals } from "./remote-terminal.ts";
 import { expect } from "./shape.ts";
 import { ask } from "./wire/method.ts";
 import { RUNTIME_WIRE as W } from "./wire/runtime.ts";
 
 export class RemoteRuntime implements Runtime {
+  private readonly terminals: RemoteTerminals;
+
   constructor(
     private readonly remote: RemoteCall,
     private readonly runtimeName: RuntimeName | (() => RuntimeName),
@@ -16,7 +31,9 @@ export class RemoteRuntime implements Runtime {
     private readonly attachHere?: (hint: string, runtime: RuntimeName) => string | undefined,
     /** How long a pane create lost on its way waits for the host to come back, to close what it made. */
     private readonly lostCallWaitMs = LOST_CALL_WAIT_MS,
-  ) {}
+  ) {
+    this.terminals = new RemoteTerminals(remote, host);
+  }
 
   get name(): RuntimeName {
     return typeof this.runtimeName === "function" ? this.runtimeName() : this.runtimeName;
@@ -96,5 +113,24 @@ export class RemoteRuntime implements Runtime {
   /** Answered by the host's own runtime: herdr there is told, a tmux there does nothing. The call's deadline is the link's. */
   async reportState(paneId: string, state: ReportedState): Promise<void> {
     await ask(this.remote, this.host, W.reportState, paneId, state);
+  }
+
+  /** The pane's terminal through the link (remote-terminal.ts); herdr there streams none, so it is not asked. */
+  async watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
+    this.terminalHere();
+    return this.terminals.watch(pane, sink);
+  }
+
+  async sendKeys(pane: PaneRef, text: string): Promise<void> {
+    this.terminalHere();
+    await this.terminals.sendKeys(pane, text);
+  }
+
+  private terminalHere(): void {
+    if (this.name !== "tmux")
+      throw new ShepherdError(
+        "runtime_unavailable",
+        `${this.name} on host "${this.host}" cannot stream a pane's output to the panel; look at the sheep there (its attach hint), or read its screen in the panel.`,
+      );
   }
 }

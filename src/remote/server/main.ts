@@ -24,7 +24,8 @@ process.on("unhandledRejection", (e) => {
   process.stderr.write(`pi-shepherd agent: ${e instanceof Error ? e.message : String(e)}\n`);
 });
 
-const server = new AgentServer({ write, side: sheepSideIn(here) });
+// On Linux a pipe's writes are synchronous (nothing is left unsent, a slow link blocks the write instead); elsewhere this bounds it.
+const server = new AgentServer({ write, side: sheepSideIn(here), backlog: () => process.stdout.writableLength });
 write(`${JSON.stringify({ hello: { protocol: PROTOCOL_VERSION, bundle, pid: process.pid, node: process.version } })}\n`);
 
 const splitter = new LineSplitter();

@@ -13,14 +13,18 @@ import { type InitAnswer, type InitParams, MAX_LINE_BYTES, type WireAnswer } fro
 import { type AnyMethod, METHODS, type PortName, type Sides } from "../rpc/wire/table.ts";
 import type { FilesSide } from "../rpc/wire/sheep-files.ts";
 import { SYS_WIRE, type SysSide } from "../rpc/wire/sys.ts";
+import type { TermSide } from "../rpc/wire/terminal.ts";
 import { toWireError } from "../rpc/wire-error.ts";
 import { type Hosted, type SheepSide, setUp } from "./setup.ts";
 import { sysInfo } from "./sys-info.ts";
+import { AgentWatches } from "./watches.ts";
 
 export interface ServeOptions {
   /** Writes one line (a JSON object and its newline) to the shepherd. */
   write(line: string): void;
   side: SheepSide;
+  /** Bytes written and not yet taken by the link (a terminal's output is not buffered past a bound); default none. */
+  backlog?(): number;
 }
 
 export class AgentServer {
@@ -31,8 +35,15 @@ export class AgentServer {
   private readonly dirty = new Set<string>();
   private flushing = false;
   private readonly inflight = new Set<Promise<unknown>>();
+  private readonly watches: AgentWatches;
 
-  constructor(private readonly o: ServeOptions) {}
+  constructor(private readonly o: ServeOptions) {
+    this.watches = new AgentWatches(
+      () => this.ready("term.watch").runtime,
+      (line) => this.o.write(line),
+      () => this.o.backlog?.() ?? 0,
+    );
+  }
 
   /** One line from the shepherd; never throws. */
   line(text: string): void {
@@ -73,11 +84,12 @@ export class AgentServer {
     this.answer({ id: null, err: { code: "protocol_error", message: `a line over ${MAX_LINE_BYTES} bytes was skipped` } });
   }
 
-  /** The shepherd is gone: watchers stop, and what is under way may finish. */
+  /** The shepherd is gone: watchers stop, and what is under way may finish; no pane's terminal is left watched. */
   async end(): Promise<void> {
     for (const off of this.subscriptions.values()) off();
     this.subscriptions.clear();
     await Promise.allSettled([...this.inflight]);
+    await this.watches.endAll(this.hosted?.runtime);
     // Its sandboxed sheep lose their network until the next agent here serves their sockets again (at its subscribe).
     await this.hosted?.egress.closeAll();
   }
@@ -138,6 +150,7 @@ export class AgentServer {
       return this.sys as Sides[K];
     }
     const { runtime, host, workspace } = this.ready(method.name);
+    if (port === "term") return this.watches as TermSide as Sides[K];
     return (port === "runtime" ? runtime : port === "ws" ? workspace : this.hostSide(host)) as Sides[K];
   }
 

@@ -119,6 +119,8 @@ interface Pipe {
 
 export class PaneTerminals {
   private readonly pipes = new Map<string, Promise<Pipe>>();
+  /** Pipes being taken down: closeAll waits for those too, not only the ones still held. */
+  private readonly shutting = new Set<Promise<void>>();
 
   constructor(private readonly cli: TmuxCli) {}
 
@@ -168,7 +170,7 @@ export class PaneTerminals {
 
   /** Every watched pane's pipe taken down (the runtime is let go). */
   async closeAll(): Promise<void> {
-    await Promise.all([...this.pipes].map(async ([key, p]) => this.shut(key, await p.catch(() => undefined))));
+    await Promise.all([...[...this.pipes].map(async ([key, p]) => this.shut(key, await p.catch(() => undefined))), ...this.shutting]);
   }
 
   private async screen(pane: PaneRef): Promise<PaneScreen> {
@@ -245,7 +247,12 @@ export class PaneTerminals {
   /** Takes a pipe down once, however many ask (the last watcher, a read error); never rejects: it runs unawaited. */
   private shut(key: string, pipe: Pipe | undefined): Promise<void> {
     if (!pipe) return Promise.resolve();
-    pipe.shutting ??= this.takeDown(key, pipe).catch(() => undefined);
+    if (!pipe.shutting) {
+      const down = this.takeDown(key, pipe).catch(() => undefined);
+      pipe.shutting = down;
+      this.shutting.add(down);
+      void down.then(() => this.shutting.delete(down));
+    }
     return pipe.shutting;
   }
 

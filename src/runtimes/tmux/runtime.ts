@@ -300,6 +300,10 @@ export class TmuxRuntime implements Runtime {
     }
   }
 
+  endWatches(): Promise<void> {
+    return this.terminals.closeAll();
+  }
+
   /** A split shares the window with the user's own panes: only a window made for the sheep is renamed. */
   async relabel(pane: PaneRef, label: string, placement: Placement): Promise<void> {
     if (placement === "pane") return;

@@ -8,6 +8,8 @@ import { RoutedWorkspace } from "../../../src/hosts/workspace.ts";
 import { nextBaseline } from "../../../src/core/prompts/evidence.ts";
 import type { AgentDefinition, PromptRecord } from "../../../src/ports/types.ts";
 import type { Workspace } from "../../../src/ports/workspace.ts";
+import type { PaneRef, Runtime } from "../../../src/ports/runtime.ts";
+import { isShepherdError } from "../../../src/domain/errors.ts";
 import { closeText } from "../../../src/texts/format.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { MemoryWorld } from "../../support/memory-world.ts";
@@ -15,7 +17,7 @@ import { MemoryWorld } from "../../support/memory-world.ts";
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
 
 /** This machine and a host "gpu", each an in-memory world: the core sees one runtime and one sheep-files port. */
-function setup() {
+function setup(o: { terminal?: Pick<Runtime, "watch" | "sendKeys"> } = {}) {
   const local = new MemoryWorld();
   const gpu = new MemoryWorld();
   let down: HostDown | undefined;
@@ -29,6 +31,7 @@ function setup() {
         if (down) throw new Error("ssh: connection lost");
         return gpu.runtime.liveness(refs);
       },
+      ...o.terminal,
     },
     files: gpu.files,
     down: () => down,
@@ -80,6 +83,36 @@ function workspacesTable(ws: (name: string) => Workspace, hostOf: (agentId: stri
 }
 
 describe("host router", () => {
+  it("a remote sheep's terminal goes to its host's runtime with the pane id there; a runtime there that streams none is runtime_unavailable", async () => {
+    const asked: { watched: PaneRef[]; typed: [PaneRef, string][] } = { watched: [], typed: [] };
+    const screen = { text: "far", cols: 80, rows: 24, cursorX: 0, cursorY: 0 };
+    const s = setup({
+      terminal: {
+        watch: async (pane) => {
+          asked.watched.push(pane);
+          return { screen, close: () => undefined };
+        },
+        sendKeys: async (pane, text) => {
+          asked.typed.push([pane, text]);
+        },
+      },
+    });
+    const there = await s.shepherd.start({ definition: def, cwd: "/srv/work", host: "gpu", label: "far" });
+    const sink = { output: () => undefined, end: () => undefined };
+    const watch = await s.shepherd.terminal.watch(there.agentId, sink);
+    assert.deepEqual(watch.screen, screen);
+    await s.shepherd.terminal.type(there.agentId, "ls\r");
+    assert.deepEqual(asked.watched, [{ agentId: there.agentId, paneId: "%1" }]);
+    assert.deepEqual(asked.typed, [[{ agentId: there.agentId, paneId: "%1" }, "ls\r"]]);
+    watch.close();
+
+    const bare = setup();
+    const far = await bare.shepherd.start({ definition: def, cwd: "/srv/work", host: "gpu", label: "far" });
+    const unavailable = (e: unknown) => isShepherdError(e, "runtime_unavailable") && /on host gpu cannot stream/.test(e.message);
+    await assert.rejects(bare.shepherd.terminal.watch(far.agentId, sink), unavailable);
+    await assert.rejects(bare.shepherd.terminal.type(far.agentId, "x"), unavailable);
+  });
+
   it("starts a sheep where its start says, records the host, and keeps pane ids unique across machines", async () => {
     const s = setup();
     const here = await s.shepherd.start({ definition: def, cwd: "/work" });

@@ -54,6 +54,9 @@ const PROTOCOL_1 = [
   "ws.sync",
   "ws.conflicts",
   "ws.branchState",
+  "term.watch",
+  "term.unwatch",
+  "term.keys",
 ];
 
 test("the tables hold exactly protocol 1's methods, each once, each in its port's table", () => {

@@ -9,6 +9,7 @@ import type { WireMethod } from "./method.ts";
 import { RUNTIME_WIRE } from "./runtime.ts";
 import { FILES_WIRE, type FilesSide } from "./sheep-files.ts";
 import { SYS_WIRE, type SysSide } from "./sys.ts";
+import { TERMINAL_WIRE, type TermSide } from "./terminal.ts";
 import { WORKSPACE_WIRE } from "./workspace.ts";
 
 /** What each port's methods are served on at the far end. */
@@ -17,6 +18,7 @@ export interface Sides {
   runtime: Runtime;
   files: FilesSide;
   ws: Workspace;
+  term: TermSide;
 }
 
 export type PortName = keyof Sides;
@@ -24,7 +26,7 @@ export type PortName = keyof Sides;
 // biome-ignore lint/suspicious/noExplicitAny: an entry of any table; its own types were checked where it was written
 export type AnyMethod = WireMethod<any, any>;
 
-export const WIRE = { sys: SYS_WIRE, runtime: RUNTIME_WIRE, files: FILES_WIRE, ws: WORKSPACE_WIRE } as const satisfies {
+export const WIRE = { sys: SYS_WIRE, runtime: RUNTIME_WIRE, files: FILES_WIRE, ws: WORKSPACE_WIRE, term: TERMINAL_WIRE } as const satisfies {
   // biome-ignore lint/suspicious/noExplicitAny: each entry's own parameters
   [K in PortName]: Record<string, WireMethod<Sides[K], any>>;
 };
