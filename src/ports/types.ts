@@ -381,6 +381,19 @@ export interface DelegationRecord {
   /** No task will start any more: what is listed is all there is to report. */
   done?: true;
   delivered?: { at: string };
+  /**
+   * Each task's reservation of the day's budget (by its index in items), kept while tasks may still
+   * start: a shepherd that dies before they did leaves them to the next, which lets go of those
+   * whose task it reports cancelled (spec: Budgets). Never part of what is delivered.
+   */
+  reservations?: DelegationReservation[];
+}
+
+/** A delegation task's reservation: what HeldBudget holds, and which task it is for. */
+export interface DelegationReservation {
+  item: number;
+  key: string;
+  budget: Budget;
 }
 
 /** One attempt of a sandboxed sheep to reach the network, as its egress log holds it (checked where it is read). */

@@ -217,7 +217,32 @@ export function delegationProblem(r: unknown): Problem {
     const bad = itemProblem(item);
     if (bad) return bad;
   }
-  return optional(r, "done", (x) => x === true) ?? optional(r, "delivered", (x) => isRecord(x) && typeof x.at === "string");
+  return (
+    optional(r, "done", (x) => x === true) ??
+    optional(r, "delivered", (x) => isRecord(x) && typeof x.at === "string") ??
+    (r.reservations === undefined ? undefined : reservationsProblem(r.reservations, r.items.length))
+  );
+}
+
+/** A delegation's reservations become ledger entries let go by key: each names one of its tasks once, a ledger key and a budget, nothing else. */
+function reservationsProblem(x: unknown, items: number): Problem {
+  if (!Array.isArray(x) || x.length > items) return "reservations is not a list of at most one per task";
+  const seen = new Set<unknown>();
+  for (const r of x) {
+    const ok =
+      isRecord(r) &&
+      Object.keys(r).length === 3 &&
+      Number.isSafeInteger(r.item) &&
+      (r.item as number) >= 0 &&
+      (r.item as number) < items &&
+      !seen.has(r.item) &&
+      typeof r.key === "string" &&
+      !ledgerKeyProblem(r.key) &&
+      budgetShape(r.budget);
+    if (!ok) return "a reservation is not {item, key, budget} of one of its tasks";
+    seen.add(r.item);
+  }
+  return undefined;
 }
 
 export interface RejectedRecord {

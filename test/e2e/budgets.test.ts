@@ -5,8 +5,10 @@
  * the prompt settles [budget_exceeded] with the text there was; a start and a delegation over the
  * day's budget are refused before any pane opens; a sheep's spend at its warning line is one `budget`
  * notice on a webhook (a local HTTP receiver); the day's spend outlives a SIGKILLed shepherd, and
- * the next shepherd on the agent dir refuses a start that would not fit. The tests run in order on
- * one day's ledger: each names the day's numbers the ones before it left.
+ * the next shepherd on the agent dir refuses a start that would not fit; a background chain's step
+ * is still stopped at its budget by its sheep after a /reload and after a SIGKILLed shepherd, and the
+ * step that never started gives its reservation back. The tests run in order on one day's ledger:
+ * each names the day's numbers the ones before it left.
  */
 import assert from "node:assert/strict";
 import { readFile, stat } from "node:fs/promises";
@@ -15,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
+import { repoRoot } from "../support/rpc-shepherd.ts";
 import { type Scene, tmuxPanes } from "../support/scene.ts";
 import { directive, type ScriptedModel } from "../support/scripted-model.ts";
 
@@ -190,5 +193,81 @@ describe("budgets with a real pi sheep", { timeout: 300_000 }, () => {
     // What fits still starts: the day is held, not shut.
     const fits = await next.start("frugal", { budget: { tokens: 2000 } });
     await next.ok({ action: "close", agentId: fits.agentId });
+    await next.shepherd.stop();
+  });
+
+  /**
+   * A background chain whose first step's model answers only after `between` (a /reload, a SIGKILL and
+   * the next shepherd) ran: 700 tokens of a 500-token budget with a 30 s tool. Returns the scene the
+   * delegation's message reached and the message's items.
+   */
+  async function chainAcross(tag: string, usage: { prompt: number; completion: number }, budget: number, between: (s: Scene) => Promise<Scene>) {
+    const first = world!.scene({ extraArgs: ["-e", join(repoRoot, "test", "support", "reload-ext.ts")] });
+    const started = await first.ok({
+      action: "delegate",
+      background: true,
+      chain: [
+        {
+          agent: "echo",
+          budget: { tokens: budget },
+          task: directive({
+            tag,
+            delayMs: 8000,
+            say: "Counting past the reload.",
+            usage,
+            rounds: [[{ name: "bash", arguments: { command: "sleep 30" } }]],
+            afterTool: "never said",
+          }),
+        },
+        { agent: "echo", budget: { tokens: 1000 }, task: directive({ reply: "never asked", tag: `${tag}-2` }) },
+      ],
+    });
+    const delegationId = started.details.delegationId as string;
+    const began = Date.now();
+    const last = await between(first);
+    const pushed = await last.shepherd.untilPush((d) => d.kind === "delegation" && d.delegationId === delegationId, 90_000);
+    // The message starts a turn of the shepherd's model: the next call waits for it to end.
+    await last.shepherd.idle();
+    assert.ok(Date.now() - began < 40_000, "stopped, not waited out: the 30 s tool never finished");
+    assert.equal(model.log.filter((l) => l.tag === tag).length, 1, "the model was never asked again after the budget was spent");
+    assert.equal(model.log.filter((l) => l.tag === `${tag}-2`).length, 0, "the second step never started");
+    return { last, items: pushed.details.items as { status: string; error?: string; text?: string }[] };
+  }
+
+  it("a background chain's step is still stopped at its budget after a /reload; the step that never started gives its reservation back", async () => {
+    // The day so far: 700 (thrifty) + 950 (watchful) + 1200 (spender) = 2850; the chain reserves 500 + 1000.
+    const { last, items } = await chainAcross("RL", { prompt: 400, completion: 300 }, 500, async (s) => {
+      await s.shepherd.command({ type: "prompt", message: "/test-reload" });
+      return s;
+    });
+    assert.equal(items[0]!.status, "failed");
+    assert.match(items[0]!.error ?? "", /^\[budget_exceeded\] the sheep's budget is spent \(700 tokens spent of a budget of 500\)/);
+    assert.equal(items[0]!.text, "Counting past the reload.");
+    assert.equal(items[1]!.status, "cancelled");
+    // 2850 + the first step's 700: the second step's 1000 is no longer reserved.
+    const text = await last.fails({ action: "start", agent: "echo", label: "after-reload", budget: { tokens: 1500 } }, /^\[budget_exceeded\]/);
+    assert.match(text, /this start reserves 1500 tokens, but 1450 of the day's 5000 are left \(3550 spent or reserved today\)/);
+    await last.shepherd.stop();
+  });
+
+  it("a background chain's step is still stopped at its budget after its shepherd was SIGKILLed; the next shepherd gives the unstarted step's reservation back", async () => {
+    // The day so far: 3550; the chain reserves 400 + 1000 of the 1450 left.
+    const { last, items } = await chainAcross("KL", { prompt: 300, completion: 150 }, 400, async (s) => {
+      s.shepherd.proc.kill("SIGKILL");
+      try {
+        await s.shepherd.proc;
+      } catch {
+        // killed, as meant
+      }
+      const next = world!.scene();
+      await next.shepherd.command({ type: "get_state" });
+      return next;
+    });
+    assert.equal(items[0]!.status, "failed");
+    assert.match(items[0]!.error ?? "", /^\[budget_exceeded\] the sheep's budget is spent \(450 tokens spent of a budget of 400\)/);
+    assert.equal(items[1]!.status, "cancelled");
+    // 3550 + the first step's 450: the killed shepherd's reservation of the second step's 1000 was let go by the next one.
+    const text = await last.fails({ action: "start", agent: "echo", label: "after-kill", budget: { tokens: 1100 } }, /^\[budget_exceeded\]/);
+    assert.match(text, /this start reserves 1100 tokens, but 1000 of the day's 5000 are left \(4000 spent or reserved today\)/);
   });
 });

@@ -43,6 +43,9 @@ export async function delegateInBackground(
     createdAt: new Date(herd.clock.now()).toISOString(),
     items: tasks.map((t) => ({ agent: t.definition.name, task: t.task })),
   };
+  // Written with the record: a shepherd that dies before a task started leaves its reservation to the next one.
+  const reservations = tasks.flatMap((t, item) => (t.budget?.budget ? [{ item, key: t.budget.key, budget: t.budget.budget }] : []));
+  if (reservations.length > 0) record.reservations = reservations;
   herd.registry.delegations.set(delegationId, record);
   await herd.persist();
   // Escape on the call cancels what it started; once it returned, the delegation is on its own.
@@ -83,6 +86,8 @@ export async function delegateInBackground(
       // A chain that stopped reports the steps that ran, as a foreground chain does.
       if (mode === "chain") record.items = record.items.slice(0, items.length).map((it, i) => ({ ...it, step: i + 1 }));
       record.done = true;
+      // Every task started or had its reservation let go by the run.
+      delete record.reservations;
     })
     .catch(() => undefined)
     .finally(() => {

@@ -69,11 +69,14 @@ export async function attach(herd: Herd): Promise<AttachReport> {
     if (counted.has(p.agentId)) herd.tally.already([p]);
     herd.registry.prompts.set(p.promptId, p);
   }
+  // A reservation a sheep's record names is that sheep's now (it started, even if its task never heard).
+  const sheepKeys = new Set(state.agents.flatMap((a) => (a.ledgerKey !== undefined ? [a.ledgerKey] : [])));
   for (const d of state.delegations ?? []) {
     if (herd.registry.delegations.has(d.delegationId) || (d.owner !== owner && alive(d.owner))) continue;
     d.owner = owner;
     herd.registry.delegations.set(d.delegationId, d);
-    if (!d.done) resume(herd, d);
+    if (!d.done) resume(herd, d, sheepKeys);
+    delete d.reservations;
   }
   for (const id of report.adopted) {
     const rec = herd.registry.agents.get(id)!;
@@ -109,9 +112,14 @@ export async function attach(herd: Herd): Promise<AttachReport> {
 
 /**
  * A background delegation whose runner died with the shepherd before it was done: tasks already
- * prompted finish and are reported as usual; those that had not started never will.
+ * prompted finish and are reported as usual (their sheep hold their budgets on their records);
+ * those that had not started never will, and their reservations of the day are let go.
  */
-function resume(herd: Herd, d: DelegationRecord): void {
+function resume(herd: Herd, d: DelegationRecord, sheepKeys: ReadonlySet<string>): void {
+  // A task that never got a sheep never will: what it reserved of the day goes, as its run would have let it go.
+  for (const r of d.reservations ?? []) {
+    if (d.items[r.item]?.agentId === undefined && !sheepKeys.has(r.key)) herd.spend.release({ key: r.key, budget: r.budget });
+  }
   for (const item of d.items) {
     if (item.status !== undefined) continue;
     const prompt = item.promptId ? herd.registry.prompts.get(item.promptId) : undefined;

@@ -206,7 +206,8 @@ export function publishBlocked(herd: Herd, rec: AgentRecord, promptId: string | 
     kind: "blocked",
     key: `blocked:${rec.agentId}:${promptId ?? "idle"}:${dialog.slice(0, 200)}`,
     ...(promptId ? { promptId } : {}),
-    text: dialog ? `waits on a dialog: ${dialog}` : "waits on a dialog",
+    // The notice already says it waits on a dialog: the event's words are the dialog's own.
+    text: dialog || "(the dialog has no title)",
   });
 }
 

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Delegation } from "../../../src/core/delegation/delegate.ts";
 import { Shepherd } from "../../../src/core/shepherd.ts";
+import { parseAgentId, parsePromptId } from "../../../src/domain/ids.ts";
 import type { DailyBudgets } from "../../../src/domain/budget.ts";
 import type { AuditEvent } from "../../../src/ports/audit.ts";
 import type { SheepResult } from "../../../src/ports/sheep-files.ts";
@@ -19,6 +20,7 @@ import { FileSpendLedger } from "../../../src/stores/spend-ledger.ts";
 import { agentProblem } from "../../../src/stores/state-records.ts";
 import { FakeClock, settle } from "../../support/fake-clock.ts";
 import { MemoryLedger } from "../../support/memory-ledger.ts";
+import { MemoryStore } from "../../support/memory-store.ts";
 import { MemoryWorld } from "../../support/memory-world.ts";
 
 const def: AgentDefinition = { name: "worker", description: "does work", source: "bundled", path: "/agents/worker.md" };
@@ -188,6 +190,71 @@ describe("budgets in the core", () => {
     await s.shepherd.released();
     await s.shepherd.spend.flushed();
     assert.deepEqual(await s.ledger.totals(DAY), { tokens: 300, costUsd: 0 }, "the first step's spend; nothing of the second is held");
+  });
+
+  it("a background delegation resumed after its shepherd died keeps its tasks' budgets: the running sheep is still held to its own, the task that never started gives its reservation back", async () => {
+    const world = new MemoryWorld();
+    const clock = new FakeClock();
+    const store = new MemoryStore();
+    const ledger = new MemoryLedger();
+    const make = (owner: string) => {
+      const s = new Shepherd({
+        runtime: world.runtime,
+        files: world.files,
+        owner,
+        clock,
+        livenessIntervalMs: 1000,
+        startTimeoutMs: 5000,
+        store,
+        ledger,
+        budgets: { dailyTokens: 10_000 },
+        ownerAlive: (o) => o === owner,
+      });
+      s.deliverTo({ deliver: () => undefined, notice: () => undefined });
+      return s;
+    };
+    const first = make("shepherd-1");
+    const held = await first.spend.reserve([{ tokens: 2000 }, { tokens: 3000 }]);
+    const started = await first.delegateInBackground(
+      "parallel",
+      held.map((budget, i) => ({ definition: def, task: `task ${i}`, cwd: "/work", budget })),
+      { keepOpen: true, maxParallel: 1, waitTimeoutSec: 60 },
+    );
+    const agentId = started.items[0]!.agentId!;
+    assert.deepEqual(await ledger.totals(DAY), { tokens: 5000, costUsd: 0 }, "both tasks reserved");
+    // shepherd-1 dies (no dispose, nothing more written). The first task's sheep runs; the second never started.
+    // Its start was recorded but the delegation never heard it: the sheep's record alone says the reservation is its own.
+    store.dead.add("shepherd-1");
+    delete store.state.delegations![0]!.items[0]!.agentId;
+    const next = make("shepherd-2");
+    await next.attach();
+    await next.spend.flushed();
+    assert.deepEqual(
+      await ledger.totals(DAY),
+      { tokens: 2000, costUsd: 0 },
+      "the task that never started gave its 3000 back; the running sheep keeps its 2000",
+    );
+    const rec = next.registry.agents.get(agentId)!;
+    assert.deepEqual([rec.budget, rec.ledgerKey], [{ tokens: 2000 }, held[0]!.key], "the adopted sheep is held to its task's budget");
+    assert.equal(store.state.delegations![0]!.reservations, undefined, "let go once, then no longer kept");
+    // Its turn stopped at the budget settles [budget_exceeded]; the day counts what it spent; nothing more reaches it.
+    const promptId = started.items[0]!.promptId!;
+    world.mem(agentId).outbox.set(promptId, {
+      promptId,
+      status: "failed",
+      text: "half",
+      stopReason: "aborted",
+      budgetExceeded: true,
+      errorMessage: "the sheep's budget is spent (2100 tokens spent of a budget of 2000); its turn was stopped",
+      spent: { tokens: 2100, outputTokens: 40, costUsd: 0 },
+    });
+    world.ring(agentId);
+    const [r] = await next.wait([parsePromptId(promptId)], { timeoutSec: 0 });
+    assert.match(r!.error ?? "", /^\[budget_exceeded\] the sheep's budget is spent \(2100 tokens spent of a budget of 2000\).*Spent: 2100\/2000 tokens/);
+    await assert.rejects(next.prompt(parseAgentId(agentId), "again"), /\[budget_exceeded\] sheep .* has spent its budget/);
+    await next.spend.flushed();
+    assert.deepEqual(await ledger.totals(DAY), { tokens: 2100, costUsd: 0 });
+    await next.dispose();
   });
 
   it("the day's warning and limit go out once each as the herd's spend crosses them", async () => {

@@ -402,6 +402,53 @@ describe("state.json store", () => {
     }
   });
 
+  it("keeps a background delegation's task reservations only as {item, key, budget} of one of its tasks: anything else sets the record aside", async () => {
+    const d = join(dir, "hostile-reservations");
+    await mkdir(d, { recursive: true, mode: 0o700 });
+    const delegation = (delegationId: string, reservations: unknown) => ({
+      delegationId,
+      owner: "A",
+      mode: "parallel",
+      keepOpen: false,
+      createdAt: "2026-01-01T00:00:00Z",
+      items: [
+        { agent: "echo", task: "one" },
+        { agent: "echo", task: "two" },
+      ],
+      reservations,
+    });
+    const good = delegation("d_reserved01", [
+      { item: 0, key: "b_reserve001", budget: { tokens: 2000 } },
+      { item: 1, key: "b_reserve002", budget: { tokens: 3000, costUsd: 0.5 } },
+    ]);
+    const bad = [
+      delegation("d_badres0001", { item: 0, key: "b_reserve001", budget: { tokens: 1 } }),
+      delegation("d_badres0002", [{ item: 2, key: "b_reserve001", budget: { tokens: 1 } }]),
+      delegation("d_badres0003", [{ item: -1, key: "b_reserve001", budget: { tokens: 1 } }]),
+      delegation("d_badres0004", [
+        { item: 0, key: "b_reserve001", budget: { tokens: 1 } },
+        { item: 0, key: "b_reserve002", budget: { tokens: 1 } },
+      ]),
+      delegation("d_badres0005", [{ item: 0, key: "../../etc/passwd", budget: { tokens: 1 } }]),
+      delegation("d_badres0006", [{ item: 0, key: "b_reserve001", budget: { tokens: -5 } }]),
+      delegation("d_badres0007", [{ item: 0, key: "b_reserve001", budget: { tokens: 1e300 } }]),
+      delegation("d_badres0008", [{ item: 0, key: "b_reserve001", budget: { tokens: 1, sheep: 2 } }]),
+      delegation("d_badres0009", [{ item: 0, key: "b_reserve001", budget: {} }]),
+      delegation("d_badres0010", [{ item: 0, key: "b_reserve001", budget: { tokens: 1 }, extra: true }]),
+      delegation("d_badres0011", [{ item: 0.5, key: "b_reserve001", budget: { tokens: 1 } }]),
+      delegation("d_badres0012", [
+        { item: 0, key: "b_reserve001", budget: { tokens: 1 } },
+        { item: 1, key: "b_reserve002", budget: { tokens: 1 } },
+        { item: 1, key: "b_reserve003", budget: { tokens: 1 } },
+      ]),
+    ];
+    await writeFile(join(d, "state.json"), JSON.stringify({ version: 1, agents: [], prompts: [], delegations: [good, ...bad] }));
+    const { state, warnings } = await new FileStateStore(d).load();
+    assert.deepEqual(state.delegations, [good]);
+    assert.match(warnings[0]!, new RegExp(`^pi-shepherd: set aside ${bad.length} records`));
+    assert.match(warnings[0]!, /reservation/);
+  });
+
   it("does not write a record a load would set aside, and says so once", async () => {
     const d = join(dir, "unwritable");
     const told: string[] = [];
