@@ -41,6 +41,8 @@ export class MemoryWorld {
   onRenew: "completed" | "failed" | "never" = "completed";
   /** The multiplexer refuses to close anything (it stopped answering), and every pane stays. */
   closeFails = false;
+  /** The multiplexer's liveness question never answers (a CLI stuck until its own deadline). */
+  livenessHangs = false;
   /** Sheep whose pi still runs for this many more looks after its pane went (see files.running). */
   readonly lingering = new Map<string, number>();
   private nextPane = 1;
@@ -68,6 +70,7 @@ export class MemoryWorld {
     },
     liveness: async (refs: readonly PaneRef[]) => {
       this.calls.push(`liveness ${refs.length}`);
+      if (this.livenessHangs) await new Promise(() => undefined);
       const m = new Map<string, PaneLiveness>();
       for (const { paneId, agentId } of refs) {
         const pane = this.panes.get(paneId);

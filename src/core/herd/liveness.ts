@@ -73,11 +73,30 @@ export class LivenessMonitor {
       return cached.value;
     const refreshed = this.refresh([pane.agentId], asked - maxAgeMs);
     if (cached && maxAgeMs > 0 && asked - cached.at < 2 * maxAgeMs) {
-      await this.within(refreshed, PATIENCE_MS);
+      await this.race(refreshed, PATIENCE_MS);
       return this.cache.get(pane.agentId)?.value ?? cached.value;
     }
     await refreshed;
     return this.cache.get(pane.agentId)?.value;
+  }
+
+  /**
+   * get(), waited for no longer than patienceMs: undefined when the multiplexer has not answered by
+   * then. A waiter reads the sheep's own files and its pid witness meanwhile instead of hanging on
+   * the multiplexer call's own deadline (a herdr CLI stuck for 20 s held a killed sheep's wait so).
+   * The question goes on, and a later caller joins it.
+   */
+  async within(pane: PaneRef, patienceMs: number): Promise<PaneLiveness | undefined> {
+    let answer: PaneLiveness | undefined;
+    let answered = false;
+    await this.race(
+      this.get(pane).then((v) => {
+        answer = v;
+        answered = true;
+      }),
+      patienceMs,
+    );
+    return answered ? answer : undefined;
   }
 
   /** A fresh answer from the multiplexer, not one from the cache. */
@@ -123,8 +142,18 @@ export class LivenessMonitor {
    * is stale (tmux can miss a SIGCHLD until the next one), so ask once more before anyone settles
    * for the pid witness's guess of how pi ended.
    */
-  async unlessStale(pane: PaneRef, snap: SheepSnapshot, live: PaneLiveness | undefined): Promise<PaneLiveness | undefined> {
-    return snap.exited?.inferred && live?.state === "alive" ? this.fresh(pane) : live;
+  async unlessStale(pane: PaneRef, snap: SheepSnapshot, live: PaneLiveness | undefined, patienceMs?: number): Promise<PaneLiveness | undefined> {
+    if (!(snap.exited?.inferred && live?.state === "alive")) return live;
+    if (patienceMs === undefined) return this.fresh(pane);
+    // Past its patience the pid witness speaks: it has seen pi gone longer than a multiplexer needs.
+    let fresh: PaneLiveness | undefined;
+    await this.race(
+      this.fresh(pane).then((v) => {
+        fresh = v;
+      }),
+      patienceMs,
+    );
+    return fresh;
   }
 
   /** What a runtime saw itself: the pane is gone (for good, as every "gone"). */
@@ -176,7 +205,7 @@ export class LivenessMonitor {
     }
   }
 
-  private async within(work: Promise<void>, ms: number): Promise<void> {
+  private async race(work: Promise<void>, ms: number): Promise<void> {
     const stop = new AbortController();
     try {
       await Promise.race([work, this.clock.sleep(ms, stop.signal).catch(() => undefined)]);

@@ -181,10 +181,14 @@ async function lookUnlessUnreachable(herd: Herd, prompt: PromptRecord, rec: Agen
 /** Quiet intervals after which a waiter (or the courier) reads the sheep's files though no bell rang. */
 export const RECHECK_TICKS = 5;
 
-/** The multiplexer (one batched answer a second for every waiter) says the sheep's pane and pi are there. */
+/**
+ * The multiplexer (one batched answer a second for every waiter) says the sheep's pane and pi are
+ * there. A multiplexer that has not answered within an interval says nothing: then the waiter looks
+ * at the sheep's files itself.
+ */
 export async function stillAlive(herd: Herd, rec: AgentRecord | undefined): Promise<boolean> {
   if (!rec || rec.state === "closed") return false;
-  return (await herd.liveness.get(rec))?.state === "alive";
+  return (await herd.liveness.within(rec, herd.opts.livenessIntervalMs))?.state === "alive";
 }
 
 /**
@@ -201,7 +205,10 @@ export async function look(herd: Herd, prompt: PromptRecord, rec: AgentRecord | 
   if (prompt.settled) return prompt.settled;
   // How pi ended comes from its exit report where the multiplexer cannot say, else from the
   // multiplexer, which keeps the pane (and pi's last words) after pi is gone.
-  const live = snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.unlessStale(rec, snap, await herd.liveness.get(rec));
+  // Each question to the multiplexer waits an interval at most: a hung one leaves the pid witness to speak.
+  const patience = herd.opts.livenessIntervalMs;
+  const live =
+    snap.exited && !snap.exited.inferred ? undefined : await herd.liveness.unlessStale(rec, snap, await herd.liveness.within(rec, patience), patience);
   const exit = howEnded(snap, live);
   if (exit || live?.state === "gone") {
     // The result may have landed just before pi or its pane went: look once more.

@@ -174,6 +174,26 @@ describe("core: wait", () => {
     assert.ok(s.world.calls.includes(`close ${s.world.mem(a.agentId).paneId}`), "the kept pane is closed like any other");
   });
 
+  it("a multiplexer that stopped answering does not hold the wait of a sheep whose pi is gone: the pid witness fails it", async () => {
+    const s = setup();
+    const a = await started(s);
+    const p = await s.shepherd.prompt(a.agentId, "x");
+    const waiting = s.shepherd.wait([p.promptId], { timeoutSec: 1200 });
+    await settle();
+    s.world.livenessHangs = true;
+    s.world.killPane(a.agentId);
+    // The file host's pid witness: pi's pid gone for longer than its grace.
+    s.world.mem(a.agentId).snapshot.exited = { code: null, signal: null, at: new Date().toISOString(), inferred: true };
+    s.world.mem(a.agentId).snapshot.piGone = true;
+    let done = false;
+    void waiting.then(() => (done = true));
+    for (let i = 0; i < 10 && !done; i++) await s.clock.advance(1000);
+    assert.equal(done, true, "the wait still hangs on the multiplexer 10 s after pi went");
+    const [r] = await waiting;
+    assert.equal(r!.status, "failed");
+    assert.match(r!.error!, /^\[pi_exited\] /);
+  });
+
   it("a pi that quit normally reports exit code 0; an answer written before it quit still wins", async () => {
     const s = setup();
     const a = await started(s);
