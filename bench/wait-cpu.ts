@@ -59,6 +59,8 @@ try {
     await sleep(1500);
     const from = rpc.events.length;
     const calls0 = await fixture.multiplexerCalls();
+    // For a tool attached from outside (strace -p, perf) to find the shepherd in its window.
+    console.log(`window ${run + 1} opens: shepherd pid ${pid}`);
     const cpu0 = procCpu(pid);
     const t0 = performance.now();
     await sleep(windowMs);
