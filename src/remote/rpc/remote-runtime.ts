@@ -1,5 +1,4 @@
 /** The runtime port over a remote host's agent: its tmux or herdr, asked through one connection. */
-import { ShepherdError } from "../../domain/errors.ts";
 import type {
   CreatedPane,
   CreatePaneRequest,
@@ -115,22 +114,12 @@ export class RemoteRuntime implements Runtime {
     await ask(this.remote, this.host, W.reportState, paneId, state);
   }
 
-  /** The pane's terminal through the link (remote-terminal.ts); herdr there streams none, so it is not asked. */
+  /** The pane's terminal through the link (remote-terminal.ts): the agent there watches with that host's tmux or herdr. */
   async watch(pane: PaneRef, sink: PaneSink): Promise<PaneWatch> {
-    this.terminalHere();
     return this.terminals.watch(pane, sink);
   }
 
   async sendKeys(pane: PaneRef, text: string): Promise<void> {
-    this.terminalHere();
     await this.terminals.sendKeys(pane, text);
-  }
-
-  private terminalHere(): void {
-    if (this.name !== "tmux")
-      throw new ShepherdError(
-        "runtime_unavailable",
-        `${this.name} on host "${this.host}" cannot stream a pane's output to the panel; look at the sheep there (its attach hint), or read its screen in the panel.`,
-      );
   }
 }
