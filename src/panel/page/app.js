@@ -6,7 +6,7 @@
 import { ApiError, get, Live, openSession } from "./api.js";
 import { fill, h, tick } from "./dom.js";
 import { renderFleet, totalsText } from "./fleet.js";
-import { noticeButton, showNotice } from "./notices.js";
+import { showNotice } from "./notices.js";
 import { SheepView } from "./sheep.js";
 import { startForm } from "./start.js";
 import { drawDelegations, herdQuery, historyFilter, todayText } from "./history.js";
@@ -188,9 +188,9 @@ async function main() {
     history.replaceState(null, "", `${location.pathname}${location.search}`);
   }
   document.getElementById("fleet-title").after(historyFilter(refreshFleet));
-  connEl.after(noticeButton());
   fleetRoot.append(delegationsEl, startForm(say));
   fleetHosts.after(shepherdsEl);
+  // One permission serves the page's attention and the notify setting's browser channel: one button asks it.
   document.querySelector("header.top").append(notifyButton());
   // Other shepherds' events do not reach this page: their herds are read again every few seconds,
   // and one of their sheep open here every few.

@@ -1,26 +1,11 @@
 /**
  * The shepherd's notices (the `notify` setting's "browser" channel): shown with the browser's
- * Notification API, and only once the person allowed it with the button. A notice's title and
+ * Notification API, and only once the person allowed it (attention.js's one button asks). A notice's title and
  * body are plain text to the Notification API; nothing of them is read as markup.
  */
 import { sheepTag } from "./attention.js";
-import { h } from "./dom.js";
 
 const supported = () => typeof Notification !== "undefined";
-
-/** The "Allow notifications" button: gone once allowed, or where the browser has none. */
-export function noticeButton() {
-  const button = h("button", { type: "button", class: "secondary", id: "allow-notices" }, "Allow notifications");
-  const update = () => {
-    button.hidden = !supported() || Notification.permission !== "default";
-  };
-  button.addEventListener("click", async () => {
-    await Notification.requestPermission().catch(() => undefined);
-    update();
-  });
-  update();
-  return button;
-}
 
 /** One notice of the event stream, when the person allowed them. */
 export function showNotice(data) {
