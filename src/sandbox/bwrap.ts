@@ -52,14 +52,19 @@ export function bwrapArgv(input: BwrapInput): string[] {
   return a;
 }
 
+/** The fd bubblewrap reads the seccomp program from: the pane's shell opens the program's file there for it. */
+export const SECCOMP_FD = 3;
+
 /**
  * The pane's command: a fixed shell text (no path or name of ours in it) that hands the pane's
- * terminal type to bwrap, then bwrap's own argv as positional parameters, never parsed by a shell.
+ * terminal type to bwrap and opens the seccomp program (src/sandbox/seccomp-file.ts) on its fd, then
+ * bwrap's own argv as positional parameters, never parsed by a shell. A program that cannot be
+ * opened fails the shell's exec: the sheep never runs without its filter.
  */
-export function paneArgv(bwrap: readonly string[]): string[] {
+export function paneArgv(bwrap: readonly string[], seccompFile: string): string[] {
   if (bwrap[1] !== "--clearenv") throw new Error("paneArgv takes bwrapArgv's argv");
   const pass = PANE_VARS.map((v) => `--setenv ${v} "\${${v}:-${v === "TERM" ? "xterm-256color" : ""}}"`).join(" ");
   // $$ is this shell's pid, which exec makes bubblewrap's: the pid the sheep reports (its own is in a namespace of its own).
-  const script = `b="$1"; shift 2; exec "$b" --clearenv ${pass} --setenv PI_SHEPHERD_HOST_PID "$$" "$@"`;
-  return ["/bin/sh", "-c", script, "sh", ...bwrap];
+  const script = `f="$1"; b="$2"; shift 3; exec "$b" --clearenv ${pass} --setenv PI_SHEPHERD_HOST_PID "$$" --seccomp ${SECCOMP_FD} "$@" ${SECCOMP_FD}<"$f"`;
+  return ["/bin/sh", "-c", script, "sh", seccompFile, ...bwrap];
 }

@@ -6,6 +6,7 @@ import { providerKeyNames, sandboxedEnv } from "./env.ts";
 import { codeCaches, dirEntries, gitLayout, homeOf, multiplexerSockets, pathKind, realPath } from "./facts.ts";
 import { modelOf, readJson } from "./model-of.ts";
 import { sandboxPolicy, type PolicyOptions } from "./policy.ts";
+import { seccompFile } from "./seccomp-file.ts";
 import type { SandboxSettings } from "./settings.ts";
 
 /** How this machine's sheep files sandbox a sheep. */
@@ -80,7 +81,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
   // node reads these only while it starts: set before the launcher's node starts, pi runs in that
   // very process; left to the spec, the launcher must start a second node for pi (about 0.1 s more).
   for (const k of STARTUP_CA) if (s.env[k]) plain[k] = s.env[k]!;
-  return paneArgv(bwrapArgv({ bwrap: s.bwrap, policy, env: plain, argv: s.argv }));
+  return paneArgv(bwrapArgv({ bwrap: s.bwrap, policy, env: plain, argv: s.argv }), seccompFile(s.stateDir));
 }
 
 /** The CA settings a sandbox carries (src/sandbox/env.ts) that node reads only at its start (src/launch/launcher.mjs's STARTUP_ONLY). */

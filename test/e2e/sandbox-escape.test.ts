@@ -152,6 +152,9 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "signal-other-sheep": `kill -0 ${otherPid}`,
       // Attached, strace keeps running: the attempt then says so; else it ends with strace's own failure.
       "ptrace-shepherd": `strace -p ${shepherdPid} -o /dev/null & s=$!; sleep 1; if kill -0 $s 2>/dev/null; then kill $s; echo attached; else wait $s; fi`,
+      // The seccomp filter: no ptrace even of its own child, no user namespace of its own (where it would have every capability).
+      "ptrace-own-child": "strace -o /dev/null true",
+      "new-user-namespace": "unshare -U true",
       "proc-other-sheep": `cat /proc/${otherPid}/environ`,
       "git-hook": "echo 'echo hooked' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
       "git-config": "git config core.hooksPath /tmp/evil",
@@ -185,7 +188,7 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
     const [shell, reached, , read, write] = tools as [string, string, string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.deepEqual(Object.keys(v).length, 28, shell);
+    assert.deepEqual(Object.keys(v).length, 30, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],

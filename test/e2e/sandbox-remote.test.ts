@@ -109,6 +109,8 @@ printf '#!/bin/sh\nPATH=%s exec %s "$@"\n' "$d/bin" "$(command -v node)" > "$d/n
       "read-ssh": `cat ${q(join(remote.home, ".ssh", "id_ed25519"))}`,
       "umount-secrets": `umount ${q(join(remote.home, ".ssh"))} && cat ${q(join(remote.home, ".ssh", "id_ed25519"))}`,
       capabilities: "awk '/^CapEff/ { exit ($2 ~ /^0+$/) }' /proc/self/status",
+      // The host's agent wrote the seccomp program there: no user namespace of its own.
+      "new-user-namespace": "unshare -U true",
       "read-aws": `cat ${q(join(remote.home, ".aws", "credentials"))}`,
       // Its own card is there on the host; the shepherd's state around its own directory is not bound in.
       "read-cards": `ls ${q(join(remote.agentDir, "pi-shepherd", "cards"))} | grep .`,
@@ -140,7 +142,7 @@ printf '#!/bin/sh\nPATH=%s exec %s "$@"\n' "$d/bin" "$(command -v node)" > "$d/n
     const [, shell, reached] = tools as [string, string, string];
     assert.match(shell, /^done$/m, shell);
     const v = verdicts(shell);
-    assert.equal(Object.keys(v).length, 15, shell);
+    assert.equal(Object.keys(v).length, 16, shell);
     assert.deepEqual(
       Object.entries(v).filter(([, x]) => x !== "refused"),
       [],

@@ -117,7 +117,10 @@ describe("a sandboxed sheep on a host", { timeout: 60_000 }, () => {
       assert.equal(prepared.sandboxed, true);
       const argv = prepared.command.argv;
       assert.equal(argv[0], "/bin/sh");
-      assert.match(argv[4] ?? "", /(^|\/)bwrap$/, JSON.stringify(argv.slice(0, 6)));
+      // The seccomp program is the host's own file, in its state dir; then bubblewrap.
+      assert.match(argv[4] ?? "", new RegExp(`^${join(agentDir, "pi-shepherd", "sandbox")}/seccomp-[0-9a-f]+\\.bpf$`), JSON.stringify(argv.slice(0, 6)));
+      assert.ok(existsSync(argv[4]!), "written there before the pane starts");
+      assert.match(argv[5] ?? "", /(^|\/)bwrap$/, JSON.stringify(argv.slice(0, 6)));
       assert.ok(argv.includes("--unshare-net"), "no network of its own there");
       const egressDir = join(agentDir, "pi-shepherd", "egress", "a_boxed00001");
       const bound = argv.indexOf(egressDir);

@@ -4,6 +4,8 @@
  * the rule that no request turns the user's sandbox off.
  */
 import assert from "node:assert/strict";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { bwrapArgv, paneArgv } from "../../../src/sandbox/bwrap.ts";
 import { providerKeyNames, sandboxedEnv } from "../../../src/sandbox/env.ts";
@@ -118,17 +120,30 @@ describe("bubblewrap argv", () => {
     assert.doesNotMatch(bwrapArgv({ bwrap: "b", policy, env: {}, argv: ["x"] }).join(" "), /JITI_SEED/, "no seed, none named");
   });
 
-  it("the pane runs a fixed shell text: the pane's TERM and bubblewrap's pid go in, every path only as an argument", async () => {
+  it("the pane runs a fixed shell text: the pane's TERM, bubblewrap's pid and the seccomp program's fd go in, every path only as an argument", async (t) => {
     const inner = bwrapArgv({ bwrap: "/usr/bin/bwrap", policy, env: {}, argv: ["/n", "/l", "/dir with 'quote'/spec.json"] });
-    const pane = paneArgv(inner);
+    const pane = paneArgv(inner, "/state/sandbox/seccomp-x.bpf");
     assert.equal(pane[0], "/bin/sh");
     assert.equal(pane[1], "-c");
-    assert.doesNotMatch(pane[2]!, /spec|quote|\/w/);
-    assert.deepEqual(pane.slice(3), ["sh", ...inner]);
-    // Run the text itself with a stand-in for bubblewrap that prints what it got.
+    assert.doesNotMatch(pane[2]!, /spec|quote|\/w|seccomp-x/);
+    assert.deepEqual(pane.slice(3), ["sh", "/state/sandbox/seccomp-x.bpf", ...inner]);
+    // Run the text itself with a stand-in for bubblewrap that prints what it got, and what its fd 3 holds.
     const { execa } = await import("execa");
-    const r = await execa(pane[0]!, [pane[1]!, pane[2]!, "sh", "/bin/echo", "--clearenv", "--rest"], { env: { TERM: "screen" }, extendEnv: false });
-    assert.match(String(r.stdout), /^--clearenv --setenv TERM screen --setenv COLORTERM {2}--setenv PI_SHEPHERD_HOST_PID \d+ --rest$/);
+    const { mkdtemp, rm, writeFile } = await import("node:fs/promises");
+    const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-pane-"));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const stand = join(dir, "bwrap's stand-in");
+    await writeFile(stand, '#!/bin/sh\necho "$@"; cat <&3\n', { mode: 0o700 });
+    await writeFile(join(dir, "filter 'x'"), "the-program\n");
+    const r = await execa(pane[0]!, [pane[1]!, pane[2]!, "sh", join(dir, "filter 'x'"), stand, "--clearenv", "--rest"], {
+      env: { TERM: "screen" },
+      extendEnv: false,
+    });
+    assert.match(String(r.stdout), /^--clearenv --setenv TERM screen --setenv COLORTERM {2}--setenv PI_SHEPHERD_HOST_PID \d+ --seccomp 3 --rest\nthe-program$/);
+    // No program, no sandbox: the shell's exec fails and nothing runs.
+    const missing = await execa(pane[0]!, [pane[1]!, pane[2]!, "sh", join(dir, "none"), stand, "--clearenv", "--rest"], { reject: false });
+    assert.notEqual(missing.exitCode, 0);
+    assert.doesNotMatch(String(missing.stdout), /clearenv/);
   });
 });
 

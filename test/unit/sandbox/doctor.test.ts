@@ -27,6 +27,14 @@ describe("doctor: sandbox", () => {
     assert.match(c.detail, /cannot make a sandbox here .*user namespaces/);
   });
 
+  it("the probe loads the sheep's seccomp filter in bubblewrap: one it cannot load fails the probe", async () => {
+    assert.equal((await checkBwrap()).ok, true, "the real program loads");
+    // Not a whole instruction (8 bytes each): the kernel, and bubblewrap before it, refuse it.
+    const broken = await checkBwrap("bwrap", process.env, Buffer.from([1, 2, 3]));
+    assert.equal(broken.ok, false);
+    assert.match(broken.problem ?? "", /cannot make a sandbox here \(.*seccomp|cannot make a sandbox here \(.*Invalid/i);
+  });
+
   it("off Linux: sandboxed sheep are not supported", async () => {
     const c = await sandboxCheck({ default: "on" }, process.env, async () => ({ ok: true, path: "/x" }), "darwin");
     assert.deepEqual([c.verdict, /need Linux; this is darwin/.test(c.detail)], ["fail", true]);
