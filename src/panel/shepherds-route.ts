@@ -96,7 +96,14 @@ export async function proxyToShepherd(
   const stream = method !== "POST" && rest[2] === "sheep" && rest[4] === "terminal" && rest.length === 5;
   if (stream && opts.terminals.open >= MAX_TERMINAL_STREAMS)
     throw new HttpError(503, "too_many_clients", `${MAX_TERMINAL_STREAMS} terminals of other shepherds are open here; close one first.`);
-  const r = await ask(entry, method, path, body, stream ? "application/octet-stream" : "application/json", method === "POST" ? PROXY_ACTION_TIMEOUT_MS : PROXY_TIMEOUT_MS);
+  const r = await ask(
+    entry,
+    method,
+    path,
+    body,
+    stream ? "application/octet-stream" : "application/json",
+    method === "POST" ? PROXY_ACTION_TIMEOUT_MS : PROXY_TIMEOUT_MS,
+  );
   if (stream && r.statusCode === 200 && String(r.headers["content-type"] ?? "").startsWith("application/octet-stream")) {
     carryTerminal(r, req, res, opts, method === "HEAD");
     return;
