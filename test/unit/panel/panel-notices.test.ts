@@ -39,7 +39,7 @@ it("a notice about a sheep carries that sheep's tag, the one the page's attentio
 it("another shepherd's sheep that starts to wait is told once, in the background only, and opens on this page through that shepherd", async () => {
   const doc = globalThis as unknown as { document?: { hidden: boolean } };
   const hadDocument = "document" in doc;
-  const opened: { title: string; body?: string; tag?: string; onclick?: () => void }[] = [];
+  const opened: { title: string; body?: string | undefined; onclick?: () => void }[] = [];
   g.Notification = class {
     static permission = "granted";
     onclick?: () => void;
