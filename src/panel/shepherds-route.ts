@@ -96,18 +96,27 @@ export async function proxyToShepherd(
   const stream = method !== "POST" && rest[2] === "sheep" && rest[4] === "terminal" && rest.length === 5;
   if (stream && opts.terminals.open >= MAX_TERMINAL_STREAMS)
     throw new HttpError(503, "too_many_clients", `${MAX_TERMINAL_STREAMS} terminals of other shepherds are open here; close one first.`);
-  const r = await ask(
-    entry,
-    method,
-    path,
-    body,
-    stream ? "application/octet-stream" : "application/json",
-    method === "POST" ? PROXY_ACTION_TIMEOUT_MS : PROXY_TIMEOUT_MS,
-  );
+  // A stream's place is held while its head is awaited: pages opening at once cannot pass the bound together.
+  if (stream) opts.terminals.open++;
+  let r: IncomingMessage;
+  try {
+    r = await ask(
+      entry,
+      method,
+      path,
+      body,
+      stream ? "application/octet-stream" : "application/json",
+      method === "POST" ? PROXY_ACTION_TIMEOUT_MS : PROXY_TIMEOUT_MS,
+    );
+  } catch (e) {
+    if (stream) opts.terminals.open--;
+    throw e;
+  }
   if (stream && r.statusCode === 200 && String(r.headers["content-type"] ?? "").startsWith("application/octet-stream")) {
     carryTerminal(r, req, res, opts, method === "HEAD");
     return;
   }
+  if (stream) opts.terminals.open--;
   const answer = await readWhole(entry, r);
   // Only JSON is carried: whatever else a port answers is not a panel's.
   const json = answer.type.startsWith("application/json");
@@ -195,6 +204,12 @@ function sizeHeader(v: unknown): string | undefined {
  * page's session no longer holds.
  */
 function carryTerminal(r: IncomingMessage, req: IncomingMessage, res: ServerResponse, opts: ProxyOptions, head: boolean): void {
+  // A page gone while the sibling's head was awaited: nothing to carry, and the sibling's watch ends now.
+  if (res.destroyed || req.destroyed) {
+    opts.terminals.open--;
+    r.destroy();
+    return;
+  }
   // Open for as long as the pane is watched: the deadline was for its head only.
   r.socket.setTimeout(0);
   const cols = sizeHeader(r.headers["x-terminal-cols"]);
@@ -207,11 +222,11 @@ function carryTerminal(r: IncomingMessage, req: IncomingMessage, res: ServerResp
     "x-accel-buffering": "no",
   });
   if (head) {
+    opts.terminals.open--;
     r.destroy();
     res.end();
     return;
   }
-  opts.terminals.open++;
   let done = false;
   const finish = () => {
     if (done) return;

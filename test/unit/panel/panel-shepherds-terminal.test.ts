@@ -19,6 +19,7 @@ import { ask, type PanelWorld, panelWorld } from "../../support/panel-world.ts";
 
 const SIBLING_TOKEN = "s".repeat(43);
 const SHEEP = "a_0123456789";
+const SLOW = "a_slowslow00";
 
 describe("a sibling's terminal through this panel", () => {
   let w: PanelWorld;
@@ -51,6 +52,19 @@ describe("a sibling's terminal through this panel", () => {
         if (req.url === `/api/v1/sheep/${SHEEP}/terminal` && req.method === "POST") {
           res.writeHead(403, { "content-type": "application/json; charset=utf-8" });
           res.end(JSON.stringify({ code: "not_owned", message: `[not_owned] sheep ${SHEEP} is another session's; its own shepherd types into it.` }));
+          return;
+        }
+        // A sibling slow to answer: its head comes after the page may have gone.
+        if (req.url === `/api/v1/sheep/${SLOW}/terminal`) {
+          const s = { req, res, closed: false };
+          res.on("close", () => {
+            s.closed = true;
+          });
+          setTimeout(() => {
+            res.writeHead(200, { "content-type": "application/octet-stream" });
+            res.write("late|");
+            streams.push(s);
+          }, 400);
           return;
         }
         if (req.url === `/api/v1/sheep/${SHEEP}/terminal`) {
@@ -134,6 +148,25 @@ describe("a sibling's terminal through this panel", () => {
     await until("the sibling streams", () => streams.length === 1);
     assert.equal(own.siblingTerminals.open, 1);
     res.destroy();
+    await until("the sibling's answer is closed", () => streams[0]!.closed);
+    await until("no stream is counted", () => own.siblingTerminals.open === 0);
+  });
+
+  it("a page gone before the sibling's answer came: the sibling's answer is closed when it comes, and no stream is counted", async () => {
+    streams = [];
+    const req = request({
+      host: "127.0.0.1",
+      port: own.port,
+      path: `/api/v1/shepherds/7001/api/v1/sheep/${SLOW}/terminal`,
+      agent: false,
+      headers: { host: `127.0.0.1:${own.port}`, authorization: `Bearer ${own.auth.token}` },
+    });
+    req.on("error", () => {});
+    req.end();
+    await sleep(100);
+    assert.equal(own.siblingTerminals.open, 1, "its place is held while the sibling's head is awaited");
+    req.destroy();
+    await until("the sibling answered", () => streams.length === 1);
     await until("the sibling's answer is closed", () => streams[0]!.closed);
     await until("no stream is counted", () => own.siblingTerminals.open === 0);
   });
