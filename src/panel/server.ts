@@ -18,7 +18,7 @@ import { isPagePath, sendPage } from "./page.ts";
 import { agentsRoute, type RouteContext, startRoute } from "./routes.ts";
 import { delegationsRoute, herdRoute, startOptionsRoute } from "./herd-routes.ts";
 import { sheepRoutes } from "./work-routes.ts";
-import { proxyToShepherd, type ShepherdsSource, shepherdsRoute } from "./shepherds-route.ts";
+import { ProxiedTerminals, proxyToShepherd, type ShepherdsSource, shepherdsRoute } from "./shepherds-route.ts";
 
 /** Routes under /api/v1/sheep/:id, by method and the segment after the id. */
 const SHEEP_ROUTES = sheepRoutes();
@@ -57,6 +57,8 @@ export class PanelServer {
   readonly auth: PanelAuth;
   readonly hub = new SseHub();
   readonly terminals = new TerminalStreams();
+  /** Other shepherds' sheep's terminals carried through this panel (shepherds-route.ts). */
+  readonly siblingTerminals = new ProxiedTerminals();
   private server: Server | undefined;
   private feed: PanelFeed | undefined;
   private shepherd: Shepherd | undefined;
@@ -255,7 +257,8 @@ export class PanelServer {
       }
       where.route = "/api/v1/shepherds/:id/*";
       if (!src) throw notFound(path);
-      return await proxyToShepherd(src, id, sub === undefined ? [] : [sub, ...rest], query, req, res);
+      const allowed = () => this.auth.credential(req, this.boundPort, false) !== undefined;
+      return await proxyToShepherd(src, id, sub === undefined ? [] : [sub, ...rest], query, req, res, { allowed, terminals: this.siblingTerminals });
     }
     if (c !== "sheep") throw notFound(path);
     if (id === undefined) {

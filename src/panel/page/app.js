@@ -96,6 +96,12 @@ const refreshFleet = coalesced(async () => {
   } else retitle();
 });
 
+/** The other shepherds read again by themselves (a sheep open, or the page in the background): the title's count kept true. */
+const refreshSiblings = coalesced(async () => {
+  siblingsWaiting = await drawShepherds(shepherdsEl);
+  retitle();
+});
+
 /** A sheep's page names the sheep in the title (sheep.js); the count of sheep waiting goes before it there too. */
 function retitle() {
   document.title = titleWith(waitingCount(), document.title.replace(/^\(\d+\) /, ""));
@@ -196,6 +202,8 @@ async function main() {
   // and one of their sheep open here every few.
   setInterval(() => {
     if (!view && !document.hidden) refreshFleet();
+    // Their sheep that wait are counted in the title and notified with a sheep open or the page in the background too.
+    else refreshSiblings();
   }, 10_000);
   setInterval(() => {
     if (view?.shepherd && !document.hidden) refreshView();

@@ -3,6 +3,7 @@
  * answered, or with messages nobody has read. They are marked in the herd and counted in the tab's
  * title; with the page in the background, the browser's own notification says which sheep and
  * why, once per event (by the event's id), and only after the person allowed it (a button asks).
+ * Another shepherd's sheep is told once each time it starts to wait, as this page reads its herd.
  */
 import { asText, firstLine, h } from "./dom.js";
 
@@ -74,16 +75,35 @@ export function notifyEvent(type, data, id, labelOf) {
   }, GATHER_MS);
 }
 
-function show(agentId, who, why, tag) {
+function show(agentId, who, why, tag, href = `#/sheep/${encodeURIComponent(agentId)}`) {
   try {
     const n = new Notification(`${who} ${why.startsWith("asks") ? "asks you" : "waits for you"}`, { body: `${who} ${why}`, tag });
     n.onclick = () => {
       window.focus();
-      location.hash = `#/sheep/${encodeURIComponent(agentId)}`;
+      location.hash = href;
       n.close();
     };
   } catch {
     // a browser that shows notifications only from a service worker: the title still counts
+  }
+}
+
+/** Other shepherds' sheep that waited at the last read, each as `shepherd:sheep:why`. */
+let siblingsSeen = new Set();
+
+/**
+ * Other shepherds' sheep that wait for the person, as this page last read them (their events do not
+ * reach it, shepherds.js): each one that waits anew, or for a new reason, is told once, with the
+ * page in the background and notifications allowed. `waiting`: [{shepherdId, agentId, label, why}].
+ */
+export function notifySiblings(waiting) {
+  const before = siblingsSeen;
+  siblingsSeen = new Set(waiting.map((w) => `${w.shepherdId}:${w.agentId}:${w.why}`));
+  if (!document.hidden || typeof Notification !== "function" || Notification.permission !== "granted") return;
+  for (const w of waiting) {
+    if (before.has(`${w.shepherdId}:${w.agentId}:${w.why}`)) continue;
+    const href = `#/shepherd/${encodeURIComponent(w.shepherdId)}/sheep/${encodeURIComponent(w.agentId)}`;
+    show(w.agentId, `${w.label || w.agentId} (pi ${w.shepherdId})`, w.why, sheepTag(w.agentId), href);
   }
 }
 

@@ -4,12 +4,12 @@
  * conversation, its live screen, and each prompt with its evidence drawn as a per-file diff.
  * Interrupt and close ask first. Boxes a person types in are built once and kept across redraws.
  * Another shepherd's sheep is shown the same way through this panel (`/api/v1/shepherds/:id/…`):
- * every read and action is that shepherd's own route; its terminal and its work are not carried.
+ * every read and action, its terminal and its work too, is that shepherd's own route.
  */
 import { ApiError, get, post, sheepPath } from "./api.js";
 import { arrange, asText, clock, cost, fill, firstLine, h, oneAtATime, promptRefusalText, since, stateBadge, tokens, visible } from "./dom.js";
 import { renderDiff } from "./diff.js";
-import { workingOn } from "./fleet.js";
+import { sheepHref, workingOn } from "./fleet.js";
 import { WorkBox } from "./work.js";
 import { SheepTerminal } from "./terminal.js";
 
@@ -108,7 +108,7 @@ export class SheepView {
   }
 
   dispose() {
-    this.terminal?.dispose();
+    this.terminal.dispose();
     clearInterval(this.screenTimer);
     this.disposed = true;
   }
@@ -171,10 +171,18 @@ export class SheepView {
     this.screen = h("pre", { class: "screen", tabindex: "0", "aria-label": "Live screen" });
     this.screenNote = h("p", { class: "muted small" });
     this.promptsList = h("ol", { class: "prompts" });
-    // Another shepherd's panes are typed into only from its own page, and its work landed there.
-    this.work = this.shepherd ? undefined : new WorkBox(this.agentId, this.say, () => this.refresh());
+    // Another shepherd's sheep's work and pane: that shepherd's own routes, through this panel.
+    const href = (agentId) =>
+      this.shepherd ? `#/shepherd/${encodeURIComponent(this.shepherd.id)}/sheep/${encodeURIComponent(asText(agentId))}` : sheepHref(agentId);
+    this.work = new WorkBox(
+      this.agentId,
+      this.say,
+      () => this.refresh(),
+      (rest) => this.path(rest),
+      href,
+    );
     this.egressSummary = h("p", { class: "small" });
-    this.terminal = this.shepherd ? undefined : new SheepTerminal(this.agentId, this.say);
+    this.terminal = new SheepTerminal(this.agentId, this.say, (rest) => this.path(rest));
     this.egressList = h("ol", { class: "egress", tabindex: "0", "aria-label": "Egress log" });
     this.egressBox = h(
       "section",
@@ -195,14 +203,14 @@ export class SheepView {
           ? h(
               "p",
               { class: "shepherd-of muted" },
-              `A sheep of your shepherd ${this.shepherd.name}: what you do here goes to that shepherd, under its rules. Its terminal and its work are on that shepherd's own page.`,
+              `A sheep of your shepherd ${this.shepherd.name}: what you do here (its terminal and its work too) goes to that shepherd, under its rules.`,
             )
           : "",
         this.meta,
         this.actionNote,
       ),
-      this.terminal ? this.terminal.el : "",
-      this.work ? this.work.box : "",
+      this.terminal.el,
+      this.work.box,
       h(
         "div",
         { class: "sheep-grid" },
@@ -236,11 +244,10 @@ export class SheepView {
     if (!this.hasPane()) this.noScreen();
     // The terminal streams by itself once opened: the first refresh with a pane opens it, one without ends it.
     const runs = this.hasPane() && this.detail?.state !== "exited";
-    // Another shepherd's sheep has none here.
-    if (this.terminal && runs && !this.terminalOpened) {
+    if (runs && !this.terminalOpened) {
       this.terminalOpened = true;
       this.terminal.open();
-    } else if (this.terminal && !runs && !this.terminal.ended) this.terminal.stop("Its pi has ended or its pane is closed: no terminal.");
+    } else if (!runs && !this.terminal.ended) this.terminal.stop("Its pi has ended or its pane is closed: no terminal.");
     await Promise.all([
       this.loadConversation(),
       this.loadMessages(),
@@ -300,7 +307,7 @@ export class SheepView {
       ["cost", cost(d.usage?.cost)],
       d.sessionPath ? ["session file", code, asText(d.sessionPath)] : undefined,
     ]);
-    this.work?.draw(d);
+    this.work.draw(d);
     this.drawPrompts(Array.isArray(d.prompts) ? d.prompts : []);
   }
 

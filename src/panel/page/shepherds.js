@@ -1,11 +1,13 @@
 /**
  * This user's other shepherds on this machine, below the herd: each one's sheep (label, state, what
  * it works on) read through this panel (`/api/v1/shepherds/:id/api/v1/sheep`), with the shepherd
- * named on each table; a sheep's label opens it here (`#/shepherd/<pid>/sheep/<id>`). Their events are not streamed here, so they are read again on every refresh
- * of the herd and every few seconds.
+ * named on each table; a sheep's label opens it here (`#/shepherd/<pid>/sheep/<id>`). Their events
+ * are not streamed here, so they are read again on every refresh of the herd and every few seconds
+ * (in the background too): a sheep of theirs that waits for the person is marked, counted in the
+ * tab's title and told by a notification like this shepherd's own (attention.js).
  */
 import { ApiError, get } from "./api.js";
-import { attentionOf } from "./attention.js";
+import { attentionOf, notifySiblings } from "./attention.js";
 import { asText, fill, h, stateBadge } from "./dom.js";
 
 /** The section the page shows them in; hidden while this is the user's only shepherd. */
@@ -74,12 +76,15 @@ export async function drawShepherds(section) {
   const others = list.filter((s) => !s.self);
   section.hidden = others.length === 0;
   if (others.length === 0) return 0;
-  let waiting = 0;
+  const waiting = [];
   const tables = await Promise.all(
     others.map(async (s) => {
       try {
         const herd = await get(`/api/v1/shepherds/${encodeURIComponent(s.id)}/api/v1/sheep`);
-        waiting += (Array.isArray(herd?.sheep) ? herd.sheep : []).filter((x) => attentionOf(x)).length;
+        for (const x of Array.isArray(herd?.sheep) ? herd.sheep : []) {
+          const why = attentionOf(x);
+          if (why) waiting.push({ shepherdId: asText(s.id), agentId: asText(x.agentId), label: asText(x.label), why });
+        }
         return shepherdTable(s, herd);
       } catch (e) {
         return shepherdTable(s, undefined, e instanceof ApiError ? e.text : String(e));
@@ -87,5 +92,6 @@ export async function drawShepherds(section) {
     }),
   );
   fill(section.querySelector("#shepherds-list"), ...tables);
-  return waiting;
+  notifySiblings(waiting);
+  return waiting.length;
 }

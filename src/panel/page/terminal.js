@@ -4,6 +4,7 @@
  * Read-only until the person ticks "Type into this sheep": only then do keys typed in the terminal
  * go, in order and a bounded batch at a time, to POST …/terminal, which types them into that sheep's
  * own pane. A stream that ends while the sheep runs is opened again (the screen redrawn afresh).
+ * Another shepherd's sheep's terminal is the same, through this panel's route to that shepherd.
  */
 import { ApiError, get, post, sheepPath, withSession } from "./api.js";
 import { fill, h } from "./dom.js";
@@ -40,9 +41,11 @@ function allowStyles() {
 }
 
 export class SheepTerminal {
-  constructor(agentId, say) {
+  /** `path`: the sheep's route with `rest` after it, on this panel or through it on another shepherd's (sheep.js). */
+  constructor(agentId, say, path = (rest) => sheepPath(agentId, rest)) {
     this.agentId = agentId;
     this.say = say;
+    this.path = path;
     this.disposed = false;
     this.term = undefined;
     this.abort = undefined;
@@ -77,7 +80,7 @@ export class SheepTerminal {
     this.abort = abort;
     let res;
     try {
-      res = await fetch(sheepPath(this.agentId, "/terminal"), {
+      res = await fetch(this.path("/terminal"), {
         credentials: "same-origin",
         cache: "no-store",
         headers: withSession({ Accept: "application/octet-stream" }),
@@ -128,7 +131,7 @@ export class SheepTerminal {
   async afterEnd() {
     let detail;
     try {
-      detail = await get(sheepPath(this.agentId));
+      detail = await get(this.path(""));
     } catch {
       detail = undefined;
     }
@@ -189,7 +192,7 @@ export class SheepTerminal {
         const batch = chars.slice(0, MAX_KEYS).join("");
         this.queue = chars.slice(MAX_KEYS).join("");
         try {
-          await post(sheepPath(this.agentId, "/terminal"), { keys: batch });
+          await post(this.path("/terminal"), { keys: batch });
         } catch (e) {
           this.queue = "";
           fill(this.note, `Not typed: ${e instanceof ApiError ? e.text : String(e)}`);

@@ -27,8 +27,14 @@ export function branchText(b) {
 }
 
 export class WorkBox {
-  constructor(agentId, say, refresh) {
+  /**
+   * `path`: the sheep's route with `rest` after it; `href`: a sheep's page address (another
+   * shepherd's sheep's work goes to that shepherd through this panel, sheep.js).
+   */
+  constructor(agentId, say, refresh, path = (rest) => sheepPath(agentId, rest), href = sheepHref) {
     this.agentId = agentId;
+    this.path = path;
+    this.href = href;
     this.say = say;
     this.refresh = refresh;
     this.state = h("p", { class: "branch-state", role: "status" });
@@ -79,7 +85,7 @@ export class WorkBox {
 
   async loadBranch() {
     try {
-      fill(this.state, branchText(await get(sheepPath(this.agentId, "/branch"))));
+      fill(this.state, branchText(await get(this.path("/branch"))));
     } catch (e) {
       fill(this.state, errorText(e));
     }
@@ -95,7 +101,7 @@ export class WorkBox {
   async run(action, body) {
     fill(this.note, `${action}…`);
     try {
-      const r = await post(sheepPath(this.agentId, `/${action}`), body);
+      const r = await post(this.path(`/${action}`), body);
       const words = {
         land: r?.landed
           ? `Landed ${asText(r.branch)} into ${asText(r.into)}${r.commit ? ` (${asText(r.commit).slice(0, 12)})` : ""}.`
@@ -117,10 +123,10 @@ export class WorkBox {
   async resume() {
     fill(this.note, "Resuming…");
     try {
-      const r = await post(sheepPath(this.agentId, "/resume"), {});
+      const r = await post(this.path("/resume"), {});
       fill(this.note, "");
       this.say(`${asText(r?.label) || asText(r?.agentId)} resumed.`);
-      if (r?.agentId) location.hash = sheepHref(r.agentId);
+      if (r?.agentId) location.hash = this.href(r.agentId);
     } catch (e) {
       fill(this.note, errorText(e));
     }

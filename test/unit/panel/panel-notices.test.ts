@@ -35,3 +35,42 @@ it("a notice about a sheep carries that sheep's tag, the one the page's attentio
   ]);
   assert.equal(sheepTag("a_0123456789"), "pi-shepherd-sheep:a_0123456789");
 });
+
+it("another shepherd's sheep that starts to wait is told once, in the background only, and opens on this page through that shepherd", async () => {
+  const doc = globalThis as unknown as { document?: { hidden: boolean } };
+  const hadDocument = "document" in doc;
+  const opened: { title: string; body?: string | undefined; onclick?: () => void }[] = [];
+  g.Notification = class {
+    static permission = "granted";
+    onclick?: () => void;
+    constructor(title: string, o: { body?: string; tag?: string }) {
+      shown.push({ title, ...(o.tag !== undefined ? { tag: o.tag } : {}) });
+      opened.push(Object.assign(this, { title, body: o.body }));
+    }
+    close() {}
+  };
+  const { notifySiblings, sheepTag } = await load<{ notifySiblings: (w: unknown[]) => void; sheepTag: (id: string) => string }>("attention.js");
+  const beta = { shepherdId: "4242", agentId: "a_0123456789", label: "beta", why: "asks you a question" };
+  try {
+    doc.document = { hidden: false };
+    notifySiblings([beta]);
+    assert.deepEqual(shown, [], "a page in sight marks it and counts it; no notification");
+    notifySiblings([]);
+    doc.document.hidden = true;
+    notifySiblings([beta]);
+    notifySiblings([beta]);
+    assert.deepEqual(shown, [{ title: "beta (pi 4242) asks you", tag: sheepTag("a_0123456789") }], "told once while it waits");
+    assert.equal(opened[0]!.body, "beta (pi 4242) asks you a question");
+    notifySiblings([{ ...beta, why: "blocked" }]);
+    assert.equal(shown.length, 2, "a new reason is told again");
+    const w = globalThis as unknown as { window?: unknown; location?: { hash: string } };
+    w.window = { focus() {} };
+    w.location = { hash: "" };
+    opened[0]!.onclick!();
+    assert.equal(w.location.hash, "#/shepherd/4242/sheep/a_0123456789", "it opens through its own shepherd's route");
+    delete w.window;
+    delete w.location;
+  } finally {
+    if (!hadDocument) delete doc.document;
+  }
+});

@@ -5,8 +5,8 @@
  * shape is refused; a panel lists its siblings without their tokens and answers a sibling's route
  * with that sibling's answer, bounded, and a sibling that does not answer is a 502; an action on a
  * sibling's sheep (prompt, reply, interrupt, close) is that shepherd's own route and takes effect
- * there, its refusals coming back as its [code] JSON, while a stale or foreign entry, a token the
- * sibling refuses and a sheep's terminal are refused here.
+ * there, its refusals coming back as its [code] JSON (a terminal's keys and stream too), while a
+ * stale or foreign entry and a token the sibling refuses are refused here.
  */
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -105,7 +105,7 @@ describe("panel registry: this user's shepherds, listed and reached", () => {
     }
   });
 
-  it("an action on a sibling's sheep takes effect there, refused by its own rules; a stale or foreign entry, a refused token, a terminal are refused", async () => {
+  it("an action on a sibling's sheep takes effect there, refused by its own rules; a stale or foreign entry and a refused token are refused here", async () => {
     const south = await w.start("south");
     const alive = new Set([process.pid, 5001, 5002, 5003]);
     const reg = new ShepherdRegistry(join(w.root, "reg5", "panel", "shepherds"), (pid) => alive.has(pid));
@@ -158,11 +158,13 @@ describe("panel registry: this user's shepherds, listed and reached", () => {
       assert.equal(existsSync(join(reg.dir, "5001.json")), false, "the stale entry is dropped");
       alive.add(5001);
       reg.register({ pid: 5001, port: w.port, token: w.server.auth.token, cwd: "/sibling", startedAt: "2026-01-01T00:00:00Z" });
+      // A closed sheep's pane is refused by its own shepherd: its [code] comes back as it answered.
       const keys = await send(sheep(5001, "/terminal"), { keys: "rm -rf ~\r" });
-      assert.equal(keys.status, 404, "a sibling's pane is not typed into from here");
-      assert.match(keys.text, /terminal is not carried/);
+      assert.equal((keys.json() as { code: string }).code, "agent_closed", keys.text);
+      assert.equal(keys.status, 409);
       const stream = await ask(own.port, { path: sheep(5001, "/terminal"), headers: { authorization: `Bearer ${own.auth.token}` } });
-      assert.equal(stream.status, 404);
+      assert.equal((stream.json() as { code: string }).code, "agent_closed", stream.text);
+      assert.ok(!stream.text.includes(w.server.auth.token) && !keys.text.includes(w.server.auth.token));
     } finally {
       await own.stop();
     }
