@@ -90,9 +90,12 @@ const refreshFleet = coalesced(async () => {
     renderFleet(fleetHosts, fleetData);
     // A filter that takes none says so, not that the herd is empty.
     if (!fleetData.sheep?.length && herdQuery()) fill(fleetHosts, h("p", { class: "empty" }, "No sheep kept match this filter."));
+    // The title follows the herd at once; the other shepherds' count joins it once they answered.
+    const herdTitle = () => titleWith(waitingCount(), `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`);
+    document.title = herdTitle();
     await drawDelegations(delegationsEl);
     siblingsWaiting = await drawShepherds(shepherdsEl);
-    document.title = titleWith(waitingCount(), `${fleetData.totals?.sheep ?? fleetData.sheep?.length ?? 0} sheep · pi-shepherd`);
+    document.title = herdTitle();
   } else retitle();
 });
 
