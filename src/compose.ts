@@ -100,6 +100,8 @@ export function ownerAlive(owner: string): boolean {
 }
 
 const sheepExtensionPath = join(packageRoot, "extensions", "sheep.ts");
+const shepherdEntryPath = join(packageRoot, "extensions", "shepherd.ts");
+const shepherdMainPath = join(packageRoot, "extensions", "shepherd-main.ts");
 
 /** The sheep-files port with this package's launcher and sheep extension, run by the shepherd's node. */
 export function sheepFiles(o: {
@@ -178,7 +180,10 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     allowNetwork: settings.sandbox.allowNetwork ?? [],
     ...(egressAudit ? { audit: egressAudit } : {}),
   });
-  const jitiSeed = jitiSeedMaker({ root: join(stateDir(agentDir), "jiti-seed"), piCommand, entry: sheepExtensionPath });
+  // A sheep's pi loads the sheep extension, and pi-shepherd's entry where the package is installed; where
+  // the user lets a sheep shepherd (maxDepth), the shepherd's whole graph too.
+  const sheepLoads = [sheepExtensionPath, shepherdEntryPath, ...(settings.maxDepth > depth ? [shepherdMainPath] : [])];
+  const jitiSeed = jitiSeedMaker({ root: join(stateDir(agentDir), "jiti-seed"), piCommand, entries: sheepLoads });
   // Where every sheep is sandboxed, the seed is made while the shepherd starts, not by its first sheep.
   if (settings.sandbox.default === "on") void jitiSeed();
   const sandbox: SandboxConfig = { settings: settings.sandbox, bwrap: bwrapProbe(), egress, jitiSeed };

@@ -19,8 +19,11 @@ export interface JitiSeedOptions {
   root: string;
   /** The pi command the sheep run (`[node, pi's cli.js]`): its jiti and its node make the seed. */
   piCommand: readonly string[];
-  /** The extension every sheep's pi loads (extensions/sheep.ts; a remote host's sheep.mjs). */
-  entry: string;
+  /**
+   * The extensions of pi-shepherd a sheep's pi loads: the sheep extension (extensions/sheep.ts; a remote
+   * host's sheep.mjs), and where pi-shepherd is an installed package its entry (extensions/shepherd.ts).
+   */
+  entries: readonly string[];
   /** How long the transpiling child may take before it is ended (a seed missed costs speed only). */
   deadlineMs?: number;
 }
@@ -32,16 +35,35 @@ const MAX_STAMPED_FILES = 4000;
 const ABANDONED_BUILD_MS = 10 * 60_000;
 
 /**
- * What the child runs, given (jiti's path, the entry, the cache directory) as arguments: jiti as pi's
- * extension loader creates it (no module cache, no native imports: pi's bundle), importing the entry
- * as pi does (which transpiles the entry and what it imports into the cache) without calling it.
+ * What the child runs, given (jiti's path, pi's virtual modules or "", the cache directory, the
+ * entries) as arguments: jiti as pi's bundle creates it for an extension (no module cache, no native
+ * imports, pi's own packages as virtual modules), importing each entry as pi does (which transpiles
+ * it and what it imports into the cache) without calling it. pi's packages (all of pi: the child's
+ * slowest part) are loaded only for an entry that imports them at its top (the shepherd's main); they
+ * change no entry's name or text. An entry that fails keeps what it wrote.
  */
 const CHILD = [
   'import { createRequire } from "node:module";',
-  "const [jitiPath, entry, fsCache] = process.argv.slice(-3);",
+  'import { pathToFileURL } from "node:url";',
+  "const [jitiPath, virtual, fsCache, ...entries] = process.argv.slice(1);",
   "const { createJiti } = createRequire(jitiPath)(jitiPath);",
-  "const jiti = createJiti(entry, { moduleCache: false, tryNative: false, fsCache });",
-  "await jiti.import(entry, { default: true });",
+  "let virtualModules;",
+  "const load = (entry) => createJiti(entry, { moduleCache: false, tryNative: false, fsCache, ...(virtualModules ? { virtualModules } : {}) }).import(entry, { default: true });",
+  "let loaded = 0;",
+  "for (const entry of entries) {",
+  "  try {",
+  "    await load(entry);",
+  "    loaded++;",
+  "  } catch {",
+  "    if (!virtual || virtualModules) continue;",
+  "    try {",
+  "      virtualModules = (await import(pathToFileURL(virtual).href)).VIRTUAL_MODULES;",
+  "      await load(entry);",
+  "      loaded++;",
+  "    } catch {}",
+  "  }",
+  "}",
+  "process.exit(loaded > 0 ? 0 : 1);",
 ].join("\n");
 
 /** A memoized seed maker: the seed's directory once it is there, undefined when none can be made here. */
@@ -57,16 +79,16 @@ export async function makeJitiSeed(o: JitiSeedOptions): Promise<string | undefin
   const [node, script] = o.piCommand;
   if (!node || !script || o.piCommand.length !== 2) return undefined;
   const jitiPath = jitiOf(script);
-  const entry = real(o.entry);
-  if (!jitiPath || !entry) return undefined;
-  const seed = join(o.root, stampOf(jitiPath, entry));
+  const entries = o.entries.map(real).filter((e) => e !== undefined);
+  if (!jitiPath || entries.length === 0) return undefined;
+  const seed = join(o.root, stampOf(jitiPath, entries));
   if (hasEntries(seed)) return seed;
   mkdirSync(o.root, { recursive: true, mode: 0o700 });
   chmodSync(o.root, 0o700);
   const build = join(o.root, `.build-${process.pid}-${Date.now()}`);
   mkdirSync(build, { mode: 0o700 });
   try {
-    await runChild(node, [jitiPath, entry, build], o.deadlineMs ?? 60_000);
+    await runChild(node, [jitiPath, virtualModulesOf(script) ?? "", build, ...entries], o.deadlineMs ?? 60_000);
     if (!hasEntries(build)) return undefined;
     try {
       renameSync(build, seed);
@@ -90,14 +112,25 @@ function jitiOf(script: string): string | undefined {
   }
 }
 
+/** pi's bundle gives an extension pi's own packages as virtual modules, from a chunk beside its cli. */
+function virtualModulesOf(script: string): string | undefined {
+  try {
+    const chunks = join(dirname(realpathSync(script)), "chunks");
+    const name = readdirSync(chunks).find((n) => /^virtual-modules-[\w-]+\.js$/.test(n));
+    return name ? join(chunks, name) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Names one content of the sheep side: jiti's file and the entry's path, and the size and time of
- * every source file of the entry's package (src/ and extensions/), or of the entry alone where it
+ * Names one content of the sheep side: jiti's file and the entries' paths, and the size and time of
+ * every source file of each entry's package (src/ and extensions/), or of the entry alone where it
  * has none (a remote host's bundle, named by its hash already).
  */
-function stampOf(jitiPath: string, entry: string): string {
-  const h = createHash("sha256").update(`${SEED_FORMAT}\0${jitiPath}\0${entry}\0`);
-  const files = [jitiPath, ...sourcesOf(entry)];
+function stampOf(jitiPath: string, entries: readonly string[]): string {
+  const h = createHash("sha256").update(`${SEED_FORMAT}\0${jitiPath}\0${entries.join("\0")}\0`);
+  const files = [jitiPath, ...new Set(entries.flatMap(sourcesOf))];
   for (const f of files) {
     try {
       const st = statSync(f);

@@ -125,7 +125,7 @@ export async function setUp(init: InitParams, side: SheepSide, refused?: (e: Egr
   const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
   const piCommand = inProcessPi(init.piCommand, sheepEnv);
   const { sandbox, egress } = hostSandbox(init, sandboxSettings, state, runtimeEnv, side, refused);
-  sandbox.jitiSeed = jitiSeedMaker({ root: join(state, "jiti-seed"), piCommand, entry: side.sheepExtension });
+  sandbox.jitiSeed = jitiSeedMaker({ root: join(state, "jiti-seed"), piCommand, entries: [side.sheepExtension] });
   const host = new LocalSheepFiles({
     agentDir: init.agentDir,
     piCommand,

@@ -18,6 +18,7 @@ import { sandboxedPaneArgv } from "../../../src/sandbox/launch.ts";
 const ROOT = resolve(import.meta.dirname, "../../..");
 const PI_CLI = join(ROOT, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js");
 const SHEEP = join(ROOT, "extensions", "sheep.ts");
+const SHEPHERD = join(ROOT, "extensions", "shepherd.ts");
 const PI = [process.execPath, PI_CLI];
 
 function restoreTmpdir(was: string | undefined): void {
@@ -30,7 +31,7 @@ function files(dir: string): Record<string, string> {
 }
 
 describe("the shepherd's seed of a sandboxed sheep's loader cache", () => {
-  it("holds exactly what pi's own loader writes for the sheep side in an empty /tmp, and nothing of the machine's cache", async (t) => {
+  it("holds exactly what a sheep's pi writes for pi-shepherd in an empty /tmp (the sheep extension, the package's entry), and nothing of the machine's cache", async (t) => {
     const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-jiti-seed-"));
     t.after(() => rm(dir, { recursive: true, force: true }));
     // The machine's temporary directory holds another project's transpiled code: none of it may reach the seed.
@@ -42,19 +43,20 @@ describe("the shepherd's seed of a sandboxed sheep's loader cache", () => {
     t.after(() => restoreTmpdir(was));
 
     const root = join(dir, "state", "jiti-seed");
-    const seed = await makeJitiSeed({ root, piCommand: PI, entry: SHEEP });
+    const seed = await makeJitiSeed({ root, piCommand: PI, entries: [SHEEP, SHEPHERD] });
     assert.ok(seed, "a seed is made");
     assert.equal(statSync(root).mode & 0o777, 0o700, "the seeds' directory is the shepherd's alone");
     assert.equal(statSync(seed).mode & 0o777, 0o700);
     const made = files(seed);
 
-    // Real pi, loading the sheep extension as a sheep does, in a /tmp of its own that is empty (a sandbox's).
+    // Real pi, loading pi-shepherd as a sheep does (the sheep extension; the installed package's entry, at a
+    // sheep's depth, which the default maxDepth keeps from shepherding), in a /tmp of its own that is empty (a sandbox's).
     const fresh = join(dir, "fresh-tmp");
     mkdirSync(fresh);
     const home = join(dir, "home");
     mkdirSync(home);
-    const r = spawnSync(process.execPath, [PI_CLI, "-e", SHEEP, "--list-models"], {
-      env: { PATH: process.env.PATH ?? "", HOME: home, TMPDIR: fresh, PI_CODING_AGENT_DIR: join(home, "agent") },
+    const r = spawnSync(process.execPath, [PI_CLI, "-e", SHEEP, "-e", SHEPHERD, "--list-models"], {
+      env: { PATH: process.env.PATH ?? "", HOME: home, TMPDIR: fresh, PI_CODING_AGENT_DIR: join(home, "agent"), PI_SHEPHERD_DEPTH: "1" },
       encoding: "utf8",
       timeout: 60_000,
     });
@@ -67,6 +69,11 @@ describe("the shepherd's seed of a sandboxed sheep's loader cache", () => {
     assert.ok(
       Object.keys(piWrote).some((n) => /^sheep-sheep-end\./.test(n)),
       "and what it imports",
+    );
+    const names = Object.keys(piWrote);
+    assert.ok(
+      names.some((n) => n.startsWith("extensions-shepherd.")) && names.some((n) => n.startsWith("src-settings.")),
+      "and pi-shepherd's entry with its imports",
     );
     // Same names, same bytes: pi's loader takes every entry of the seed as its own (a cache hit), transpiling nothing.
     assert.deepEqual(made, piWrote);
@@ -83,7 +90,7 @@ describe("the shepherd's seed of a sandboxed sheep's loader cache", () => {
     writeFileSync(join(pkg, "package.json"), '{"name":"x","type":"module"}');
     writeFileSync(join(pkg, "extensions", "e.ts"), 'import { a } from "../src/a.ts";\nexport default function (): number { return a; }\n');
     writeFileSync(join(pkg, "src", "a.ts"), "export const a: number = 1;\n");
-    const o = { root: join(dir, "seeds"), piCommand: PI, entry: join(pkg, "extensions", "e.ts") };
+    const o = { root: join(dir, "seeds"), piCommand: PI, entries: [join(pkg, "extensions", "e.ts")] };
 
     const first = await makeJitiSeed(o);
     assert.ok(first);
@@ -110,8 +117,8 @@ describe("the shepherd's seed of a sandboxed sheep's loader cache", () => {
     const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-jiti-seed-"));
     t.after(() => rm(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, "cli.js"), "");
-    assert.equal(await makeJitiSeed({ root: join(dir, "seeds"), piCommand: [process.execPath, join(dir, "cli.js")], entry: SHEEP }), undefined);
-    assert.equal(await makeJitiSeed({ root: join(dir, "seeds"), piCommand: ["pi"], entry: SHEEP }), undefined);
+    assert.equal(await makeJitiSeed({ root: join(dir, "seeds"), piCommand: [process.execPath, join(dir, "cli.js")], entries: [SHEEP] }), undefined);
+    assert.equal(await makeJitiSeed({ root: join(dir, "seeds"), piCommand: ["pi"], entries: [SHEEP] }), undefined);
   });
 
   it("a sandbox binds the shepherd's seed read-only, never the machine's <tmpdir>/jiti", async (t) => {
