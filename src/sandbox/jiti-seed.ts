@@ -10,7 +10,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join } from "node:path";
 
@@ -33,6 +33,11 @@ const SEED_FORMAT = "1";
 const MAX_STAMPED_FILES = 4000;
 /** A build directory this old is an abandoned one (its shepherd died): removed. */
 const ABANDONED_BUILD_MS = 10 * 60_000;
+/**
+ * Another seed unused this long goes. Not at once: another shepherd of the same state dir (another
+ * checkout of pi-shepherd, another bundle on a host) may be binding its own; each use marks a seed.
+ */
+const UNUSED_SEED_MS = 24 * 3600_000;
 
 /**
  * What the child runs, given (jiti's path, pi's virtual modules or "", the cache directory, the
@@ -69,9 +74,11 @@ const CHILD = [
 /** A memoized seed maker: the seed's directory once it is there, undefined when none can be made here. */
 export function jitiSeedMaker(o: JitiSeedOptions): () => Promise<string | undefined> {
   let made: Promise<string | undefined> | undefined;
-  return () => {
+  return async () => {
     made ??= makeJitiSeed(o).catch(() => undefined);
-    return made;
+    const seed = await made;
+    // Marked as in use at each sandboxed start; gone meanwhile (removed by hand), none is bound.
+    return seed !== undefined && used(seed) ? seed : undefined;
   };
 }
 
@@ -82,13 +89,13 @@ export async function makeJitiSeed(o: JitiSeedOptions): Promise<string | undefin
   const entries = o.entries.map(real).filter((e) => e !== undefined);
   if (!jitiPath || entries.length === 0) return undefined;
   const seed = join(o.root, stampOf(jitiPath, entries));
-  if (hasEntries(seed)) return seed;
+  if (hasEntries(seed) && used(seed)) return seed;
   mkdirSync(o.root, { recursive: true, mode: 0o700 });
   chmodSync(o.root, 0o700);
   const build = join(o.root, `.build-${process.pid}-${Date.now()}`);
   mkdirSync(build, { mode: 0o700 });
   try {
-    await runChild(node, [jitiPath, virtualModulesOf(script) ?? "", build, ...entries], o.deadlineMs ?? 60_000);
+    await runChild(node, [jitiPath, virtualModulesOf(script) ?? "", build, ...entries], o.deadlineMs ?? 20_000);
     if (!hasEntries(build)) return undefined;
     try {
       renameSync(build, seed);
@@ -189,7 +196,7 @@ function runChild(node: string, args: string[], deadlineMs: number): Promise<voi
   });
 }
 
-/** Older seeds (another content of the sheep side) and abandoned builds go. */
+/** Seeds of another content of the sheep side unused for a day, and abandoned builds, go. */
 function prune(root: string, keep: string): void {
   let names: string[];
   try {
@@ -200,14 +207,23 @@ function prune(root: string, keep: string): void {
   for (const n of names) {
     if (n === keep) continue;
     const p = join(root, n);
-    if (n.startsWith(".build-")) {
-      try {
-        if (Date.now() - statSync(p).mtimeMs < ABANDONED_BUILD_MS) continue;
-      } catch {
-        continue;
-      }
+    try {
+      if (Date.now() - statSync(p).mtimeMs < (n.startsWith(".build-") ? ABANDONED_BUILD_MS : UNUSED_SEED_MS)) continue;
+    } catch {
+      continue;
     }
     rmSync(p, { recursive: true, force: true });
+  }
+}
+
+/** Marks a seed as in use (its time), false when it is gone. */
+function used(seed: string): boolean {
+  try {
+    const now = new Date();
+    utimesSync(seed, now, now);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -81,7 +81,7 @@ describe("the shepherd's seed of a sandboxed sheep's loader cache", () => {
     assert.ok(!Object.keys(made).some((n) => n.startsWith("other-project")), "nothing of another project's");
   });
 
-  it("is made once per content of the sheep side: the same content finds it, a changed file makes a new one and the old goes", async (t) => {
+  it("is made once per content of the sheep side: the same content finds it, a changed file makes a new one, one unused for a day goes", async (t) => {
     const dir = await mkdtemp(join(tmpdir(), "pi-shepherd-jiti-seed-"));
     t.after(() => rm(dir, { recursive: true, force: true }));
     const pkg = join(dir, "pkg");
@@ -110,7 +110,20 @@ describe("the shepherd's seed of a sandboxed sheep's loader cache", () => {
     const second = await makeJitiSeed(o);
     assert.ok(second && second !== first, "a changed source makes a new seed");
     assert.match(Object.values(files(second)).join("\n"), /= 2/);
-    assert.deepEqual(readdirSync(o.root), [second.slice(o.root.length + 1)], "the older seed is gone");
+    assert.deepEqual(
+      readdirSync(o.root).sort(),
+      [first, second].map((p) => p.slice(o.root.length + 1)).sort(),
+      "one used lately stays (another shepherd may bind it)",
+    );
+
+    // Unused for two days, the first goes when another is made; the one in use stays.
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000);
+    utimesSync(first, twoDaysAgo, twoDaysAgo);
+    writeFileSync(join(pkg, "src", "a.ts"), "export const a: number = 3;\n");
+    utimesSync(join(pkg, "src", "a.ts"), new Date(), new Date(Date.now() + 10_000));
+    const third = await makeJitiSeed(o);
+    assert.ok(third);
+    assert.deepEqual(readdirSync(o.root).sort(), [second, third].map((p) => p.slice(o.root.length + 1)).sort(), "the unused one is gone");
   });
 
   it("no seed where pi's jiti cannot be found: the sheep starts without one (slower, never wrong)", async (t) => {
