@@ -25,6 +25,7 @@ import { herdrServerAnswers } from "./runtimes/herdr/index.ts";
 import { makeRuntime } from "./runtimes/make.ts";
 import { tmuxVersion } from "./runtimes/tmux/tmux-cli.ts";
 import { bwrapProbe } from "./sandbox/probe.ts";
+import { jitiSeedMaker } from "./sandbox/jiti-seed.ts";
 import type { SandboxConfig } from "./sandbox/launch.ts";
 import { SheepEgress } from "./sandbox/egress/sheep-egress.ts";
 import { agentDirOf, loadSettings, type LoadedSettings } from "./settings.ts";
@@ -98,6 +99,10 @@ export function ownerAlive(owner: string): boolean {
   return pidRunning(pid);
 }
 
+const sheepExtensionPath = join(packageRoot, "extensions", "sheep.ts");
+const shepherdEntryPath = join(packageRoot, "extensions", "shepherd.ts");
+const shepherdMainPath = join(packageRoot, "extensions", "shepherd-main.ts");
+
 /** The sheep-files port with this package's launcher and sheep extension, run by the shepherd's node. */
 export function sheepFiles(o: {
   agentDir: string;
@@ -113,7 +118,7 @@ export function sheepFiles(o: {
     nodePath: process.execPath,
     launcherPath: join(packageRoot, "src", "launch", "launcher.mjs"),
     reportExitPath: join(packageRoot, "src", "launch", "report-exit.sh"),
-    sheepExtension: join(packageRoot, "extensions", "sheep.ts"),
+    sheepExtension: sheepExtensionPath,
   });
 }
 
@@ -175,7 +180,13 @@ export async function composeShepherd(o: ComposeOptions): Promise<ShepherdApp> {
     allowNetwork: settings.sandbox.allowNetwork ?? [],
     ...(egressAudit ? { audit: egressAudit } : {}),
   });
-  const sandbox: SandboxConfig = { settings: settings.sandbox, bwrap: bwrapProbe(), egress };
+  // A sheep's pi loads the sheep extension, and pi-shepherd's entry where the package is installed; where
+  // the user lets a sheep shepherd (maxDepth), the shepherd's whole graph too.
+  const sheepLoads = [sheepExtensionPath, shepherdEntryPath, ...(settings.maxDepth > depth ? [shepherdMainPath] : [])];
+  const jitiSeed = jitiSeedMaker({ root: join(stateDir(agentDir), "jiti-seed"), piCommand, entries: sheepLoads });
+  // Where every sheep is sandboxed, the seed is made while the shepherd starts, not by its first sheep.
+  if (settings.sandbox.default === "on") void jitiSeed();
+  const sandbox: SandboxConfig = { settings: settings.sandbox, bwrap: bwrapProbe(), egress, jitiSeed };
   const host = sheepFiles({
     agentDir,
     piCommand,

@@ -129,6 +129,8 @@ export class LocalSheepFiles implements SheepFiles {
     const launcher = [this.o.nodePath, this.o.launcherPath, layout.spec];
     const model = req.model ?? req.definition.model;
     const egressDir = sandbox && bwrap ? await this.openEgress(req.agentId, model) : undefined;
+    // Made once (the first sandboxed start waits for it; that sheep would transpile as long itself); none costs speed only.
+    const jitiSeed = sandbox && bwrap ? await sandbox.jitiSeed?.().catch(() => undefined) : undefined;
     const argv =
       sandbox && bwrap
         ? sandboxedPaneArgv({
@@ -142,6 +144,7 @@ export class LocalSheepFiles implements SheepFiles {
             worktreesDir: worktreesDir(this.o.agentDir),
             cwd: req.cwd,
             ...(egressDir !== undefined ? { egressDir } : {}),
+            ...(jitiSeed !== undefined ? { jitiSeed } : {}),
             argv: launcher,
             runs: [...this.o.piCommand, this.o.sheepExtension],
           })

@@ -76,7 +76,11 @@ export function realPath(path: string): string {
   }
 }
 
-/** The shepherd's code caches where node and pi's loader put them (both under the temporary directory). */
-export function codeCaches(tmp = tmpdir()): { compile: string; jiti: string } {
-  return { compile: join(tmp, "node-compile-cache"), jiti: join(tmp, "jiti") };
+/**
+ * The shepherd's compile cache, where node puts it (under the temporary directory). Not the machine's
+ * jiti cache: most of it is other projects' code; a sheep's loader cache is seeded from the shepherd's
+ * own seed (jiti-seed.ts).
+ */
+export function codeCaches(tmp = tmpdir()): { compile: string } {
+  return { compile: join(tmp, "node-compile-cache") };
 }

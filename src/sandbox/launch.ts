@@ -21,6 +21,8 @@ export interface SandboxConfig {
   };
   /** Directories of pi-shepherd's own code the sheep runs that live in a hidden place (a remote host's bundle): read-only inside. */
   ownCode?: readonly string[];
+  /** The seed of the sheep's loader cache (src/sandbox/jiti-seed.ts): its directory, once made; absent or undefined, the sheep has none. */
+  jitiSeed?: () => Promise<string | undefined>;
 }
 
 export interface SandboxedLaunch {
@@ -39,6 +41,8 @@ export interface SandboxedLaunch {
   argv: readonly string[];
   /** More programs it runs (pi's command, the sheep extension): readable even where they lie under /tmp. */
   runs?: readonly string[];
+  /** The shepherd's seed of the sheep's loader cache, bound read-only for the launcher to copy. */
+  jitiSeed?: string;
 }
 
 /** Refuses a cwd no sandbox can have, before anything of the sheep is written. */
@@ -69,7 +73,7 @@ export function sandboxedPaneArgv(s: SandboxedLaunch): string[] {
       worktreesDir: s.worktreesDir,
       ...(git ? { git } : {}),
       sockets: multiplexerSockets(s.env),
-      codeCaches: codeCaches(),
+      codeCaches: { ...codeCaches(), ...(s.jitiSeed !== undefined ? { jiti: s.jitiSeed } : {}) },
       kind: pathKind,
       entries: dirEntries,
       real: realPath,

@@ -26,9 +26,10 @@ export interface SandboxFacts {
   /** Multiplexer sockets the shepherd knows of (a private tmux -S socket, herdr's): their directories are hidden. */
   sockets: string[];
   /**
-   * The shepherd's own code caches in its temporary directory, where they exist: node's compile cache
-   * and pi's TypeScript loader's (jiti). Without them a sandbox's empty /tmp makes every sandboxed pi
-   * compile pi and transpile its extensions anew: about a second more at each start.
+   * Code caches, where they exist: node's compile cache in the shepherd's temporary directory, and the
+   * shepherd's seed of pi's TypeScript loader cache (jiti; src/sandbox/jiti-seed.ts, never the machine's
+   * <tmpdir>/jiti). Without them a sandbox's empty /tmp makes every sandboxed pi compile pi and transpile
+   * its extensions anew: about a second more at each start.
    */
   codeCaches?: { compile?: string; jiti?: string };
   /** What is at a path now: "dir", "file" or undefined (nothing). */
@@ -59,9 +60,9 @@ export interface SandboxPolicy {
   /** Read-only even inside a writable root; "missing" ones get an empty read-only directory so nothing can be created there. */
   readOnly: { path: string; kind: PathKind | "missing" }[];
   /**
-   * The host's code caches, bound read-only inside: node's compile cache where node looks for it (it
-   * reads it and cannot write it), pi's loader's cache as a seed the launcher copies into the private
-   * /tmp (the loader uses only a cache it can write). Nothing a sheep does reaches the host's caches.
+   * The code caches, bound read-only inside: node's compile cache where node looks for it (it reads it
+   * and cannot write it), the shepherd's seed of pi's loader cache for the launcher to copy into the
+   * private /tmp (the loader uses only a cache it can write). Nothing a sheep does reaches either.
    */
   caches: { from: string; to: string }[];
   /** The directory of the egress proxy's socket for this sheep, bound at EGRESS_DIR_INSIDE; the sandbox has no network of its own. */

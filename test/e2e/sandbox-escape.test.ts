@@ -9,7 +9,7 @@
  * egress proxy, and every other attempt is refused there and written to the sheep's egress log.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -169,8 +169,11 @@ describe("a sandboxed sheep cannot get out, and still does its work", { timeout:
       "write-compile-cache": "echo x > /tmp/node-compile-cache/pwned-by-sheep",
       "write-jiti-seed": "echo x > /tmp/.pi-shepherd-jiti-seed/pwned-by-sheep",
     });
-    const hostCaches = [join(tmpdir(), "node-compile-cache"), join(tmpdir(), "jiti")];
-    for (const c of hostCaches) assert.ok(existsSync(c), `${c} is there to be bound (the shepherd's pi made it)`);
+    // The compile cache the shepherd's pi made, and the seed the shepherd made for its sheep (never the machine's <tmpdir>/jiti).
+    const seeds = join(w.agentDir, "pi-shepherd", "jiti-seed");
+    const hostCaches = [join(tmpdir(), "node-compile-cache"), ...(existsSync(seeds) ? readdirSync(seeds).map((n) => join(seeds, n)) : [])];
+    assert.equal(hostCaches.length, 2, "the compile cache and one seed are there to be bound");
+    for (const c of hostCaches) assert.ok(existsSync(c), `${c} is there to be bound`);
     const { item, tools } = await run(
       boxed,
       "escape",

@@ -20,6 +20,7 @@ import { herdrServerAnswers } from "../../runtimes/herdr/index.ts";
 import { makeRuntime } from "../../runtimes/make.ts";
 import { tmuxVersion } from "../../runtimes/tmux/tmux-cli.ts";
 import { SheepEgress } from "../../sandbox/egress/sheep-egress.ts";
+import { jitiSeedMaker } from "../../sandbox/jiti-seed.ts";
 import type { SandboxConfig } from "../../sandbox/launch.ts";
 import { bwrapProbe, checkBwrap } from "../../sandbox/probe.ts";
 import { DEFAULT_SANDBOX, sandboxProblem, type SandboxSettings } from "../../sandbox/settings.ts";
@@ -122,10 +123,12 @@ export async function setUp(init: InitParams, side: SheepSide, refused?: (e: Egr
   const pinned = { PI_SHEPHERD_RUNTIME: runtimeName, ...(tmuxSocket ? { PI_SHEPHERD_TMUX_SOCKET: tmuxSocket } : {}) };
   const runtimeEnv: NodeJS.ProcessEnv = { ...base, ...pinned };
   const sheepEnv = { ...runtimeEnv, ...init.env, ...pinned };
+  const piCommand = inProcessPi(init.piCommand, sheepEnv);
   const { sandbox, egress } = hostSandbox(init, sandboxSettings, state, runtimeEnv, side, refused);
+  sandbox.jitiSeed = jitiSeedMaker({ root: join(state, "jiti-seed"), piCommand, entries: [side.sheepExtension] });
   const host = new LocalSheepFiles({
     agentDir: init.agentDir,
-    piCommand: inProcessPi(init.piCommand, sheepEnv),
+    piCommand,
     nodePath: process.execPath,
     launcherPath: side.launcher,
     reportExitPath: side.reportExit,
