@@ -62,7 +62,11 @@ export function withLock(dir, fn) {
   try {
     return fn();
   } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
+    // Moved away whole before it is emptied: an empty lock directory would let a waiter's rename
+    // replace it, and this rmdir then fail (ENOTEMPTY) or remove the waiter's lock.
+    const released = `${lock}-released-${randomBytes(6).toString("hex")}`;
+    fs.renameSync(lock, released);
+    fs.rmSync(released, { recursive: true, force: true });
   }
 }
 
