@@ -41,10 +41,17 @@ export function herdrTerminalRows(row: RowMaker): void {
     "herdr terminal: the watches' CPU, 16 open, idle panes",
     "core",
     "%",
-    withHerdr((t) => ({
-      value: pct(t.cpu.cpuMs, t.cpu.windowMs),
-      detail: `${t.cpu.watches} watches${t.ended.length ? ` (${t.ended.length} ended: calls past their deadline)` : ""}, ${t.cpu.herdrCalls} herdr calls in ${ms(t.cpu.windowMs)}; the fake herdr's processes ${pct(t.cpu.childrenMs, t.cpu.windowMs)} %`,
-    })),
+    withHerdr((t) => {
+      const w = t.cpu.windows;
+      const calls = w.reduce((n, x) => n + (x.herdrCalls ?? 0), 0);
+      const secs = w.reduce((n, x) => n + x.windowMs, 0) / 1000;
+      return {
+        value: median(w.map((x) => pct(x.cpuMs, x.windowMs))),
+        detail:
+          `${t.cpu.watches} watches${t.ended.length ? ` (${t.ended.length} ended: calls past their deadline)` : ""}, windows ${w.map((x) => pct(x.cpuMs, x.windowMs)).join(" / ")} %, no watch ${pct(t.cpu.baseline.cpuMs, t.cpu.baseline.windowMs)} %; ` +
+          `${round(calls / secs, 1)} herdr calls/s; the fake herdr's processes ${median(w.map((x) => pct(x.childrenMs, x.windowMs)))} %`,
+      };
+    }),
     { text: "<= 2 %", ok: (v) => v <= 2, runtimes: ["herdr"] },
   );
 }

@@ -23,10 +23,28 @@ export interface HerdrTerminalConfig {
   /** Time after the watches opened (and after the echo keys) before the window: the poll settles. */
   settleMs: number;
   cpuWindowMs: number;
+  /** CPU windows with the watches open; the figure is their median. */
+  windows: number;
   /** Keys typed one at a time into one watched pane, each echo timed. */
   keys: number;
   /** The pause before each key: a person between keystrokes, the poll backing off meanwhile. */
   keyGapMs: number;
+}
+
+/** childrenMs: the fake herdr processes' own CPU (reaped children), far more than a real herdr's. */
+export interface CpuWindow {
+  windowMs: number;
+  cpuMs: number;
+  childrenMs: number;
+  herdrCalls?: number;
+}
+
+/** This process's CPU (user+system) and its reaped children's over a window of waiting. */
+async function cpuWindow(ms: number): Promise<CpuWindow> {
+  const a = { at: performance.now(), cpu: process.cpuUsage(), children: procCpu("self").children };
+  await sleep(ms);
+  const d = process.cpuUsage(a.cpu);
+  return { windowMs: performance.now() - a.at, cpuMs: (d.user + d.system) / 1000, childrenMs: procCpu("self").children - a.children };
 }
 
 export interface HerdrTerminalFigures {
@@ -40,8 +58,7 @@ export interface HerdrTerminalFigures {
   failedKeys: number;
   /** Watches that ended (five failed reads in a row: a fake too swamped to answer within the deadline). */
   ended: string[];
-  /** childrenMs: the fake herdr processes' own CPU (reaped children), far more than a real herdr's. */
-  cpu: { watches: number; windowMs: number; cpuMs: number; childrenMs: number; herdrCalls: number };
+  cpu: { watches: number; windows: CpuWindow[]; baseline: CpuWindow };
 }
 
 export async function runHerdrTerminal(cfg: HerdrTerminalConfig, say: (s: string) => void): Promise<HerdrTerminalFigures> {
@@ -69,6 +86,8 @@ export async function runHerdrTerminal(cfg: HerdrTerminalConfig, say: (s: string
       callMs.push(performance.now() - t0);
     }
 
+    // The same process with no watch open: what a window shows of the process itself on a loaded machine.
+    const baseline = await cpuWindow(cfg.cpuWindowMs);
     say(`  herdr terminal: ${cfg.panes} watches on idle shells (fake herdr), key echo into one`);
     let screen = "";
     let echoed: (() => void) | undefined;
@@ -94,15 +113,13 @@ export async function runHerdrTerminal(cfg: HerdrTerminalConfig, say: (s: string
         }
       }
     }
-    say(`  herdr terminal: this process's CPU with ${cfg.panes} watches open on idle panes (${cfg.cpuWindowMs / 1000} s window)`);
+    say(`  herdr terminal: this process's CPU with ${cfg.panes} watches open on idle panes (${cfg.windows} windows of ${cfg.cpuWindowMs / 1000} s)`);
     await sleep(cfg.settleMs);
-    const callsBefore = (await fake.calls()).length;
-    const a = { at: performance.now(), cpu: process.cpuUsage(), children: procCpu("self").children };
-    await sleep(cfg.cpuWindowMs);
-    const d = process.cpuUsage(a.cpu);
-    const childrenMs = procCpu("self").children - a.children;
-    const windowMs = performance.now() - a.at;
-    const herdrCalls = (await fake.calls()).length - callsBefore;
+    const windows: CpuWindow[] = [];
+    for (let i = 0; i < cfg.windows; i++) {
+      const callsBefore = (await fake.calls()).length;
+      windows.push({ ...(await cpuWindow(cfg.cpuWindowMs)), herdrCalls: (await fake.calls()).length - callsBefore });
+    }
     say(`  herdr terminal: key echo into one of the ${cfg.panes} watched panes, ${cfg.keys} keys`);
     // A shell's prompt, then the start of a line the keys complete; nothing runs.
     const prefix = ": echo-";
@@ -148,7 +165,7 @@ export async function runHerdrTerminal(cfg: HerdrTerminalConfig, say: (s: string
       callMs,
       failedKeys,
       ended,
-      cpu: { watches: watches.length, windowMs, cpuMs: (d.user + d.system) / 1000, childrenMs, herdrCalls },
+      cpu: { watches: watches.length, windows, baseline },
     };
   } finally {
     for (const w of watches) w.close();
