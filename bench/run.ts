@@ -21,6 +21,7 @@ import { describeMachine } from "./lib/machine.ts";
 import { startModelProcess, type ModelProcess } from "./lib/model.ts";
 import { runPanel, type PanelConfig } from "./lib/panel-bench.ts";
 import { runTerminal, type TerminalConfig } from "./lib/terminal-bench.ts";
+import { type HerdrTerminalConfig, runHerdrTerminal } from "./lib/herdr-terminal-bench.ts";
 import { runPeer, type PeerConfig } from "./lib/peer.ts";
 import { runRemote, type RemoteConfig } from "./lib/remote-bench.ts";
 import { buildRows, renderTable, summarizeRun, verdict, type RuntimeRun } from "./lib/report.ts";
@@ -61,6 +62,7 @@ const FULL: {
   peer: PeerConfig;
   panel: PanelConfig;
   terminal: TerminalConfig;
+  herdrTerminal: HerdrTerminalConfig;
   subagents: SubagentsConfig;
   remote: RemoteConfig;
   egress: EgressConfig;
@@ -85,6 +87,7 @@ const FULL: {
   peer: { reps: 7, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   panel: { sheep: 16, rounds: 3, cpuWindowMs: 10_000, listSheep: 64, listRequests: 200 },
   terminal: { sheep: 16, keys: 30, cpuWindowMs: 10_000 },
+  herdrTerminal: { panes: 16, settleMs: 10_000, cpuWindowMs: 10_000, windows: 3, keys: 20, keyGapMs: 2500 },
   subagents: { reps: 3, oneDelayMs: 500, fourDelayMs: 1000, pool: 4 },
   remote: { starts: 8, prompts: 9, answerDelayMs: 800, busySheep: 16, overheadWindowMs: 8000 },
   egress: { requests: 41, sheep: 16 },
@@ -102,6 +105,7 @@ const QUICK: typeof FULL = {
   peer: { ...FULL.peer, reps: 3 },
   panel: { ...FULL.panel, rounds: 1, cpuWindowMs: 6000, listRequests: 50 },
   terminal: { ...FULL.terminal, keys: 15, cpuWindowMs: 6000 },
+  herdrTerminal: { ...FULL.herdrTerminal, keys: 10, cpuWindowMs: 6000, windows: 1 },
   remote: { ...FULL.remote, starts: 3, prompts: 3, overheadWindowMs: 6000 },
   // The issue's own comparison is 3 rounds: a quick run takes as many.
   subagents: FULL.subagents,
@@ -168,6 +172,16 @@ export const DEFINITIONS = {
     "to xterm drawing the typed text in the terminal's rows (through POST …/terminal, tmux send-keys, pi's editor, the " +
     "pane's pipe-pane and the stream), one key at a time, median. CPU = the shepherd process's utime+stime over a window " +
     "with a terminal stream open to each of the 16 idle sheep (opened from the bench process as the page opens it)",
+  herdrTerminal:
+    "herdr has no output stream, so its terminal is a poll of each pane's screen by herdr CLI calls the shepherd spawns " +
+    "(src/runtimes/herdr/pane-terminal.ts). The herdr runtime's own watches run in the bench process on the fake herdr " +
+    "(a node CLI whose panes are real tmux panes), 16 of them on idle shells; CPU = the bench process's own " +
+    "process.cpuUsage (user+system) over 3 windows of 10 s, 10 s after the watches opened, median (the herdr processes' " +
+    "own CPU is not counted: the fake's node start would dwarf a real herdr's; shown apart, with a window of the same " +
+    "process before any watch opened). echo = then keys typed one at a time through sendKeys into one watched shell, " +
+    "2.5 s apart, from the call to the changed screen reaching the watch's sink; it includes the fake's calls (a node " +
+    "start each: the key's pane get and send-text, the read, the mark's pane get), so it is far above a real herdr's; " +
+    "the detail gives the time after the keys were in and one lone fake call",
   subagents:
     "pi-subagents 0.67.0 (a dev dependency) loaded with -e into the shepherd's own RPC pi beside pi-shepherd: its subagent " +
     "tool in foreground mode (async: false; four tasks as a workflow script of runs.all with four foreground children) " +
@@ -285,8 +299,9 @@ async function main() {
       if (parts.has("warm")) run.warmStart = (await runWarmStart(fixture, world, cfg.warm, say)) ?? null;
       if (parts.has("peer")) run.peer = await runPeer(fixture, world, model, cfg.peer, say);
       if (parts.has("panel")) run.panel = await runPanel(fixture, world, cfg.panel, say);
-      // herdr has no terminal stream: tmux only.
+      // herdr has no terminal stream: its terminal is a poll, measured as the watches the shepherd runs.
       if (parts.has("terminal") && name === "tmux") run.terminal = await runTerminal(fixture, world, cfg.terminal, say);
+      if (parts.has("terminal") && name === "herdr") run.herdrTerminal = await runHerdrTerminal(cfg.herdrTerminal, say);
       // The remote host runs tmux; its figures are measured once, beside the tmux runtime's.
       if (parts.has("remote") && name === "tmux") run.remote = await runRemote(fixture, world, model, cfg.remote, say);
       // The proxy does not depend on the runtime: measured once, beside the first runtime's figures.

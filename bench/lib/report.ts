@@ -12,7 +12,7 @@ import { userRows } from "./user-rows.ts";
 import { TOOL_TOKEN_BUDGET } from "../../src/edge/tool-cost.ts";
 import { remoteRows } from "../remote.ts";
 import { sandboxRows } from "../sandbox.ts";
-import { terminalRows } from "../terminal.ts";
+import { herdrTerminalRows, terminalRows } from "../terminal.ts";
 
 export type { Row, RuntimeRun } from "./row.ts";
 
@@ -187,6 +187,7 @@ export function buildRows(runs: Record<string, RuntimeRun>): Row[] {
   );
   panelRows(row);
   terminalRows(row);
+  herdrTerminalRows(row);
   userRows(row);
   remoteRows(row);
   sandboxRows(row);
@@ -332,6 +333,17 @@ export function summarizeRun(r: RuntimeRun) {
       : {}),
     ...(r.warmStart !== undefined ? { warmStart: r.warmStart && { pool: r.warmStart.pool, startToolMs: summarize(r.warmStart.startToolMs) } } : {}),
     ...(r.terminal ? { terminal: { echoMs: summarize(r.terminal.echoMs), cpu: r.terminal.cpu } } : {}),
+    ...(r.herdrTerminal
+      ? {
+          herdrTerminal: {
+            echoMs: summarize(r.herdrTerminal.echoMs),
+            afterKeysMs: summarize(r.herdrTerminal.afterKeysMs),
+            callMs: summarize(r.herdrTerminal.callMs),
+            failedKeys: r.herdrTerminal.failedKeys,
+            cpu: r.herdrTerminal.cpu,
+          },
+        }
+      : {}),
     ...(r.panel ? { panel: { listMs: summarize(r.panel.listMs), listSheep: r.panel.listSheep, eventMs: summarize(r.panel.eventMs), cpu: r.panel.cpu } } : {}),
     ...(r.subagents
       ? {

@@ -9,6 +9,7 @@ import type { SandboxFigures } from "./sandbox-bench.ts";
 import type { SubagentsFigures } from "./subagents.ts";
 import type { ToolCost } from "../../src/edge/tool-cost.ts";
 import type { TerminalFigures } from "./terminal-bench.ts";
+import type { HerdrTerminalFigures } from "./herdr-terminal-bench.ts";
 import type { WarmStartFigures } from "./warm-start.ts";
 import type { FirstCallFigures } from "./first-call.ts";
 
@@ -32,6 +33,8 @@ export interface RuntimeRun {
   firstCall?: FirstCallFigures;
   /** The panel's terminal (tmux only). */
   terminal?: TerminalFigures;
+  /** The panel's terminal under herdr: the runtime's watches in the bench process on the fake herdr. */
+  herdrTerminal?: HerdrTerminalFigures;
 }
 
 export type Got = { value: number | string; detail?: string } | undefined;

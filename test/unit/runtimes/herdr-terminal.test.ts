@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { after, afterEach, before, beforeEach, describe, it } from "node:test";
+import { after, afterEach, before, beforeEach, describe, it, mock } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { MAX_TERMINAL_KEYS } from "../../../src/domain/bounds.ts";
 import { ShepherdError } from "../../../src/domain/errors.ts";
@@ -18,7 +18,7 @@ import { HerdrCli, type HerdrResult } from "../../../src/runtimes/herdr/cli.ts";
 import { HerdrCommandError } from "../../../src/runtimes/herdr/errors.ts";
 import { HerdrRuntime } from "../../../src/runtimes/herdr/index.ts";
 import { keySteps } from "../../../src/runtimes/herdr/keys.ts";
-import { type HerdrCalls, HerdrPaneTerminals, MARK_EVERY } from "../../../src/runtimes/herdr/pane-terminal.ts";
+import { FAST_MS, type HerdrCalls, HerdrPaneTerminals, KEYS_MS, MARK_EVERY_MS, SLOW_MS } from "../../../src/runtimes/herdr/pane-terminal.ts";
 import { redrawBytes, screenOfRead } from "../../../src/runtimes/herdr/screen.ts";
 import { createFakeHerdr, FAKE_HERDR_VERSIONS, type FakeHerdr } from "../../support/fake-herdr.ts";
 
@@ -98,6 +98,13 @@ class ScriptedHerdr implements HerdrCalls {
   calls: string[][] = [];
   inFlight = 0;
   mostInFlight = 0;
+  /** When set, a read waits for it: a read under way while the test acts. */
+  gate: Promise<void> | undefined;
+  /** Date.now() at each read and each mark read (the fake clock's, where it runs). */
+  readAt: number[] = [];
+  markAt: number[] = [];
+  /** What send-text typed shows on the screen, as a shell's echo. */
+  echo = false;
 
   #gone(): never {
     throw new HerdrCommandError("pane_gone", "pane_not_found", "herdr pane get failed: pane_not_found");
@@ -105,6 +112,7 @@ class ScriptedHerdr implements HerdrCalls {
 
   async request(args: readonly string[], expectType: string): Promise<HerdrResult> {
     this.calls.push([...args]);
+    this.markAt.push(Date.now());
     assert.deepEqual([args[0], args[1], expectType], ["pane", "get", "pane_info"]);
     if (this.gone) this.#gone();
     return { type: "pane_info", pane: { pane_id: args[2], workspace_id: "w1", tab_id: "w1:t1", label: this.label } };
@@ -113,14 +121,17 @@ class ScriptedHerdr implements HerdrCalls {
   async silent(args: readonly string[]): Promise<void> {
     this.calls.push([...args]);
     if (this.gone) this.#gone();
+    if (this.echo && args[1] === "send-text") this.screen += args[3];
   }
 
   async text(args: readonly string[], maxBytes?: number): Promise<string> {
     this.calls.push([...args]);
     assert.ok(maxBytes !== undefined && maxBytes > 0, "every read is bounded");
+    this.readAt.push(Date.now());
     this.inFlight++;
     this.mostInFlight = Math.max(this.mostInFlight, this.inFlight);
     try {
+      if (this.gate) await this.gate;
       if (this.readDelayMs) await sleep(this.readDelayMs);
       if (this.gone) this.#gone();
       return this.screen;
@@ -155,7 +166,7 @@ describe("the watch of a herdr pane (a poll)", () => {
   const closers: (() => void)[] = [];
   beforeEach(() => {
     h = new ScriptedHerdr();
-    terminals = new HerdrPaneTerminals(h, { intervalMs: 10 });
+    terminals = new HerdrPaneTerminals(h, { fastMs: 10, slowMs: 10, keysMs: 10, markEveryMs: 80 });
   });
   afterEach(() => {
     for (const c of closers.splice(0)) c();
@@ -220,12 +231,12 @@ describe("the watch of a herdr pane (a poll)", () => {
     assert.deepEqual(out, []);
   });
 
-  it(`reads the mark every ${MARK_EVERY} reads even when nothing changed`, async () => {
+  it("reads the mark of an unchanged pane too, at its interval, and ends when it is lost", async () => {
     const { sink, ends } = recordingSink();
     await terminals.watch(pane, sink);
     h.label = "relabelled";
     await until(() => ends.length === 1, "the end");
-    assert.ok(h.reads() <= MARK_EVERY + 1, `ended after ${h.reads()} reads`);
+    assert.match(ends[0]!, /no longer carries the mark/);
   });
 
   it("refuses a pane that does not carry the mark, and a pane that is gone", async () => {
@@ -263,6 +274,141 @@ describe("the watch of a herdr pane (a poll)", () => {
     h.calls = [];
     await assert.rejects(terminals.sendKeys(pane, "x\x1b[3~"), code("invalid_params"));
     assert.deepEqual(h.calls, [], "a key herdr cannot type stops everything before any call");
+  });
+});
+
+/** The fake clock moved on ms by ms, each step's promises settled before the next (a read's call answers at once). */
+async function advance(ms: number): Promise<void> {
+  for (let i = 0; i < ms; i++) {
+    mock.timers.tick(1);
+    await new Promise<void>((r) => setImmediate(r));
+  }
+}
+
+/** When an idle pane is read from t = 0 until `until`: FAST_MS after opening, then doubling to SLOW_MS. */
+function backedOff(from: number, first: number, until: number): number[] {
+  const at: number[] = [];
+  for (let t = from + first, d = first; t <= until; d = Math.min(d * 2, SLOW_MS), t += d) at.push(t);
+  return at;
+}
+
+describe("the herdr poll adapts (a fake clock)", () => {
+  let h: ScriptedHerdr;
+  let terminals: HerdrPaneTerminals;
+  const closers: (() => void)[] = [];
+  beforeEach(() => {
+    mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+    h = new ScriptedHerdr();
+    terminals = new HerdrPaneTerminals(h);
+  });
+  afterEach(() => {
+    for (const c of closers.splice(0)) c();
+    mock.timers.reset();
+  });
+
+  it(`backs off while the screen stays the same: ${FAST_MS} ms after opening, doubling to ${SLOW_MS} ms`, async () => {
+    const { sink, out } = recordingSink();
+    const w = await terminals.watch(pane, sink);
+    closers.push(() => w.close());
+    h.readAt = [];
+    await advance(12_000);
+    assert.deepEqual(h.readAt, backedOff(0, FAST_MS, 12_000));
+    assert.deepEqual(h.readAt.slice(0, 4), [250, 750, 1750, 3750]);
+    assert.ok(h.readAt.length <= 9, `an idle pane read ${h.readAt.length} times in 12 s`);
+    assert.deepEqual(out, []);
+  });
+
+  it(`a changed screen brings it back to ${FAST_MS} ms, its mark read before the redraw`, async () => {
+    const { sink, out } = recordingSink();
+    const w = await terminals.watch(pane, sink);
+    closers.push(() => w.close());
+    await advance(6_000);
+    h.screen = "moved";
+    h.readAt = [];
+    h.markAt = [];
+    await advance(12_000 - 6_000);
+    // Read at 7750 (the backed-off wait), then fast again.
+    assert.deepEqual(h.readAt, [7_750, ...backedOff(7_750, FAST_MS, 12_000)]);
+    assert.equal(out.length, 1);
+    assert.ok(h.markAt.includes(7_750), `the mark was read with the changed read (${h.markAt})`);
+  });
+
+  it("keys typed through sendKeys: the pane is read at once, and the echo is sent with no wait", async () => {
+    h.echo = true;
+    h.screen = "$ ";
+    const { sink, out } = recordingSink();
+    const w = await terminals.watch(pane, sink);
+    closers.push(() => w.close());
+    await advance(4_000);
+    assert.equal(h.readAt.at(-1), 3_750, "backed off: the next read would be at 5750");
+    h.readAt = [];
+    await terminals.sendKeys(pane, "x");
+    // At once: a timer of 0 ms, which fires after 1 ms as Node's do.
+    await advance(1);
+    assert.deepEqual(h.readAt, [4_001]);
+    assert.equal(out.length, 1);
+    assert.match(out[0]!, /\$ x/);
+    // Fast again after the change.
+    await advance(1_000);
+    assert.deepEqual(h.readAt, [4_001, 4_001 + FAST_MS, 4_001 + 3 * FAST_MS]);
+  });
+
+  it(`keys whose echo is not there at once: read again after ${KEYS_MS} ms, doubling`, async () => {
+    const { sink, out } = recordingSink();
+    const w = await terminals.watch(pane, sink);
+    closers.push(() => w.close());
+    await advance(4_000);
+    h.readAt = [];
+    await terminals.sendKeys(pane, "x");
+    await advance(400);
+    assert.deepEqual(h.readAt, [4_001, ...backedOff(4_001, KEYS_MS, 4_400)]);
+    assert.equal(h.readAt[1], 4_001 + KEYS_MS);
+    assert.deepEqual(out, []);
+  });
+
+  it("keys typed while a read is under way: one read at a time, the next at once after it", async () => {
+    const { sink } = recordingSink();
+    const w = await terminals.watch(pane, sink);
+    closers.push(() => w.close());
+    let release!: () => void;
+    h.gate = new Promise<void>((r) => (release = r));
+    await advance(FAST_MS);
+    assert.equal(h.inFlight, 1, "a read under way");
+    h.gate = undefined;
+    await terminals.sendKeys(pane, "x");
+    await advance(100);
+    assert.equal(h.reads(), 2, "no second read while the first is under way");
+    release();
+    await advance(2);
+    assert.equal(h.reads(), 3, "read again at once when it ended");
+    assert.equal(h.mostInFlight, 1);
+  });
+
+  it("keys into another pane do not wake this one", async () => {
+    const { sink } = recordingSink();
+    const w = await terminals.watch(pane, sink);
+    closers.push(() => w.close());
+    await advance(4_000);
+    h.readAt = [];
+    await terminals.sendKeys({ paneId: "w1:p9", agentId }, "x");
+    await advance(1_000);
+    assert.deepEqual(h.readAt, []);
+  });
+
+  it(`an unchanged pane's mark is read at least every ${MARK_EVERY_MS} ms (not at every read), and its loss ends the watch`, async () => {
+    const { sink, ends } = recordingSink();
+    const w = await terminals.watch(pane, sink);
+    closers.push(() => w.close());
+    h.markAt = [];
+    await advance(3 * MARK_EVERY_MS);
+    const gaps = [0, ...h.markAt].slice(1).map((t, i) => t - [0, ...h.markAt][i]!);
+    assert.ok(h.markAt.length >= 2, `mark read ${h.markAt.length} times in ${(3 * MARK_EVERY_MS) / 1000} s`);
+    assert.ok(h.markAt.length < h.readAt.length, "not at every read");
+    for (const g of gaps) assert.ok(g >= MARK_EVERY_MS && g <= MARK_EVERY_MS + SLOW_MS, `a gap of ${g} ms between mark reads`);
+    h.label = "relabelled";
+    await advance(MARK_EVERY_MS + SLOW_MS);
+    assert.equal(ends.length, 1);
+    assert.match(ends[0]!, /no longer carries the mark/);
   });
 });
 

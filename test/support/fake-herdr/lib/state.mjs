@@ -62,8 +62,25 @@ export function withLock(dir, fn) {
   try {
     return fn();
   } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
+    release(lock);
   }
+}
+
+/**
+ * Moved away whole before it is emptied: an empty lock directory would let a waiter's rename
+ * replace it, and this rmdir then fail (ENOTEMPTY) or remove the waiter's lock.
+ * @param {string} lock
+ */
+function release(lock) {
+  const released = `${lock}-released-${randomBytes(6).toString("hex")}`;
+  try {
+    fs.renameSync(lock, released);
+  } catch (e) {
+    // Taken as stale by a waiter (held past LOCK_STALE_MS): nothing of ours is left to remove.
+    if (/** @type {NodeJS.ErrnoException} */ (e).code === "ENOENT") return;
+    throw e;
+  }
+  fs.rmSync(released, { recursive: true, force: true });
 }
 
 export function emptyState() {
