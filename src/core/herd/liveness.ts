@@ -87,16 +87,7 @@ export class LivenessMonitor {
    * The question goes on, and a later caller joins it.
    */
   async within(pane: PaneRef, patienceMs: number): Promise<PaneLiveness | undefined> {
-    let answer: PaneLiveness | undefined;
-    let answered = false;
-    await this.race(
-      this.get(pane).then((v) => {
-        answer = v;
-        answered = true;
-      }),
-      patienceMs,
-    );
-    return answered ? answer : undefined;
+    return this.answerWithin(this.get(pane), patienceMs);
   }
 
   /** A fresh answer from the multiplexer, not one from the cache. */
@@ -146,14 +137,7 @@ export class LivenessMonitor {
     if (!(snap.exited?.inferred && live?.state === "alive")) return live;
     if (patienceMs === undefined) return this.fresh(pane);
     // Past its patience the pid witness speaks: it has seen pi gone longer than a multiplexer needs.
-    let fresh: PaneLiveness | undefined;
-    await this.race(
-      this.fresh(pane).then((v) => {
-        fresh = v;
-      }),
-      patienceMs,
-    );
-    return fresh;
+    return this.answerWithin(this.fresh(pane), patienceMs);
   }
 
   /** What a runtime saw itself: the pane is gone (for good, as every "gone"). */
@@ -203,6 +187,18 @@ export class LivenessMonitor {
     } finally {
       this.inflight.delete(q);
     }
+  }
+
+  /** What `work` answers within ms, else undefined; the work goes on. */
+  private async answerWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+    let answer: T | undefined;
+    await this.race(
+      work.then((v) => {
+        answer = v;
+      }),
+      ms,
+    );
+    return answer;
   }
 
   private async race(work: Promise<void>, ms: number): Promise<void> {
