@@ -7,17 +7,16 @@
  * typed in the page reach the remote pi's editor and its answer shows.
  */
 import assert from "node:assert/strict";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
-import { FAKE_HERDR_DIR, FAKE_HERDR_VERSIONS } from "../support/fake-herdr.ts";
+import { FAKE_HERDR_VERSIONS, nodeWithFakeHerdr } from "../support/fake-herdr.ts";
 import { launchChromium, openPage, type PageTrouble, panelOn } from "../support/panel-browser.ts";
 import { type RemoteWorld, remoteWorld } from "../support/remote-world.ts";
 import type { Scene } from "../support/scene.ts";
 
-const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 /** The newest herdr the fake emulates: the poll is the same on every version (the unit tests run them all). */
 const version = FAKE_HERDR_VERSIONS[FAKE_HERDR_VERSIONS.length - 1]!;
 
@@ -41,23 +40,7 @@ describe(`a sheep's terminal on a host whose runtime is herdr ${version}, in a r
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "pi-shepherd-remote-herdr-term-"));
-    const node = join(dir, "node-with-herdr");
-    await writeFile(
-      node,
-      [
-        "#!/bin/sh",
-        `PATH=${q(FAKE_HERDR_DIR)}:$PATH`,
-        `FAKE_HERDR_STATE_DIR=${q(join(dir, "herdr-state"))}`,
-        `FAKE_HERDR_TMUX_SOCKET=${q(join(dir, "herdr-tmux.sock"))}`,
-        `FAKE_HERDR_VERSION=${q(version)}`,
-        "SHELL=/bin/sh",
-        "export PATH FAKE_HERDR_STATE_DIR FAKE_HERDR_TMUX_SOCKET FAKE_HERDR_VERSION SHELL",
-        'mkdir -p "$FAKE_HERDR_STATE_DIR"',
-        `exec ${q(process.execPath)} "$@"`,
-        "",
-      ].join("\n"),
-    );
-    await chmod(node, 0o700);
+    const node = await nodeWithFakeHerdr(dir, version);
     rw = await remoteWorld(`remote-herdr-term-${version}`, { host: { runtime: "herdr", node } });
     scene = rw.world.scene();
     const started = await scene.ok({ action: "start", agent: "echo", label: "far-herdr", host: "box" });

@@ -7,17 +7,14 @@
  * there, which cannot tell that herdr its state, has it told by the shepherd over the link (issue 33).
  */
 import assert from "node:assert/strict";
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { FAKE_HERDR_DIR, FAKE_HERDR_VERSIONS } from "../support/fake-herdr.ts";
+import { FAKE_HERDR_VERSIONS, nodeWithFakeHerdr } from "../support/fake-herdr.ts";
 import { assertNothingLeftRemote, type RemoteWorld, remoteSheepPid, remoteWorld } from "../support/remote-world.ts";
 import { type Scene, untilLogged } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
-
-/** Quoted for the wrapper's sh: the paths are the test's own, but a quote costs nothing. */
-const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 for (const version of FAKE_HERDR_VERSIONS) {
   describe(`a host whose runtime is herdr ${version}`, { timeout: 600_000 }, () => {
@@ -27,25 +24,8 @@ for (const version of FAKE_HERDR_VERSIONS) {
 
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), "pi-shepherd-remote-herdr-"));
-      // The node our agent runs under there: the remote's own environment finds the fake herdr
-      // first, with its state beside it (what a person's herdr install would be on that machine).
-      const node = join(dir, "node-with-herdr");
-      await writeFile(
-        node,
-        [
-          "#!/bin/sh",
-          `PATH=${q(FAKE_HERDR_DIR)}:$PATH`,
-          `FAKE_HERDR_STATE_DIR=${q(join(dir, "herdr-state"))}`,
-          `FAKE_HERDR_TMUX_SOCKET=${q(join(dir, "herdr-tmux.sock"))}`,
-          `FAKE_HERDR_VERSION=${q(version)}`,
-          "SHELL=/bin/sh",
-          "export PATH FAKE_HERDR_STATE_DIR FAKE_HERDR_TMUX_SOCKET FAKE_HERDR_VERSION SHELL",
-          'mkdir -p "$FAKE_HERDR_STATE_DIR"',
-          `exec ${q(process.execPath)} "$@"`,
-          "",
-        ].join("\n"),
-      );
-      await chmod(node, 0o700);
+      // The node our agent runs under there: the remote's own environment finds the fake herdr first.
+      const node = await nodeWithFakeHerdr(dir, version);
       rw = await remoteWorld(`remote-herdr-${version}`, { host: { runtime: "herdr", node } });
       scene = rw.world.scene();
     });

@@ -2,13 +2,41 @@
  * Starts a private fake herdr for one test: its own temp state dir and its own tmux server
  * socket. cleanup() stops only that tmux server (by its socket) and removes only that dir.
  */
-import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 
 export const FAKE_HERDR_DIR = fileURLToPath(new URL("./fake-herdr/", import.meta.url));
+
+/** Quoted for sh: the paths are the test's own, but a quote costs nothing. */
+const shQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * A node for a remote host's agent whose environment finds the fake herdr first, with its state and
+ * tmux socket in `dir` (what a person's herdr install would be on that machine). Returns its path.
+ */
+export async function nodeWithFakeHerdr(dir: string, version: string): Promise<string> {
+  const node = path.join(dir, "node-with-herdr");
+  await writeFile(
+    node,
+    [
+      "#!/bin/sh",
+      `PATH=${shQuote(FAKE_HERDR_DIR)}:$PATH`,
+      `FAKE_HERDR_STATE_DIR=${shQuote(path.join(dir, "herdr-state"))}`,
+      `FAKE_HERDR_TMUX_SOCKET=${shQuote(path.join(dir, "herdr-tmux.sock"))}`,
+      `FAKE_HERDR_VERSION=${shQuote(version)}`,
+      "SHELL=/bin/sh",
+      "export PATH FAKE_HERDR_STATE_DIR FAKE_HERDR_TMUX_SOCKET FAKE_HERDR_VERSION SHELL",
+      'mkdir -p "$FAKE_HERDR_STATE_DIR"',
+      `exec ${shQuote(process.execPath)} "$@"`,
+      "",
+    ].join("\n"),
+  );
+  await chmod(node, 0o700);
+  return node;
+}
 
 /** One line of calls.jsonl: what the code under test ran. */
 export interface FakeHerdrCall {
