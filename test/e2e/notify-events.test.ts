@@ -8,14 +8,13 @@
  * looks, the widget's refreshes and the notice window pass without a second.
  */
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { e2eWorld, type E2eWorld } from "../support/e2e-world.ts";
 import { node22, piCli, repoRoot } from "../support/rpc-shepherd.ts";
 import { type Scene, untilLogged } from "../support/scene.ts";
 import { directive } from "../support/scripted-model.ts";
+import { type WebhookReceiver, webhookReceiver } from "../support/webhook-receiver.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,21 +29,14 @@ interface Posted {
 
 describe("notifications: a dialog, a failed prompt and an answer nobody received each reach the webhook once", { timeout: 600_000 }, () => {
   let world: E2eWorld | undefined;
-  let receiver: Server;
+  let receiver: WebhookReceiver<Posted>;
   let scene: Scene;
-  const posts: Posted[] = [];
+  let posts: Posted[] = [];
 
   before(async () => {
-    receiver = createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        posts.push(JSON.parse(body) as Posted);
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    receiver = await webhookReceiver<Posted>();
+    posts = receiver.posts;
+    const { url } = receiver;
     world = await e2eWorld("notify-events", {
       agent: {
         shepherdSettings: {
@@ -59,7 +51,7 @@ describe("notifications: a dialog, a failed prompt and an answer nobody received
 
   after(async () => {
     await world?.cleanup();
-    await new Promise<void>((r) => receiver.close(() => r()));
+    await receiver?.close();
   });
 
   const about = (agentId: string) => posts.filter((p) => p.agentId === agentId);

@@ -7,11 +7,10 @@
  * webhook naming the host or sheep and why.
  */
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type RemoteWorld, remoteWorld } from "../support/remote-world.ts";
 import type { Scene } from "../support/scene.ts";
+import { type WebhookReceiver, webhookReceiver } from "../support/webhook-receiver.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -25,21 +24,14 @@ interface Posted {
 
 describe("notifications: a host lost and back, and a sheep whose pi ended, each reach the webhook", { timeout: 600_000 }, () => {
   let rw: RemoteWorld;
-  let receiver: Server;
+  let receiver: WebhookReceiver<Posted>;
   let scene: Scene;
-  const posts: Posted[] = [];
+  let posts: Posted[] = [];
 
   before(async () => {
-    receiver = createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        posts.push(JSON.parse(body) as Posted);
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    receiver = await webhookReceiver<Posted>();
+    posts = receiver.posts;
+    const { url } = receiver;
     rw = await remoteWorld("notify-host", {
       // Keepalives of 2 s × 3: a dead link is noticed in seconds.
       host: { sshOptions: ["-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3"] },
@@ -50,7 +42,7 @@ describe("notifications: a host lost and back, and a sheep whose pi ended, each 
 
   after(async () => {
     await rw?.world.cleanup();
-    await new Promise<void>((r) => receiver.close(() => r()));
+    await receiver?.close();
   });
 
   async function until(what: string, ok: (p: Posted) => boolean): Promise<Posted> {
